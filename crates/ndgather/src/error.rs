@@ -1,0 +1,290 @@
+//! The one error type of the crate.
+//!
+//! Every variant carries the values that caused it, and `Display` gives TensorFlow's
+//! wording where TensorFlow has one (see `tf-semantics.md` in the project's shared spec).
+
+use std::fmt;
+
+/// Which op a message belongs to: TensorFlow words a few checks differently in
+/// `GatherV2` and `GatherNd`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    /// `tf.gather` (`GatherV2`).
+    Gather,
+    /// `tf.gather_nd` (`GatherNd`).
+    GatherNd,
+}
+
+/// Everything that can go wrong in a gather.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GatherError {
+    /// params is a scalar (rank 0).
+    #[error("{}", match op { OpKind::Gather => "params must be at least 1 dimensional", OpKind::GatherNd => "params must be at least a vector" })]
+    ParamsScalar {
+        /// The op that was called.
+        op: OpKind,
+    },
+    /// gather_nd's indices is a scalar (rank 0).
+    #[error("indices must be at least a vector")]
+    IndicesScalar,
+    /// `axis` is outside `[-rank(params), rank(params))`, or at the limits of `i64`.
+    #[error("{}", axis_message(*axis, *params_rank))]
+    AxisOutOfRange {
+        /// The axis as given.
+        axis: i64,
+        /// rank(params).
+        params_rank: usize,
+    },
+    /// gather: `batch_dims` outside `[-rank(indices), rank(indices)]`.
+    #[error("Expected batch_dims in the range [{}, {indices_rank}], but got {batch_dims}", -(*indices_rank as i128))]
+    BatchDimsOutOfRange {
+        /// batch_dims as given.
+        batch_dims: i64,
+        /// rank(indices).
+        indices_rank: usize,
+    },
+    /// `batch_dims` is not less than rank(params).
+    #[error("{}", match op {
+        OpKind::Gather => format!("batch_dims ({batch_dims}) must be less than rank(params) ({params_rank})."),
+        OpKind::GatherNd => format!("Argument `batch_dims` = {batch_dims} must be less than rank(`params`) = {params_rank}"),
+    })]
+    BatchDimsNotLessThanParamsRank {
+        /// The op that was called.
+        op: OpKind,
+        /// batch_dims (normalised).
+        batch_dims: usize,
+        /// rank(params).
+        params_rank: usize,
+    },
+    /// gather_nd: `batch_dims` is not less than rank(indices).
+    #[error(
+        "Argument `batch_dims` = {batch_dims} must be less than rank(`indices`) = {indices_rank}"
+    )]
+    BatchDimsNotLessThanIndicesRank {
+        /// batch_dims as given.
+        batch_dims: usize,
+        /// rank(indices).
+        indices_rank: usize,
+    },
+    /// gather_nd: `batch_dims` is negative.
+    #[error("tf.gather_nd does not allow negative batch_dims.")]
+    NegativeBatchDims {
+        /// batch_dims as given.
+        batch_dims: i64,
+    },
+    /// gather: `axis` comes before the batch dimensions.
+    #[error("batch_dims ({batch_dims}) must be less than or equal to axis ({axis}).")]
+    AxisBeforeBatchDims {
+        /// batch_dims (normalised).
+        batch_dims: usize,
+        /// axis (normalised).
+        axis: usize,
+    },
+    /// A leading batch dimension of params and indices differ.
+    #[error("params.shape[{dim}]: {params_size} should be equal to indices.shape[{dim}]: {indices_size}")]
+    BatchShapeMismatch {
+        /// Which dimension.
+        dim: usize,
+        /// Its size in params.
+        params_size: usize,
+        /// Its size in indices.
+        indices_size: usize,
+    },
+    /// gather_nd: the index depth `indices.shape[-1]` (plus `batch_dims`) exceeds rank(params).
+    #[error(
+        "index innermost dimension length must be <= params rank; saw: {depth} vs. {params_rank}"
+    )]
+    IndexDepthTooLarge {
+        /// `batch_dims + indices.shape[-1]`.
+        depth: usize,
+        /// rank(params).
+        params_rank: usize,
+    },
+    /// params is too large for TensorFlow's index type (int16/int32/int64 indices only).
+    #[error("{what} too large for {index_type} indexing: {size} > {max}")]
+    IndexTypeTooSmall {
+        /// `params.shape[k]` (gather) or `params.NumElements()` (gather_nd).
+        what: String,
+        /// TensorFlow's name of the index type (`int16`, `int32`, `int64`).
+        index_type: &'static str,
+        /// The size that does not fit.
+        size: usize,
+        /// The largest value of the index type.
+        max: u64,
+    },
+    /// gather_nd: rows are requested from an empty params.
+    #[error(
+        "Requested more than 0 entries, but params is empty.  Params shape: {}",
+        shape_string(params_shape)
+    )]
+    EmptyParams {
+        /// params.shape.
+        params_shape: Vec<usize>,
+    },
+    /// gather: an index is outside `[0, params.shape[axis])`.
+    #[error(
+        "indices{} = {value} is not in [0, {limit})",
+        position_string(position)
+    )]
+    BadIndex {
+        /// Where the index is in `indices` (empty for scalar indices).
+        position: Vec<usize>,
+        /// Its value.
+        value: i128,
+        /// `params.shape[axis]`.
+        limit: usize,
+    },
+    /// gather_nd: an index vector does not address an element or slice of params.
+    #[error("{}", bad_index_vector_message(position, values, params_shape, *batch_dims))]
+    BadIndexVector {
+        /// Where the vector is in `indices.shape[:-1]` (empty for 1-D indices).
+        position: Vec<usize>,
+        /// The vector, as written in `indices`.
+        values: Vec<i128>,
+        /// params.shape.
+        params_shape: Vec<usize>,
+        /// batch_dims of the call.
+        batch_dims: usize,
+    },
+    /// A shape's element count (or byte size) does not fit in memory's address space.
+    #[error(
+        "shape {} of {what} is too large: its size overflows the address space",
+        shape_string(shape)
+    )]
+    ShapeOverflow {
+        /// What the shape is of (`output`, `params`, …).
+        what: &'static str,
+        /// The shape.
+        shape: Vec<usize>,
+    },
+    /// The output could not be allocated.
+    #[error("cannot allocate {bytes} bytes for the output")]
+    OutOfMemory {
+        /// Bytes asked for.
+        bytes: usize,
+    },
+    /// A caller's output buffer or array has the wrong shape.
+    #[error(
+        "output has shape {}, but the result has shape {}",
+        shape_string(given),
+        shape_string(expected)
+    )]
+    OutputShapeMismatch {
+        /// The shape of the buffer given.
+        given: Vec<usize>,
+        /// The shape the result needs.
+        expected: Vec<usize>,
+    },
+    /// An ndarray shape could not be made from the data (a bug if ever seen).
+    #[error("invalid array shape {}: {reason}", shape_string(shape))]
+    InvalidShape {
+        /// The shape.
+        shape: Vec<usize>,
+        /// What ndarray said.
+        reason: String,
+    },
+    /// Dtype-erased API: indices are not of an integer dtype.
+    #[error("indices must be an integer tensor (int16, int32, int64, uint8, uint16, uint32 or uint64), got {dtype}")]
+    IndicesNotInteger {
+        /// The dtype found.
+        dtype: String,
+    },
+    /// Dtype-erased API: a tensor of one dtype was given where another was needed.
+    #[error("expected a tensor of dtype {expected}, got {found}")]
+    DTypeMismatch {
+        /// The dtype needed.
+        expected: String,
+        /// The dtype found.
+        found: String,
+    },
+    /// Dtype-erased API: data length and shape disagree.
+    #[error(
+        "shape {} needs {expected} elements, but {found} were given",
+        shape_string(shape)
+    )]
+    DataLength {
+        /// The shape.
+        shape: Vec<usize>,
+        /// Element count of the shape.
+        expected: usize,
+        /// Elements given.
+        found: usize,
+    },
+}
+
+/// Shorthand for `Result<T, GatherError>`.
+pub type Result<T, E = GatherError> = std::result::Result<T, E>;
+
+fn axis_message(axis: i64, params_rank: usize) -> String {
+    if axis == i64::MAX {
+        "axis must be less than std::numeric_limits<int64_t>::max()".to_string()
+    } else if axis == i64::MIN {
+        "axis must be greater than std::numeric_limits<int64_t>::min()".to_string()
+    } else {
+        let min_rank = if axis < 0 {
+            axis.unsigned_abs()
+        } else {
+            axis as u64 + 1
+        };
+        format!("Shape must be at least rank {min_rank} but is rank {params_rank}")
+    }
+}
+
+/// TensorFlow's `TensorShape::DebugString` form: `[2,3]`.
+pub(crate) fn shape_string(shape: &[usize]) -> String {
+    let mut s = String::from("[");
+    for (k, d) in shape.iter().enumerate() {
+        if k > 0 {
+            s.push(',');
+        }
+        s.push_str(&d.to_string());
+    }
+    s.push(']');
+    s
+}
+
+/// TensorFlow's `SliceDebugString`: `""` for a scalar position, `[i,j]` otherwise.
+fn position_string(position: &[usize]) -> String {
+    if position.is_empty() {
+        String::new()
+    } else {
+        shape_string(position)
+    }
+}
+
+fn bad_index_vector_message(
+    position: &[usize],
+    values: &[i128],
+    params_shape: &[usize],
+    batch_dims: usize,
+) -> String {
+    let mut s = format!("indices{} = [", position_string(position));
+    for (k, v) in values.iter().enumerate() {
+        if k > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(&v.to_string());
+    }
+    s.push_str("] does not index into param shape ");
+    if batch_dims == 0 {
+        s.push_str(&shape_string(params_shape));
+    } else {
+        let tail = params_shape.get(batch_dims..).unwrap_or(&[]);
+        s.push_str(&format!(
+            "{} (params.shape[{batch_dims}:] of {}, batch_dims={batch_dims})",
+            shape_string(tail),
+            shape_string(params_shape)
+        ));
+    }
+    s
+}
+
+impl fmt::Display for OpKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OpKind::Gather => "gather",
+            OpKind::GatherNd => "gather_nd",
+        })
+    }
+}

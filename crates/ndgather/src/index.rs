@@ -1,0 +1,134 @@
+//! Integer types that can index: `i16`, `i32`, `i64` as TensorFlow, and the unsigned
+//! types and `usize` for Rust callers.
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An integer type usable as indices.
+///
+/// Sealed: implemented for `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64` and `usize`.
+pub trait IndexType: Copy + Send + Sync + std::fmt::Debug + 'static + sealed::Sealed {
+    /// TensorFlow's dtype name and largest value, for the index types TensorFlow has
+    /// (`int16`, `int32`, `int64`); `None` for the others. TensorFlow refuses params whose
+    /// gathered size exceeds the index type's range; ndgather does the same for these types.
+    const TF_LIMIT: Option<(&'static str, u64)>;
+
+    /// The value, widened without loss.
+    fn to_i128(self) -> i128;
+
+    /// The value as a position in `[0, limit)`, or `None` when it is outside.
+    fn checked_index(self, limit: usize) -> Option<usize>;
+}
+
+macro_rules! impl_index {
+    ($($t:ty => $tf:expr),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl IndexType for $t {
+            const TF_LIMIT: Option<(&'static str, u64)> = $tf;
+            #[inline]
+            fn to_i128(self) -> i128 {
+                self as i128
+            }
+            #[inline]
+            fn checked_index(self, limit: usize) -> Option<usize> {
+                // Negative values fail the conversion; large ones fail the comparison.
+                usize::try_from(self).ok().filter(|&u| u < limit)
+            }
+        }
+    )*};
+}
+
+impl_index! {
+    i16 => Some(("int16", i16::MAX as u64)),
+    i32 => Some(("int32", i32::MAX as u64)),
+    i64 => Some(("int64", i64::MAX as u64)),
+    u8 => None,
+    u16 => None,
+    u32 => None,
+    u64 => None,
+    usize => None,
+}
+
+/// What to do with an index outside `[0, dim)`.
+///
+/// ```
+/// use ndarray::array;
+/// use ndgather::{BadIndices, GatherOptions};
+///
+/// let params = array![10, 11, 12];
+/// let indices = array![2, -1, 7];
+/// let ignore = GatherOptions::new().bad_indices(BadIndices::Ignore);
+/// assert_eq!(ignore.gather(&params, &indices).unwrap(), array![12, 0, 0].into_dyn());
+/// let clamp = GatherOptions::new().bad_indices(BadIndices::Clamp);
+/// assert_eq!(clamp.gather(&params, &indices).unwrap(), array![12, 10, 12].into_dyn());
+/// let wrap = GatherOptions::new().bad_indices(BadIndices::Wrap);
+/// assert_eq!(
+///     wrap.gather(&params, &indices).unwrap_err().to_string(),
+///     "indices[2] = 7 is not in [0, 3)"
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum BadIndices {
+    /// Report the first bad index in row-major order of `indices` (TensorFlow on the CPU).
+    #[default]
+    Error,
+    /// The slice of a bad index is filled with `T::default()` (zero, `false`, empty string):
+    /// TensorFlow on the GPU, and GatherNd's `bad_indices_policy="IGNORE"`.
+    Ignore,
+    /// Clamp each index into `[0, dim - 1]` (XLA's behaviour). An index into an empty
+    /// dimension is still an error.
+    Clamp,
+    /// Negative indices count from the end, as in NumPy; values still outside are an error.
+    Wrap,
+}
+
+impl BadIndices {
+    /// Maps index `i` of a dimension of size `limit` to a position, or `None` for a bad index
+    /// (an error under `Error`, `Clamp` and `Wrap`; a default-filled slice under `Ignore`).
+    #[inline]
+    pub fn resolve<I: IndexType>(self, i: I, limit: usize) -> Option<usize> {
+        if let Some(u) = i.checked_index(limit) {
+            return Some(u);
+        }
+        match self {
+            BadIndices::Error | BadIndices::Ignore => None,
+            BadIndices::Clamp => {
+                if limit == 0 {
+                    None
+                } else if i.to_i128() < 0 {
+                    Some(0)
+                } else {
+                    Some(limit - 1)
+                }
+            }
+            BadIndices::Wrap => {
+                let v = i.to_i128();
+                let w = v + limit as i128;
+                if v < 0 && w >= 0 {
+                    usize::try_from(w).ok()
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// Whether a bad index is an error (all but `Ignore`).
+    #[inline]
+    pub fn errors(self) -> bool {
+        !matches!(self, BadIndices::Ignore)
+    }
+
+    /// TensorFlow's `bad_indices_policy` attribute: `""`/`"DEFAULT"`/`"ERROR"` → `Error`,
+    /// `"IGNORE"` → `Ignore`; ndgather's own `"CLAMP"` and `"WRAP"`. Case-insensitive.
+    pub fn from_name(name: &str) -> Option<BadIndices> {
+        match name.to_ascii_uppercase().as_str() {
+            "" | "DEFAULT" | "ERROR" => Some(BadIndices::Error),
+            "IGNORE" => Some(BadIndices::Ignore),
+            "CLAMP" => Some(BadIndices::Clamp),
+            "WRAP" => Some(BadIndices::Wrap),
+            _ => None,
+        }
+    }
+}

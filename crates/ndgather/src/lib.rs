@@ -1,0 +1,77 @@
+//! # ndgather
+//!
+//! TensorFlow's `tf.gather` and `tf.gather_nd` for Rust, with TensorFlow's exact semantics:
+//! the same outputs bit for bit, the same checks in the same order, TensorFlow's error
+//! messages — and never a panic on bad input.
+//!
+//! ```
+//! use ndarray::array;
+//! use ndgather::{gather, gather_nd, GatherOptions};
+//!
+//! let params = array![[0.0f32, 1.0, 2.0],
+//!                     [10.0, 11.0, 12.0],
+//!                     [20.0, 21.0, 22.0],
+//!                     [30.0, 31.0, 32.0]];
+//! // tf.gather(params, indices=[3,1])
+//! assert_eq!(gather(&params, &array![3, 1])?,
+//!            array![[30.0, 31.0, 32.0], [10.0, 11.0, 12.0]].into_dyn());
+//! // tf.gather(params, indices=[2,1], axis=1)
+//! assert_eq!(GatherOptions::new().axis(1).gather(&params, &array![2, 1])?,
+//!            array![[2.0, 1.0], [12.0, 11.0], [22.0, 21.0], [32.0, 31.0]].into_dyn());
+//! // tf.gather_nd(params, [[0, 0], [3, 2]])
+//! assert_eq!(gather_nd(&params, &array![[0, 0], [3, 2]])?, array![0.0, 32.0].into_dyn());
+//!
+//! // Bad input is an error with TensorFlow's wording.
+//! let err = gather(&params, &array![[0], [5]]).unwrap_err();
+//! assert_eq!(err.to_string(), "indices[1,0] = 5 is not in [0, 4)");
+//! # Ok::<(), ndgather::GatherError>(())
+//! ```
+//!
+//! ## The pieces
+//! - [`shape`]: the shape rules, on shapes with unknown dimensions or rank; the eager ops
+//!   use the same functions.
+//! - [`plan`]: a valid call flattened to `[batch, outer, gathered, inner]` (gather) or
+//!   `batch × rows` index vectors of `depth` components (gather_nd).
+//! - the copy kernels (private): one pass that checks every index, then slice copies.
+//! - front ends: [`gather`], [`gather_nd`], [`GatherOptions`] and [`GatherNdOptions`] on any
+//!   `ndarray` array or view; [`Tensor`], dtype-erased, for callers that learn the dtype at
+//!   run time.
+//!
+//! ## Semantics
+//! - `gather`: output shape `params.shape[:axis] + indices.shape[batch_dims:] +
+//!   params.shape[axis+1:]`. `axis` defaults to the first non-batch dimension (`batch_dims`
+//!   after normalisation) and may be negative; `batch_dims` may be negative (counted from
+//!   rank(indices)) and is honoured at every axis, so `axis=0, batch_dims=1` is an error, as
+//!   in TensorFlow's kernel (TensorFlow's Python wrapper silently drops `batch_dims` there).
+//! - `gather_nd`: output shape `indices.shape[:-1] + params.shape[batch_dims +
+//!   indices.shape[-1]:]`. Index depth from 0 (each row copies all of params) to rank(params),
+//!   with no limit of 7 as in TensorFlow; the leading `batch_dims` dimensions of params and
+//!   indices must be equal.
+//! - Bad indices: [`BadIndices::Error`] (default; TensorFlow on the CPU, reporting the first
+//!   bad index in row-major order), [`BadIndices::Ignore`] (TensorFlow on the GPU), and, beyond
+//!   TensorFlow, [`BadIndices::Clamp`] (XLA) and [`BadIndices::Wrap`] (NumPy's negative
+//!   indices).
+//! - Empty tensors behave as TensorFlow's: gather looks at no index when nothing is copied;
+//!   gather_nd reports rows requested from an empty params.
+//! - Where TensorFlow limits params to what its index type can address (`int16`: 32767),
+//!   ndgather refuses the same calls for `i16`, `i32` and `i64` indices with the same message;
+//!   the unsigned index types have no such limit.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod array;
+mod error;
+mod index;
+mod kernel;
+pub mod plan;
+pub mod shape;
+mod tensor;
+
+pub use array::{gather, gather_nd, Element, GatherNdOptions, GatherOptions};
+pub use error::{GatherError, OpKind, Result};
+pub use index::{BadIndices, IndexType};
+pub use tensor::{DType, Tensor, TensorElement};
+
+pub use half::{bf16, f16};
+pub use ndarray;
+pub use num_complex::{Complex32, Complex64};

@@ -1,0 +1,177 @@
+//! The validated plan: a gather flattened to the geometry the copy kernels need.
+//!
+//! As in TensorFlow's kernels, every gather becomes `[batch, outer, gathered, inner]` →
+//! `[batch, outer, n, inner]`, and every gather_nd becomes `batch × rows` index vectors of
+//! `depth` components, each selecting a contiguous slice of `slice` elements. The plans are
+//! built from fully known shapes through the shape rules of [`crate::shape`], so a plan
+//! exists only for a valid call.
+
+use crate::error::{GatherError, Result};
+use crate::index::IndexType;
+use crate::shape::{self, checked_numel, Axis, Shape};
+
+fn numel(dims: &[usize], what: &'static str) -> Result<usize> {
+    checked_numel(dims).ok_or_else(|| GatherError::ShapeOverflow {
+        what,
+        shape: dims.to_vec(),
+    })
+}
+
+fn unresolved(params: &[usize], indices: &[usize]) -> GatherError {
+    GatherError::InvalidShape {
+        shape: params.iter().chain(indices).copied().collect(),
+        reason: "shape rule left the geometry unresolved for known shapes".to_string(),
+    }
+}
+
+/// `gather` as `[batch, outer, gathered, inner]` → `[batch, outer, n, inner]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatherPlan {
+    /// Product of the batch dimensions.
+    pub batch: usize,
+    /// Product of params' dimensions between the batch dimensions and `axis`.
+    pub outer: usize,
+    /// `params.shape[axis]`: the size of the gathered dimension.
+    pub gathered: usize,
+    /// Indices per batch element.
+    pub n: usize,
+    /// Product of params' dimensions after `axis`: elements per copied slice.
+    pub inner: usize,
+    /// The output's shape.
+    pub out_shape: Vec<usize>,
+    /// Element count of the output.
+    pub out_len: usize,
+    /// indices.shape, for error positions.
+    pub indices_shape: Vec<usize>,
+    /// Whether index values are looked at (TensorFlow skips them when no slice is copied).
+    pub validate: bool,
+}
+
+impl GatherPlan {
+    /// Plans `gather` for known shapes, or returns the first error TensorFlow would report
+    /// before looking at index values.
+    pub fn new<I: IndexType>(
+        params: &[usize],
+        indices: &[usize],
+        axis: Option<i64>,
+        batch_dims: i64,
+    ) -> Result<GatherPlan> {
+        let axis = axis.map_or(Axis::Default, Axis::Given);
+        let rule = shape::gather_shape(
+            &Shape::known(params),
+            &Shape::known(indices),
+            axis,
+            batch_dims,
+            I::TF_LIMIT,
+        )?;
+        let (Some(axis), Some(bd), Some(out_shape)) =
+            (rule.axis, rule.batch_dims, rule.output.to_known())
+        else {
+            return Err(unresolved(params, indices));
+        };
+        let batch = numel(&params[..bd], "params")?;
+        let outer = numel(&params[bd..axis], "params")?;
+        let inner = numel(&params[axis + 1..], "params")?;
+        let n_total = numel(indices, "indices")?;
+        let n = numel(&indices[bd..], "indices")?;
+        let out_len = numel(&out_shape, "output")?;
+        Ok(GatherPlan {
+            batch,
+            outer,
+            gathered: params[axis],
+            n,
+            inner,
+            out_shape,
+            out_len,
+            indices_shape: indices.to_vec(),
+            validate: n_total > 0 && inner > 0 && outer > 0,
+        })
+    }
+}
+
+/// `gather_nd` as `batch × rows` index vectors of `depth` components, each selecting a slice
+/// of `slice` contiguous elements.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatherNdPlan {
+    /// Product of the batch dimensions.
+    pub batch: usize,
+    /// Index vectors per batch element.
+    pub rows: usize,
+    /// Components per index vector.
+    pub depth: usize,
+    /// The dimensions the components index: `params.shape[batch_dims..batch_dims + depth]`.
+    pub dims: Vec<usize>,
+    /// Element stride of each indexed dimension.
+    pub strides: Vec<usize>,
+    /// Elements of params per batch element.
+    pub batch_stride: usize,
+    /// Elements per copied slice.
+    pub slice: usize,
+    /// The output's shape.
+    pub out_shape: Vec<usize>,
+    /// Element count of the output.
+    pub out_len: usize,
+    /// `indices.shape[:-1]`, for error positions.
+    pub rows_shape: Vec<usize>,
+    /// params.shape, for error messages.
+    pub params_shape: Vec<usize>,
+    /// batch_dims.
+    pub batch_dims: usize,
+}
+
+impl GatherNdPlan {
+    /// Plans `gather_nd` for known shapes, or returns the first error TensorFlow would report
+    /// before looking at index values.
+    pub fn new<I: IndexType>(
+        params: &[usize],
+        indices: &[usize],
+        batch_dims: i64,
+    ) -> Result<GatherNdPlan> {
+        let rule = shape::gather_nd_shape(
+            &Shape::known(params),
+            &Shape::known(indices),
+            batch_dims,
+            I::TF_LIMIT,
+        )?;
+        let (Some(depth), Some(out_shape), Some((_, rows_shape))) =
+            (rule.depth, rule.output.to_known(), indices.split_last())
+        else {
+            return Err(unresolved(params, indices));
+        };
+        // The rule has checked 0 <= batch_dims < rank(indices) and batch_dims + depth <= rank(params).
+        let bd = batch_dims as usize;
+        let mut strides = vec![0; depth];
+        let slice = numel(&params[bd + depth..], "params")?;
+        let mut stride = slice;
+        for k in (0..depth).rev() {
+            strides[k] = stride;
+            stride = stride.saturating_mul(params[bd + k]);
+        }
+        Ok(GatherNdPlan {
+            batch: numel(&params[..bd], "params")?,
+            rows: numel(&rows_shape[bd..], "indices")?,
+            depth,
+            dims: params[bd..bd + depth].to_vec(),
+            strides,
+            batch_stride: numel(&params[bd..], "params")?,
+            slice,
+            out_len: numel(&out_shape, "output")?,
+            out_shape,
+            rows_shape: rows_shape.to_vec(),
+            params_shape: params.to_vec(),
+            batch_dims: bd,
+        })
+    }
+}
+
+/// The row-major position of flat offset `flat` in `shape`.
+pub(crate) fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut pos = vec![0; shape.len()];
+    for (p, &d) in pos.iter_mut().zip(shape).rev() {
+        if d > 0 {
+            *p = flat % d;
+            flat /= d;
+        }
+    }
+    pos
+}

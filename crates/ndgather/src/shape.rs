@@ -1,0 +1,435 @@
+//! Shape rules: one pure function per op, on shapes that may be partly unknown.
+//!
+//! The eager ops call the same functions with fully known shapes, so every check on
+//! ranks, `axis`, `batch_dims` and batch dimensions lives here and only here. With unknown
+//! dimensions (or an unknown rank) a function checks what it can and returns the most
+//! precise output shape that the known parts allow.
+//!
+//! ```
+//! use ndgather::shape::{gather_shape, Axis, Shape};
+//!
+//! // A placeholder of shape [?, 2] gathered by indices [5, 1] along axis 0.
+//! let params = Shape::from_dims(vec![None, Some(2)]);
+//! let indices = Shape::known(&[5, 1]);
+//! let out = gather_shape(&params, &indices, Axis::Given(0), 0, None).unwrap();
+//! assert_eq!(out.output.to_string(), "[5,1,2]");
+//!
+//! // An axis whose value is not known yet: the rank is still known.
+//! let out = gather_shape(&Shape::known(&[3, 4]), &indices, Axis::Unknown, 0, None).unwrap();
+//! assert_eq!(out.output.to_string(), "[?,?,?]");
+//! ```
+
+use crate::error::{GatherError, OpKind, Result};
+use std::fmt;
+
+/// One dimension: `Some(size)`, or `None` where it is not known.
+pub type Dim = Option<usize>;
+
+/// A static shape: known rank with dimensions that may be unknown, or unknown rank.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Shape(Option<Vec<Dim>>);
+
+impl Shape {
+    /// A fully known shape.
+    pub fn known(dims: &[usize]) -> Shape {
+        Shape(Some(dims.iter().map(|&d| Some(d)).collect()))
+    }
+
+    /// A shape of known rank whose dimensions may be unknown (`None`).
+    pub fn from_dims(dims: Vec<Dim>) -> Shape {
+        Shape(Some(dims))
+    }
+
+    /// A shape of unknown rank.
+    pub fn unknown() -> Shape {
+        Shape(None)
+    }
+
+    /// A shape of known rank whose dimensions are all unknown.
+    pub fn unknown_dims(rank: usize) -> Shape {
+        Shape(Some(vec![None; rank]))
+    }
+
+    /// The rank, if known.
+    pub fn rank(&self) -> Option<usize> {
+        self.0.as_ref().map(Vec::len)
+    }
+
+    /// The dimensions, if the rank is known.
+    pub fn dims(&self) -> Option<&[Dim]> {
+        self.0.as_deref()
+    }
+
+    /// The dimensions as sizes, if every one is known.
+    pub fn to_known(&self) -> Option<Vec<usize>> {
+        self.0.as_ref()?.iter().copied().collect()
+    }
+
+    /// Whether every dimension is known.
+    pub fn is_fully_known(&self) -> bool {
+        self.to_known().is_some()
+    }
+
+    /// Whether a concrete shape fits this one (same rank, equal wherever known).
+    pub fn accepts(&self, concrete: &[usize]) -> bool {
+        match &self.0 {
+            None => true,
+            Some(dims) => {
+                dims.len() == concrete.len()
+                    && dims
+                        .iter()
+                        .zip(concrete)
+                        .all(|(d, &c)| d.is_none_or(|d| d == c))
+            }
+        }
+    }
+
+    /// Element count when known; `Some(0)` as soon as one known dimension is 0.
+    pub fn num_elements(&self) -> Option<usize> {
+        let dims = self.0.as_ref()?;
+        if dims.contains(&Some(0)) {
+            return Some(0);
+        }
+        let known: Option<Vec<usize>> = dims.iter().copied().collect();
+        checked_numel(&known?)
+    }
+}
+
+impl fmt::Display for Shape {
+    /// TensorFlow's form: `[2,?]`, or `<unknown>` for an unknown rank.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            None => f.write_str("<unknown>"),
+            Some(dims) => {
+                f.write_str("[")?;
+                for (k, d) in dims.iter().enumerate() {
+                    if k > 0 {
+                        f.write_str(",")?;
+                    }
+                    match d {
+                        Some(d) => write!(f, "{d}")?,
+                        None => f.write_str("?")?,
+                    }
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+impl From<&[usize]> for Shape {
+    fn from(dims: &[usize]) -> Shape {
+        Shape::known(dims)
+    }
+}
+
+/// The `axis` argument of gather.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Axis {
+    /// Not given: the first non-batch dimension, `batch_dims` (normalised).
+    Default,
+    /// A value, negative counting from the end.
+    Given(i64),
+    /// A value not known until run time (a graph's placeholder).
+    Unknown,
+}
+
+/// What [`gather_shape`] learns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatherShape {
+    /// The output's shape.
+    pub output: Shape,
+    /// The axis, normalised, where known.
+    pub axis: Option<usize>,
+    /// batch_dims, normalised, where known.
+    pub batch_dims: Option<usize>,
+}
+
+/// What [`gather_nd_shape`] learns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatherNdShape {
+    /// The output's shape.
+    pub output: Shape,
+    /// The index depth `indices.shape[-1]`, where known.
+    pub depth: Option<usize>,
+}
+
+/// Element count of a shape, `None` when it overflows `isize` (as ndarray requires, a zero
+/// dimension does not excuse the others from fitting).
+pub fn checked_numel(dims: &[usize]) -> Option<usize> {
+    let mut n: usize = 1;
+    let mut zero = false;
+    for &d in dims {
+        if d == 0 {
+            zero = true;
+        } else {
+            n = n.checked_mul(d)?;
+        }
+    }
+    if n > isize::MAX as usize {
+        return None;
+    }
+    Some(if zero { 0 } else { n })
+}
+
+fn overflow_check(output: &Shape) -> Result<()> {
+    if let Some(dims) = output.to_known() {
+        if checked_numel(&dims).is_none() {
+            return Err(GatherError::ShapeOverflow {
+                what: "output",
+                shape: dims,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn check_batch_dims_equal(params: &Shape, indices: &Shape, batch_dims: usize) -> Result<()> {
+    if let (Some(p), Some(i)) = (params.dims(), indices.dims()) {
+        for dim in 0..batch_dims.min(p.len()).min(i.len()) {
+            if let (Some(ps), Some(is)) = (p[dim], i[dim]) {
+                if ps != is {
+                    return Err(GatherError::BatchShapeMismatch {
+                        dim,
+                        params_size: ps,
+                        indices_size: is,
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A batch dimension of the output: params' size, or indices' where params' is unknown.
+fn batch_dim(p: &[Dim], i: &[Dim], k: usize) -> Dim {
+    p[k].or(i.get(k).copied().flatten())
+}
+
+/// The shape rule of `tf.gather(params, indices, axis, batch_dims)`.
+///
+/// Checks, in TensorFlow's order, whatever the known parts allow: params rank ≥ 1; `axis`
+/// within `[-rank(params), rank(params))`; `batch_dims` within
+/// `[-rank(indices), rank(indices)]`, below rank(params) and not after `axis`; equal batch
+/// dimensions; params' gathered dimension within the index type's range (`index_limit`,
+/// [`crate::IndexType::TF_LIMIT`]). The output is
+/// `params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis+1:]`.
+pub fn gather_shape(
+    params: &Shape,
+    indices: &Shape,
+    axis: Axis,
+    batch_dims: i64,
+    index_limit: Option<(&'static str, u64)>,
+) -> Result<GatherShape> {
+    let params_rank = params.rank();
+    if params_rank == Some(0) {
+        return Err(GatherError::ParamsScalar { op: OpKind::Gather });
+    }
+    let indices_rank = indices.rank();
+
+    // The axis, as TensorFlow's kernel sees it; by default the first non-batch dimension.
+    let raw_axis = match axis {
+        Axis::Given(a) => Some(a),
+        Axis::Default if batch_dims < 0 => indices_rank.map(|r| batch_dims + r as i64),
+        Axis::Default => Some(batch_dims),
+        Axis::Unknown => None,
+    };
+    let mut axis_n = None;
+    if let Some(a) = raw_axis {
+        let out_of_range = |rank: usize| GatherError::AxisOutOfRange {
+            axis: a,
+            params_rank: rank,
+        };
+        if a == i64::MAX || a == i64::MIN {
+            return Err(out_of_range(params_rank.unwrap_or(0)));
+        }
+        match params_rank {
+            Some(r) => {
+                let min_rank = if a < 0 {
+                    a.unsigned_abs()
+                } else {
+                    a as u64 + 1
+                };
+                if (r as u64) < min_rank {
+                    return Err(out_of_range(r));
+                }
+                axis_n = Some(if a < 0 {
+                    r - a.unsigned_abs() as usize
+                } else {
+                    a as usize
+                });
+            }
+            None if a >= 0 => axis_n = usize::try_from(a).ok(),
+            None => {}
+        }
+    }
+
+    let mut bd_n = if batch_dims == 0 { Some(0) } else { None };
+    if batch_dims != 0 {
+        match indices_rank {
+            Some(r) => {
+                let r_i = r as i64;
+                if batch_dims < -r_i || batch_dims > r_i {
+                    return Err(GatherError::BatchDimsOutOfRange {
+                        batch_dims,
+                        indices_rank: r,
+                    });
+                }
+                bd_n = Some(if batch_dims < 0 {
+                    (batch_dims + r_i) as usize
+                } else {
+                    batch_dims as usize
+                });
+            }
+            None if batch_dims > 0 => bd_n = usize::try_from(batch_dims).ok(),
+            None => {}
+        }
+        if let (Some(b), Some(r)) = (bd_n, params_rank) {
+            if b >= r {
+                return Err(GatherError::BatchDimsNotLessThanParamsRank {
+                    op: OpKind::Gather,
+                    batch_dims: b,
+                    params_rank: r,
+                });
+            }
+        }
+        if let (Some(b), Some(a)) = (bd_n, axis_n) {
+            if a < b {
+                return Err(GatherError::AxisBeforeBatchDims {
+                    batch_dims: b,
+                    axis: a,
+                });
+            }
+        }
+        if let Some(b) = bd_n {
+            check_batch_dims_equal(params, indices, b)?;
+        }
+    }
+
+    if let (Some(a), Some(p), Some((index_type, max))) = (axis_n, params.dims(), index_limit) {
+        if let Some(Some(size)) = p.get(a) {
+            if *size as u64 > max {
+                return Err(GatherError::IndexTypeTooSmall {
+                    what: format!("params.shape[{a}]"),
+                    index_type,
+                    size: *size,
+                    max,
+                });
+            }
+        }
+    }
+
+    let output = match (params.dims(), indices.dims(), axis_n, bd_n) {
+        (Some(p), Some(i), Some(a), Some(b)) => {
+            let mut out: Vec<Dim> = (0..a)
+                .map(|k| if k < b { batch_dim(p, i, k) } else { p[k] })
+                .collect();
+            out.extend_from_slice(&i[b..]);
+            out.extend_from_slice(&p[a + 1..]);
+            Shape::from_dims(out)
+        }
+        (Some(p), Some(i), None, Some(b)) => Shape::unknown_dims(p.len() + i.len() - 1 - b),
+        _ => Shape::unknown(),
+    };
+    overflow_check(&output)?;
+    Ok(GatherShape {
+        output,
+        axis: axis_n,
+        batch_dims: bd_n,
+    })
+}
+
+/// The shape rule of `tf.gather_nd(params, indices, batch_dims)`.
+///
+/// Checks, in TensorFlow's order: `batch_dims` ≥ 0 and below both ranks; params and indices
+/// at least vectors; batch dimensions equal (TensorFlow reshapes silently or fails in a
+/// reshape; ndgather says which dimension differs); `batch_dims + indices.shape[-1]` at most
+/// rank(params); params' element count within the index type's range; no rows requested from
+/// an empty params. The output is
+/// `indices.shape[:-1] + params.shape[batch_dims + indices.shape[-1]:]`.
+pub fn gather_nd_shape(
+    params: &Shape,
+    indices: &Shape,
+    batch_dims: i64,
+    index_limit: Option<(&'static str, u64)>,
+) -> Result<GatherNdShape> {
+    if batch_dims < 0 {
+        return Err(GatherError::NegativeBatchDims { batch_dims });
+    }
+    let b = usize::try_from(batch_dims).unwrap_or(usize::MAX);
+    let (params_rank, indices_rank) = (params.rank(), indices.rank());
+    if b > 0 {
+        if let Some(r) = indices_rank.filter(|&r| b >= r) {
+            return Err(GatherError::BatchDimsNotLessThanIndicesRank {
+                batch_dims: b,
+                indices_rank: r,
+            });
+        }
+        if let Some(r) = params_rank.filter(|&r| b >= r) {
+            return Err(GatherError::BatchDimsNotLessThanParamsRank {
+                op: OpKind::GatherNd,
+                batch_dims: b,
+                params_rank: r,
+            });
+        }
+        check_batch_dims_equal(params, indices, b)?;
+    } else {
+        if params_rank == Some(0) {
+            return Err(GatherError::ParamsScalar {
+                op: OpKind::GatherNd,
+            });
+        }
+        if indices_rank == Some(0) {
+            return Err(GatherError::IndicesScalar);
+        }
+    }
+
+    let depth = indices.dims().and_then(|i| i.last().copied().flatten());
+    if let (Some(d), Some(r)) = (depth, params_rank) {
+        let total = b.saturating_add(d);
+        if total > r {
+            return Err(GatherError::IndexDepthTooLarge {
+                depth: total,
+                params_rank: r,
+            });
+        }
+    }
+
+    if let (Some((index_type, max)), Some(Some(n))) =
+        (index_limit, params.dims().map(|_| params.num_elements()))
+    {
+        if n as u64 > max {
+            return Err(GatherError::IndexTypeTooSmall {
+                what: "params.NumElements()".to_string(),
+                index_type,
+                size: n,
+                max,
+            });
+        }
+    }
+
+    let output = match (params.dims(), indices.dims(), depth) {
+        (Some(p), Some(i), Some(d)) if i.len() > b && b + d <= p.len() => {
+            let lead = i.len() - 1;
+            let mut out: Vec<Dim> = (0..lead)
+                .map(|k| if k < b { batch_dim(p, i, k) } else { i[k] })
+                .collect();
+            out.extend_from_slice(&p[b + d..]);
+            Shape::from_dims(out)
+        }
+        _ => Shape::unknown(),
+    };
+    overflow_check(&output)?;
+
+    // Rows requested (indices.shape[:-1]) from a params with no elements.
+    let rows = indices
+        .dims()
+        .and_then(|i| i.split_last())
+        .and_then(|(_, lead)| Shape::from_dims(lead.to_vec()).num_elements());
+    if rows.is_some_and(|n| n > 0) && params.num_elements() == Some(0) {
+        if let Some(params_shape) = params.to_known() {
+            return Err(GatherError::EmptyParams { params_shape });
+        }
+    }
+    Ok(GatherNdShape { output, depth })
+}

@@ -1,0 +1,311 @@
+//! The dtype-erased front end: a [`Tensor`] is one enum over every element type, for callers
+//! that learn the dtype at run time (files, bindings, the op graph). Each op dispatches once
+//! on the params' dtype and once on the indices' dtype, then runs the typed path.
+
+use crate::array::{Element, GatherNdOptions, GatherOptions};
+use crate::error::{GatherError, Result};
+use half::{bf16, f16};
+use ndarray::{ArrayD, IxDyn};
+use num_complex::{Complex32, Complex64};
+use std::fmt;
+
+macro_rules! dtypes {
+    ($($variant:ident($t:ty) = $name:literal),* $(,)?) => {
+        /// The element type of a [`Tensor`]; names are TensorFlow's.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum DType {
+            $(
+                #[doc = concat!("`", stringify!($t), "` (`", $name, "`)")]
+                $variant,
+            )*
+        }
+
+        impl DType {
+            /// Every dtype.
+            pub const ALL: &'static [DType] = &[$(DType::$variant),*];
+
+            /// TensorFlow's name of the dtype (`float32`, `int64`, `string`, …).
+            pub fn name(self) -> &'static str {
+                match self { $(DType::$variant => $name),* }
+            }
+
+            /// The dtype of a TensorFlow name.
+            pub fn from_name(name: &str) -> Option<DType> {
+                match name { $($name => Some(DType::$variant),)* _ => None }
+            }
+        }
+
+        /// A tensor of any supported element type.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Tensor {
+            $(
+                #[doc = concat!("Elements of type `", stringify!($t), "`.")]
+                $variant(ArrayD<$t>),
+            )*
+        }
+
+        /// Element types that a [`Tensor`] can hold.
+        pub trait TensorElement: Element {
+            /// The dtype of this type.
+            const DTYPE: DType;
+            /// Wraps an array in a tensor.
+            fn into_tensor(array: ArrayD<Self>) -> Tensor;
+            /// The array inside a tensor of this dtype.
+            fn from_tensor(tensor: &Tensor) -> Option<&ArrayD<Self>>;
+            /// The array inside a tensor of this dtype, by value.
+            fn from_tensor_owned(tensor: Tensor) -> std::result::Result<ArrayD<Self>, Tensor>;
+        }
+
+        $(
+            impl TensorElement for $t {
+                const DTYPE: DType = DType::$variant;
+                fn into_tensor(array: ArrayD<Self>) -> Tensor {
+                    Tensor::$variant(array)
+                }
+                fn from_tensor(tensor: &Tensor) -> Option<&ArrayD<Self>> {
+                    match tensor { Tensor::$variant(a) => Some(a), _ => None }
+                }
+                fn from_tensor_owned(tensor: Tensor) -> std::result::Result<ArrayD<Self>, Tensor> {
+                    match tensor { Tensor::$variant(a) => Ok(a), other => Err(other) }
+                }
+            }
+
+            impl From<ArrayD<$t>> for Tensor {
+                fn from(array: ArrayD<$t>) -> Tensor {
+                    Tensor::$variant(array)
+                }
+            }
+        )*
+
+    };
+}
+
+dtypes! {
+    Bool(bool) = "bool",
+    I8(i8) = "int8",
+    I16(i16) = "int16",
+    I32(i32) = "int32",
+    I64(i64) = "int64",
+    U8(u8) = "uint8",
+    U16(u16) = "uint16",
+    U32(u32) = "uint32",
+    U64(u64) = "uint64",
+    F16(f16) = "float16",
+    BF16(bf16) = "bfloat16",
+    F32(f32) = "float32",
+    F64(f64) = "float64",
+    C64(Complex32) = "complex64",
+    C128(Complex64) = "complex128",
+    String(String) = "string",
+    Bytes(Vec<u8>) = "bytes",
+}
+
+/// Runs `$body` with `$a` bound to the array inside `$tensor`, whatever its dtype, and wraps
+/// the resulting array in a tensor of the same dtype.
+macro_rules! map_tensor {
+    ($tensor:expr, $a:ident => $body:expr) => {
+        match $tensor {
+            Tensor::Bool($a) => Tensor::Bool($body),
+            Tensor::I8($a) => Tensor::I8($body),
+            Tensor::I16($a) => Tensor::I16($body),
+            Tensor::I32($a) => Tensor::I32($body),
+            Tensor::I64($a) => Tensor::I64($body),
+            Tensor::U8($a) => Tensor::U8($body),
+            Tensor::U16($a) => Tensor::U16($body),
+            Tensor::U32($a) => Tensor::U32($body),
+            Tensor::U64($a) => Tensor::U64($body),
+            Tensor::F16($a) => Tensor::F16($body),
+            Tensor::BF16($a) => Tensor::BF16($body),
+            Tensor::F32($a) => Tensor::F32($body),
+            Tensor::F64($a) => Tensor::F64($body),
+            Tensor::C64($a) => Tensor::C64($body),
+            Tensor::C128($a) => Tensor::C128($body),
+            Tensor::String($a) => Tensor::String($body),
+            Tensor::Bytes($a) => Tensor::Bytes($body),
+        }
+    };
+}
+
+/// Runs `$body` with `$a` bound to the array inside `$tensor`, whatever its dtype.
+macro_rules! with_tensor {
+    ($tensor:expr, $a:ident => $body:expr) => {
+        match $tensor {
+            Tensor::Bool($a) => $body,
+            Tensor::I8($a) => $body,
+            Tensor::I16($a) => $body,
+            Tensor::I32($a) => $body,
+            Tensor::I64($a) => $body,
+            Tensor::U8($a) => $body,
+            Tensor::U16($a) => $body,
+            Tensor::U32($a) => $body,
+            Tensor::U64($a) => $body,
+            Tensor::F16($a) => $body,
+            Tensor::BF16($a) => $body,
+            Tensor::F32($a) => $body,
+            Tensor::F64($a) => $body,
+            Tensor::C64($a) => $body,
+            Tensor::C128($a) => $body,
+            Tensor::String($a) => $body,
+            Tensor::Bytes($a) => $body,
+        }
+    };
+}
+
+/// Runs `$body` with `$i` bound to the array inside an integer tensor, or returns
+/// [`GatherError::IndicesNotInteger`].
+macro_rules! with_indices {
+    ($tensor:expr, $i:ident => $body:expr) => {
+        match $tensor {
+            Tensor::I16($i) => $body,
+            Tensor::I32($i) => $body,
+            Tensor::I64($i) => $body,
+            Tensor::U8($i) => $body,
+            Tensor::U16($i) => $body,
+            Tensor::U32($i) => $body,
+            Tensor::U64($i) => $body,
+            other => {
+                return Err(GatherError::IndicesNotInteger {
+                    dtype: other.dtype().name().to_string(),
+                })
+            }
+        }
+    };
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl DType {
+    /// Whether tensors of this dtype can be indices.
+    pub fn is_index(self) -> bool {
+        matches!(
+            self,
+            DType::I16 | DType::I32 | DType::I64 | DType::U8 | DType::U16 | DType::U32 | DType::U64
+        )
+    }
+}
+
+impl Tensor {
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        with_tensor!(self, a => dtype_of(a))
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        with_tensor!(self, a => a.shape())
+    }
+
+    /// The element count.
+    pub fn len(&self) -> usize {
+        with_tensor!(self, a => a.len())
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A tensor of a shape from row-major data.
+    ///
+    /// ```
+    /// use ndgather::{DType, Tensor};
+    /// let t = Tensor::from_shape_vec(&[2, 2], vec![1i32, 2, 3, 4]).unwrap();
+    /// assert_eq!(t.dtype(), DType::I32);
+    /// assert!(Tensor::from_shape_vec(&[3], vec![1i32]).is_err());
+    /// ```
+    pub fn from_shape_vec<T: TensorElement>(shape: &[usize], data: Vec<T>) -> Result<Tensor> {
+        let expected =
+            crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {
+                what: "tensor",
+                shape: shape.to_vec(),
+            })?;
+        if expected != data.len() {
+            return Err(GatherError::DataLength {
+                shape: shape.to_vec(),
+                expected,
+                found: data.len(),
+            });
+        }
+        ArrayD::from_shape_vec(IxDyn(shape), data)
+            .map(T::into_tensor)
+            .map_err(|e| GatherError::InvalidShape {
+                shape: shape.to_vec(),
+                reason: e.to_string(),
+            })
+    }
+
+    /// A tensor of `T::default()` values.
+    pub fn zeros(dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        let n = crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {
+            what: "tensor",
+            shape: shape.to_vec(),
+        })?;
+        fn make<T: TensorElement>(shape: &[usize], n: usize) -> Result<Tensor> {
+            Tensor::from_shape_vec(shape, vec![T::default(); n])
+        }
+        macro_rules! zeros_of {
+            ($($variant:ident($t:ty)),*) => {
+                match dtype { $(DType::$variant => make::<$t>(shape, n),)* }
+            };
+        }
+        zeros_of!(
+            Bool(bool),
+            I8(i8),
+            I16(i16),
+            I32(i32),
+            I64(i64),
+            U8(u8),
+            U16(u16),
+            U32(u32),
+            U64(u64),
+            F16(f16),
+            BF16(bf16),
+            F32(f32),
+            F64(f64),
+            C64(Complex32),
+            C128(Complex64),
+            String(String),
+            Bytes(Vec<u8>)
+        )
+    }
+
+    /// The array inside, if the tensor is of dtype `T`.
+    pub fn as_array<T: TensorElement>(&self) -> Option<&ArrayD<T>> {
+        T::from_tensor(self)
+    }
+
+    /// The array inside, or [`GatherError::DTypeMismatch`].
+    pub fn into_array<T: TensorElement>(self) -> Result<ArrayD<T>> {
+        T::from_tensor_owned(self).map_err(|t| GatherError::DTypeMismatch {
+            expected: T::DTYPE.name().to_string(),
+            found: t.dtype().name().to_string(),
+        })
+    }
+
+    /// `tf.gather(self, indices, axis, batch_dims)`; `indices` must have an integer dtype.
+    ///
+    /// ```
+    /// use ndgather::{GatherOptions, Tensor};
+    /// let params = Tensor::from_shape_vec(&[6], ["p0", "p1", "p2", "p3", "p4", "p5"].map(String::from).to_vec()).unwrap();
+    /// let indices = Tensor::from_shape_vec(&[], vec![3i32]).unwrap();
+    /// let out = params.gather(&indices, &GatherOptions::new()).unwrap();
+    /// assert_eq!(out.shape(), &[] as &[usize]);
+    /// assert_eq!(out.as_array::<String>().unwrap().first().unwrap(), "p3");
+    /// ```
+    pub fn gather(&self, indices: &Tensor, options: &GatherOptions) -> Result<Tensor> {
+        with_indices!(indices, i => Ok(map_tensor!(self, p => options.gather(p, i)?)))
+    }
+
+    /// `tf.gather_nd(self, indices, batch_dims)`; `indices` must have an integer dtype.
+    pub fn gather_nd(&self, indices: &Tensor, options: &GatherNdOptions) -> Result<Tensor> {
+        with_indices!(indices, i => Ok(map_tensor!(self, p => options.gather_nd(p, i)?)))
+    }
+}
+
+fn dtype_of<T: TensorElement>(_: &ArrayD<T>) -> DType {
+    T::DTYPE
+}

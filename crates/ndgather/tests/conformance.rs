@@ -1,0 +1,233 @@
+//! Runs every case of `tests/data/tf_cases.jsonl` (produced by TensorFlow 2.21 on the CPU)
+//! as its README defines passing: values bit for bit where TensorFlow gave a result; an error
+//! where it failed, with TensorFlow's exact text where the message reports a bad index value.
+
+use ndgather::{
+    bf16, f16, Complex32, Complex64, DType, GatherError, GatherNdOptions, GatherOptions, Tensor,
+};
+use serde_json::Value;
+
+fn shape_of(v: &Value) -> Vec<usize> {
+    v["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap() as usize)
+        .collect()
+}
+
+/// A tensor from the file's `{"dtype", "shape", "data"}` form.
+fn tensor(v: &Value) -> Tensor {
+    let shape = shape_of(v);
+    let data = v["data"].as_array().unwrap();
+    let f = |x: &Value| x.as_f64().unwrap();
+    let c = |x: &Value| (f(&x[0]), f(&x[1]));
+    let dtype = DType::from_name(v["dtype"].as_str().unwrap()).unwrap();
+    macro_rules! ints {
+        ($t:ty) => {
+            Tensor::from_shape_vec(
+                &shape,
+                data.iter()
+                    .map(|x| {
+                        x.as_i64()
+                            .map(|i| i as $t)
+                            .unwrap_or_else(|| x.as_u64().unwrap() as $t)
+                    })
+                    .collect::<Vec<$t>>(),
+            )
+        };
+    }
+    let t = match dtype {
+        DType::Bool => {
+            Tensor::from_shape_vec(&shape, data.iter().map(|x| x.as_bool().unwrap()).collect())
+        }
+        DType::I8 => ints!(i8),
+        DType::I16 => ints!(i16),
+        DType::I32 => ints!(i32),
+        DType::I64 => ints!(i64),
+        DType::U8 => ints!(u8),
+        DType::U16 => ints!(u16),
+        DType::U32 => ints!(u32),
+        DType::U64 => ints!(u64),
+        DType::F16 => {
+            Tensor::from_shape_vec(&shape, data.iter().map(|x| f16::from_f64(f(x))).collect())
+        }
+        DType::BF16 => {
+            Tensor::from_shape_vec(&shape, data.iter().map(|x| bf16::from_f64(f(x))).collect())
+        }
+        DType::F32 => Tensor::from_shape_vec(&shape, data.iter().map(|x| f(x) as f32).collect()),
+        DType::F64 => Tensor::from_shape_vec(&shape, data.iter().map(f).collect()),
+        DType::C64 => Tensor::from_shape_vec(
+            &shape,
+            data.iter()
+                .map(|x| c(x))
+                .map(|(r, i)| Complex32::new(r as f32, i as f32))
+                .collect(),
+        ),
+        DType::C128 => Tensor::from_shape_vec(
+            &shape,
+            data.iter()
+                .map(|x| c(x))
+                .map(|(r, i)| Complex64::new(r, i))
+                .collect(),
+        ),
+        DType::String => Tensor::from_shape_vec(
+            &shape,
+            data.iter()
+                .map(|x| x.as_str().unwrap().to_string())
+                .collect(),
+        ),
+        DType::Bytes => Tensor::from_shape_vec(
+            &shape,
+            data.iter()
+                .map(|x| x.as_str().unwrap().as_bytes().to_vec())
+                .collect(),
+        ),
+    };
+    t.unwrap()
+}
+
+/// Equal dtype, shape and elements, floats compared by their bits.
+fn same_bits(a: &Tensor, b: &Tensor) -> bool {
+    if a.dtype() != b.dtype() || a.shape() != b.shape() {
+        return false;
+    }
+    match (a, b) {
+        (Tensor::F16(x), Tensor::F16(y)) => {
+            x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits())
+        }
+        (Tensor::BF16(x), Tensor::BF16(y)) => {
+            x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits())
+        }
+        (Tensor::F32(x), Tensor::F32(y)) => {
+            x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits())
+        }
+        (Tensor::F64(x), Tensor::F64(y)) => {
+            x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits())
+        }
+        (Tensor::C64(x), Tensor::C64(y)) => x
+            .iter()
+            .zip(y)
+            .all(|(p, q)| p.re.to_bits() == q.re.to_bits() && p.im.to_bits() == q.im.to_bits()),
+        (Tensor::C128(x), Tensor::C128(y)) => x
+            .iter()
+            .zip(y)
+            .all(|(p, q)| p.re.to_bits() == q.re.to_bits() && p.im.to_bits() == q.im.to_bits()),
+        _ => a == b,
+    }
+}
+
+fn run(case: &Value) -> Result<Tensor, GatherError> {
+    let params = tensor(&case["params"]);
+    let indices = tensor(&case["indices"]);
+    let batch_dims = case["batch_dims"].as_i64().unwrap();
+    match case["op"].as_str().unwrap() {
+        "gather" => {
+            let mut o = GatherOptions::new().batch_dims(batch_dims);
+            if let Some(axis) = case["axis"].as_i64() {
+                o = o.axis(axis);
+            }
+            params.gather(&indices, &o)
+        }
+        "gather_nd" => params.gather_nd(&indices, &GatherNdOptions::new().batch_dims(batch_dims)),
+        op => panic!("unknown op {op}"),
+    }
+}
+
+/// The numbers in `[a,b,c]` or `[a, b, c]`.
+fn numbers(s: &str) -> Vec<i128> {
+    s.trim_matches(|c| c == '[' || c == ']')
+        .split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| x.trim().parse().unwrap())
+        .collect()
+}
+
+fn flat(pos: &[usize], shape: &[usize]) -> usize {
+    pos.iter().zip(shape).fold(0, |acc, (&p, &d)| acc * d + p)
+}
+
+/// TensorFlow builds gather_nd's batch_dims by prepending the batch coordinates to every
+/// index vector of indices reshaped to `[batch, rows..]`; ndgather reports the vector as the
+/// caller wrote it. The two name the same row when their flat positions agree and TF's
+/// vector ends with ours.
+fn same_bad_row_as_tf(case: &Value, tf: &str, ours: &GatherError) -> Result<(), String> {
+    let GatherError::BadIndexVector {
+        position, values, ..
+    } = ours
+    else {
+        return Err(format!("expected a bad index vector, got {ours:?}"));
+    };
+    let bd = case["batch_dims"].as_u64().unwrap() as usize;
+    let ishape = shape_of(&case["indices"]);
+    let rows_shape = &ishape[..ishape.len() - 1];
+    let (pos_part, rest) = tf
+        .strip_prefix("indices")
+        .unwrap()
+        .split_once(" = ")
+        .unwrap();
+    let tf_values = numbers(rest.split(" does not").next().unwrap());
+    let tf_pos: Vec<usize> = numbers(pos_part).into_iter().map(|x| x as usize).collect();
+    let mut tf_shape = vec![rows_shape[..bd].iter().product::<usize>()];
+    tf_shape.extend_from_slice(&rows_shape[bd..]);
+    if tf_values[bd..] != values[..] || flat(&tf_pos, &tf_shape) != flat(position, rows_shape) {
+        return Err(format!("TF: {tf}; ours: {ours}"));
+    }
+    Ok(())
+}
+
+fn check(case: &Value) -> Result<(), String> {
+    let result = std::panic::catch_unwind(|| run(case)).map_err(|_| "panicked".to_string())?;
+    match (&case["expected"], case["error"].as_str(), result) {
+        (Value::Object(_), _, Ok(out)) => {
+            let expected = tensor(&case["expected"]);
+            if same_bits(&out, &expected) {
+                Ok(())
+            } else {
+                Err(format!("expected {expected:?}, got {out:?}"))
+            }
+        }
+        (Value::Object(_), _, Err(e)) => Err(format!("expected a result, got error: {e}")),
+        (_, Some(_), Ok(out)) => Err(format!("expected an error, got {out:?}")),
+        (_, Some(tf), Err(ours)) => {
+            let reports_value =
+                tf.contains(" is not in [0, ") || tf.contains("does not index into param shape");
+            let bd = case["batch_dims"].as_i64().unwrap();
+            if case["op"] == "gather_nd" && bd > 0 && reports_value {
+                same_bad_row_as_tf(case, tf, &ours)
+            } else if tf.starts_with("Input to reshape is a tensor with") {
+                // TF fails inside a reshape when gather_nd's batch dimensions differ.
+                match ours {
+                    GatherError::BatchShapeMismatch { .. } => Ok(()),
+                    other => Err(format!("expected a batch shape mismatch, got {other:?}")),
+                }
+            } else if ours.to_string() == tf {
+                Ok(())
+            } else {
+                Err(format!("TF: {tf}\nours: {ours}"))
+            }
+        }
+        _ => Err("case has neither expected nor error".to_string()),
+    }
+}
+
+#[test]
+fn every_tensorflow_case_passes() {
+    let text = include_str!("data/tf_cases.jsonl");
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let case: Value = serde_json::from_str(line).unwrap();
+        count += 1;
+        if let Err(why) = check(&case) {
+            failures.push(format!("{}: {why}", case["id"]));
+        }
+    }
+    assert_eq!(count, 1526, "the file should hold 1,526 cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {count} cases fail:\n{}",
+        failures.len(),
+        failures[..failures.len().min(40)].join("\n")
+    );
+}
