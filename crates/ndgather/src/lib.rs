@@ -61,8 +61,10 @@
 
 mod array;
 mod error;
+pub mod examples;
 mod index;
 mod kernel;
+pub mod literal;
 pub mod plan;
 pub mod shape;
 mod tensor;

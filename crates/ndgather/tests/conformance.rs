@@ -60,14 +60,14 @@ fn tensor(v: &Value) -> Tensor {
         DType::C64 => Tensor::from_shape_vec(
             &shape,
             data.iter()
-                .map(|x| c(x))
+                .map(c)
                 .map(|(r, i)| Complex32::new(r as f32, i as f32))
                 .collect(),
         ),
         DType::C128 => Tensor::from_shape_vec(
             &shape,
             data.iter()
-                .map(|x| c(x))
+                .map(c)
                 .map(|(r, i)| Complex64::new(r, i))
                 .collect(),
         ),

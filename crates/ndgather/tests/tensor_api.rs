@@ -1,0 +1,194 @@
+//! The dtype-erased API: every element type and every index type, and its own errors.
+
+use ndgather::{
+    bf16, f16, literal, Complex32, Complex64, DType, GatherError, GatherNdOptions, GatherOptions,
+    Tensor, TensorElement,
+};
+
+fn tensor<T: TensorElement>(shape: &[usize], data: Vec<T>) -> Tensor {
+    Tensor::from_shape_vec(shape, data).unwrap()
+}
+
+fn every_dtype() -> Vec<Tensor> {
+    let n = 6;
+    let k = || 0..n;
+    vec![
+        tensor(&[3, 2], k().map(|v| v % 2 == 0).collect()),
+        tensor(&[3, 2], k().map(|v| v as i8 - 3).collect()),
+        tensor(&[3, 2], k().map(|v| v as i16 * 1000).collect()),
+        tensor(&[3, 2], k().map(|v| v as i32 - 100).collect()),
+        tensor(&[3, 2], k().map(|v| i64::MIN + v as i64).collect()),
+        tensor(&[3, 2], k().map(|v| v as u8 * 40).collect()),
+        tensor(&[3, 2], k().map(|v| v as u16 * 9000).collect()),
+        tensor(&[3, 2], k().map(|v| u32::MAX - v as u32).collect()),
+        tensor(&[3, 2], k().map(|v| u64::MAX - v as u64).collect()),
+        tensor(
+            &[3, 2],
+            k().map(|v| f16::from_f32(v as f32 * 0.5)).collect(),
+        ),
+        tensor(
+            &[3, 2],
+            k().map(|v| bf16::from_f32(v as f32 * -0.25)).collect(),
+        ),
+        tensor(&[3, 2], k().map(|v| v as f32 / 3.0).collect()),
+        tensor(&[3, 2], k().map(|v| v as f64 / 7.0).collect()),
+        tensor(
+            &[3, 2],
+            k().map(|v| Complex32::new(v as f32, 1.0)).collect(),
+        ),
+        tensor(
+            &[3, 2],
+            k().map(|v| Complex64::new(-(v as f64), 2.0)).collect(),
+        ),
+        tensor(&[3, 2], k().map(|v| format!("s{v}")).collect()),
+        tensor(&[3, 2], k().map(|v| vec![v as u8; v]).collect()),
+    ]
+}
+
+fn every_index_type(values: &[i64], shape: &[usize]) -> Vec<Tensor> {
+    vec![
+        tensor(shape, values.iter().map(|&v| v as i16).collect()),
+        tensor(shape, values.iter().map(|&v| v as i32).collect()),
+        tensor(shape, values.to_vec()),
+        tensor(shape, values.iter().map(|&v| v as u8).collect()),
+        tensor(shape, values.iter().map(|&v| v as u16).collect()),
+        tensor(shape, values.iter().map(|&v| v as u32).collect()),
+        tensor(shape, values.iter().map(|&v| v as u64).collect()),
+    ]
+}
+
+/// Picks rows of a tensor by hand, for comparison.
+fn rows(t: &Tensor, picks: &[usize]) -> Tensor {
+    macro_rules! pick {
+        ($a:expr) => {
+            ndgather::ndarray::stack(
+                ndgather::ndarray::Axis(0),
+                &picks
+                    .iter()
+                    .map(|&r| $a.index_axis(ndgather::ndarray::Axis(0), r))
+                    .collect::<Vec<_>>(),
+            )
+            .unwrap()
+            .into()
+        };
+    }
+    match t {
+        Tensor::Bool(a) => pick!(a),
+        Tensor::I8(a) => pick!(a),
+        Tensor::I16(a) => pick!(a),
+        Tensor::I32(a) => pick!(a),
+        Tensor::I64(a) => pick!(a),
+        Tensor::U8(a) => pick!(a),
+        Tensor::U16(a) => pick!(a),
+        Tensor::U32(a) => pick!(a),
+        Tensor::U64(a) => pick!(a),
+        Tensor::F16(a) => pick!(a),
+        Tensor::BF16(a) => pick!(a),
+        Tensor::F32(a) => pick!(a),
+        Tensor::F64(a) => pick!(a),
+        Tensor::C64(a) => pick!(a),
+        Tensor::C128(a) => pick!(a),
+        Tensor::String(a) => pick!(a),
+        Tensor::Bytes(a) => pick!(a),
+    }
+}
+
+#[test]
+fn every_dtype_with_every_index_type() {
+    let all = every_dtype();
+    assert_eq!(all.len(), DType::ALL.len());
+    for params in &all {
+        let expected = rows(params, &[2, 0, 2]);
+        for indices in every_index_type(&[2, 0, 2], &[3]) {
+            let out = params.gather(&indices, &GatherOptions::new()).unwrap();
+            assert_eq!(out, expected, "{} by {}", params.dtype(), indices.dtype());
+            assert_eq!(out.dtype(), params.dtype());
+            let nd_indices = every_index_type(&[2, 0, 2], &[3, 1]).remove(0);
+            assert_eq!(
+                params
+                    .gather_nd(&nd_indices, &GatherNdOptions::new())
+                    .unwrap(),
+                expected
+            );
+        }
+    }
+}
+
+#[test]
+fn indices_must_be_integers() {
+    let params = tensor(&[2], vec![1.0f32, 2.0]);
+    for bad in [
+        tensor(&[1], vec![0.0f32]),
+        tensor(&[1], vec![true]),
+        tensor(&[1], vec!["0".to_string()]),
+    ] {
+        let err = params.gather(&bad, &GatherOptions::new()).unwrap_err();
+        assert!(
+            matches!(err, GatherError::IndicesNotInteger { .. }),
+            "{err}"
+        );
+        assert!(params.gather_nd(&bad, &GatherNdOptions::new()).is_err());
+    }
+}
+
+#[test]
+fn construction_and_access() {
+    assert!(matches!(
+        Tensor::from_shape_vec(&[2, 2], vec![1u8]),
+        Err(GatherError::DataLength {
+            expected: 4,
+            found: 1,
+            ..
+        })
+    ));
+    assert!(matches!(
+        Tensor::from_shape_vec(&[usize::MAX, 2], Vec::<u8>::new()),
+        Err(GatherError::ShapeOverflow { .. })
+    ));
+    let t = Tensor::zeros(DType::BF16, &[2, 3]).unwrap();
+    assert_eq!(
+        (t.dtype(), t.shape(), t.len()),
+        (DType::BF16, &[2usize, 3][..], 6)
+    );
+    assert!(t.as_array::<f32>().is_none());
+    assert!(matches!(
+        t.clone().into_array::<f32>(),
+        Err(GatherError::DTypeMismatch { .. })
+    ));
+    assert_eq!(t.into_array::<bf16>().unwrap().len(), 6);
+    for &d in DType::ALL {
+        assert_eq!(DType::from_name(d.name()), Some(d));
+        assert_eq!(Tensor::zeros(d, &[0]).unwrap().dtype(), d);
+    }
+}
+
+#[test]
+fn literals() {
+    let t = literal::parse("[[1, 2], [3, 4]]").unwrap();
+    assert_eq!((t.dtype(), t.shape()), (DType::I32, &[2usize, 2][..]));
+    assert_eq!(literal::parse("[3000000000]").unwrap().dtype(), DType::I64);
+    assert_eq!(
+        literal::parse("[True, false]").unwrap().dtype(),
+        DType::Bool
+    );
+    assert_eq!(
+        literal::parse(r#"[b"a", b'b']"#).unwrap(),
+        tensor(&[2], vec![b"a".to_vec(), b"b".to_vec()])
+    );
+    assert_eq!(
+        literal::parse(r#"["a", 'b\'c']"#).unwrap(),
+        tensor(&[2], vec!["a".to_string(), "b'c".to_string()])
+    );
+    assert_eq!(literal::parse("[[], []]").unwrap().shape(), &[2, 0]);
+    assert_eq!(
+        literal::parse(" -1.5e1 ").unwrap(),
+        tensor(&[], vec![-15.0f32])
+    );
+    for bad in [
+        "[1, [2]]", "[[1], 2]", "[1, 'a']", "[1,", "[1] x", "'abc", "[1e]", "nope", "",
+    ] {
+        assert!(literal::parse(bad).is_err(), "{bad}");
+    }
+    let deep = "[".repeat(100) + &"]".repeat(100);
+    assert!(literal::parse(&deep).is_err());
+}
