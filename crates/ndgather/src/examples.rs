@@ -70,6 +70,18 @@ pub struct DocExample {
 }
 
 impl Input {
+    /// The input as the page writes it.
+    pub fn describe(&self) -> String {
+        match *self {
+            Input::Literal(text) => text.to_string(),
+            Input::Zeros(shape) => format!("tf.zeros({shape:?})"),
+            Input::Iota(shape) => format!("tf.random.normal(shape={shape:?})  # here 0, 1, 2, ..."),
+            Input::Indices(shape, bound) => {
+                format!("tf.random.uniform(shape={shape:?}, maxval={bound}, dtype=tf.int32)  # here k*5 % {bound}")
+            }
+        }
+    }
+
     /// The input as a tensor.
     pub fn tensor(&self) -> Result<Tensor, String> {
         let numel = |shape: &[usize]| shape.iter().product::<usize>();

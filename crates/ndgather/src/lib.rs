@@ -72,8 +72,13 @@ mod tensor;
 pub use array::{gather, gather_nd, Element, GatherNdOptions, GatherOptions};
 pub use error::{GatherError, OpKind, Result};
 pub use index::{BadIndices, IndexType};
-pub use tensor::{DType, Tensor, TensorElement};
+pub use tensor::{DType, Tensor, TensorElement, TensorView};
 
 pub use half::{bf16, f16};
+
+/// The README's examples, run as doctests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 pub use ndarray;
 pub use num_complex::{Complex32, Complex64};

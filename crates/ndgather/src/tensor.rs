@@ -5,7 +5,7 @@
 use crate::array::{Element, GatherNdOptions, GatherOptions};
 use crate::error::{GatherError, Result};
 use half::{bf16, f16};
-use ndarray::{ArrayD, IxDyn};
+use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use num_complex::{Complex32, Complex64};
 use std::fmt;
 
@@ -44,6 +44,16 @@ macro_rules! dtypes {
             )*
         }
 
+        /// A borrowed view of a tensor of any supported element type, of any layout; what the
+        /// dtype-erased ops run on (a [`Tensor`] lends one with [`Tensor::view`]).
+        #[derive(Debug, Clone)]
+        pub enum TensorView<'a> {
+            $(
+                #[doc = concat!("Elements of type `", stringify!($t), "`.")]
+                $variant(ArrayViewD<'a, $t>),
+            )*
+        }
+
         /// Element types that a [`Tensor`] can hold.
         pub trait TensorElement: Element {
             /// The dtype of this type.
@@ -75,6 +85,12 @@ macro_rules! dtypes {
                     Tensor::$variant(array)
                 }
             }
+
+            impl<'a> From<ArrayViewD<'a, $t>> for TensorView<'a> {
+                fn from(view: ArrayViewD<'a, $t>) -> TensorView<'a> {
+                    TensorView::$variant(view)
+                }
+            }
         )*
 
     };
@@ -100,53 +116,54 @@ dtypes! {
     Bytes(Vec<u8>) = "bytes",
 }
 
-/// Runs `$body` with `$a` bound to the array inside `$tensor`, whatever its dtype, and wraps
+/// Runs `$body` with `$a` bound to the view inside `$view`, whatever its dtype, and wraps
 /// the resulting array in a tensor of the same dtype.
-macro_rules! map_tensor {
-    ($tensor:expr, $a:ident => $body:expr) => {
-        match $tensor {
-            Tensor::Bool($a) => Tensor::Bool($body),
-            Tensor::I8($a) => Tensor::I8($body),
-            Tensor::I16($a) => Tensor::I16($body),
-            Tensor::I32($a) => Tensor::I32($body),
-            Tensor::I64($a) => Tensor::I64($body),
-            Tensor::U8($a) => Tensor::U8($body),
-            Tensor::U16($a) => Tensor::U16($body),
-            Tensor::U32($a) => Tensor::U32($body),
-            Tensor::U64($a) => Tensor::U64($body),
-            Tensor::F16($a) => Tensor::F16($body),
-            Tensor::BF16($a) => Tensor::BF16($body),
-            Tensor::F32($a) => Tensor::F32($body),
-            Tensor::F64($a) => Tensor::F64($body),
-            Tensor::C64($a) => Tensor::C64($body),
-            Tensor::C128($a) => Tensor::C128($body),
-            Tensor::String($a) => Tensor::String($body),
-            Tensor::Bytes($a) => Tensor::Bytes($body),
+macro_rules! map_view {
+    ($view:expr, $a:ident => $body:expr) => {
+        match $view {
+            TensorView::Bool($a) => Tensor::Bool($body),
+            TensorView::I8($a) => Tensor::I8($body),
+            TensorView::I16($a) => Tensor::I16($body),
+            TensorView::I32($a) => Tensor::I32($body),
+            TensorView::I64($a) => Tensor::I64($body),
+            TensorView::U8($a) => Tensor::U8($body),
+            TensorView::U16($a) => Tensor::U16($body),
+            TensorView::U32($a) => Tensor::U32($body),
+            TensorView::U64($a) => Tensor::U64($body),
+            TensorView::F16($a) => Tensor::F16($body),
+            TensorView::BF16($a) => Tensor::BF16($body),
+            TensorView::F32($a) => Tensor::F32($body),
+            TensorView::F64($a) => Tensor::F64($body),
+            TensorView::C64($a) => Tensor::C64($body),
+            TensorView::C128($a) => Tensor::C128($body),
+            TensorView::String($a) => Tensor::String($body),
+            TensorView::Bytes($a) => Tensor::Bytes($body),
         }
     };
 }
 
-/// Runs `$body` with `$a` bound to the array inside `$tensor`, whatever its dtype.
+/// Runs `$body` with `$a` bound to the array inside `$tensor` (a `Tensor` or a
+/// `TensorView`, named by `$enum`), whatever its dtype.
 macro_rules! with_tensor {
-    ($tensor:expr, $a:ident => $body:expr) => {
+    ($enum:ident, $tensor:expr, $a:ident => $body:expr) => {
         match $tensor {
-            Tensor::Bool($a) => $body,
-            Tensor::I8($a) => $body,
-            Tensor::I16($a) => $body,
-            Tensor::I32($a) => $body,
-            Tensor::I64($a) => $body,
-            Tensor::U8($a) => $body,
-            Tensor::U16($a) => $body,
-            Tensor::U32($a) => $body,
-            Tensor::U64($a) => $body,
-            Tensor::F16($a) => $body,
-            Tensor::BF16($a) => $body,
-            Tensor::F32($a) => $body,
-            Tensor::F64($a) => $body,
-            Tensor::C64($a) => $body,
-            Tensor::C128($a) => $body,
-            Tensor::String($a) => $body,
-            Tensor::Bytes($a) => $body,
+            $enum::Bool($a) => $body,
+            $enum::I8($a) => $body,
+            $enum::I16($a) => $body,
+            $enum::I32($a) => $body,
+            $enum::I64($a) => $body,
+            $enum::U8($a) => $body,
+            $enum::U16($a) => $body,
+            $enum::U32($a) => $body,
+            $enum::U64($a) => $body,
+            $enum::F16($a) => $body,
+            $enum::BF16($a) => $body,
+            $enum::F32($a) => $body,
+            $enum::F64($a) => $body,
+            $enum::C64($a) => $body,
+            $enum::C128($a) => $body,
+            $enum::String($a) => $body,
+            $enum::Bytes($a) => $body,
         }
     };
 }
@@ -156,13 +173,13 @@ macro_rules! with_tensor {
 macro_rules! with_indices {
     ($tensor:expr, $i:ident => $body:expr) => {
         match $tensor {
-            Tensor::I16($i) => $body,
-            Tensor::I32($i) => $body,
-            Tensor::I64($i) => $body,
-            Tensor::U8($i) => $body,
-            Tensor::U16($i) => $body,
-            Tensor::U32($i) => $body,
-            Tensor::U64($i) => $body,
+            TensorView::I16($i) => $body,
+            TensorView::I32($i) => $body,
+            TensorView::I64($i) => $body,
+            TensorView::U8($i) => $body,
+            TensorView::U16($i) => $body,
+            TensorView::U32($i) => $body,
+            TensorView::U64($i) => $body,
             other => {
                 return Err(GatherError::IndicesNotInteger {
                     dtype: other.dtype().name().to_string(),
@@ -191,17 +208,17 @@ impl DType {
 impl Tensor {
     /// The element type.
     pub fn dtype(&self) -> DType {
-        with_tensor!(self, a => dtype_of(a))
+        with_tensor!(Tensor, self, a => dtype_of(a.view()))
     }
 
     /// The shape.
     pub fn shape(&self) -> &[usize] {
-        with_tensor!(self, a => a.shape())
+        with_tensor!(Tensor, self, a => a.shape())
     }
 
     /// The element count.
     pub fn len(&self) -> usize {
-        with_tensor!(self, a => a.len())
+        with_tensor!(Tensor, self, a => a.len())
     }
 
     /// Whether the tensor has no elements.
@@ -297,15 +314,44 @@ impl Tensor {
     /// assert_eq!(out.as_array::<String>().unwrap().first().unwrap(), "p3");
     /// ```
     pub fn gather(&self, indices: &Tensor, options: &GatherOptions) -> Result<Tensor> {
-        with_indices!(indices, i => Ok(map_tensor!(self, p => options.gather(p, i)?)))
+        self.view().gather(&indices.view(), options)
     }
 
     /// `tf.gather_nd(self, indices, batch_dims)`; `indices` must have an integer dtype.
     pub fn gather_nd(&self, indices: &Tensor, options: &GatherNdOptions) -> Result<Tensor> {
-        with_indices!(indices, i => Ok(map_tensor!(self, p => options.gather_nd(p, i)?)))
+        self.view().gather_nd(&indices.view(), options)
+    }
+
+    /// A borrowed view.
+    pub fn view(&self) -> TensorView<'_> {
+        with_tensor!(Tensor, self, a => TensorView::from(a.view()))
     }
 }
 
-fn dtype_of<T: TensorElement>(_: &ArrayD<T>) -> DType {
+impl TensorView<'_> {
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        with_tensor!(TensorView, self, a => dtype_of(a.view()))
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        with_tensor!(TensorView, self, a => a.shape())
+    }
+
+    /// `tf.gather(self, indices, axis, batch_dims)` into a new tensor; `indices` must have an
+    /// integer dtype.
+    pub fn gather(&self, indices: &TensorView<'_>, options: &GatherOptions) -> Result<Tensor> {
+        with_indices!(indices, i => Ok(map_view!(self, p => options.gather(p, i)?)))
+    }
+
+    /// `tf.gather_nd(self, indices, batch_dims)` into a new tensor; `indices` must have an
+    /// integer dtype.
+    pub fn gather_nd(&self, indices: &TensorView<'_>, options: &GatherNdOptions) -> Result<Tensor> {
+        with_indices!(indices, i => Ok(map_view!(self, p => options.gather_nd(p, i)?)))
+    }
+}
+
+fn dtype_of<T: TensorElement>(_: ArrayViewD<'_, T>) -> DType {
     T::DTYPE
 }
