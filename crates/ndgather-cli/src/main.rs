@@ -1,6 +1,7 @@
 //! `ndgather`: TensorFlow's `tf.gather` and `tf.gather_nd` over `.npy` files and inline
 //! literals, from the command line.
 
+mod bench;
 mod error;
 mod input;
 mod npy;
@@ -84,6 +85,23 @@ enum Command {
     },
     /// Runs every worked example of the tf.gather / tf.gather_nd documentation.
     Examples,
+    /// Times the cases of a benchmark suite (bench/suite.json) in-process.
+    Bench {
+        /// The suite file.
+        suite: PathBuf,
+        /// Use the cases' quick sizes.
+        #[arg(long)]
+        quick: bool,
+        /// Only these cases (comma-separated names).
+        #[arg(long, value_delimiter = ',')]
+        cases: Option<Vec<String>>,
+        /// Samples per case and mode (the median is reported).
+        #[arg(long, default_value_t = 9)]
+        runs: usize,
+        /// Also write the results as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
 }
 
 fn emit(out: &mut impl Write, text: &str) -> Result<(), CliError> {
@@ -175,6 +193,22 @@ fn run(cli: Cli) -> Result<(), CliError> {
             run_op(inputs, |p, i| p.gather_nd(i, &options))
         }
         Command::Examples => run_examples(),
+        Command::Bench {
+            suite,
+            quick,
+            cases,
+            runs,
+            json,
+        } => {
+            let args = bench::BenchArgs { quick, cases, runs };
+            let report = bench::run(&suite, &args, &mut std::io::stdout().lock())?;
+            if let Some(path) = json {
+                let text = serde_json::to_string_pretty(&report)
+                    .map_err(|e| CliError::Internal(e.to_string()))?;
+                std::fs::write(&path, text).map_err(|e| CliError::io(&path, e))?;
+            }
+            Ok(())
+        }
     }
 }
 

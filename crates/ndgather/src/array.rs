@@ -2,7 +2,8 @@
 
 use crate::error::{GatherError, Result};
 use crate::index::{BadIndices, IndexType};
-use crate::kernel::{self, SliceSink};
+use crate::kernel;
+use crate::output;
 use crate::plan::{GatherNdPlan, GatherPlan};
 use ndarray::{ArrayBase, ArrayD, ArrayViewMut, CowArray, Data, Dimension, IxDyn};
 use std::borrow::Cow;
@@ -28,20 +29,6 @@ fn standard<A: Clone, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> C
     a.as_standard_layout()
 }
 
-fn allocate<T>(len: usize, shape: &[usize]) -> Result<Vec<T>> {
-    let bytes = len
-        .checked_mul(std::mem::size_of::<T>().max(1))
-        .filter(|&b| b <= isize::MAX as usize)
-        .ok_or_else(|| GatherError::ShapeOverflow {
-            what: "output",
-            shape: shape.to_vec(),
-        })?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| GatherError::OutOfMemory { bytes })?;
-    Ok(v)
-}
-
 fn into_array<T>(shape: Vec<usize>, data: Vec<T>) -> Result<ArrayD<T>> {
     ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(|e| GatherError::InvalidShape {
         shape,
@@ -61,19 +48,17 @@ fn check_out_shape(given: &[usize], expected: &[usize]) -> Result<()> {
 }
 
 /// Runs `body` on a caller's output in row-major order: in place when it is laid out so,
-/// otherwise through a buffer that is then assigned.
+/// otherwise into a fresh buffer whose values are then moved into place.
 fn with_row_major_out<T: Element, D: Dimension>(
     out: &mut ArrayViewMut<'_, T, D>,
-    body: impl FnOnce(&mut [T]),
+    body: impl Fn(&mut [T]) + Sync,
+    fresh: impl FnOnce(&mut [std::mem::MaybeUninit<T>]),
 ) -> Result<()> {
     if let Some(slice) = out.as_slice_mut() {
         body(slice);
         return Ok(());
     }
-    let len = out.len();
-    let mut buf = allocate::<T>(len, out.shape())?;
-    buf.resize(len, T::default());
-    body(&mut buf);
+    let buf = output::fresh(out.len(), out.shape(), fresh)?;
     // `iter_mut` walks a view in logical (row-major) order, whatever its strides.
     for (o, v) in out.iter_mut().zip(buf) {
         *o = v;
@@ -163,10 +148,12 @@ impl GatherOptions {
             GatherPlan::new::<I>(params.shape(), indices.shape(), self.axis, self.batch_dims)?;
         let idx = row_major(indices);
         kernel::check_gather(&idx, &plan, self.bad_indices)?;
-        let mut out = allocate(plan.out_len, &plan.out_shape)?;
         let params = standard(params);
         let params = params.as_slice().unwrap_or(&[]);
-        kernel::gather(params, &idx, &plan, self.bad_indices, &mut out);
+        let policy = self.bad_indices;
+        let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
+            kernel::gather(params, &idx, &plan, policy, slots)
+        })?;
         into_array(plan.out_shape, out)
     }
 
@@ -194,15 +181,12 @@ impl GatherOptions {
         kernel::check_gather(&idx, &plan, self.bad_indices)?;
         let params = standard(params);
         let params = params.as_slice().unwrap_or(&[]);
-        with_row_major_out(&mut out, |slice| {
-            kernel::gather(
-                params,
-                &idx,
-                &plan,
-                self.bad_indices,
-                &mut SliceSink { out: slice, pos: 0 },
-            )
-        })
+        let policy = self.bad_indices;
+        with_row_major_out(
+            &mut out,
+            |slots| kernel::gather(params, &idx, &plan, policy, slots),
+            |slots| kernel::gather(params, &idx, &plan, policy, slots),
+        )
     }
 }
 
@@ -268,10 +252,11 @@ impl GatherNdOptions {
         let plan = GatherNdPlan::new::<I>(params.shape(), indices.shape(), self.batch_dims)?;
         let idx = row_major(indices);
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
-        let mut out = allocate(plan.out_len, &plan.out_shape)?;
         let params = standard(params);
         let params = params.as_slice().unwrap_or(&[]);
-        kernel::gather_nd(params, &idx, &plan, self.bad_indices, &mut out);
+        let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
+            kernel::gather_nd(params, &idx, &plan, self.bad_indices, slots)
+        })?;
         into_array(plan.out_shape, out)
     }
 
@@ -298,15 +283,12 @@ impl GatherNdOptions {
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
         let params = standard(params);
         let params = params.as_slice().unwrap_or(&[]);
-        with_row_major_out(&mut out, |slice| {
-            kernel::gather_nd(
-                params,
-                &idx,
-                &plan,
-                self.bad_indices,
-                &mut SliceSink { out: slice, pos: 0 },
-            )
-        })
+        let policy = self.bad_indices;
+        with_row_major_out(
+            &mut out,
+            |slots| kernel::gather_nd(params, &idx, &plan, policy, slots),
+            |slots| kernel::gather_nd(params, &idx, &plan, policy, slots),
+        )
     }
 }
 

@@ -1,49 +1,109 @@
-//! The copy kernels: one cheap pass that checks every index, then a loop that copies
-//! contiguous slices of params into the output. They see only flat row-major slices and a
-//! validated plan; shapes and options were dealt with before.
+//! The copy kernels: one cheap pass that checks every index, then loops that copy contiguous
+//! slices of params into the output. They see only flat row-major slices and a validated plan;
+//! shapes and options were dealt with before.
+//!
+//! Both passes run on the calling thread for small calls and on rayon's pool above
+//! [`PARALLEL_MIN_BYTES`], splitting the output into chunks of about [`CHUNK_BYTES`]. Each
+//! chunk is written by one task, so the result does not depend on the number of threads, and
+//! the index check reports the first bad index in row-major order whatever the threading.
 
 use crate::error::{GatherError, Result};
 use crate::index::{BadIndices, IndexType};
 use crate::plan::{unravel, GatherNdPlan, GatherPlan};
+use crate::prefetch::prefetch;
+use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
-/// Where a kernel writes: a growing `Vec`, or a caller's slice.
-pub(crate) trait Sink<T> {
-    /// Appends a copy of `src`.
-    fn copy(&mut self, src: &[T]);
-    /// Appends `n` default values (the slice of an ignored bad index).
-    fn fill_default(&mut self, n: usize);
+/// Work (bytes moved) below which a call stays on the calling thread.
+pub const PARALLEL_MIN_BYTES: usize = 1 << 18;
+/// Bytes moved per parallel task, about.
+pub const CHUNK_BYTES: usize = 1 << 16;
+/// Indices below which the index check stays on the calling thread.
+const PARALLEL_MIN_INDICES: usize = 1 << 16;
+/// Indices per block of the index check.
+const CHECK_BLOCK: usize = 1 << 14;
+/// How many slices ahead of the copy their first cache line is requested: random reads are
+/// bound by memory latency, and prefetching keeps more of them in flight.
+const PREFETCH_SCALARS: usize = 24;
+const PREFETCH_SLICES: usize = 6;
+
+/// A slot of the output: uninitialised memory of a fresh output, or an element of a caller's
+/// buffer.
+pub(crate) trait Slot<T>: Send + Sized {
+    /// Stores a copy of `v`.
+    fn put(&mut self, v: &T);
+    /// Stores `T::default()` (the value of an ignored bad index).
+    fn put_default(&mut self);
+    /// Stores copies of `src`, one per slot.
+    #[inline]
+    fn put_slice(dst: &mut [Self], src: &[T]) {
+        for (d, s) in dst.iter_mut().zip(src) {
+            d.put(s);
+        }
+    }
 }
 
-impl<T: Clone + Default> Sink<T> for Vec<T> {
-    #[inline]
-    fn copy(&mut self, src: &[T]) {
-        self.extend_from_slice(src);
+impl<T: Clone + Default + Send> Slot<T> for MaybeUninit<T> {
+    #[inline(always)]
+    fn put(&mut self, v: &T) {
+        self.write(v.clone());
     }
-    #[inline]
-    fn fill_default(&mut self, n: usize) {
-        self.resize(self.len() + n, T::default());
+    #[inline(always)]
+    fn put_default(&mut self) {
+        self.write(T::default());
     }
 }
 
-/// Writes into a caller's slice from the front; the plan guarantees it is exactly filled.
-pub(crate) struct SliceSink<'a, T> {
-    pub(crate) out: &'a mut [T],
-    pub(crate) pos: usize,
+impl<T: Clone + Default + Send> Slot<T> for T {
+    #[inline(always)]
+    fn put(&mut self, v: &T) {
+        self.clone_from(v);
+    }
+    #[inline(always)]
+    fn put_default(&mut self) {
+        *self = T::default();
+    }
+    #[inline]
+    fn put_slice(dst: &mut [T], src: &[T]) {
+        dst.clone_from_slice(src);
+    }
 }
 
-impl<T: Clone + Default> Sink<T> for SliceSink<'_, T> {
-    #[inline]
-    fn copy(&mut self, src: &[T]) {
-        let end = self.pos + src.len();
-        self.out[self.pos..end].clone_from_slice(src);
-        self.pos = end;
+/// Runs `f(first_item, chunk)` over `out`, split into chunks of whole items (`item_len`
+/// slots each): on the calling thread for small work, else in parallel.
+fn for_chunks<O: Send>(
+    out: &mut [O],
+    item_len: usize,
+    item_bytes: usize,
+    f: impl Fn(usize, &mut [O]) + Sync,
+) {
+    if out.is_empty() || item_len == 0 {
+        return;
     }
-    #[inline]
-    fn fill_default(&mut self, n: usize) {
-        let end = self.pos + n;
-        self.out[self.pos..end].fill(T::default());
-        self.pos = end;
+    let items = out.len() / item_len;
+    let item_bytes = item_bytes.max(1);
+    if items.saturating_mul(item_bytes) < PARALLEL_MIN_BYTES || rayon::current_num_threads() < 2 {
+        f(0, out);
+        return;
     }
+    let per_chunk = (CHUNK_BYTES / item_bytes).max(1);
+    out.par_chunks_mut(per_chunk * item_len)
+        .enumerate()
+        .for_each(|(c, chunk)| f(c * per_chunk, chunk));
+}
+
+/// The position of the first element for which `bad` holds. Blocks are tested branch-free
+/// (in parallel for long inputs); only the first block with a bad element is searched.
+fn first_bad<X: Sync>(xs: &[X], bad: impl Fn(&X) -> bool + Sync + Send) -> Option<usize> {
+    let block_has_bad = |block: &[X]| block.iter().fold(false, |acc, x| acc | bad(x));
+    let block = if xs.len() < PARALLEL_MIN_INDICES || rayon::current_num_threads() < 2 {
+        xs.chunks(CHECK_BLOCK).position(block_has_bad)
+    } else {
+        let flags: Vec<bool> = xs.par_chunks(CHECK_BLOCK).map(block_has_bad).collect();
+        flags.iter().position(|&f| f)
+    }?;
+    let start = block * CHECK_BLOCK;
+    xs[start..].iter().position(bad).map(|k| start + k)
 }
 
 /// Finds the first bad index in row-major order, if the policy makes it an error.
@@ -55,47 +115,139 @@ pub(crate) fn check_gather<I: IndexType>(
     if !plan.validate || !policy.errors() {
         return Ok(());
     }
-    match indices
-        .iter()
-        .position(|&i| policy.resolve(i, plan.gathered).is_none())
-    {
+    let gathered = plan.gathered;
+    match first_bad(indices, |&i| policy.resolve(i, gathered).is_none()) {
         None => Ok(()),
         Some(k) => Err(GatherError::BadIndex {
             position: unravel(k, &plan.indices_shape),
             value: indices[k].to_i128(),
-            limit: plan.gathered,
+            limit: gathered,
         }),
     }
 }
 
-/// Copies the gathered slices, `[batch, outer, n, inner]` in row-major order.
-pub(crate) fn gather<T, I, S>(
+/// Copies the gathered slices, `[batch, outer, n, inner]` in row-major order, into `out`
+/// (exactly `plan.out_len` slots, every one of which is written).
+pub(crate) fn gather<T, I, O>(
     params: &[T],
     indices: &[I],
     plan: &GatherPlan,
     policy: BadIndices,
-    sink: &mut S,
+    out: &mut [O],
 ) where
-    T: Clone + Default,
+    T: Clone + Default + Sync,
     I: IndexType,
-    S: Sink<T>,
+    O: Slot<T>,
 {
-    if plan.out_len == 0 {
-        return;
-    }
-    let (inner, gathered) = (plan.inner, plan.gathered);
-    for b in 0..plan.batch {
-        let batch_indices = &indices[b * plan.n..(b + 1) * plan.n];
-        for o in 0..plan.outer {
-            let base = (b * plan.outer + o) * gathered;
-            for &i in batch_indices {
-                match policy.resolve(i, gathered) {
-                    Some(g) => {
-                        let start = (base + g) * inner;
-                        sink.copy(&params[start..start + inner]);
-                    }
-                    None => sink.fill_default(inner),
+    let (inner, gathered, outer, n) = (plan.inner, plan.gathered, plan.outer, plan.n);
+    let item_bytes = inner * std::mem::size_of::<T>() + std::mem::size_of::<I>();
+    for_chunks(out, inner, item_bytes, |first, chunk| {
+        let items = chunk.len() / inner;
+        // Where the chunk starts in [batch, outer, n]; then counters, not divisions.
+        let (mut j, rest) = (first % n, first / n);
+        let (mut o, mut b) = (rest % outer, rest / outer);
+        let mut k = 0;
+        while k < items {
+            let run = (n - j).min(items - k);
+            let idx = &indices[b * n + j..b * n + j + run];
+            let base = (b * outer + o) * gathered;
+            let dst = &mut chunk[k * inner..(k + run) * inner];
+            let row = &params[base * inner..(base + gathered) * inner];
+            let ahead = if inner == 1 {
+                PREFETCH_SCALARS
+            } else {
+                PREFETCH_SLICES
+            };
+            for &i in &idx[..ahead.min(run)] {
+                if let Some(g) = i.checked_index(gathered) {
+                    prefetch(&row[g * inner]);
                 }
+            }
+            if inner == 1 {
+                for (t, (d, &i)) in dst.iter_mut().zip(idx).enumerate() {
+                    if let Some(g) = idx.get(t + ahead).and_then(|&a| a.checked_index(gathered)) {
+                        prefetch(&row[g]);
+                    }
+                    match policy.resolve(i, gathered) {
+                        Some(g) => d.put(&row[g]),
+                        None => d.put_default(),
+                    }
+                }
+            } else {
+                let ctx = SliceCopy {
+                    row,
+                    idx,
+                    gathered,
+                    ahead,
+                    policy,
+                };
+                match inner {
+                    2 => ctx.run::<2, O>(dst),
+                    3 => ctx.run::<3, O>(dst),
+                    4 => ctx.run::<4, O>(dst),
+                    8 => ctx.run::<8, O>(dst),
+                    16 => ctx.run::<16, O>(dst),
+                    _ => ctx.run_dyn(dst, inner),
+                }
+            }
+            k += run;
+            j += run;
+            if j == n {
+                j = 0;
+                o += 1;
+                if o == outer {
+                    o = 0;
+                    b += 1;
+                }
+            }
+        }
+    });
+}
+
+/// Copies one run of slices (one `(batch, outer)` row of params, several indices).
+struct SliceCopy<'a, T, I> {
+    row: &'a [T],
+    idx: &'a [I],
+    gathered: usize,
+    ahead: usize,
+    policy: BadIndices,
+}
+
+impl<T: Clone + Default + Sync, I: IndexType> SliceCopy<'_, T, I> {
+    /// Requests the cache lines of slice `t + ahead` (up to 1 KiB of it).
+    #[inline(always)]
+    fn prefetch_ahead(&self, t: usize, inner: usize) {
+        if let Some(g) = self
+            .idx
+            .get(t + self.ahead)
+            .and_then(|&a| a.checked_index(self.gathered))
+        {
+            let slice = &self.row[g * inner..(g + 1) * inner];
+            let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
+            for v in slice.iter().step_by(step).take(16) {
+                prefetch(v);
+            }
+        }
+    }
+
+    /// Slices of a length known at compile time: the copy becomes a few vector moves.
+    #[inline(always)]
+    fn run<const N: usize, O: Slot<T>>(&self, dst: &mut [O]) {
+        for (t, (d, &i)) in dst.chunks_exact_mut(N).zip(self.idx).enumerate() {
+            self.prefetch_ahead(t, N);
+            match self.policy.resolve(i, self.gathered) {
+                Some(g) => O::put_slice(d, &self.row[g * N..g * N + N]),
+                None => d.iter_mut().for_each(Slot::put_default),
+            }
+        }
+    }
+
+    fn run_dyn<O: Slot<T>>(&self, dst: &mut [O], inner: usize) {
+        for (t, (d, &i)) in dst.chunks_exact_mut(inner).zip(self.idx).enumerate() {
+            self.prefetch_ahead(t, inner);
+            match self.policy.resolve(i, self.gathered) {
+                Some(g) => O::put_slice(d, &self.row[g * inner..(g + 1) * inner]),
+                None => d.iter_mut().for_each(Slot::put_default),
             }
         }
     }
@@ -126,11 +278,46 @@ pub(crate) fn check_gather_nd<I: IndexType>(
     if plan.out_len == 0 || plan.depth == 0 || !policy.errors() {
         return Ok(());
     }
-    let bad = indices.chunks_exact(plan.depth).position(|row| {
-        row.iter()
-            .zip(&plan.dims)
-            .any(|(&i, &dim)| policy.resolve(i, dim).is_none())
-    });
+    let dims = &plan.dims;
+    let bad = if plan.depth == 1 {
+        let dim = dims[0];
+        first_bad(indices, |&i| policy.resolve(i, dim).is_none())
+    } else {
+        // Each element is tested against its component's dimension; the first bad element
+        // names the first bad row.
+        let depth = plan.depth;
+        let cycle: Vec<usize> = (0..CHECK_BLOCK - CHECK_BLOCK % depth)
+            .map(|k| dims[k % depth])
+            .collect();
+        let rows_per_block = cycle.len() / depth;
+        let block_has_bad = |block: &[I]| {
+            block
+                .iter()
+                .zip(&cycle)
+                .fold(false, |acc, (&i, &d)| acc | policy.resolve(i, d).is_none())
+        };
+        let blocks = indices.chunks(rows_per_block * depth);
+        let block = if indices.len() < PARALLEL_MIN_INDICES || rayon::current_num_threads() < 2 {
+            blocks.clone().position(block_has_bad)
+        } else {
+            let flags: Vec<bool> = indices
+                .par_chunks(rows_per_block * depth)
+                .map(block_has_bad)
+                .collect();
+            flags.iter().position(|&f| f)
+        };
+        block.and_then(|b| {
+            let start = b * rows_per_block;
+            indices[start * depth..]
+                .chunks_exact(depth)
+                .position(|row| {
+                    row.iter()
+                        .zip(dims)
+                        .any(|(&i, &dim)| policy.resolve(i, dim).is_none())
+                })
+                .map(|r| start + r)
+        })
+    };
     match bad {
         None => Ok(()),
         Some(r) => Err(GatherError::BadIndexVector {
@@ -145,29 +332,64 @@ pub(crate) fn check_gather_nd<I: IndexType>(
     }
 }
 
-/// Copies the slice of every index vector, in row-major order.
-pub(crate) fn gather_nd<T, I, S>(
+/// Copies the slice of every index vector, in row-major order, into `out` (exactly
+/// `plan.out_len` slots, every one of which is written).
+pub(crate) fn gather_nd<T, I, O>(
     params: &[T],
     indices: &[I],
     plan: &GatherNdPlan,
     policy: BadIndices,
-    sink: &mut S,
+    out: &mut [O],
 ) where
-    T: Clone + Default,
+    T: Clone + Default + Sync,
     I: IndexType,
-    S: Sink<T>,
+    O: Slot<T>,
 {
-    if plan.out_len == 0 {
-        return;
-    }
-    for b in 0..plan.batch {
-        for r in 0..plan.rows {
-            let row_start = (b * plan.rows + r) * plan.depth;
-            let row = &indices[row_start..row_start + plan.depth];
-            match nd_offset(plan, b, row, policy) {
-                Some(start) => sink.copy(&params[start..start + plan.slice]),
-                None => sink.fill_default(plan.slice),
+    let (slice, depth, rows) = (plan.slice, plan.depth, plan.rows);
+    let item_bytes = slice * std::mem::size_of::<T>() + depth * std::mem::size_of::<I>();
+    let ahead = if slice == 1 {
+        PREFETCH_SCALARS
+    } else {
+        PREFETCH_SLICES
+    };
+    let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
+    for_chunks(out, slice, item_bytes, |first, chunk| {
+        let items = chunk.len() / slice;
+        // Two cursors over (batch, row): the one copied, and one `ahead` items later whose
+        // slice is prefetched.
+        let (mut b, mut r) = (first / rows, first % rows);
+        let (mut pb, mut pr) = (b, r);
+        let advance = |b: &mut usize, r: &mut usize| {
+            *r += 1;
+            if *r == rows {
+                *r = 0;
+                *b += 1;
             }
+        };
+        for _ in 0..ahead.min(items) {
+            advance(&mut pb, &mut pr);
         }
-    }
+        for (t, dst) in chunk.chunks_exact_mut(slice).enumerate() {
+            if t + ahead < items {
+                let at = (pb * rows + pr) * depth;
+                if let Some(start) =
+                    nd_offset(plan, pb, &indices[at..at + depth], BadIndices::Clamp)
+                {
+                    params[start..start + slice]
+                        .iter()
+                        .step_by(step)
+                        .take(16)
+                        .for_each(prefetch);
+                }
+                advance(&mut pb, &mut pr);
+            }
+            let at = (b * rows + r) * depth;
+            match nd_offset(plan, b, &indices[at..at + depth], policy) {
+                Some(start) if slice == 1 => dst[0].put(&params[start]),
+                Some(start) => O::put_slice(dst, &params[start..start + slice]),
+                None => dst.iter_mut().for_each(Slot::put_default),
+            }
+            advance(&mut b, &mut r);
+        }
+    });
 }

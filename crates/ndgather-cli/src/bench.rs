@@ -1,0 +1,353 @@
+//! `ndgather bench SUITE.json`: times each case of the shared benchmark suite in-process, in
+//! two modes (`alloc`: a fresh output per call; `into`: the caller's buffer reused), beside
+//! this machine's memcpy bandwidth measured in the same run.
+
+use crate::error::CliError;
+use ndarray::{ArrayD, IxDyn};
+use ndgather::{Element, GatherNdOptions, GatherOptions, IndexType};
+use serde_json::{json, Value};
+use std::time::Instant;
+
+/// Options of one bench run.
+pub struct BenchArgs {
+    pub quick: bool,
+    pub cases: Option<Vec<String>>,
+    pub runs: usize,
+}
+
+/// A small, fast generator (xorshift64*); the suite asks only for the distribution.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        ((self.next() >> 32) * n) >> 32
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn bad(what: &str) -> CliError {
+    CliError::Internal(format!("suite: {what}"))
+}
+
+fn dims(v: &Value, what: &str) -> Result<Vec<usize>, CliError> {
+    v.as_array()
+        .ok_or_else(|| bad(what))?
+        .iter()
+        .map(|d| d.as_u64().map(|d| d as usize).ok_or_else(|| bad(what)))
+        .collect()
+}
+
+/// One case's inputs and how to call it.
+struct Case {
+    name: String,
+    op: String,
+    axis: Option<i64>,
+    batch_dims: i64,
+    params_shape: Vec<usize>,
+    indices_shape: Vec<usize>,
+    index_high: Vec<u64>,
+    sorted: bool,
+    seed: u64,
+    params: Value,
+    index_dtype: String,
+}
+
+fn parse_case(c: &Value, quick: bool) -> Result<Case, CliError> {
+    let sizes = &c[if quick { "quick" } else { "full" }];
+    let high = &sizes["index_high"];
+    let index_high = if let Some(h) = high.as_u64() {
+        vec![h]
+    } else {
+        dims(high, "index_high")?
+            .into_iter()
+            .map(|h| h as u64)
+            .collect()
+    };
+    Ok(Case {
+        name: c["name"]
+            .as_str()
+            .ok_or_else(|| bad("case without name"))?
+            .to_string(),
+        op: c["op"].as_str().unwrap_or("gather").to_string(),
+        axis: c["axis"].as_i64(),
+        batch_dims: c["batch_dims"].as_i64().unwrap_or(0),
+        params_shape: dims(&sizes["params_shape"], "params_shape")?,
+        indices_shape: dims(&sizes["indices_shape"], "indices_shape")?,
+        index_high,
+        sorted: c["indices"]["sorted"].as_bool().unwrap_or(false),
+        seed: c["seed"].as_u64().unwrap_or(1),
+        params: c["params"].clone(),
+        index_dtype: c["indices"]["dtype"]
+            .as_str()
+            .unwrap_or("int32")
+            .to_string(),
+    })
+}
+
+/// Median seconds per call of `f`, over `runs` samples of at least ~20 ms each.
+fn time(runs: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let start = Instant::now();
+    f();
+    let once = start.elapsed().as_secs_f64().max(1e-9);
+    let reps = ((0.02 / once).ceil() as usize).clamp(1, 1_000_000);
+    let mut samples: Vec<f64> = (0..runs.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..reps {
+                f();
+            }
+            t.elapsed().as_secs_f64() / reps as f64
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+/// memcpy bandwidth (bytes read + written per second), the better of 1 and all threads.
+pub fn memcpy_gbps(runs: usize) -> f64 {
+    use rayon::prelude::*;
+    let n = 256 << 20;
+    let src = vec![1u8; n];
+    let mut dst = vec![0u8; n];
+    let one = time(runs, || dst.copy_from_slice(&src));
+    let all = time(runs, || {
+        dst.par_chunks_mut(n / 16)
+            .zip(src.par_chunks(n / 16))
+            .for_each(|(d, s)| d.copy_from_slice(s))
+    });
+    2.0 * n as f64 / one.min(all) / 1e9
+}
+
+fn indices<I: IndexType + TryFrom<u64>>(case: &Case, rng: &mut Rng) -> Result<ArrayD<I>, CliError> {
+    let count: usize = case.indices_shape.iter().product();
+    let depth = case.index_high.len();
+    let mut flat: Vec<u64> = (0..count)
+        .map(|k| rng.below(case.index_high[k % depth]))
+        .collect();
+    if case.sorted {
+        flat.sort_unstable();
+    }
+    let values = flat
+        .into_iter()
+        .map(|v| I::try_from(v).map_err(|_| bad("index does not fit its dtype")))
+        .collect::<Result<Vec<I>, _>>()?;
+    ArrayD::from_shape_vec(IxDyn(&case.indices_shape), values).map_err(|e| bad(&e.to_string()))
+}
+
+/// The op of a case with its options.
+#[derive(Clone, Copy)]
+enum Call {
+    Gather(GatherOptions),
+    GatherNd(GatherNdOptions),
+}
+
+impl Call {
+    fn of(case: &Case) -> Call {
+        if case.op == "gather_nd" {
+            Call::GatherNd(GatherNdOptions::new().batch_dims(case.batch_dims))
+        } else {
+            let o = GatherOptions::new().batch_dims(case.batch_dims);
+            Call::Gather(case.axis.map_or(o, |a| o.axis(a)))
+        }
+    }
+
+    fn alloc<T: Element, I: IndexType>(
+        self,
+        p: &ArrayD<T>,
+        i: &ArrayD<I>,
+    ) -> ndgather::Result<ArrayD<T>> {
+        match self {
+            Call::Gather(o) => o.gather(p, i),
+            Call::GatherNd(o) => o.gather_nd(p, i),
+        }
+    }
+
+    fn into<T: Element, I: IndexType>(
+        self,
+        p: &ArrayD<T>,
+        i: &ArrayD<I>,
+        out: &mut ArrayD<T>,
+    ) -> ndgather::Result<()> {
+        match self {
+            Call::Gather(o) => o.gather_into(p, i, out.view_mut()),
+            Call::GatherNd(o) => o.gather_nd_into(p, i, out.view_mut()),
+        }
+    }
+}
+
+/// One timed mode of one case.
+pub struct Timing {
+    pub mode: &'static str,
+    pub median_s: f64,
+    pub bytes_moved: usize,
+}
+
+/// Runs one case in both modes.
+fn run_typed<T: Element, I: IndexType + TryFrom<u64>>(
+    case: &Case,
+    params: &ArrayD<T>,
+    rng: &mut Rng,
+    runs: usize,
+    payload: impl Fn(&ArrayD<T>) -> usize,
+) -> Result<Vec<Timing>, CliError> {
+    let indices = indices::<I>(case, rng)?;
+    let call = Call::of(case);
+    let mut out = call.alloc(params, &indices)?;
+    let bytes_moved = 2 * payload(&out) + indices.len() * std::mem::size_of::<I>();
+    let alloc_s = time(runs, || {
+        drop(std::hint::black_box(call.alloc(params, &indices)))
+    });
+    let into_s = time(runs, || {
+        let _ = std::hint::black_box(call.into(params, &indices, &mut out));
+    });
+    Ok(vec![
+        Timing {
+            mode: "alloc",
+            median_s: alloc_s,
+            bytes_moved,
+        },
+        Timing {
+            mode: "into",
+            median_s: into_s,
+            bytes_moved,
+        },
+    ])
+}
+
+fn uniform_params<T: Element>(
+    case: &Case,
+    rng: &mut Rng,
+    make: impl Fn(f64) -> T,
+) -> Result<ArrayD<T>, CliError> {
+    let n: usize = case.params_shape.iter().product();
+    ArrayD::from_shape_vec(
+        IxDyn(&case.params_shape),
+        (0..n).map(|_| make(rng.unit())).collect(),
+    )
+    .map_err(|e| bad(&e.to_string()))
+}
+
+fn with_indices<T: Element>(
+    case: &Case,
+    params: &ArrayD<T>,
+    rng: &mut Rng,
+    runs: usize,
+    payload: impl Fn(&ArrayD<T>) -> usize,
+) -> Result<Vec<Timing>, CliError> {
+    match case.index_dtype.as_str() {
+        "int32" => run_typed::<T, i32>(case, params, rng, runs, payload),
+        "int64" => run_typed::<T, i64>(case, params, rng, runs, payload),
+        other => Err(bad(&format!("index dtype {other}"))),
+    }
+}
+
+fn run_case(case: &Case, runs: usize) -> Result<Vec<Timing>, CliError> {
+    let mut rng = Rng(case.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    match case.params["dtype"].as_str().unwrap_or("") {
+        "float32" => {
+            let p = uniform_params(case, &mut rng, |u| u as f32)?;
+            with_indices(case, &p, &mut rng, runs, |o| o.len() * 4)
+        }
+        "float64" => {
+            let p = uniform_params(case, &mut rng, |u| u)?;
+            with_indices(case, &p, &mut rng, runs, |o| o.len() * 8)
+        }
+        "string" => {
+            let lo = case.params["min_len"].as_u64().unwrap_or(1);
+            let hi = case.params["max_len"].as_u64().unwrap_or(lo).max(lo);
+            let alphabet: Vec<u8> = case.params["alphabet"]
+                .as_str()
+                .unwrap_or("ab")
+                .bytes()
+                .collect();
+            let n: usize = case.params_shape.iter().product();
+            let data = (0..n)
+                .map(|_| {
+                    let len = lo + rng.below(hi - lo + 1);
+                    (0..len)
+                        .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
+                        .collect::<Vec<u8>>()
+                })
+                .collect();
+            let p = ArrayD::from_shape_vec(IxDyn(&case.params_shape), data)
+                .map_err(|e| bad(&e.to_string()))?;
+            with_indices(case, &p, &mut rng, runs, |o| o.iter().map(Vec::len).sum())
+        }
+        other => Err(bad(&format!("params dtype {other}"))),
+    }
+}
+
+/// Runs the suite and prints a table; returns the JSON report.
+pub fn run(
+    suite_path: &std::path::Path,
+    args: &BenchArgs,
+    out: &mut impl std::io::Write,
+) -> Result<Value, CliError> {
+    let text = std::fs::read_to_string(suite_path).map_err(|e| CliError::io(suite_path, e))?;
+    let suite: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
+    let cases = suite["cases"].as_array().ok_or_else(|| bad("no cases"))?;
+    let memcpy = memcpy_gbps(args.runs.min(5));
+    let line = |out: &mut dyn std::io::Write, s: String| {
+        writeln!(out, "{s}").map_err(|e| CliError::io(std::path::Path::new("<stdout>"), e))
+    };
+    line(
+        out,
+        format!(
+            "memcpy {memcpy:.1} GB/s (read + write), {} threads",
+            rayon::current_num_threads()
+        ),
+    )?;
+    line(
+        out,
+        format!(
+            "{:<11} {:<6} {:>12} {:>9} {:>8}",
+            "case", "mode", "median", "GB/s", "memcpy%"
+        ),
+    )?;
+    let mut report = Vec::new();
+    for c in cases {
+        let case = parse_case(c, args.quick)?;
+        if args
+            .cases
+            .as_ref()
+            .is_some_and(|names| !names.contains(&case.name))
+        {
+            continue;
+        }
+        for t in run_case(&case, args.runs)? {
+            let gbps = t.bytes_moved as f64 / t.median_s / 1e9;
+            let shown = if t.median_s < 1e-3 {
+                format!("{:.2} us", t.median_s * 1e6)
+            } else {
+                format!("{:.2} ms", t.median_s * 1e3)
+            };
+            line(
+                out,
+                format!(
+                    "{:<11} {:<6} {:>12} {:>9.2} {:>7.0}%",
+                    case.name,
+                    t.mode,
+                    shown,
+                    gbps,
+                    100.0 * gbps / memcpy
+                ),
+            )?;
+            report.push(
+                json!({"name": case.name, "mode": t.mode, "median_s": t.median_s, "gbps": gbps,
+                               "bytes_moved": t.bytes_moved, "memcpy_share": gbps / memcpy}),
+            );
+        }
+    }
+    Ok(
+        json!({"memcpy_gbps": memcpy, "threads": rayon::current_num_threads(), "quick": args.quick, "cases": report}),
+    )
+}

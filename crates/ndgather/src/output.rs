@@ -1,0 +1,59 @@
+//! Fresh outputs: allocated without being zeroed, backed by 2 MiB pages where the OS offers
+//! them (fewer page faults on large outputs), and handed over only once every element is
+//! written. The crate's only `unsafe` code is here.
+
+use crate::error::{GatherError, Result};
+use std::mem::MaybeUninit;
+
+/// Outputs at least this large are advised to use transparent huge pages.
+pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
+
+/// A vector of `len` elements, each written by `fill` (which must write every slot of the
+/// slice it is given; the kernels do).
+pub(crate) fn fresh<T>(
+    len: usize,
+    shape: &[usize],
+    fill: impl FnOnce(&mut [MaybeUninit<T>]),
+) -> Result<Vec<T>> {
+    let bytes = len
+        .checked_mul(std::mem::size_of::<T>().max(1))
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| GatherError::ShapeOverflow {
+            what: "output",
+            shape: shape.to_vec(),
+        })?;
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| GatherError::OutOfMemory { bytes })?;
+    advise_huge_pages(&mut v, bytes);
+    let slots = &mut v.spare_capacity_mut()[..len];
+    fill(slots);
+    // SAFETY: `slots` are the first `len` elements of the capacity, and `fill` initialised
+    // every one of them: the kernels write each output slot exactly once (the property and
+    // conformance tests compare every element). Were `fill` to panic, `set_len` is not
+    // reached and the vector drops as empty (leaking, never reading, what was written).
+    unsafe { v.set_len(len) };
+    Ok(v)
+}
+
+/// Asks the OS to back the 2 MiB-aligned interior of a large allocation with huge pages.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages<T>(v: &mut Vec<T>, bytes: usize) {
+    const HUGE: usize = 2 << 20;
+    if bytes < HUGE_PAGE_MIN_BYTES {
+        return;
+    }
+    let start = v.as_mut_ptr() as usize;
+    let (lo, hi) = (start.div_ceil(HUGE) * HUGE, (start + bytes) / HUGE * HUGE);
+    if hi > lo {
+        // SAFETY: [lo, hi) lies inside the allocation `v` owns (of `bytes` bytes from
+        // `start`); MADV_HUGEPAGE changes only how the kernel backs those pages, never their
+        // contents or validity, and failure (e.g. THP disabled) is harmless, so it is ignored.
+        unsafe {
+            libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages<T>(_v: &mut Vec<T>, _bytes: usize) {}

@@ -1,0 +1,227 @@
+//! The fast paths at their boundaries: slice sizes around each specialisation, outputs on both
+//! sides of the parallel threshold and of the huge-page size, chunks that split a run of
+//! indices, bad indices far apart in long index arrays, and thread counts from 1 to many.
+
+mod common;
+
+use common::reference;
+use ndarray::{ArrayD, Dimension, IxDyn, ShapeBuilder, Slice};
+use ndgather::kernel::{CHUNK_BYTES, PARALLEL_MIN_BYTES};
+use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions};
+
+fn lcg(seed: &mut u64) -> u64 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *seed >> 33
+}
+
+fn params(shape: &[usize]) -> ArrayD<f32> {
+    ArrayD::from_shape_fn(IxDyn(shape), |ix| {
+        ix.slice().iter().fold(0.0, |a, &d| a * 31.0 + d as f32)
+    })
+}
+
+fn indices(shape: &[usize], high: usize, seed: u64) -> ArrayD<i64> {
+    let mut s = seed;
+    ArrayD::from_shape_fn(IxDyn(shape), |_| (lcg(&mut s) % high as u64) as i64)
+}
+
+fn in_pool<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+/// gather against the reference, on 1, 2 and 3 threads, fresh and into a caller's buffer.
+fn check_gather(pshape: &[usize], ishape: &[usize], axis: usize, bd: usize) {
+    let p = params(pshape);
+    let i = indices(
+        ishape,
+        pshape[axis],
+        (pshape.len() * 7 + ishape.iter().sum::<usize>()) as u64,
+    );
+    let expected = reference::gather(&p, &i, axis, bd, BadIndices::Error).unwrap();
+    let o = GatherOptions::new().axis(axis as i64).batch_dims(bd as i64);
+    for threads in [1, 2, 3] {
+        let got = in_pool(threads, || o.gather(&p, &i).unwrap());
+        assert_eq!(
+            got, expected,
+            "{pshape:?} {ishape:?} axis {axis} on {threads} threads"
+        );
+        let mut out = ArrayD::<f32>::zeros(IxDyn(expected.shape()));
+        in_pool(threads, || o.gather_into(&p, &i, out.view_mut()).unwrap());
+        assert_eq!(out, expected);
+    }
+}
+
+#[test]
+fn slice_sizes_around_the_specialisations() {
+    for inner in [1, 2, 3, 4, 5, 8, 16, 17, 64] {
+        check_gather(&[50, inner], &[300], 0, 0);
+    }
+}
+
+#[test]
+fn outputs_across_the_parallel_threshold() {
+    let elems = PARALLEL_MIN_BYTES / 4;
+    for n in [
+        elems / 8 - 1,
+        elems / 8,
+        elems / 8 + 1,
+        elems / 2,
+        3 * elems,
+    ] {
+        check_gather(&[1000, 8], &[n / 8 + 1], 0, 0);
+    }
+    // Scalar gathers (inner 1) long enough to be split into many chunks.
+    check_gather(&[100_000], &[3 * CHUNK_BYTES + 5], 0, 0);
+}
+
+#[test]
+fn chunks_that_split_runs_of_indices() {
+    // cols: many outer rows with a short run of indices each.
+    check_gather(&[3000, 70], &[37], 1, 0);
+    // batch_topk: batch dims with slice size 1.
+    check_gather(&[300, 257], &[300, 33], 1, 1);
+    // Batch, outer and inner all above 1.
+    check_gather(&[7, 9, 41, 3], &[7, 501], 2, 1);
+}
+
+#[test]
+fn huge_page_outputs() {
+    // 8 MiB of output: advised for huge pages; values must be unaffected.
+    check_gather(&[4096, 256], &[8192], 0, 0);
+}
+
+#[test]
+fn unaligned_and_strided_views() {
+    let big = params(&[400, 130]);
+    let view = big.slice_each_axis(|ax| {
+        if ax.axis.index() == 1 {
+            Slice::new(1, Some(-1), 1)
+        } else {
+            Slice::from(..)
+        }
+    });
+    let owned = view.to_owned();
+    let i = indices(&[20_000], 400, 3);
+    let expected = reference::gather(&owned, &i, 0, 0, BadIndices::Error).unwrap();
+    assert_eq!(GatherOptions::new().gather(&view, &i).unwrap(), expected);
+    // Into a column-major and into a strided output.
+    let mut f = ArrayD::<f32>::zeros(IxDyn(expected.shape()).f());
+    GatherOptions::new()
+        .gather_into(&view, &i, f.view_mut())
+        .unwrap();
+    assert_eq!(f, expected);
+    let mut wide = ArrayD::<f32>::zeros(IxDyn(&[20_000, 256]));
+    let mut strided = wide.slice_each_axis_mut(|ax| {
+        if ax.axis.index() == 1 {
+            Slice::new(0, None, 2)
+        } else {
+            Slice::from(..)
+        }
+    });
+    GatherOptions::new()
+        .gather_into(&view, &i, strided.view_mut())
+        .unwrap();
+    assert_eq!(strided, expected);
+}
+
+#[test]
+fn first_bad_index_whatever_the_threads() {
+    let p = params(&[1000]);
+    let mut i = indices(&[1 << 20], 1000, 9);
+    i[[700_000]] = 5000;
+    i[[900_000]] = -1;
+    i[[123_456]] = 1000;
+    for threads in [1, 2, 4] {
+        let err = in_pool(threads, || ndgather::gather(&p, &i).unwrap_err());
+        assert_eq!(
+            err,
+            GatherError::BadIndex {
+                position: vec![123_456],
+                value: 1000,
+                limit: 1000
+            }
+        );
+    }
+    // gather_nd: the first bad row, with rows split across check blocks.
+    let p2 = params(&[300, 300]);
+    let mut rows = indices(&[200_000, 2], 300, 4);
+    rows[[150_001, 1]] = 300;
+    rows[[199_999, 0]] = -3;
+    for threads in [1, 2, 4] {
+        let err = in_pool(threads, || ndgather::gather_nd(&p2, &rows).unwrap_err());
+        assert!(
+            matches!(&err, GatherError::BadIndexVector { position, .. } if position == &vec![150_001]),
+            "{err:?}"
+        );
+    }
+}
+
+#[test]
+fn gather_nd_fast_paths_across_thresholds() {
+    for (pshape, ishape, bd) in [
+        (vec![300, 300], vec![200_000, 2], 0),
+        (vec![100, 100, 7], vec![50_000, 2], 0),
+        (vec![8, 100, 64], vec![8, 3000, 1], 1),
+        (vec![60, 50], vec![60, 2000, 1], 1),
+    ] {
+        let p = params(&pshape);
+        let depth = ishape[ishape.len() - 1];
+        let mut s = 11u64;
+        let i = ArrayD::from_shape_fn(IxDyn(&ishape), |ix| {
+            let c = ix[ix.ndim() - 1];
+            let _ = depth;
+            (lcg(&mut s) % pshape[bd + c] as u64) as i64
+        });
+        let expected = reference::gather_nd(&p, &i, bd, BadIndices::Error).unwrap();
+        let o = GatherNdOptions::new().batch_dims(bd as i64);
+        for threads in [1, 2, 3] {
+            assert_eq!(
+                in_pool(threads, || o.gather_nd(&p, &i).unwrap()),
+                expected,
+                "{pshape:?} {ishape:?}"
+            );
+        }
+        let mut out = ArrayD::<f32>::zeros(IxDyn(expected.shape()));
+        o.gather_nd_into(&p, &i, out.view_mut()).unwrap();
+        assert_eq!(out, expected);
+    }
+}
+
+#[test]
+fn policies_on_the_fast_paths() {
+    let p = params(&[1000, 3]);
+    let mut i = indices(&[300_000], 1000, 21);
+    i[[5]] = -1;
+    i[[299_999]] = 1000;
+    for policy in [BadIndices::Ignore, BadIndices::Clamp, BadIndices::Wrap] {
+        let o = GatherOptions::new().bad_indices(policy);
+        let expected = reference::gather(&p, &i, 0, 0, policy);
+        let got = in_pool(2, || o.gather(&p, &i));
+        match (got, expected) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{policy:?}"),
+            (Err(a), Err(_)) => assert!(matches!(a, GatherError::BadIndex { .. })),
+            (a, b) => panic!("{policy:?}: {a:?} vs {b:?}"),
+        }
+    }
+}
+
+#[test]
+fn strings_in_parallel_into_reused_buffers() {
+    let p = ArrayD::from_shape_fn(IxDyn(&[5000]), |ix| format!("s{}", ix[0]));
+    let i = indices(&[100_000], 5000, 2);
+    let expected = reference::gather(&p, &i, 0, 0, BadIndices::Error).unwrap();
+    assert_eq!(in_pool(2, || ndgather::gather(&p, &i).unwrap()), expected);
+    let mut out = ArrayD::from_elem(IxDyn(&[100_000]), "old value that is dropped".to_string());
+    in_pool(2, || {
+        GatherOptions::new()
+            .gather_into(&p, &i, out.view_mut())
+            .unwrap()
+    });
+    assert_eq!(out, expected);
+}
