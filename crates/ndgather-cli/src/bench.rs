@@ -10,8 +10,11 @@ use std::time::Instant;
 
 /// Options of one bench run.
 pub struct BenchArgs {
+    /// Use the cases' quick sizes.
     pub quick: bool,
+    /// Only these cases.
     pub cases: Option<Vec<String>>,
+    /// Samples per case and mode.
     pub runs: usize,
 }
 
@@ -186,8 +189,11 @@ impl Call {
 
 /// One timed mode of one case.
 pub struct Timing {
+    /// `alloc` or `into`.
     pub mode: &'static str,
+    /// Median seconds per call.
     pub median_s: f64,
+    /// Bytes moved per call, as the suite counts them.
     pub bytes_moved: usize,
 }
 

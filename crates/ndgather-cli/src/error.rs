@@ -35,12 +35,13 @@ pub enum CliError {
     /// Arguments that parse but do not make sense together.
     #[error("{0}")]
     Usage(String),
-    /// A suite file for `bench` is malformed.
+    /// Anything else: a malformed benchmark suite, an internal inconsistency.
     #[error("{0}")]
     Internal(String),
 }
 
 impl CliError {
+    /// An I/O error on `path`.
     pub fn io(path: &Path, source: std::io::Error) -> CliError {
         CliError::Io {
             path: path.display().to_string(),
@@ -48,6 +49,7 @@ impl CliError {
         }
     }
 
+    /// A malformed or unsupported `.npy` file.
     pub fn npy(path: &Path, reason: String) -> CliError {
         CliError::Npy {
             path: path.display().to_string(),

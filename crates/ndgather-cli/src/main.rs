@@ -1,11 +1,7 @@
 //! `ndgather`: TensorFlow's `tf.gather` and `tf.gather_nd` over `.npy` files and inline
 //! literals, from the command line.
 
-mod bench;
-mod error;
-mod input;
-mod npy;
-mod print;
+use ndgather_cli::{bench, error, input, npy, print};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use error::CliError;

@@ -5,7 +5,7 @@ use crate::index::{BadIndices, IndexType};
 use crate::kernel;
 use crate::output;
 use crate::plan::{GatherNdPlan, GatherPlan};
-use ndarray::{ArrayBase, ArrayD, ArrayViewMut, CowArray, Data, Dimension, IxDyn};
+use ndarray::{ArrayBase, ArrayD, ArrayViewMut, Data, Dimension, IxDyn};
 use std::borrow::Cow;
 
 /// What can be gathered: any `Clone + Default` type (`Default` fills the slices of ignored
@@ -15,18 +15,20 @@ pub trait Element: Clone + Default + Send + Sync + 'static {}
 impl<T: Clone + Default + Send + Sync + 'static> Element for T {}
 
 /// The elements of an array in row-major order, borrowed when the array is already laid out
-/// so.
+/// so; a copy otherwise, refused with an error (not an abort) when it cannot be allocated.
 pub(crate) fn row_major<A: Clone, S: Data<Elem = A>, D: Dimension>(
     a: &ArrayBase<S, D>,
-) -> Cow<'_, [A]> {
-    match a.as_slice() {
-        Some(s) => Cow::Borrowed(s),
-        None => Cow::Owned(a.iter().cloned().collect()),
+) -> Result<Cow<'_, [A]>> {
+    if let Some(s) = a.as_slice() {
+        return Ok(Cow::Borrowed(s));
     }
-}
-
-fn standard<A: Clone, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> CowArray<'_, A, D> {
-    a.as_standard_layout()
+    let mut v = Vec::new();
+    v.try_reserve_exact(a.len())
+        .map_err(|_| GatherError::OutOfMemory {
+            bytes: a.len().saturating_mul(std::mem::size_of::<A>()),
+        })?;
+    v.extend(a.iter().cloned());
+    Ok(Cow::Owned(v))
 }
 
 fn into_array<T>(shape: Vec<usize>, data: Vec<T>) -> Result<ArrayD<T>> {
@@ -146,10 +148,10 @@ impl GatherOptions {
     {
         let plan =
             GatherPlan::new::<I>(params.shape(), indices.shape(), self.axis, self.batch_dims)?;
-        let idx = row_major(indices);
+        let idx = row_major(indices)?;
         kernel::check_gather(&idx, &plan, self.bad_indices)?;
-        let params = standard(params);
-        let params = params.as_slice().unwrap_or(&[]);
+        let params = row_major(params)?;
+        let params: &[T] = &params;
         let policy = self.bad_indices;
         let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
             kernel::gather(params, &idx, &plan, policy, slots)
@@ -177,10 +179,10 @@ impl GatherOptions {
         let plan =
             GatherPlan::new::<I>(params.shape(), indices.shape(), self.axis, self.batch_dims)?;
         check_out_shape(out.shape(), &plan.out_shape)?;
-        let idx = row_major(indices);
+        let idx = row_major(indices)?;
         kernel::check_gather(&idx, &plan, self.bad_indices)?;
-        let params = standard(params);
-        let params = params.as_slice().unwrap_or(&[]);
+        let params = row_major(params)?;
+        let params: &[T] = &params;
         let policy = self.bad_indices;
         with_row_major_out(
             &mut out,
@@ -250,10 +252,10 @@ impl GatherNdOptions {
         DI: Dimension,
     {
         let plan = GatherNdPlan::new::<I>(params.shape(), indices.shape(), self.batch_dims)?;
-        let idx = row_major(indices);
+        let idx = row_major(indices)?;
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
-        let params = standard(params);
-        let params = params.as_slice().unwrap_or(&[]);
+        let params = row_major(params)?;
+        let params: &[T] = &params;
         let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
             kernel::gather_nd(params, &idx, &plan, self.bad_indices, slots)
         })?;
@@ -279,10 +281,10 @@ impl GatherNdOptions {
     {
         let plan = GatherNdPlan::new::<I>(params.shape(), indices.shape(), self.batch_dims)?;
         check_out_shape(out.shape(), &plan.out_shape)?;
-        let idx = row_major(indices);
+        let idx = row_major(indices)?;
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
-        let params = standard(params);
-        let params = params.as_slice().unwrap_or(&[]);
+        let params = row_major(params)?;
+        let params: &[T] = &params;
         let policy = self.bad_indices;
         with_row_major_out(
             &mut out,

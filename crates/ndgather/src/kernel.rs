@@ -345,35 +345,68 @@ pub(crate) fn gather_nd<T, I, O>(
     I: IndexType,
     O: Slot<T>,
 {
-    let (slice, depth, rows) = (plan.slice, plan.depth, plan.rows);
-    let item_bytes = slice * std::mem::size_of::<T>() + depth * std::mem::size_of::<I>();
+    // Index depths known at compile time make the offset arithmetic a few unrolled steps.
+    match plan.depth {
+        1 => gather_nd_depth::<1, T, I, O>(params, indices, plan, policy, out),
+        2 => gather_nd_depth::<2, T, I, O>(params, indices, plan, policy, out),
+        3 => gather_nd_depth::<3, T, I, O>(params, indices, plan, policy, out),
+        _ => gather_nd_any(params, indices, plan, policy, out),
+    }
+}
+
+/// The offset in params of index vector `row` (of `D` components) of batch element `b`, or
+/// `None` if a component is bad under the policy.
+#[inline(always)]
+fn offset_of<const D: usize, I: IndexType>(
+    row: &[I; D],
+    dims: &[usize; D],
+    strides: &[usize; D],
+    base: usize,
+    policy: BadIndices,
+) -> Option<usize> {
+    let mut offset = base;
+    for k in 0..D {
+        offset += policy.resolve(row[k], dims[k])? * strides[k];
+    }
+    Some(offset)
+}
+
+fn gather_nd_depth<const D: usize, T, I, O>(
+    params: &[T],
+    indices: &[I],
+    plan: &GatherNdPlan,
+    policy: BadIndices,
+    out: &mut [O],
+) where
+    T: Clone + Default + Sync,
+    I: IndexType,
+    O: Slot<T>,
+{
+    let (Ok(dims), Ok(strides)) = (
+        <[usize; D]>::try_from(&plan.dims[..]),
+        <[usize; D]>::try_from(&plan.strides[..]),
+    ) else {
+        return gather_nd_any(params, indices, plan, policy, out);
+    };
+    let (slice, rows, batch_stride) = (plan.slice, plan.rows, plan.batch_stride);
     let ahead = if slice == 1 {
         PREFETCH_SCALARS
     } else {
         PREFETCH_SLICES
     };
     let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
+    let item_bytes = slice * std::mem::size_of::<T>() + D * std::mem::size_of::<I>();
+    let (vectors, _) = indices.as_chunks::<D>();
     for_chunks(out, slice, item_bytes, |first, chunk| {
         let items = chunk.len() / slice;
-        // Two cursors over (batch, row): the one copied, and one `ahead` items later whose
-        // slice is prefetched.
+        let vectors = &vectors[first..first + items];
+        // Batch element of the item copied and of the item prefetched: counters, not divisions.
         let (mut b, mut r) = (first / rows, first % rows);
-        let (mut pb, mut pr) = (b, r);
-        let advance = |b: &mut usize, r: &mut usize| {
-            *r += 1;
-            if *r == rows {
-                *r = 0;
-                *b += 1;
-            }
-        };
-        for _ in 0..ahead.min(items) {
-            advance(&mut pb, &mut pr);
-        }
-        for (t, dst) in chunk.chunks_exact_mut(slice).enumerate() {
-            if t + ahead < items {
-                let at = (pb * rows + pr) * depth;
+        let (mut pb, mut pr) = ((first + ahead) / rows, (first + ahead) % rows);
+        for (t, (dst, row)) in chunk.chunks_exact_mut(slice).zip(vectors).enumerate() {
+            if let Some(next) = vectors.get(t + ahead) {
                 if let Some(start) =
-                    nd_offset(plan, pb, &indices[at..at + depth], BadIndices::Clamp)
+                    offset_of(next, &dims, &strides, pb * batch_stride, BadIndices::Clamp)
                 {
                     params[start..start + slice]
                         .iter()
@@ -381,15 +414,46 @@ pub(crate) fn gather_nd<T, I, O>(
                         .take(16)
                         .for_each(prefetch);
                 }
-                advance(&mut pb, &mut pr);
+                pr += 1;
+                if pr == rows {
+                    (pb, pr) = (pb + 1, 0);
+                }
             }
-            let at = (b * rows + r) * depth;
-            match nd_offset(plan, b, &indices[at..at + depth], policy) {
+            match offset_of(row, &dims, &strides, b * batch_stride, policy) {
                 Some(start) if slice == 1 => dst[0].put(&params[start]),
                 Some(start) => O::put_slice(dst, &params[start..start + slice]),
                 None => dst.iter_mut().for_each(Slot::put_default),
             }
-            advance(&mut b, &mut r);
+            r += 1;
+            if r == rows {
+                (b, r) = (b + 1, 0);
+            }
+        }
+    });
+}
+
+/// Any index depth (0 included).
+fn gather_nd_any<T, I, O>(
+    params: &[T],
+    indices: &[I],
+    plan: &GatherNdPlan,
+    policy: BadIndices,
+    out: &mut [O],
+) where
+    T: Clone + Default + Sync,
+    I: IndexType,
+    O: Slot<T>,
+{
+    let (slice, depth, rows) = (plan.slice, plan.depth, plan.rows);
+    let item_bytes = slice * std::mem::size_of::<T>() + depth * std::mem::size_of::<I>();
+    for_chunks(out, slice, item_bytes, |first, chunk| {
+        for (t, dst) in chunk.chunks_exact_mut(slice).enumerate() {
+            let item = first + t;
+            let at = item * depth;
+            match nd_offset(plan, item / rows, &indices[at..at + depth], policy) {
+                Some(start) => O::put_slice(dst, &params[start..start + slice]),
+                None => dst.iter_mut().for_each(Slot::put_default),
+            }
         }
     });
 }

@@ -65,6 +65,7 @@ pub mod examples;
 mod index;
 pub mod kernel;
 pub mod literal;
+pub mod op;
 #[allow(unsafe_code)]
 mod output;
 pub mod plan;

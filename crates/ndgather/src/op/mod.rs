@@ -1,0 +1,132 @@
+//! TensorFlow's op-wrapper API (as in TF Java's `org.tensorflow.op`), for Rust.
+//!
+//! Ops are created in a [`Scope`], which is either **eager** (each op runs when it is created,
+//! and its [`Output`] holds the value) or **graph** (ops are recorded, with static shapes
+//! inferred at creation by the same shape rules as the eager functions; values come from a
+//! [`Session`] that runs the graph with feeds for its placeholders).
+//!
+//! | TF Java | ndgather |
+//! |---|---|
+//! | `EagerSession` / `Graph` + `OpScope` | [`Scope::eager`] / [`Scope::graph`] |
+//! | `scope.withName("x")`, `scope.withSubScope("s")` | [`Scope::with_name`], [`Scope::with_sub_scope`] |
+//! | `Operand<T>`, `asOutput()` | [`Operand`], [`Operand::as_output`] |
+//! | `Output<T>` (`op()`, `index()`, `dataType()`, `shape()`) | [`Output`] ([`Output::op_name`], [`Output::index`], [`Output::dtype`], [`Output::shape`]) |
+//! | `Constant.create(scope, …)` | [`Constant::create`] |
+//! | `Placeholder.create(scope, TFloat32.class, Placeholder.shape(…))` | [`Placeholder::create`] |
+//! | `Gather.create(scope, params, indices, axis, Gather.batchDims(1L))` | [`Gather::create`] with [`Gather::batch_dims`] |
+//! | `GatherNd.create(scope, params, indices, GatherNd.badIndicesPolicy("IGNORE"))` | [`GatherNd::create`] with [`GatherNd::bad_indices_policy`] |
+//! | `op.output()` | [`Gather::output`], [`GatherNd::output`] |
+//! | `session.runner().feed(p, t).fetch(o).run()` | [`Session::run`] with [`Feeds`] |
+//!
+//! Beyond TF Java, `GatherNd` takes `batch_dims` (Python's `tf.gather_nd` has it), and
+//! [`BadIndices::Clamp`] and [`BadIndices::Wrap`] are accepted as policies.
+//!
+//! ```
+//! use ndarray::array;
+//! use ndgather::op::{Constant, Feeds, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, Placeholder, Scope, Session};
+//! use ndgather::shape::Shape;
+//!
+//! // Eager: ops run at once.
+//! let scope = Scope::eager();
+//! let params = Constant::create(&scope, array![["a", "b"], ["c", "d"]].mapv(String::from).into_dyn())?;
+//! let indices = Constant::create(&scope, array![[0i32, 0], [1, 1]].into_dyn())?;
+//! let op = GatherNd::create(&scope, &params, &indices, GatherNdOpOptions::new())?;
+//! assert_eq!(op.output().value().unwrap(), array!["a", "d"].mapv(String::from).into_dyn());
+//!
+//! // Graph: shapes at creation, values from a session.
+//! let graph = Scope::graph();
+//! let p = Placeholder::<f32>::create(&graph, Shape::from_dims(vec![None, Some(2)]))?;
+//! let i = Constant::create(&graph, array![[3i64], [1]].into_dyn())?;
+//! let axis = Constant::scalar(&graph, 0i32)?;
+//! let rows = Gather::create(&graph, &p, &i, &axis, GatherOpOptions::new())?;
+//! assert_eq!(rows.output().shape().to_string(), "[2,1,2]");
+//! let session = Session::new(&graph);
+//! let feed = array![[0.0f32, 1.0], [10.0, 11.0], [20.0, 21.0], [30.0, 31.0]].into_dyn();
+//! let out = session.run(&rows.output(), &Feeds::new().feed(&p, feed)?)?;
+//! assert_eq!(out, array![[[30.0, 31.0]], [[10.0, 11.0]]].into_dyn());
+//! # Ok::<(), ndgather::op::OpError>(())
+//! ```
+//!
+//! Types are checked by the compiler where Rust can tell: feeding a placeholder of `f32` with
+//! integers, or passing float indices, does not compile.
+//!
+//! ```compile_fail
+//! use ndgather::op::{Feeds, Placeholder, Scope};
+//! let graph = Scope::graph();
+//! let p = Placeholder::<f32>::create(&graph, ndgather::shape::Shape::unknown()).unwrap();
+//! let feeds = Feeds::new().feed(&p, ndarray::array![1i32, 2].into_dyn());
+//! ```
+//!
+//! ```compile_fail
+//! use ndgather::op::{Constant, GatherNd, GatherNdOpOptions, Scope};
+//! let scope = Scope::eager();
+//! let p = Constant::create(&scope, ndarray::array![1.0f32, 2.0].into_dyn()).unwrap();
+//! let i = Constant::create(&scope, ndarray::array![[0.0f32]].into_dyn()).unwrap();
+//! let op = GatherNd::create(&scope, &p, &i, GatherNdOpOptions::new());
+//! ```
+
+mod graph;
+mod ops;
+mod session;
+
+pub use graph::{Operand, Output, Scope};
+pub use ops::{
+    AxisType, Constant, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, Placeholder,
+};
+pub use session::{Feeds, Session};
+
+use crate::error::GatherError;
+#[allow(unused_imports)]
+use crate::index::BadIndices;
+
+/// Errors of the op API: the op's own errors, with TensorFlow's wording, and the graph's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpError {
+    /// The gather itself refused (at creation, or when run).
+    #[error(transparent)]
+    Gather(#[from] GatherError),
+    /// A placeholder was run without a value.
+    #[error("You must feed a value for placeholder tensor '{name}' with dtype {dtype} and shape {shape}")]
+    MissingFeed {
+        /// The placeholder's name.
+        name: String,
+        /// Its dtype.
+        dtype: String,
+        /// Its static shape.
+        shape: String,
+    },
+    /// A feed's shape does not fit its placeholder's.
+    #[error("You must feed a value for placeholder tensor '{name}' with shape {expected}, but the value has shape {found}")]
+    FeedShape {
+        /// The placeholder's name.
+        name: String,
+        /// The placeholder's static shape.
+        expected: String,
+        /// The fed shape.
+        found: String,
+    },
+    /// An operand belongs to another graph or scope.
+    #[error("operand '{name}' belongs to another graph")]
+    ForeignOperand {
+        /// The operand's op name.
+        name: String,
+    },
+    /// Something that only a graph can do was asked of an eager scope, or the reverse.
+    #[error("{0}")]
+    Mode(String),
+    /// The axis operand is not a scalar.
+    #[error("axis must be scalar")]
+    AxisNotScalar,
+    /// A feed or fetch names an output of the wrong dtype (only possible through `Tensor`).
+    #[error("expected dtype {expected}, got {found}")]
+    DType {
+        /// The dtype needed.
+        expected: String,
+        /// The dtype given.
+        found: String,
+    },
+}
+
+/// Shorthand for `Result<T, OpError>`.
+pub type OpResult<T> = std::result::Result<T, OpError>;

@@ -1,0 +1,307 @@
+//! The ops: constants, placeholders, Gather and GatherNd.
+
+use super::graph::{NodeKind, Operand, Output, Scope};
+use super::{OpError, OpResult};
+use crate::array::{GatherNdOptions, GatherOptions};
+use crate::index::{BadIndices, IndexType};
+use crate::shape::{self, Axis, Shape};
+use crate::tensor::{Tensor, TensorElement};
+use ndarray::{ArrayD, IxDyn};
+
+fn check_graph<T: TensorElement>(scope: &Scope, o: &Output<T>) -> OpResult<()> {
+    if o.in_graph(scope) {
+        Ok(())
+    } else {
+        Err(OpError::ForeignOperand { name: o.op_name() })
+    }
+}
+
+/// An op with a fixed value.
+#[derive(Debug, Clone)]
+pub struct Constant<T> {
+    output: Output<T>,
+}
+
+impl<T: TensorElement> Constant<T> {
+    /// A constant holding `value`.
+    pub fn create(scope: &Scope, value: ArrayD<T>) -> OpResult<Constant<T>> {
+        let shape = Shape::known(value.shape());
+        let node = scope.add(
+            "Const",
+            NodeKind::Constant,
+            T::DTYPE,
+            shape,
+            Some(T::into_tensor(value)),
+        );
+        Ok(Constant {
+            output: scope.output(node),
+        })
+    }
+
+    /// A scalar constant.
+    pub fn scalar(scope: &Scope, value: T) -> OpResult<Constant<T>> {
+        Constant::create(scope, ArrayD::from_elem(IxDyn(&[]), value))
+    }
+
+    /// The constant's output.
+    pub fn output(&self) -> Output<T> {
+        self.output.clone()
+    }
+}
+
+impl<T: TensorElement> Operand<T> for Constant<T> {
+    fn as_output(&self) -> Output<T> {
+        self.output()
+    }
+}
+
+/// A value fed when the graph runs, with a static shape that may be partly unknown.
+#[derive(Debug, Clone)]
+pub struct Placeholder<T> {
+    output: Output<T>,
+}
+
+impl<T: TensorElement> Placeholder<T> {
+    /// A placeholder of dtype `T` and static shape `shape` (`Shape::unknown()` for any).
+    pub fn create(scope: &Scope, shape: Shape) -> OpResult<Placeholder<T>> {
+        if scope.is_eager() {
+            return Err(OpError::Mode(
+                "placeholders exist only in graphs: an eager scope has nothing to feed them"
+                    .to_string(),
+            ));
+        }
+        let node = scope.add("Placeholder", NodeKind::Placeholder, T::DTYPE, shape, None);
+        Ok(Placeholder {
+            output: scope.output(node),
+        })
+    }
+
+    /// The placeholder's output.
+    pub fn output(&self) -> Output<T> {
+        self.output.clone()
+    }
+}
+
+impl<T: TensorElement> Operand<T> for Placeholder<T> {
+    fn as_output(&self) -> Output<T> {
+        self.output()
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for i32 {}
+    impl Sealed for i64 {}
+}
+
+/// Element types of Gather's `axis` operand: `i32` and `i64`, as TensorFlow's `Taxis`.
+pub trait AxisType: TensorElement + Copy + sealed::Sealed {
+    /// The value as `i64`.
+    fn to_i64(self) -> i64;
+}
+
+impl AxisType for i32 {
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+}
+
+impl AxisType for i64 {
+    fn to_i64(self) -> i64 {
+        self
+    }
+}
+
+/// The axis as a number, from a tensor of `i32` or `i64`.
+pub(crate) fn axis_value(t: &Tensor) -> Option<i64> {
+    match t {
+        Tensor::I32(a) if a.ndim() == 0 => a.first().map(|&v| v as i64),
+        Tensor::I64(a) if a.ndim() == 0 => a.first().copied(),
+        _ => None,
+    }
+}
+
+/// Options of [`Gather`] (TF Java's `Gather.Options`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GatherOpOptions {
+    pub(crate) batch_dims: i64,
+}
+
+impl GatherOpOptions {
+    /// Default options (`batch_dims = 0`).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The number of batch dimensions (TF Java's `Gather.batchDims`).
+    pub fn batch_dims(mut self, batch_dims: i64) -> Self {
+        self.batch_dims = batch_dims;
+        self
+    }
+}
+
+/// `GatherV2`: slices of `params` along `axis` at `indices`.
+#[derive(Debug, Clone)]
+pub struct Gather<T> {
+    output: Output<T>,
+}
+
+impl<T: TensorElement> Gather<T> {
+    /// TensorFlow's name of the op.
+    pub const OP_NAME: &'static str = "GatherV2";
+
+    /// Creates the op. Shapes are checked and the output's static shape inferred now, with
+    /// TensorFlow's messages; in an eager scope the op also runs now.
+    pub fn create<I, A>(
+        scope: &Scope,
+        params: &impl Operand<T>,
+        indices: &impl Operand<I>,
+        axis: &impl Operand<A>,
+        options: GatherOpOptions,
+    ) -> OpResult<Gather<T>>
+    where
+        I: IndexType + TensorElement,
+        A: AxisType,
+    {
+        let (p, i, a) = (params.as_output(), indices.as_output(), axis.as_output());
+        check_graph(scope, &p)?;
+        check_graph(scope, &i)?;
+        check_graph(scope, &a)?;
+        if a.shape().rank().is_some_and(|r| r != 0) {
+            return Err(OpError::AxisNotScalar);
+        }
+        let axis_value = a.value().and_then(|v| v.first().map(|&x| x.to_i64()));
+        let axis_spec = axis_value.map_or(Axis::Unknown, Axis::Given);
+        let rule = shape::gather_shape(
+            &p.shape(),
+            &i.shape(),
+            axis_spec,
+            options.batch_dims,
+            I::TF_LIMIT,
+        )?;
+        let value = match (scope.is_eager(), p.value(), i.value(), axis_value) {
+            (true, Some(pv), Some(iv), Some(ax)) => Some(T::into_tensor(
+                GatherOptions::new()
+                    .axis(ax)
+                    .batch_dims(options.batch_dims)
+                    .gather(&pv, &iv)?,
+            )),
+            _ => None,
+        };
+        let shape = value
+            .as_ref()
+            .map_or(rule.output, |v| Shape::known(v.shape()));
+        let kind = NodeKind::Gather {
+            params: p.node,
+            indices: i.node,
+            axis: a.node,
+            options,
+        };
+        let node = scope.add("Gather", kind, T::DTYPE, shape, value);
+        Ok(Gather {
+            output: scope.output(node),
+        })
+    }
+
+    /// Values from `params` gathered at `indices` along `axis`.
+    pub fn output(&self) -> Output<T> {
+        self.output.clone()
+    }
+}
+
+impl<T: TensorElement> Operand<T> for Gather<T> {
+    fn as_output(&self) -> Output<T> {
+        self.output()
+    }
+}
+
+/// Options of [`GatherNd`] (TF Java's `GatherNd.Options`, with Python's `batch_dims`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GatherNdOpOptions {
+    pub(crate) batch_dims: i64,
+    pub(crate) bad_indices: BadIndices,
+}
+
+impl GatherNdOpOptions {
+    /// Default options (`batch_dims = 0`, bad indices are errors).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The number of batch dimensions (TensorFlow's Python `tf.gather_nd`).
+    pub fn batch_dims(mut self, batch_dims: i64) -> Self {
+        self.batch_dims = batch_dims;
+        self
+    }
+
+    /// What to do with bad indices (TF Java's `GatherNd.badIndicesPolicy`).
+    pub fn bad_indices_policy(mut self, policy: BadIndices) -> Self {
+        self.bad_indices = policy;
+        self
+    }
+
+    pub(crate) fn eager(self) -> GatherNdOptions {
+        GatherNdOptions::new()
+            .batch_dims(self.batch_dims)
+            .bad_indices(self.bad_indices)
+    }
+}
+
+/// `GatherNd`: slices of `params` addressed by the index vectors of `indices`.
+#[derive(Debug, Clone)]
+pub struct GatherNd<T> {
+    output: Output<T>,
+}
+
+impl<T: TensorElement> GatherNd<T> {
+    /// TensorFlow's name of the op.
+    pub const OP_NAME: &'static str = "GatherNd";
+
+    /// Creates the op (TF Java's `GatherNd.create(scope, params, indices, options)`). Shapes
+    /// are checked and the output's static shape inferred now; in an eager scope the op
+    /// also runs now.
+    pub fn create<I>(
+        scope: &Scope,
+        params: &impl Operand<T>,
+        indices: &impl Operand<I>,
+        options: GatherNdOpOptions,
+    ) -> OpResult<GatherNd<T>>
+    where
+        I: IndexType + TensorElement,
+    {
+        let (p, i) = (params.as_output(), indices.as_output());
+        check_graph(scope, &p)?;
+        check_graph(scope, &i)?;
+        let rule = shape::gather_nd_shape(&p.shape(), &i.shape(), options.batch_dims, I::TF_LIMIT)?;
+        let value = match (scope.is_eager(), p.value(), i.value()) {
+            (true, Some(pv), Some(iv)) => {
+                Some(T::into_tensor(options.eager().gather_nd(&pv, &iv)?))
+            }
+            _ => None,
+        };
+        let shape = value
+            .as_ref()
+            .map_or(rule.output, |v| Shape::known(v.shape()));
+        let kind = NodeKind::GatherNd {
+            params: p.node,
+            indices: i.node,
+            options,
+        };
+        let node = scope.add("GatherNd", kind, T::DTYPE, shape, value);
+        Ok(GatherNd {
+            output: scope.output(node),
+        })
+    }
+
+    /// Values from `params` gathered from indices given by `indices`, with shape
+    /// `indices.shape[:-1] + params.shape[indices.shape[-1]:]`.
+    pub fn output(&self) -> Output<T> {
+        self.output.clone()
+    }
+}
+
+impl<T: TensorElement> Operand<T> for GatherNd<T> {
+    fn as_output(&self) -> Output<T> {
+        self.output()
+    }
+}

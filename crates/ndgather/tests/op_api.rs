@@ -1,0 +1,386 @@
+//! The op-wrapper API: the seed pages' examples through it (eager and graph), names and
+//! scopes, shape inference with unknown dimensions and rank, create-time and feed errors, and
+//! chained gathers run many times.
+
+use ndarray::{array, ArrayD};
+use ndgather::examples::{self, Input, Op};
+use ndgather::op::{
+    Constant, Feeds, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, OpError, Operand,
+    Output, Placeholder, Scope, Session,
+};
+use ndgather::shape::Shape;
+use ndgather::{BadIndices, GatherError, Tensor, TensorElement};
+
+/// Runs one documented example through the op API, eagerly and as a graph with placeholders
+/// of unknown dimensions, and checks both against the documented result.
+fn run_example<T: TensorElement + PartialEq + std::fmt::Debug>(
+    ex: &examples::DocExample,
+    params: ArrayD<T>,
+    indices: ArrayD<i32>,
+) {
+    let expected = ex.check().unwrap().into_array::<T>().unwrap();
+    // Eager.
+    let scope = Scope::eager();
+    let p = Constant::create(&scope, params.clone()).unwrap();
+    let i = Constant::create(&scope, indices.clone()).unwrap();
+    let eager: Output<T> = match ex.op {
+        Op::Gather { axis, batch_dims } => {
+            let axis = axis.unwrap_or(if batch_dims < 0 {
+                batch_dims + indices.ndim() as i64
+            } else {
+                batch_dims
+            });
+            let a = Constant::scalar(&scope, axis).unwrap();
+            Gather::create(
+                &scope,
+                &p,
+                &i,
+                &a,
+                GatherOpOptions::new().batch_dims(batch_dims),
+            )
+            .unwrap()
+            .output()
+        }
+        Op::GatherNd { batch_dims } => GatherNd::create(
+            &scope,
+            &p,
+            &i,
+            GatherNdOpOptions::new().batch_dims(batch_dims),
+        )
+        .unwrap()
+        .output(),
+    };
+    assert_eq!(eager.value().unwrap(), expected, "{} (eager)", ex.call);
+    // Graph, with placeholders whose dimensions are unknown until fed.
+    let graph = Scope::graph();
+    let p = Placeholder::<T>::create(&graph, Shape::unknown_dims(params.ndim())).unwrap();
+    let i = Placeholder::<i32>::create(&graph, Shape::unknown_dims(indices.ndim())).unwrap();
+    let out: Output<T> = match ex.op {
+        Op::Gather { axis, batch_dims } => {
+            let axis = axis.unwrap_or(if batch_dims < 0 {
+                batch_dims + indices.ndim() as i64
+            } else {
+                batch_dims
+            });
+            let a = Constant::scalar(&graph, axis as i32).unwrap();
+            Gather::create(
+                &graph,
+                &p,
+                &i,
+                &a,
+                GatherOpOptions::new().batch_dims(batch_dims),
+            )
+            .unwrap()
+            .output()
+        }
+        Op::GatherNd { batch_dims } => GatherNd::create(
+            &graph,
+            &p,
+            &i,
+            GatherNdOpOptions::new().batch_dims(batch_dims),
+        )
+        .unwrap()
+        .output(),
+    };
+    assert!(
+        out.shape().accepts(expected.shape()),
+        "{}: static {} vs {:?}",
+        ex.call,
+        out.shape(),
+        expected.shape()
+    );
+    let feeds = Feeds::new()
+        .feed(&p, params)
+        .unwrap()
+        .feed(&i, indices)
+        .unwrap();
+    assert_eq!(
+        Session::new(&graph).run(&out, &feeds).unwrap(),
+        expected,
+        "{} (graph)",
+        ex.call
+    );
+}
+
+#[test]
+fn seed_examples_through_the_op_api() {
+    let mut count = 0;
+    for ex in examples::ALL {
+        let (Ok(params), Ok(indices)) = (ex.params.tensor(), ex.indices.tensor()) else {
+            panic!("{}", ex.call)
+        };
+        let indices = indices.into_array::<i32>().unwrap();
+        match params {
+            Tensor::String(p) => run_example(ex, p, indices),
+            Tensor::F32(p) => run_example(ex, p, indices),
+            Tensor::I32(p) => run_example(ex, p, indices),
+            other => panic!("unexpected dtype {}", other.dtype()),
+        }
+        count += 1;
+        let _ = Input::Zeros(&[]);
+    }
+    assert_eq!(count, examples::ALL.len());
+}
+
+#[test]
+fn names_are_unique_and_scoped() {
+    let g = Scope::graph();
+    let p = Constant::create(&g, array![1.0f32, 2.0].into_dyn()).unwrap();
+    let i = Constant::create(&g, array![[0i64]].into_dyn()).unwrap();
+    let names: Vec<String> = (0..3)
+        .map(|_| {
+            GatherNd::create(&g, &p, &i, GatherNdOpOptions::new())
+                .unwrap()
+                .output()
+                .op_name()
+        })
+        .collect();
+    assert_eq!(names, ["GatherNd", "GatherNd_1", "GatherNd_2"]);
+    assert_eq!(p.output().op_name(), "Const");
+    assert_eq!(i.output().op_name(), "Const_1");
+    let named = GatherNd::create(&g.with_name("lookup"), &p, &i, GatherNdOpOptions::new()).unwrap();
+    assert_eq!(named.output().op_name(), "lookup");
+    let again = GatherNd::create(&g.with_name("lookup"), &p, &i, GatherNdOpOptions::new()).unwrap();
+    assert_eq!(again.output().op_name(), "lookup_1");
+    let outer = g.with_sub_scope("outer");
+    let inner = outer.with_sub_scope("inner");
+    assert_eq!(
+        GatherNd::create(&inner, &p, &i, GatherNdOpOptions::new())
+            .unwrap()
+            .output()
+            .op_name(),
+        "outer/inner/GatherNd"
+    );
+    assert_eq!(
+        GatherNd::create(&outer, &p, &i, GatherNdOpOptions::new())
+            .unwrap()
+            .output()
+            .op_name(),
+        "outer/GatherNd"
+    );
+    assert_eq!(
+        GatherNd::create(&g.with_sub_scope("outer"), &p, &i, GatherNdOpOptions::new())
+            .unwrap()
+            .output()
+            .op_name(),
+        "outer_1/GatherNd"
+    );
+    let out = named.output();
+    assert_eq!((out.index(), out.dtype()), (0, ndgather::DType::F32));
+    assert_eq!(out.shape().to_string(), "[1]");
+}
+
+#[test]
+fn shape_inference_with_unknowns() {
+    let g = Scope::graph();
+    // A placeholder [?, 2] gathered by indices [5, 1] along axis 0.
+    let p = Placeholder::<f32>::create(&g, Shape::from_dims(vec![None, Some(2)])).unwrap();
+    let i = Placeholder::<i32>::create(&g, Shape::known(&[5, 1])).unwrap();
+    let a0 = Constant::scalar(&g, 0i32).unwrap();
+    assert_eq!(
+        Gather::create(&g, &p, &i, &a0, GatherOpOptions::new())
+            .unwrap()
+            .output()
+            .shape()
+            .to_string(),
+        "[5,1,2]"
+    );
+    // testUnknownIndices: indices of unknown rank.
+    let any = Placeholder::<i32>::create(&g, Shape::unknown()).unwrap();
+    assert_eq!(
+        Gather::create(&g, &p, &any, &a0, GatherOpOptions::new())
+            .unwrap()
+            .output()
+            .shape(),
+        Shape::unknown()
+    );
+    // testUnknownAxis: the axis is a placeholder; ranks known, dimensions not.
+    let axis = Placeholder::<i32>::create(&g, Shape::known(&[])).unwrap();
+    let p3 = Placeholder::<f32>::create(&g, Shape::known(&[4, 3, 2])).unwrap();
+    let i1 = Placeholder::<i64>::create(&g, Shape::known(&[7])).unwrap();
+    let out = Gather::create(&g, &p3, &i1, &axis, GatherOpOptions::new())
+        .unwrap()
+        .output();
+    assert_eq!(out.shape().to_string(), "[?,?,?]");
+    let feeds = Feeds::new()
+        .feed(&axis, ArrayD::from_elem(ndarray::IxDyn(&[]), 1))
+        .unwrap()
+        .feed(&p3, ArrayD::zeros(ndarray::IxDyn(&[4, 3, 2])))
+        .unwrap()
+        .feed(&i1, array![0i64, 1, 2, 0, 1, 2, 0].into_dyn())
+        .unwrap();
+    assert_eq!(
+        Session::new(&g).run(&out, &feeds).unwrap().shape(),
+        &[4, 7, 2]
+    );
+    // gather_nd with an unknown depth gives an unknown shape; with a known one, the rule.
+    let q = Placeholder::<f32>::create(&g, Shape::from_dims(vec![None, Some(3)])).unwrap();
+    let rows = Placeholder::<i32>::create(&g, Shape::from_dims(vec![None, Some(1)])).unwrap();
+    assert_eq!(
+        GatherNd::create(&g, &q, &rows, GatherNdOpOptions::new())
+            .unwrap()
+            .output()
+            .shape()
+            .to_string(),
+        "[?,3]"
+    );
+}
+
+#[test]
+fn invalid_combinations_fail_at_create() {
+    let g = Scope::graph();
+    let p = Placeholder::<f32>::create(&g, Shape::from_dims(vec![None, Some(3)])).unwrap();
+    let i = Placeholder::<i32>::create(&g, Shape::known(&[4])).unwrap();
+    let a2 = Constant::scalar(&g, 2i64).unwrap();
+    let err = Gather::create(&g, &p, &i, &a2, GatherOpOptions::new()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Shape must be at least rank 3 but is rank 2"
+    );
+    let rows = Placeholder::<i32>::create(&g, Shape::known(&[4, 3])).unwrap();
+    let err = GatherNd::create(&g, &p, &rows, GatherNdOpOptions::new()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "index innermost dimension length must be <= params rank; saw: 3 vs. 2"
+    );
+    let batched = Placeholder::<i32>::create(&g, Shape::known(&[5, 1])).unwrap();
+    let p2 = Placeholder::<f32>::create(&g, Shape::known(&[4, 3])).unwrap();
+    let a1 = Constant::scalar(&g, 1i32).unwrap();
+    let err =
+        Gather::create(&g, &p2, &batched, &a1, GatherOpOptions::new().batch_dims(1)).unwrap_err();
+    assert_eq!(
+        err,
+        OpError::Gather(GatherError::BatchShapeMismatch {
+            dim: 0,
+            params_size: 4,
+            indices_size: 5
+        })
+    );
+    let vector_axis = Constant::create(&g, array![0i32].into_dyn()).unwrap();
+    assert_eq!(
+        Gather::create(&g, &p, &i, &vector_axis, GatherOpOptions::new()).unwrap_err(),
+        OpError::AxisNotScalar
+    );
+    // Eager: bad index values fail at create too.
+    let e = Scope::eager();
+    let p = Constant::create(&e, array![1, 2, 3].into_dyn()).unwrap();
+    let i = Constant::create(&e, array![[5i32]].into_dyn()).unwrap();
+    assert_eq!(
+        GatherNd::create(&e, &p, &i, GatherNdOpOptions::new())
+            .unwrap_err()
+            .to_string(),
+        "indices[0] = [5] does not index into param shape [3]"
+    );
+    let ignored = GatherNd::create(
+        &e,
+        &p,
+        &i,
+        GatherNdOpOptions::new().bad_indices_policy(BadIndices::Ignore),
+    )
+    .unwrap();
+    assert_eq!(ignored.output().value().unwrap(), array![0].into_dyn());
+    assert!(matches!(
+        Placeholder::<f32>::create(&e, Shape::unknown()),
+        Err(OpError::Mode(_))
+    ));
+    // Operands of another graph.
+    let other = Scope::graph();
+    let foreign = Constant::create(&other, array![[0i32]].into_dyn()).unwrap();
+    let mine = Constant::create(&g, array![1.0f32].into_dyn()).unwrap();
+    assert!(matches!(
+        GatherNd::create(&g, &mine, &foreign, GatherNdOpOptions::new()),
+        Err(OpError::ForeignOperand { .. })
+    ));
+}
+
+#[test]
+fn feed_errors() {
+    let g = Scope::graph();
+    let p = Placeholder::<f32>::create(&g, Shape::from_dims(vec![None, Some(2)])).unwrap();
+    let i = Constant::create(&g, array![[1i32]].into_dyn()).unwrap();
+    let out = GatherNd::create(&g, &p, &i, GatherNdOpOptions::new())
+        .unwrap()
+        .output();
+    let session = Session::new(&g);
+    // Missing feed.
+    let err = session.run(&out, &Feeds::new()).unwrap_err();
+    assert_eq!(err.to_string(), "You must feed a value for placeholder tensor 'Placeholder' with dtype float32 and shape [?,2]");
+    // Wrong shape.
+    let err = Feeds::new()
+        .feed(&p, ArrayD::<f32>::zeros(ndarray::IxDyn(&[2, 3])))
+        .unwrap_err();
+    assert!(matches!(err, OpError::FeedShape { .. }), "{err}");
+    let err = Feeds::new()
+        .feed(&p, ArrayD::<f32>::zeros(ndarray::IxDyn(&[2])))
+        .unwrap_err();
+    assert!(matches!(err, OpError::FeedShape { .. }), "{err}");
+    // A bad index found at run time.
+    let err = session
+        .run(
+            &out,
+            &Feeds::new()
+                .feed(&p, ArrayD::zeros(ndarray::IxDyn(&[1, 2])))
+                .unwrap(),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "indices[0] = [1] does not index into param shape [1,2]"
+    );
+    // Feeds of another graph.
+    let other = Scope::graph();
+    let q = Placeholder::<f32>::create(&other, Shape::unknown()).unwrap();
+    let err = session
+        .run(
+            &out,
+            &Feeds::new().feed(&q, array![1.0f32].into_dyn()).unwrap(),
+        )
+        .unwrap_err();
+    assert!(matches!(err, OpError::Mode(_)));
+}
+
+#[test]
+fn chained_gathers_run_many_times() {
+    let g = Scope::graph();
+    let table = Placeholder::<f64>::create(&g, Shape::from_dims(vec![None, Some(3)])).unwrap();
+    let rows = Placeholder::<i32>::create(&g, Shape::from_dims(vec![None])).unwrap();
+    let a0 = Constant::scalar(&g, 0i32).unwrap();
+    let a1 = Constant::scalar(&g, -1i64).unwrap();
+    let picked = Gather::create(&g, &table, &rows, &a0, GatherOpOptions::new()).unwrap();
+    let cols = Constant::create(&g, array![2i64, 0].into_dyn()).unwrap();
+    let swapped = Gather::create(&g, &picked, &cols, &a1, GatherOpOptions::new()).unwrap();
+    let nd_idx = Constant::create(&g, array![[0i32, 1], [1, 0]].into_dyn()).unwrap();
+    let corners = GatherNd::create(&g, &swapped, &nd_idx, GatherNdOpOptions::new()).unwrap();
+    assert_eq!(swapped.output().shape().to_string(), "[?,2]");
+    assert_eq!(corners.output().shape().to_string(), "[2]");
+    let session = Session::new(&g);
+    for k in 0..5 {
+        let t = ArrayD::from_shape_fn(ndarray::IxDyn(&[4, 3]), |ix| {
+            (k * 100 + ix[0] * 10 + ix[1]) as f64
+        });
+        let feeds = Feeds::new()
+            .feed(&table, t)
+            .unwrap()
+            .feed(&rows, array![3, (k % 4) as i32].into_dyn())
+            .unwrap();
+        let base = (k * 100) as f64;
+        let r = (k % 4) as f64;
+        let got = session.run(&corners, &feeds).unwrap();
+        assert_eq!(
+            got,
+            array![base + 30.0, base + r * 10.0 + 2.0].into_dyn(),
+            "run {k}"
+        );
+        let both = session
+            .run_many(&[&picked as &dyn Operand<f64>, &swapped], &feeds)
+            .unwrap();
+        assert_eq!(both[0].shape(), &[2, 3]);
+        assert_eq!(both[1].shape(), &[2, 2]);
+    }
+    // Missing one of two feeds fails, naming it.
+    let t = ArrayD::zeros(ndarray::IxDyn(&[4, 3]));
+    let err = session
+        .run(&corners, &Feeds::new().feed(&table, t).unwrap())
+        .unwrap_err();
+    assert!(err.to_string().contains("'Placeholder_1'"), "{err}");
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Measures ndgather against its peers in one session on this machine: physlim.c (memcpy
+# bandwidth, C random-gather rate), then for the quick and the full sizes `ndgather bench`
+# and shared/bench/peers.py back to back on the same suite. Writes bench-results/ and prints
+# the table of BENCHMARKS.md. Needs: gcc, python3 with numpy tensorflow-cpu jax onnx
+# onnxruntime (never in CI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BENCH=${BENCH:-../shared/bench}
+OUT=${OUT:-bench-results}
+mkdir -p "$OUT"
+cargo build --release -q -p ndgather-cli
+gcc -O3 -march=native -fno-tree-loop-distribute-patterns -pthread "$BENCH/physlim.c" -o "$OUT/physlim"
+"$OUT/physlim" "$OUT/physlim.json" > "$OUT/physlim.txt"
+for size in quick full; do
+    flag=()
+    [ "$size" = quick ] && flag=(--quick)
+    ./target/release/ndgather bench "$BENCH/suite.json" "${flag[@]}" --json "$OUT/ndgather-$size.json" | tee "$OUT/ndgather-$size.txt"
+    TF_CPP_MIN_LOG_LEVEL=3 python3 "$BENCH/peers.py" "${flag[@]}" --no-variants --out "$OUT/peers-$size.json" > "$OUT/peers-$size.txt" 2>&1
+done
+python3 scripts/bench_table.py "$OUT"
