@@ -95,6 +95,44 @@ fn parse_case(c: &Value, quick: bool) -> Result<Case, CliError> {
     })
 }
 
+/// CPU seconds (all CPUs busy, and this process) from /proc; `None` where there is no /proc.
+fn cpu_seconds() -> Option<(f64, f64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let v: Vec<f64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let busy = v.first()? + v.get(1)? + v.get(2)? + v.get(5)? + v.get(6)? + v.get(7)?;
+    let own = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = own.rsplit(')').next()?.split_whitespace().collect();
+    let mine = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some((busy / 100.0, mine / 100.0))
+}
+
+/// Waits (up to `max_s`) until other processes use under a quarter of a core, as peers.py
+/// does: the machine may be shared, and a busy neighbour skews multi-threaded timings.
+fn wait_quiet(max_s: f64) {
+    let start = Instant::now();
+    while start.elapsed().as_secs_f64() < max_s {
+        let Some((busy0, own0)) = cpu_seconds() else {
+            return;
+        };
+        let t = Instant::now();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let Some((busy1, own1)) = cpu_seconds() else {
+            return;
+        };
+        let others = ((busy1 - busy0) - (own1 - own0)) / t.elapsed().as_secs_f64();
+        if others < 0.25 {
+            return;
+        }
+    }
+}
+
 /// Median seconds per call of `f`, over `runs` samples of at least ~20 ms each.
 fn time(runs: usize, mut f: impl FnMut()) -> f64 {
     f();
@@ -329,6 +367,7 @@ pub fn run(
         {
             continue;
         }
+        wait_quiet(30.0);
         for t in run_case(&case, args.runs)? {
             let gbps = t.bytes_moved as f64 / t.median_s / 1e9;
             let shown = if t.median_s < 1e-3 {

@@ -176,6 +176,79 @@ pub enum GatherError {
         /// The shape the result needs.
         expected: Vec<usize>,
     },
+    /// scatter_nd: `updates` does not have the shape `indices.shape[:-1] + shape[depth:]`.
+    #[error(
+        "updates has shape {}, but indices and shape need {}",
+        shape_string(found),
+        shape_string(expected)
+    )]
+    UpdatesShapeMismatch {
+        /// The shape needed.
+        expected: Vec<usize>,
+        /// The shape given.
+        found: Vec<usize>,
+    },
+    /// scatter_nd: an index vector does not address a slice of the output.
+    #[error(
+        "indices{} = [{}] does not index into shape {}",
+        position_string(position),
+        join(values),
+        shape_string(shape)
+    )]
+    BadScatterIndex {
+        /// Where the vector is in `indices.shape[:-1]`.
+        position: Vec<usize>,
+        /// The vector.
+        values: Vec<i128>,
+        /// The output's shape.
+        shape: Vec<usize>,
+    },
+    /// unsorted_segment_sum: `segment_ids.shape` is not a prefix of `data.shape`.
+    #[error(
+        "data.shape = {} does not start with segment_ids.shape = {}",
+        shape_string(data),
+        shape_string(segment_ids)
+    )]
+    SegmentIdsShape {
+        /// data.shape.
+        data: Vec<usize>,
+        /// segment_ids.shape.
+        segment_ids: Vec<usize>,
+    },
+    /// unsorted_segment_sum: a segment id is out of range.
+    #[error(
+        "segment_ids{} = {value} is out of range [0, {num_segments})",
+        position_string(position)
+    )]
+    SegmentIdOutOfRange {
+        /// Where the id is in `segment_ids`.
+        position: Vec<usize>,
+        /// The id.
+        value: i128,
+        /// num_segments.
+        num_segments: usize,
+    },
+    /// A gradient's upstream `grad` does not have the op's output shape.
+    #[error(
+        "grad has shape {}, but the op's output has shape {}",
+        shape_string(found),
+        shape_string(expected)
+    )]
+    GradShapeMismatch {
+        /// The op's output shape.
+        expected: Vec<usize>,
+        /// The shape given.
+        found: Vec<usize>,
+    },
+    /// The sparse gather_nd gradient needs rank-2 indices of depth 1.
+    #[error(
+        "a sparse gather_nd gradient needs indices of shape [n, 1], got {}",
+        shape_string(indices_shape)
+    )]
+    SparseNeedsRows {
+        /// indices.shape.
+        indices_shape: Vec<usize>,
+    },
     /// An ndarray shape could not be made from the data (a bug if ever seen).
     #[error("invalid array shape {}: {reason}", shape_string(shape))]
     InvalidShape {
@@ -251,6 +324,14 @@ fn position_string(position: &[usize]) -> String {
     } else {
         shape_string(position)
     }
+}
+
+fn join(values: &[i128]) -> String {
+    values
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn bad_index_vector_message(

@@ -62,6 +62,7 @@
 mod array;
 mod error;
 pub mod examples;
+pub mod grad;
 mod index;
 pub mod kernel;
 pub mod literal;
@@ -71,6 +72,7 @@ mod output;
 pub mod plan;
 #[allow(unsafe_code)]
 mod prefetch;
+pub mod scatter;
 pub mod shape;
 mod tensor;
 

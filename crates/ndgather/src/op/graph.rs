@@ -25,6 +25,42 @@ pub(crate) enum NodeKind {
         indices: usize,
         options: GatherNdOpOptions,
     },
+    /// The gradient of the Gather node `op` for the upstream gradient `grad`.
+    GatherGrad {
+        op: usize,
+        grad: usize,
+    },
+    /// The gradient of the GatherNd node `op` for the upstream gradient `grad`.
+    GatherNdGrad {
+        op: usize,
+        grad: usize,
+    },
+}
+
+impl NodeKind {
+    /// The nodes whose values this one's evaluation reads (for a gradient: the upstream
+    /// gradient and the forward op's inputs, not the forward op itself).
+    pub(crate) fn inputs(&self, nodes: &[Node]) -> Vec<usize> {
+        match self {
+            NodeKind::Constant | NodeKind::Placeholder => vec![],
+            NodeKind::Gather {
+                params,
+                indices,
+                axis,
+                ..
+            } => vec![*params, *indices, *axis],
+            NodeKind::GatherNd {
+                params, indices, ..
+            } => vec![*params, *indices],
+            NodeKind::GatherGrad { op, grad } | NodeKind::GatherNdGrad { op, grad } => {
+                let mut v = vec![*grad];
+                if let Some(forward) = nodes.get(*op) {
+                    v.extend(forward.kind.inputs(nodes));
+                }
+                v
+            }
+        }
+    }
 }
 
 /// One op of a graph, with its single output.

@@ -17,6 +17,7 @@
 //! | `GatherNd.create(scope, params, indices, GatherNd.badIndicesPolicy("IGNORE"))` | [`GatherNd::create`] with [`GatherNd::bad_indices_policy`] |
 //! | `op.output()` | [`Gather::output`], [`GatherNd::output`] |
 //! | `session.runner().feed(p, t).fetch(o).run()` | [`Session::run`] with [`Feeds`] |
+//! | the registered gradients of `GatherV2` / `GatherNd` | [`Gather::grad`], [`GatherNd::grad`] |
 //!
 //! Beyond TF Java, `GatherNd` takes `batch_dims` (Python's `tf.gather_nd` has it), and
 //! [`BadIndices::Clamp`] and [`BadIndices::Wrap`] are accepted as policies.
@@ -65,10 +66,12 @@
 //! let op = GatherNd::create(&scope, &p, &i, GatherNdOpOptions::new());
 //! ```
 
+mod grad;
 mod graph;
 mod ops;
 mod session;
 
+pub use grad::GradElement;
 pub use graph::{Operand, Output, Scope};
 pub use ops::{
     AxisType, Constant, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, Placeholder,

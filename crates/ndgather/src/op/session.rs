@@ -123,18 +123,7 @@ impl Session {
             if std::mem::replace(&mut needed[n], true) || feeds.values.contains_key(&n) {
                 continue;
             }
-            match &graph.nodes[n].kind {
-                NodeKind::Gather {
-                    params,
-                    indices,
-                    axis,
-                    ..
-                } => stack.extend([*params, *indices, *axis]),
-                NodeKind::GatherNd {
-                    params, indices, ..
-                } => stack.extend([*params, *indices]),
-                NodeKind::Constant | NodeKind::Placeholder => {}
-            }
+            stack.extend(graph.nodes[n].kind.inputs(&graph.nodes));
         }
         // Inputs precede their ops, so one pass in creation order evaluates everything.
         let mut values: HashMap<usize, Tensor> = HashMap::new();
@@ -178,6 +167,38 @@ impl Session {
                         options,
                     } => input(&values, *params)?
                         .gather_nd(input(&values, *indices)?, &options.eager())?,
+                    NodeKind::GatherGrad { op, grad } | NodeKind::GatherNdGrad { op, grad } => {
+                        let upstream = input(&values, *grad)?;
+                        match &graph.nodes[*op].kind {
+                            NodeKind::Gather {
+                                params,
+                                indices,
+                                axis,
+                                options,
+                            } => super::grad::gather_grad_tensor(
+                                input(&values, *params)?.shape(),
+                                input(&values, *indices)?,
+                                upstream,
+                                input(&values, *axis)?,
+                                options.batch_dims,
+                            )?,
+                            NodeKind::GatherNd {
+                                params,
+                                indices,
+                                options,
+                            } => super::grad::gather_nd_grad_tensor(
+                                input(&values, *params)?.shape(),
+                                input(&values, *indices)?,
+                                upstream,
+                                options.batch_dims,
+                            )?,
+                            _ => {
+                                return Err(OpError::Mode(
+                                    "gradient of an op that is not a gather".into(),
+                                ))
+                            }
+                        }
+                    }
                 }
             };
             values.insert(n, value);

@@ -1,0 +1,235 @@
+//! The scatter ops that gradients of gathers are made of: [`scatter_nd`] (TensorFlow's
+//! `tf.scatter_nd`) and [`unsorted_segment_sum`] (`tf.math.unsorted_segment_sum`).
+//!
+//! Both add rows of their input into zeros; duplicates add up. They are parallel and
+//! deterministic: each thread owns a range of output rows and adds into it in the order of
+//! the input, so every output element receives its additions in the same order whatever the
+//! number of threads, and the sums are bit-identical.
+//!
+//! ```
+//! use ndarray::array;
+//! use ndgather::scatter::{scatter_nd, unsorted_segment_sum};
+//! use ndgather::BadIndices;
+//!
+//! let out = scatter_nd(&array![[4], [3], [1], [7]], &array![9.0, 10.0, 11.0, 12.0], &[8], BadIndices::Error).unwrap();
+//! assert_eq!(out, array![0.0, 11.0, 0.0, 10.0, 9.0, 0.0, 0.0, 12.0].into_dyn());
+//! let sums = unsorted_segment_sum(&array![[1, 2], [3, 4], [5, 6]], &array![0, 1, 0], 2, BadIndices::Error).unwrap();
+//! assert_eq!(sums, array![[6, 8], [3, 4]].into_dyn());
+//! ```
+
+use crate::array::{row_major, Element};
+use crate::error::{GatherError, Result};
+use crate::index::{BadIndices, IndexType};
+use crate::kernel;
+use crate::plan::{unravel, GatherNdPlan};
+use crate::shape::checked_numel;
+use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
+use rayon::prelude::*;
+use std::ops::AddAssign;
+
+/// Element types that can be summed: numbers, `half`'s floats, complex numbers.
+pub trait Summable: Element + Copy + AddAssign {}
+impl<T: Element + Copy + AddAssign> Summable for T {}
+
+/// Work (source elements) below which a scatter stays on the calling thread.
+const PARALLEL_MIN_ELEMENTS: usize = 1 << 16;
+
+/// Adds source row `k` (of `row_len` elements) into output row `target(k)` for every `k` in
+/// order, skipping rows whose target is `None`. Deterministic whatever the threading.
+pub(crate) fn scatter_add<T: Summable>(
+    out: &mut [T],
+    row_len: usize,
+    src: &[T],
+    target: impl Fn(usize) -> Option<usize> + Sync,
+) {
+    if row_len == 0 || out.is_empty() {
+        return;
+    }
+    let sources = src.len() / row_len;
+    let add_into = |lo: usize, chunk: &mut [T]| {
+        let hi = lo + chunk.len() / row_len;
+        for k in 0..sources {
+            if let Some(t) = target(k).filter(|t| (lo..hi).contains(t)) {
+                let dst = &mut chunk[(t - lo) * row_len..(t - lo + 1) * row_len];
+                for (d, &s) in dst.iter_mut().zip(&src[k * row_len..(k + 1) * row_len]) {
+                    *d += s;
+                }
+            }
+        }
+    };
+    let threads = rayon::current_num_threads();
+    let rows = out.len() / row_len;
+    if src.len() < PARALLEL_MIN_ELEMENTS || threads < 2 || rows < 2 {
+        add_into(0, out);
+        return;
+    }
+    let per_task = rows.div_ceil(threads);
+    out.par_chunks_mut(per_task * row_len)
+        .enumerate()
+        .for_each(|(c, chunk)| add_into(c * per_task, chunk));
+}
+
+/// Zeros of `len` elements, refused (not aborted) when they cannot be allocated.
+pub(crate) fn zeros<T: Summable>(shape: &[usize]) -> Result<Vec<T>> {
+    let len = checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {
+        what: "output",
+        shape: shape.to_vec(),
+    })?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| GatherError::OutOfMemory {
+            bytes: len.saturating_mul(std::mem::size_of::<T>()),
+        })?;
+    v.resize(len, T::default());
+    Ok(v)
+}
+
+pub(crate) fn into_array<T>(shape: &[usize], data: Vec<T>) -> Result<ArrayD<T>> {
+    ArrayD::from_shape_vec(IxDyn(shape), data).map_err(|e| GatherError::InvalidShape {
+        shape: shape.to_vec(),
+        reason: e.to_string(),
+    })
+}
+
+/// The target row of index vector `r` under `plan` (rows of `plan.slice` elements).
+pub(crate) fn nd_target<I: IndexType>(
+    plan: &GatherNdPlan,
+    indices: &[I],
+    r: usize,
+    policy: BadIndices,
+) -> Option<usize> {
+    let b = r / plan.rows.max(1);
+    let row = &indices[r * plan.depth..(r + 1) * plan.depth];
+    let mut offset = b * plan.batch_stride;
+    for ((&i, &dim), &stride) in row.iter().zip(&plan.dims).zip(&plan.strides) {
+        offset += policy.resolve(i, dim)? * stride;
+    }
+    Some(offset / plan.slice.max(1))
+}
+
+/// `tf.scatter_nd(indices, updates, shape)`: zeros of `shape` with each slice of `updates`
+/// added at its index vector; duplicates add up. Bad index vectors follow `policy`
+/// (`Ignore` drops them, as TensorFlow's `bad_indices_policy="IGNORE"`).
+pub fn scatter_nd<T, I, SI, SU, DI, DU>(
+    indices: &ArrayBase<SI, DI>,
+    updates: &ArrayBase<SU, DU>,
+    shape: &[usize],
+    policy: BadIndices,
+) -> Result<ArrayD<T>>
+where
+    T: Summable,
+    I: IndexType,
+    SI: Data<Elem = I>,
+    SU: Data<Elem = T>,
+    DI: Dimension,
+    DU: Dimension,
+{
+    scatter_nd_batched(indices, updates, shape, 0, policy)
+}
+
+/// [`scatter_nd`] with leading batch dimensions shared by `shape` and `indices` (the adjoint
+/// of gather_nd with `batch_dims`).
+pub(crate) fn scatter_nd_batched<T, I, SI, SU, DI, DU>(
+    indices: &ArrayBase<SI, DI>,
+    updates: &ArrayBase<SU, DU>,
+    shape: &[usize],
+    batch_dims: i64,
+    policy: BadIndices,
+) -> Result<ArrayD<T>>
+where
+    T: Summable,
+    I: IndexType,
+    SI: Data<Elem = I>,
+    SU: Data<Elem = T>,
+    DI: Dimension,
+    DU: Dimension,
+{
+    let plan = GatherNdPlan::new::<I>(shape, indices.shape(), batch_dims)?;
+    if updates.shape() != plan.out_shape.as_slice() {
+        return Err(GatherError::UpdatesShapeMismatch {
+            expected: plan.out_shape.clone(),
+            found: updates.shape().to_vec(),
+        });
+    }
+    let idx = row_major(indices)?;
+    kernel::check_gather_nd(&idx, &plan, policy).map_err(|e| match e {
+        GatherError::BadIndexVector {
+            position, values, ..
+        } => GatherError::BadScatterIndex {
+            position,
+            values,
+            shape: shape.to_vec(),
+        },
+        other => other,
+    })?;
+    let src = row_major(updates)?;
+    let mut out = zeros::<T>(shape)?;
+    scatter_add(&mut out, plan.slice, &src, |r| {
+        nd_target(&plan, &idx, r, policy)
+    });
+    into_array(shape, out)
+}
+
+/// `tf.math.unsorted_segment_sum(data, segment_ids, num_segments)`: row `s` of the output
+/// is the sum of the rows of `data` whose segment id is `s`; `segment_ids.shape` must begin
+/// `data.shape`. Out-of-range ids: with `BadIndices::Error`, negative ids are dropped and ids
+/// of `num_segments` or more are an error (TensorFlow on the CPU); with `Ignore`, all are
+/// dropped (TensorFlow on the GPU); `Clamp` and `Wrap` map them into range.
+pub fn unsorted_segment_sum<T, I, SD, SI, DD, DI>(
+    data: &ArrayBase<SD, DD>,
+    segment_ids: &ArrayBase<SI, DI>,
+    num_segments: usize,
+    policy: BadIndices,
+) -> Result<ArrayD<T>>
+where
+    T: Summable,
+    I: IndexType,
+    SD: Data<Elem = T>,
+    SI: Data<Elem = I>,
+    DD: Dimension,
+    DI: Dimension,
+{
+    let (dshape, ishape) = (data.shape(), segment_ids.shape());
+    if !dshape.starts_with(ishape) {
+        return Err(GatherError::SegmentIdsShape {
+            data: dshape.to_vec(),
+            segment_ids: ishape.to_vec(),
+        });
+    }
+    let mut out_shape = vec![num_segments];
+    out_shape.extend_from_slice(&dshape[ishape.len()..]);
+    let row_len =
+        checked_numel(&dshape[ishape.len()..]).ok_or_else(|| GatherError::ShapeOverflow {
+            what: "data",
+            shape: dshape.to_vec(),
+        })?;
+    let ids = row_major(segment_ids)?;
+    let target = |k: usize| -> Option<usize> {
+        let id = ids[k];
+        match policy {
+            BadIndices::Error => id.checked_index(num_segments),
+            _ => policy.resolve(id, num_segments),
+        }
+    };
+    if policy == BadIndices::Error || policy == BadIndices::Wrap {
+        let bad = ids.iter().position(|&i| {
+            let v = i.to_i128();
+            let out_of_range = match policy {
+                BadIndices::Error => v >= num_segments as i128,
+                _ => policy.resolve(i, num_segments).is_none(),
+            };
+            out_of_range && row_len > 0
+        });
+        if let Some(k) = bad {
+            return Err(GatherError::SegmentIdOutOfRange {
+                position: unravel(k, ishape),
+                value: ids[k].to_i128(),
+                num_segments,
+            });
+        }
+    }
+    let src = row_major(data)?;
+    let mut out = zeros::<T>(&out_shape)?;
+    scatter_add(&mut out, row_len, &src, target);
+    into_array(&out_shape, out)
+}
