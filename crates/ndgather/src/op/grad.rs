@@ -140,69 +140,91 @@ fn check_upstream<T: TensorElement>(
     Ok(())
 }
 
-/// The static shape of an op's params, and in an eager scope the values the gradient needs.
-fn forward_inputs(scope: &Scope, op: usize) -> (Shape, NodeKind, Vec<Option<Tensor>>) {
-    let g = lock(&scope.graph);
-    let kind = g.nodes[op].kind.clone();
-    let value = |n: usize| g.nodes[n].value.clone();
-    match &kind {
+/// The value of the gradient of the gather `forward` for the upstream value `upstream`,
+/// reading the forward op's inputs through `value_of` (eager: the nodes' values; a session:
+/// the values of the run).
+pub(crate) fn grad_value<'a>(
+    forward: &NodeKind,
+    upstream: &Tensor,
+    value_of: impl Fn(usize) -> OpResult<&'a Tensor>,
+) -> OpResult<Tensor> {
+    match forward {
         NodeKind::Gather {
             params,
             indices,
             axis,
-            ..
-        } => (
-            g.nodes[*params].shape.clone(),
-            kind.clone(),
-            vec![value(*indices), value(*axis)],
+            options,
+        } => gather_grad_tensor(
+            value_of(*params)?.shape(),
+            value_of(*indices)?,
+            upstream,
+            value_of(*axis)?,
+            options.batch_dims,
         ),
         NodeKind::GatherNd {
-            params, indices, ..
-        } => (
-            g.nodes[*params].shape.clone(),
-            kind.clone(),
-            vec![value(*indices)],
+            params,
+            indices,
+            options,
+        } => gather_nd_grad_tensor(
+            value_of(*params)?.shape(),
+            value_of(*indices)?,
+            upstream,
+            options.batch_dims,
         ),
-        _ => (Shape::unknown(), kind.clone(), vec![]),
+        _ => Err(OpError::Mode(
+            "gradient of an op that is not a gather".into(),
+        )),
     }
+}
+
+/// Adds the gradient node of the gather `op` for `upstream`: params' static shape, and in an
+/// eager scope its value.
+fn add_grad<T: GradElement>(
+    scope: &Scope,
+    op: Output<T>,
+    upstream: Output<T>,
+    name: &str,
+    kind: fn(usize, usize) -> NodeKind,
+) -> OpResult<Output<T>> {
+    check_upstream(scope, &op, &upstream)?;
+    let (params_shape, value) = {
+        let g = lock(&scope.graph);
+        let forward = &g.nodes[op.node].kind;
+        // params is the first input of both gathers.
+        let params = forward.inputs(&g.nodes).first().copied();
+        let shape = params.map_or(Shape::unknown(), |p| g.nodes[p].shape.clone());
+        let value = match (scope.is_eager(), &g.nodes[upstream.node].value) {
+            (true, Some(up)) => Some(grad_value(forward, up, |n| {
+                g.nodes[n]
+                    .value
+                    .as_ref()
+                    .ok_or_else(|| OpError::Mode("an eager input has no value".into()))
+            })?),
+            _ => None,
+        };
+        (shape, value)
+    };
+    let node = scope.add(
+        name,
+        kind(op.node, upstream.node),
+        T::DTYPE,
+        params_shape,
+        value,
+    );
+    Ok(scope.output(node))
 }
 
 impl<T: GradElement> Gather<T> {
     /// The gradient with respect to params for the upstream gradient `upstream` (of this
     /// op's output shape): an op whose output has params' shape.
     pub fn grad(&self, scope: &Scope, upstream: &impl Operand<T>) -> OpResult<Output<T>> {
-        let (op, up) = (self.output(), upstream.as_output());
-        check_upstream(scope, &op, &up)?;
-        let (params_shape, kind, inputs) = forward_inputs(scope, op.node);
-        let NodeKind::Gather { options, .. } = kind else {
-            return Err(OpError::Mode("not a Gather node".into()));
-        };
-        let value = match (
-            scope.is_eager(),
-            params_shape.to_known(),
-            &inputs[..],
-            up.value(),
-        ) {
-            (true, Some(shape), [Some(indices), Some(axis)], Some(g)) => Some(gather_grad_tensor(
-                &shape,
-                indices,
-                &T::into_tensor(g),
-                axis,
-                options.batch_dims,
-            )?),
-            _ => None,
-        };
-        let node = scope.add(
+        add_grad(
+            scope,
+            self.output(),
+            upstream.as_output(),
             "GatherGrad",
-            NodeKind::GatherGrad {
-                op: op.node,
-                grad: up.node,
-            },
-            T::DTYPE,
-            params_shape,
-            value,
-        );
-        Ok(scope.output(node))
+            |op, grad| NodeKind::GatherGrad { op, grad },
+        )
     }
 }
 
@@ -210,36 +232,12 @@ impl<T: GradElement> GatherNd<T> {
     /// The gradient with respect to params for the upstream gradient `upstream` (of this
     /// op's output shape): an op whose output has params' shape.
     pub fn grad(&self, scope: &Scope, upstream: &impl Operand<T>) -> OpResult<Output<T>> {
-        let (op, up) = (self.output(), upstream.as_output());
-        check_upstream(scope, &op, &up)?;
-        let (params_shape, kind, inputs) = forward_inputs(scope, op.node);
-        let NodeKind::GatherNd { options, .. } = kind else {
-            return Err(OpError::Mode("not a GatherNd node".into()));
-        };
-        let value = match (
-            scope.is_eager(),
-            params_shape.to_known(),
-            &inputs[..],
-            up.value(),
-        ) {
-            (true, Some(shape), [Some(indices)], Some(g)) => Some(gather_nd_grad_tensor(
-                &shape,
-                indices,
-                &T::into_tensor(g),
-                options.batch_dims,
-            )?),
-            _ => None,
-        };
-        let node = scope.add(
+        add_grad(
+            scope,
+            self.output(),
+            upstream.as_output(),
             "GatherNdGrad",
-            NodeKind::GatherNdGrad {
-                op: op.node,
-                grad: up.node,
-            },
-            T::DTYPE,
-            params_shape,
-            value,
-        );
-        Ok(scope.output(node))
+            |op, grad| NodeKind::GatherNdGrad { op, grad },
+        )
     }
 }

@@ -168,36 +168,10 @@ impl Session {
                     } => input(&values, *params)?
                         .gather_nd(input(&values, *indices)?, &options.eager())?,
                     NodeKind::GatherGrad { op, grad } | NodeKind::GatherNdGrad { op, grad } => {
-                        let upstream = input(&values, *grad)?;
-                        match &graph.nodes[*op].kind {
-                            NodeKind::Gather {
-                                params,
-                                indices,
-                                axis,
-                                options,
-                            } => super::grad::gather_grad_tensor(
-                                input(&values, *params)?.shape(),
-                                input(&values, *indices)?,
-                                upstream,
-                                input(&values, *axis)?,
-                                options.batch_dims,
-                            )?,
-                            NodeKind::GatherNd {
-                                params,
-                                indices,
-                                options,
-                            } => super::grad::gather_nd_grad_tensor(
-                                input(&values, *params)?.shape(),
-                                input(&values, *indices)?,
-                                upstream,
-                                options.batch_dims,
-                            )?,
-                            _ => {
-                                return Err(OpError::Mode(
-                                    "gradient of an op that is not a gather".into(),
-                                ))
-                            }
-                        }
+                        let forward = &graph.nodes[*op].kind;
+                        super::grad::grad_value(forward, input(&values, *grad)?, |n| {
+                            input(&values, n)
+                        })?
                     }
                 }
             };
