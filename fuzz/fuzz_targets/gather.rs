@@ -5,6 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 use ndgather::{GatherError, GatherOptions};
 
+#[allow(dead_code)]
 #[path = "../../crates/ndgather/tests/common/reference.rs"]
 mod reference;
 mod input;
@@ -37,6 +38,10 @@ fuzz_target!(|data: &[u8]| {
     );
     if let Ok(rule) = rule {
         let (Some(a), Some(bd)) = (rule.axis, rule.batch_dims) else { panic!("rule unresolved") };
+        // The reference walks every output position: only for outputs of a sane size.
+        if rule.output.num_elements().is_none_or(|n| n > 1 << 16) {
+            return;
+        }
         match (ours, reference::gather(&params, &indices, a, bd, policy)) {
             (Ok(x), Ok(y)) => assert_eq!(x, y),
             (Err(GatherError::BadIndex { position, value, .. }), Err(reference::RefError::BadIndex(p, v))) => {

@@ -5,6 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 use ndgather::{GatherError, GatherNdOptions};
 
+#[allow(dead_code)]
 #[path = "../../crates/ndgather/tests/common/reference.rs"]
 mod reference;
 mod input;
@@ -23,6 +24,10 @@ fuzz_target!(|data: &[u8]| {
     let ours = o.gather_nd(&params, &indices);
     let _ = o.gather_nd(&params, &indices.mapv(|v| v as u16));
     let rule = ndgather::shape::gather_nd_shape(&pshape.as_slice().into(), &ishape.as_slice().into(), bd, None);
+    // The reference walks every output position: only for outputs of a sane size.
+    if rule.as_ref().is_ok_and(|r| r.output.num_elements().is_none_or(|n| n > 1 << 16)) {
+        return;
+    }
     match (rule, ours) {
         (Err(e), ours) => assert_eq!(ours.unwrap_err(), e),
         (Ok(_), Err(GatherError::BadIndexVector { position, values, .. })) => {
