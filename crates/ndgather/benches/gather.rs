@@ -1,6 +1,7 @@
 //! Criterion benchmarks of the kernels, one per shape of work: long rows, short rows, scalars
 //! (random and sorted), columns, batch_dims, gather_nd elements and slices, strings, and the
-//! per-call overhead. Fresh outputs (`alloc`) and reused buffers (`into`).
+//! per-call overhead. Fresh outputs (`alloc`) and reused buffers (`into`). And the scatters
+//! of gradients.
 //! `cargo bench -p ndgather`; for the suite of `shared/bench`, use `ndgather bench`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -118,5 +119,49 @@ fn strings(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, gathers, gather_nds, strings);
+/// The gradient of an embedding lookup: 200,000 rows of 128 f32 scattered (with duplicates)
+/// into a 100,000-row table, dense and through unsorted_segment_sum.
+fn scatters(c: &mut Criterion) {
+    let mut g = c.benchmark_group("scatter");
+    g.sample_size(10);
+    let (rows, width, table) = (200_000usize, 128usize, 100_000usize);
+    let indices = idx(&[rows], table, false);
+    let grad = self::table(&[rows, width]);
+    g.throughput(Throughput::Bytes((rows * width * 4 * 2) as u64));
+    g.bench_function("gather_grad_dense", |b| {
+        b.iter(|| {
+            black_box(ndgather::grad::gather_grad(&[table, width], &indices, &grad, 0, 0).unwrap())
+        })
+    });
+    g.bench_function("unsorted_segment_sum", |b| {
+        b.iter(|| {
+            black_box(
+                ndgather::scatter::unsorted_segment_sum(
+                    &grad,
+                    &indices,
+                    table,
+                    ndgather::BadIndices::Error,
+                )
+                .unwrap(),
+            )
+        })
+    });
+    let nd = indices.clone().insert_axis(ndarray::Axis(1));
+    g.bench_function("scatter_nd", |b| {
+        b.iter(|| {
+            black_box(
+                ndgather::scatter::scatter_nd(
+                    &nd,
+                    &grad,
+                    &[table, width],
+                    ndgather::BadIndices::Error,
+                )
+                .unwrap(),
+            )
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, gathers, gather_nds, strings, scatters);
 criterion_main!(benches);

@@ -403,11 +403,44 @@ fn gather_nd_depth<const D: usize, T, I, O>(
         // Batch element of the item copied and of the item prefetched: counters, not divisions.
         let (mut b, mut r) = (first / rows, first % rows);
         let (mut pb, mut pr) = ((first + ahead) / rows, (first + ahead) % rows);
+        // Where the vector `ahead` items on lies, for a prefetch hint: plain wrapping
+        // arithmetic, checked only by `get` (a hint needs no validation).
+        let hint = |t: usize, pb: usize| -> Option<&T> {
+            let next = vectors.get(t + ahead)?;
+            let offset = (0..D).fold(pb * batch_stride, |acc, k| {
+                acc.wrapping_add(next[k].wrapping_usize().wrapping_mul(strides[k]))
+            });
+            params.get(offset)
+        };
+        if slice == 1 {
+            for (t, (dst, row)) in chunk.iter_mut().zip(vectors).enumerate() {
+                if let Some(p) = hint(t, pb) {
+                    prefetch(p);
+                }
+                pr += 1;
+                if pr == rows {
+                    (pb, pr) = (pb + 1, 0);
+                }
+                match offset_of(row, &dims, &strides, b * batch_stride, policy) {
+                    Some(start) => dst.put(&params[start]),
+                    None => dst.put_default(),
+                }
+                r += 1;
+                if r == rows {
+                    (b, r) = (b + 1, 0);
+                }
+            }
+            return;
+        }
         for (t, (dst, row)) in chunk.chunks_exact_mut(slice).zip(vectors).enumerate() {
-            if let Some(next) = vectors.get(t + ahead) {
-                if let Some(start) =
-                    offset_of(next, &dims, &strides, pb * batch_stride, BadIndices::Clamp)
-                {
+            if t + ahead < items {
+                if let Some(start) = offset_of(
+                    &vectors[t + ahead],
+                    &dims,
+                    &strides,
+                    pb * batch_stride,
+                    BadIndices::Clamp,
+                ) {
                     params[start..start + slice]
                         .iter()
                         .step_by(step)
@@ -420,7 +453,6 @@ fn gather_nd_depth<const D: usize, T, I, O>(
                 }
             }
             match offset_of(row, &dims, &strides, b * batch_stride, policy) {
-                Some(start) if slice == 1 => dst[0].put(&params[start]),
                 Some(start) => O::put_slice(dst, &params[start..start + slice]),
                 None => dst.iter_mut().for_each(Slot::put_default),
             }
