@@ -384,3 +384,31 @@ fn chained_gathers_run_many_times() {
         .unwrap_err();
     assert!(err.to_string().contains("'Placeholder_1'"), "{err}");
 }
+
+/// The op API's handles can cross threads (the graph is behind a mutex).
+#[test]
+fn handles_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Scope>();
+    check::<Output<f32>>();
+    check::<Session>();
+    check::<Feeds>();
+    check::<GatherNd<String>>();
+    let g = Scope::graph();
+    let c = Constant::create(&g, array![1.0f32, 2.0].into_dyn()).unwrap();
+    let i = Constant::create(&g, array![[1i32]].into_dyn()).unwrap();
+    let out = GatherNd::create(&g, &c, &i, GatherNdOpOptions::new())
+        .unwrap()
+        .output();
+    let session = Session::new(&g);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                assert_eq!(
+                    session.run(&out, &Feeds::new()).unwrap(),
+                    array![2.0f32].into_dyn()
+                )
+            });
+        }
+    });
+}
