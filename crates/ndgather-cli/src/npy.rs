@@ -204,7 +204,16 @@ pub fn read(path: &Path, map: bool) -> Result<Loaded, CliError> {
     let native = matches!(ts.endianness(), Endianness::Irrelevant)
         || ts.endianness() == Endianness::of_machine();
     let mappable = !matches!(element.dtype, DType::Bool | DType::String | DType::Bytes);
-    if map && !fortran && native && mappable && count > 0 {
+    // A map starts on a page, so its data is aligned when the header's length is a multiple
+    // of the element's alignment (a complex number aligns as one of its parts); otherwise the
+    // data is read rather than mapped.
+    let align = if matches!(element.dtype, DType::C64 | DType::C128) {
+        element.size / 2
+    } else {
+        element.size
+    };
+    let aligned = offset % align.max(1) as u64 == 0;
+    if map && !fortran && native && mappable && aligned && count > 0 {
         let file = reader.into_inner();
         // SAFETY: the map is read-only, and ndgather only reads it as plain numbers, for which
         // every bit pattern is valid. Another process truncating or rewriting the file while
@@ -217,15 +226,8 @@ pub fn read(path: &Path, map: bool) -> Result<Loaded, CliError> {
             dtype: element.dtype,
             shape,
         };
-        // Data at an offset not aligned for the element type is read instead of mapped.
-        if mapped.view().is_ok() {
-            return Ok(Loaded::Mapped(mapped));
-        }
-        let mut reader = BufReader::new(File::open(path).map_err(|e| CliError::io(path, e))?);
-        let header = NpyHeader::from_reader(&mut reader)
-            .map_err(|e| CliError::npy(path, format!("bad header: {e}")))?;
-        return read_owned(path, header, reader, &mapped.shape, fortran, mapped.dtype)
-            .map(Loaded::Owned);
+        mapped.view()?;
+        return Ok(Loaded::Mapped(mapped));
     }
     read_owned(path, header, reader, &shape, fortran, element.dtype).map(Loaded::Owned)
 }

@@ -506,3 +506,27 @@ fn usage_errors_keep_status_2() {
         bin().args(&args).assert().code(2);
     }
 }
+
+/// Data at an offset not aligned for its element type (a header NumPy would not write, but
+/// the format allows) is read instead of mapped, with the same result.
+#[test]
+fn unaligned_data_is_read_not_mapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }".to_string();
+    while (10 + dict.len() + 1) % 8 != 4 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((dict.len() as u16).to_le_bytes());
+    bytes.extend(dict.as_bytes());
+    [1.5f64, 2.5, 3.5]
+        .iter()
+        .for_each(|v| bytes.extend(v.to_le_bytes()));
+    let params = write(dir.path(), "odd.npy", &bytes);
+    bin()
+        .args(["gather", params.to_str().unwrap(), "[2, 0]"])
+        .assert()
+        .success()
+        .stdout("shape=(2,) dtype=float64\n[3.5 1.5]\n");
+}

@@ -31,9 +31,10 @@ pub(crate) fn row_major<A: Clone, S: Data<Elem = A>, D: Dimension>(
     Ok(Cow::Owned(v))
 }
 
-fn into_array<T>(shape: Vec<usize>, data: Vec<T>) -> Result<ArrayD<T>> {
-    ArrayD::from_shape_vec(IxDyn(&shape), data).map_err(|e| GatherError::InvalidShape {
-        shape,
+/// An array of `shape` from row-major data.
+pub(crate) fn into_array<T>(shape: &[usize], data: Vec<T>) -> Result<ArrayD<T>> {
+    ArrayD::from_shape_vec(IxDyn(shape), data).map_err(|e| GatherError::InvalidShape {
+        shape: shape.to_vec(),
         reason: e.to_string(),
     })
 }
@@ -156,7 +157,7 @@ impl GatherOptions {
         let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
             kernel::gather(params, &idx, &plan, policy, slots)
         })?;
-        into_array(plan.out_shape, out)
+        into_array(&plan.out_shape, out)
     }
 
     /// `gather` into a caller's array of the output's shape (no allocation when it is laid
@@ -259,7 +260,7 @@ impl GatherNdOptions {
         let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
             kernel::gather_nd(params, &idx, &plan, self.bad_indices, slots)
         })?;
-        into_array(plan.out_shape, out)
+        into_array(&plan.out_shape, out)
     }
 
     /// `gather_nd` into a caller's array of the output's shape. On error `out` is left

@@ -256,7 +256,7 @@ impl<T: Clone + Default + Sync, I: IndexType> SliceCopy<'_, T, I> {
 /// The offset in params of index vector `row` of batch element `b`, or `None` if a
 /// component is bad under the policy.
 #[inline]
-fn nd_offset<I: IndexType>(
+pub(crate) fn nd_offset<I: IndexType>(
     plan: &GatherNdPlan,
     b: usize,
     row: &[I],

@@ -36,6 +36,19 @@ pub(crate) fn fresh<T>(
     Ok(v)
 }
 
+/// `T::default()` in every element of a fresh output of `shape`.
+pub(crate) fn defaults<T: Clone + Default>(shape: &[usize]) -> Result<Vec<T>> {
+    let len = crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {
+        what: "output",
+        shape: shape.to_vec(),
+    })?;
+    fresh(len, shape, |slots| {
+        slots.iter_mut().for_each(|s| {
+            s.write(T::default());
+        })
+    })
+}
+
 /// Asks the OS to back the 2 MiB-aligned interior of a large allocation with huge pages.
 #[cfg(target_os = "linux")]
 fn advise_huge_pages<T>(v: &mut Vec<T>, bytes: usize) {

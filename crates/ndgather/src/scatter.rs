@@ -17,13 +17,14 @@
 //! assert_eq!(sums, array![[6, 8], [3, 4]].into_dyn());
 //! ```
 
-use crate::array::{row_major, Element};
+use crate::array::{into_array, row_major, Element};
 use crate::error::{GatherError, Result};
 use crate::index::{BadIndices, IndexType};
 use crate::kernel;
+use crate::output;
 use crate::plan::{unravel, GatherNdPlan};
 use crate::shape::checked_numel;
-use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
+use ndarray::{ArrayBase, ArrayD, Data, Dimension};
 use rayon::prelude::*;
 use std::ops::AddAssign;
 
@@ -69,28 +70,6 @@ pub(crate) fn scatter_add<T: Summable>(
         .for_each(|(c, chunk)| add_into(c * per_task, chunk));
 }
 
-/// Zeros of `len` elements, refused (not aborted) when they cannot be allocated.
-pub(crate) fn zeros<T: Summable>(shape: &[usize]) -> Result<Vec<T>> {
-    let len = checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {
-        what: "output",
-        shape: shape.to_vec(),
-    })?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| GatherError::OutOfMemory {
-            bytes: len.saturating_mul(std::mem::size_of::<T>()),
-        })?;
-    v.resize(len, T::default());
-    Ok(v)
-}
-
-pub(crate) fn into_array<T>(shape: &[usize], data: Vec<T>) -> Result<ArrayD<T>> {
-    ArrayD::from_shape_vec(IxDyn(shape), data).map_err(|e| GatherError::InvalidShape {
-        shape: shape.to_vec(),
-        reason: e.to_string(),
-    })
-}
-
 /// The target row of index vector `r` under `plan` (rows of `plan.slice` elements).
 pub(crate) fn nd_target<I: IndexType>(
     plan: &GatherNdPlan,
@@ -98,13 +77,9 @@ pub(crate) fn nd_target<I: IndexType>(
     r: usize,
     policy: BadIndices,
 ) -> Option<usize> {
-    let b = r / plan.rows.max(1);
     let row = &indices[r * plan.depth..(r + 1) * plan.depth];
-    let mut offset = b * plan.batch_stride;
-    for ((&i, &dim), &stride) in row.iter().zip(&plan.dims).zip(&plan.strides) {
-        offset += policy.resolve(i, dim)? * stride;
-    }
-    Some(offset / plan.slice.max(1))
+    kernel::nd_offset(plan, r / plan.rows.max(1), row, policy)
+        .map(|offset| offset / plan.slice.max(1))
 }
 
 /// `tf.scatter_nd(indices, updates, shape)`: zeros of `shape` with each slice of `updates`
@@ -163,7 +138,7 @@ where
         other => other,
     })?;
     let src = row_major(updates)?;
-    let mut out = zeros::<T>(shape)?;
+    let mut out = output::defaults::<T>(shape)?;
     scatter_add(&mut out, plan.slice, &src, |r| {
         nd_target(&plan, &idx, r, policy)
     });
@@ -204,32 +179,27 @@ where
             shape: dshape.to_vec(),
         })?;
     let ids = row_major(segment_ids)?;
-    let target = |k: usize| -> Option<usize> {
-        let id = ids[k];
-        match policy {
-            BadIndices::Error => id.checked_index(num_segments),
-            _ => policy.resolve(id, num_segments),
-        }
+    let target = |k: usize| policy.resolve(ids[k], num_segments);
+    // Ids without a target are dropped, but for TF's CPU errors (ids too large under `Error`)
+    // and `Wrap`'s leftovers; rows of no elements are never an error.
+    let is_error = |k: usize| {
+        row_len > 0
+            && target(k).is_none()
+            && match policy {
+                BadIndices::Error => ids[k].to_i128() >= 0,
+                BadIndices::Wrap => true,
+                BadIndices::Ignore | BadIndices::Clamp => false,
+            }
     };
-    if policy == BadIndices::Error || policy == BadIndices::Wrap {
-        let bad = ids.iter().position(|&i| {
-            let v = i.to_i128();
-            let out_of_range = match policy {
-                BadIndices::Error => v >= num_segments as i128,
-                _ => policy.resolve(i, num_segments).is_none(),
-            };
-            out_of_range && row_len > 0
+    if let Some(k) = (0..ids.len()).find(|&k| is_error(k)) {
+        return Err(GatherError::SegmentIdOutOfRange {
+            position: unravel(k, ishape),
+            value: ids[k].to_i128(),
+            num_segments,
         });
-        if let Some(k) = bad {
-            return Err(GatherError::SegmentIdOutOfRange {
-                position: unravel(k, ishape),
-                value: ids[k].to_i128(),
-                num_segments,
-            });
-        }
     }
     let src = row_major(data)?;
-    let mut out = zeros::<T>(&out_shape)?;
+    let mut out = output::defaults::<T>(&out_shape)?;
     scatter_add(&mut out, row_len, &src, target);
     into_array(&out_shape, out)
 }

@@ -33,6 +33,10 @@ macro_rules! dtypes {
             pub fn from_name(name: &str) -> Option<DType> {
                 match name { $($name => Some(DType::$variant),)* _ => None }
             }
+
+            fn zeros(self, shape: &[usize]) -> Result<Tensor> {
+                match self { $(DType::$variant => zeros_of::<$t>(shape),)* }
+            }
         }
 
         /// A tensor of any supported element type.
@@ -255,39 +259,10 @@ impl Tensor {
             })
     }
 
-    /// A tensor of `T::default()` values.
+    /// A tensor of `T::default()` values; a shape too large to allocate is an error, not an
+    /// abort.
     pub fn zeros(dtype: DType, shape: &[usize]) -> Result<Tensor> {
-        let n = crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {
-            what: "tensor",
-            shape: shape.to_vec(),
-        })?;
-        fn make<T: TensorElement>(shape: &[usize], n: usize) -> Result<Tensor> {
-            Tensor::from_shape_vec(shape, vec![T::default(); n])
-        }
-        macro_rules! zeros_of {
-            ($($variant:ident($t:ty)),*) => {
-                match dtype { $(DType::$variant => make::<$t>(shape, n),)* }
-            };
-        }
-        zeros_of!(
-            Bool(bool),
-            I8(i8),
-            I16(i16),
-            I32(i32),
-            I64(i64),
-            U8(u8),
-            U16(u16),
-            U32(u32),
-            U64(u64),
-            F16(f16),
-            BF16(bf16),
-            F32(f32),
-            F64(f64),
-            C64(Complex32),
-            C128(Complex64),
-            String(String),
-            Bytes(Vec<u8>)
-        )
+        dtype.zeros(shape)
     }
 
     /// The array inside, if the tensor is of dtype `T`.
@@ -350,6 +325,10 @@ impl TensorView<'_> {
     pub fn gather_nd(&self, indices: &TensorView<'_>, options: &GatherNdOptions) -> Result<Tensor> {
         with_indices!(indices, i => Ok(map_view!(self, p => options.gather_nd(p, i)?)))
     }
+}
+
+fn zeros_of<T: TensorElement>(shape: &[usize]) -> Result<Tensor> {
+    Tensor::from_shape_vec(shape, crate::output::defaults::<T>(shape)?)
 }
 
 fn dtype_of<T: TensorElement>(_: ArrayViewD<'_, T>) -> DType {

@@ -211,3 +211,19 @@ fn concurrent_calls_on_shared_inputs() {
         }
     });
 }
+
+#[test]
+fn huge_tensors_are_refused_not_aborted() {
+    // 8 TiB: a valid size that the allocator refuses.
+    let r = catch_unwind(|| Tensor::zeros(ndgather::DType::F64, &[1 << 40, 1 << 10]));
+    assert!(
+        matches!(r, Ok(Err(GatherError::OutOfMemory { .. }))),
+        "{r:?}"
+    );
+    // 2^63 bytes: past what an allocation can address at all.
+    let r = catch_unwind(|| Tensor::zeros(ndgather::DType::F64, &[1 << 40, 1 << 20]));
+    assert!(
+        matches!(r, Ok(Err(GatherError::ShapeOverflow { .. }))),
+        "{r:?}"
+    );
+}

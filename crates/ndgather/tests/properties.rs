@@ -98,6 +98,29 @@ fn same_error(ours: &GatherError, theirs: &RefError) -> bool {
     }
 }
 
+/// Our result and the reference's are the same array, or name the same bad index.
+fn agrees<T: PartialEq + std::fmt::Debug>(
+    ours: &Result<ArrayD<T>, GatherError>,
+    theirs: &Result<ArrayD<T>, RefError>,
+) -> Result<(), TestCaseError> {
+    match (ours, theirs) {
+        (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+        (Err(a), Err(b)) => prop_assert!(same_error(a, b), "ours {:?}, reference {:?}", a, b),
+        _ => prop_assert!(false, "ours {:?}, reference {:?}", ours, theirs),
+    }
+    Ok(())
+}
+
+/// `dims` with the dimensions marked in `unknown` made unknown.
+fn masked(dims: &[usize], unknown: &[bool]) -> Shape {
+    Shape::from_dims(
+        dims.iter()
+            .zip(unknown)
+            .map(|(&d, &u)| if u { None } else { Some(d) })
+            .collect(),
+    )
+}
+
 #[derive(Debug, Clone)]
 struct GatherCase {
     params: Vec<usize>,
@@ -202,11 +225,7 @@ impl GatherCase {
         let options = self.options();
         let ours = with_layout(&params, self.layout, |p| options.gather(&p, &indices));
         let theirs = reference::gather(&params, &indices, self.axis, self.batch_dims, self.policy);
-        match (&ours, &theirs) {
-            (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
-            (Err(a), Err(b)) => prop_assert!(same_error(a, b), "ours {:?}, reference {:?}", a, b),
-            _ => prop_assert!(false, "ours {:?}, reference {:?}", ours, theirs),
-        }
+        agrees(&ours, &theirs)?;
         // The same through i32 indices and into a caller's column-major buffer.
         let narrow = indices.mapv(|v| v as i32);
         prop_assert_eq!(&options.gather(&params, &narrow), &ours);
@@ -239,17 +258,9 @@ impl GatherCase {
         }
         // With some dimensions unknown the rule may know less, never contradict.
         let (pm, im) = self.unknown_mask.split_at(self.params.len());
-        let mask = |dims: &[usize], m: &[bool]| {
-            Shape::from_dims(
-                dims.iter()
-                    .zip(m)
-                    .map(|(&d, &u)| if u { None } else { Some(d) })
-                    .collect(),
-            )
-        };
         let partial = gather_shape(
-            &mask(&self.params, pm),
-            &mask(&self.indices, im),
+            &masked(&self.params, pm),
+            &masked(&self.indices, im),
             axis,
             options.get_batch_dims(),
             None,
@@ -362,11 +373,7 @@ impl GatherNdCase {
             return Ok(());
         }
         let theirs = reference::gather_nd(&params, &indices, self.batch_dims, self.policy);
-        match (&ours, &theirs) {
-            (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
-            (Err(a), Err(b)) => prop_assert!(same_error(a, b), "ours {:?}, reference {:?}", a, b),
-            _ => prop_assert!(false, "ours {:?}, reference {:?}", ours, theirs),
-        }
+        agrees(&ours, &theirs)?;
         let narrow = indices.mapv(|v| v as i32);
         prop_assert_eq!(&options.gather_nd(&params, &narrow), &ours);
         if let Ok(expected) = &ours {
@@ -395,15 +402,12 @@ impl GatherNdCase {
             Err(e) => prop_assert_eq!(rule.unwrap_err(), e.clone()),
         }
         let (pm, im) = self.unknown_mask.split_at(self.params.len());
-        let mask = |dims: &[usize], m: &[bool]| {
-            Shape::from_dims(
-                dims.iter()
-                    .zip(m)
-                    .map(|(&d, &u)| if u { None } else { Some(d) })
-                    .collect(),
-            )
-        };
-        let partial = gather_nd_shape(&mask(&self.params, pm), &mask(&self.indices, im), bd, None);
+        let partial = gather_nd_shape(
+            &masked(&self.params, pm),
+            &masked(&self.indices, im),
+            bd,
+            None,
+        );
         if let Ok(out) = &out {
             prop_assert!(partial.unwrap().output.accepts(out.shape()));
         }

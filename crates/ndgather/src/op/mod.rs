@@ -20,7 +20,7 @@
 //! | the registered gradients of `GatherV2` / `GatherNd` | [`Gather::grad`], [`GatherNd::grad`] |
 //!
 //! Beyond TF Java, `GatherNd` takes `batch_dims` (Python's `tf.gather_nd` has it), and
-//! [`BadIndices::Clamp`] and [`BadIndices::Wrap`] are accepted as policies.
+//! [`crate::BadIndices::Clamp`] and [`crate::BadIndices::Wrap`] are accepted as policies.
 //!
 //! ```
 //! use ndarray::array;
@@ -79,8 +79,6 @@ pub use ops::{
 pub use session::{Feeds, Session};
 
 use crate::error::GatherError;
-#[allow(unused_imports)]
-use crate::index::BadIndices;
 
 /// Errors of the op API: the op's own errors, with TensorFlow's wording, and the graph's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,6 +7,7 @@ use crate::array::GatherOptions;
 use crate::shape::Shape;
 use crate::tensor::{Tensor, TensorElement};
 use ndarray::ArrayD;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -71,19 +72,10 @@ impl Session {
         fetch: &impl Operand<T>,
         feeds: &Feeds,
     ) -> OpResult<ArrayD<T>> {
-        let out = fetch.as_output();
-        if !Arc::ptr_eq(&out.graph, &self.graph) {
-            return Err(OpError::ForeignOperand {
-                name: out.op_name(),
-            });
-        }
-        let mut results = self.evaluate(&[out.node], feeds)?;
-        let t = results.remove(0);
-        let found = t.dtype();
-        t.into_array::<T>().map_err(|_| OpError::DType {
-            expected: T::DTYPE.name().to_string(),
-            found: found.name().to_string(),
-        })
+        let mut results = self.run_many(&[fetch as &dyn Operand<T>], feeds)?;
+        results
+            .pop()
+            .ok_or_else(|| OpError::Mode("a run of one fetch returned nothing".into()))
     }
 
     /// Evaluates several fetches in one run (shared ops run once).
@@ -126,60 +118,82 @@ impl Session {
             stack.extend(graph.nodes[n].kind.inputs(&graph.nodes));
         }
         // Inputs precede their ops, so one pass in creation order evaluates everything.
-        let mut values: HashMap<usize, Tensor> = HashMap::new();
-        fn input(values: &HashMap<usize, Tensor>, n: usize) -> OpResult<&Tensor> {
+        // Constants and feeds are borrowed, not copied per run; only computed values are owned.
+        let mut values: HashMap<usize, Cow<'_, Tensor>> = HashMap::new();
+        fn input<'v>(
+            values: &'v HashMap<usize, Cow<'_, Tensor>>,
+            n: usize,
+        ) -> OpResult<&'v Tensor> {
             values
                 .get(&n)
+                .map(|v| &**v)
                 .ok_or_else(|| OpError::Mode(format!("input {n} was not evaluated")))
         }
         for (n, node) in graph.nodes.iter().enumerate().filter(|&(n, _)| needed[n]) {
-            let value = if let Some(fed) = feeds.values.get(&n) {
-                fed.clone()
-            } else {
-                match &node.kind {
-                    NodeKind::Constant => node
-                        .value
-                        .clone()
-                        .ok_or_else(|| OpError::Mode("constant without value".into()))?,
-                    NodeKind::Placeholder => {
-                        return Err(OpError::MissingFeed {
-                            name: node.name.clone(),
-                            dtype: node.dtype.name().to_string(),
-                            shape: node.shape.to_string(),
-                        })
-                    }
-                    NodeKind::Gather {
-                        params,
-                        indices,
-                        axis,
-                        options,
-                    } => {
-                        let axis =
-                            axis_value(input(&values, *axis)?).ok_or(OpError::AxisNotScalar)?;
-                        let o = GatherOptions::new()
-                            .axis(axis)
-                            .batch_dims(options.batch_dims);
-                        input(&values, *params)?.gather(input(&values, *indices)?, &o)?
-                    }
-                    NodeKind::GatherNd {
-                        params,
-                        indices,
-                        options,
-                    } => input(&values, *params)?
-                        .gather_nd(input(&values, *indices)?, &options.eager())?,
-                    NodeKind::GatherGrad { op, grad } | NodeKind::GatherNdGrad { op, grad } => {
-                        let forward = &graph.nodes[*op].kind;
-                        super::grad::grad_value(forward, input(&values, *grad)?, |n| {
-                            input(&values, n)
-                        })?
-                    }
-                }
-            };
+            let value =
+                if let Some(fed) = feeds.values.get(&n) {
+                    Cow::Borrowed(fed)
+                } else {
+                    Cow::Owned(match &node.kind {
+                        NodeKind::Constant => {
+                            let constant = node.value.as_ref();
+                            values.insert(
+                                n,
+                                Cow::Borrowed(constant.ok_or_else(|| {
+                                    OpError::Mode("constant without value".into())
+                                })?),
+                            );
+                            continue;
+                        }
+                        NodeKind::Placeholder => {
+                            return Err(OpError::MissingFeed {
+                                name: node.name.clone(),
+                                dtype: node.dtype.name().to_string(),
+                                shape: node.shape.to_string(),
+                            })
+                        }
+                        NodeKind::Gather {
+                            params,
+                            indices,
+                            axis,
+                            options,
+                        } => {
+                            let axis =
+                                axis_value(input(&values, *axis)?).ok_or(OpError::AxisNotScalar)?;
+                            let o = GatherOptions::new()
+                                .axis(axis)
+                                .batch_dims(options.batch_dims);
+                            input(&values, *params)?.gather(input(&values, *indices)?, &o)?
+                        }
+                        NodeKind::GatherNd {
+                            params,
+                            indices,
+                            options,
+                        } => input(&values, *params)?
+                            .gather_nd(input(&values, *indices)?, &options.eager())?,
+                        NodeKind::GatherGrad { op, grad } | NodeKind::GatherNdGrad { op, grad } => {
+                            let forward = &graph.nodes[*op].kind;
+                            super::grad::grad_value(forward, input(&values, *grad)?, |n| {
+                                input(&values, n)
+                            })?
+                        }
+                    })
+                };
             values.insert(n, value);
         }
-        fetches
-            .iter()
-            .map(|&n| input(&values, n).cloned())
-            .collect()
+        // Results move out of the run; only a node fetched again later is copied.
+        let mut results = Vec::with_capacity(fetches.len());
+        for (k, &n) in fetches.iter().enumerate() {
+            let value = if fetches[k + 1..].contains(&n) {
+                input(&values, n)?.clone()
+            } else {
+                values
+                    .remove(&n)
+                    .ok_or_else(|| OpError::Mode(format!("fetch {n} was not evaluated")))?
+                    .into_owned()
+            };
+            results.push(value);
+        }
+        Ok(results)
     }
 }
