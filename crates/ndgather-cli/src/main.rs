@@ -44,9 +44,9 @@ impl From<Policy> for BadIndices {
 
 #[derive(clap::Args, Debug)]
 struct Inputs {
-    /// params: a .npy file, or a literal such as '[[0,1,2],[10,11,12]]' or '["a","b"]'.
+    /// params: a .npy file, or a literal such as `[[0,1,2],[10,11,12]]` or `["a","b"]`.
     params: String,
-    /// indices: a .npy file of integers, or a literal such as '[1, 0]' or 3.
+    /// indices: a .npy file of integers, or a literal such as `[1, 0]` or 3.
     indices: String,
     /// Number of leading batch dimensions shared by params and indices.
     #[arg(

@@ -39,15 +39,53 @@ pub(crate) fn into_array<T>(shape: &[usize], data: Vec<T>) -> Result<ArrayD<T>> 
     })
 }
 
-fn check_out_shape(given: &[usize], expected: &[usize]) -> Result<()> {
-    if given == expected {
-        Ok(())
-    } else {
-        Err(GatherError::OutputShapeMismatch {
-            given: given.to_vec(),
-            expected: expected.to_vec(),
-        })
+/// Whether params' last axis is part of the tensor or holds the values of each element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Elements {
+    /// Every array element is a tensor element.
+    Plain,
+    /// The last axis holds each tensor element's values (see `gather_records`).
+    Records,
+}
+
+impl Elements {
+    /// The tensor's shape, and the record width if params holds records.
+    fn split(self, params_shape: &[usize]) -> Result<(&[usize], Option<usize>)> {
+        match self {
+            Elements::Plain => Ok((params_shape, None)),
+            Elements::Records => match params_shape.split_last() {
+                Some((&width, shape)) => Ok((shape, Some(width))),
+                None => Err(GatherError::InvalidShape {
+                    shape: vec![],
+                    reason: "params of records needs a trailing record axis".to_string(),
+                }),
+            },
+        }
     }
+}
+
+/// `plan` widened to records of `record` values, if any.
+fn widened<P>(plan: P, record: Option<usize>, widen: fn(P, usize) -> Result<P>) -> Result<P> {
+    match record {
+        Some(r) => widen(plan, r),
+        None => Ok(plan),
+    }
+}
+
+/// Checks a caller's output shape; a mismatch is reported in element shapes (without the
+/// record axis, for records).
+fn check_out_shape(elements: Elements, given: &[usize], expected: &[usize]) -> Result<()> {
+    if given == expected {
+        return Ok(());
+    }
+    let element_shape = |s: &[usize]| match elements {
+        Elements::Plain => s.to_vec(),
+        Elements::Records => s[..s.len().saturating_sub(1)].to_vec(),
+    };
+    Err(GatherError::OutputShapeMismatch {
+        given: element_shape(given),
+        expected: element_shape(expected),
+    })
 }
 
 /// Runs `body` on a caller's output in row-major order: in place when it is laid out so,
@@ -134,6 +172,11 @@ impl GatherOptions {
     }
 
     /// `tf.gather(params, indices, axis, batch_dims)` into a new array.
+    ///
+    /// # Errors
+    /// TensorFlow's shape errors (axis or batch_dims out of range, batch shapes that differ),
+    /// the first bad index under [`BadIndices::Error`], `Clamp` and `Wrap`, and
+    /// [`GatherError::OutOfMemory`] when the output cannot be allocated.
     pub fn gather<T, I, S, SI, D, DI>(
         &self,
         params: &ArrayBase<S, D>,
@@ -147,10 +190,121 @@ impl GatherOptions {
         D: Dimension,
         DI: Dimension,
     {
-        let plan =
-            GatherPlan::new::<I>(params.shape(), indices.shape(), self.axis, self.batch_dims)?;
+        self.gather_as(Elements::Plain, params, indices)
+    }
+
+    /// `gather` on a tensor of records: params of shape `shape + [width]` stands for a tensor
+    /// of `shape` whose elements are each `width` values (the bytes of a NumPy record, for
+    /// instance). Axes, checks and messages are those of the tensor of `shape`; the output
+    /// has the gathered shape with the record axis appended.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// use ndgather::GatherOptions;
+    ///
+    /// // Three elements of two bytes each; gather elements 2 and 0.
+    /// let params = array![[1u8, 2], [3, 4], [5, 6]];
+    /// let out = GatherOptions::new().gather_records(&params, &array![2, 0]).unwrap();
+    /// assert_eq!(out, array![[5, 6], [1, 2]].into_dyn());
+    /// let err = GatherOptions::new().gather_records(&params, &array![3]).unwrap_err();
+    /// assert_eq!(err.to_string(), "indices[0] = 3 is not in [0, 3)");
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`GatherOptions::gather`], and [`GatherError::InvalidShape`] for params of
+    /// rank 0 (no record axis).
+    pub fn gather_records<T, I, S, SI, D, DI>(
+        &self,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+    ) -> Result<ArrayD<T>>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+    {
+        self.gather_as(Elements::Records, params, indices)
+    }
+
+    /// `gather` into a caller's array of the output's shape (no allocation when it is laid
+    /// out in row-major order). On error `out` is left unchanged.
+    ///
+    /// # Errors
+    /// Those of [`GatherOptions::gather`], and [`GatherError::OutputShapeMismatch`].
+    pub fn gather_into<T, I, S, SI, D, DI, DO>(
+        &self,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+        out: ArrayViewMut<'_, T, DO>,
+    ) -> Result<()>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+        DO: Dimension,
+    {
+        self.gather_into_as(Elements::Plain, params, indices, out)
+    }
+
+    /// [`GatherOptions::gather_records`] into a caller's array of the output's shape (the
+    /// record axis included). On error `out` is left unchanged.
+    ///
+    /// # Errors
+    /// Those of [`GatherOptions::gather_records`], and [`GatherError::OutputShapeMismatch`].
+    pub fn gather_records_into<T, I, S, SI, D, DI, DO>(
+        &self,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+        out: ArrayViewMut<'_, T, DO>,
+    ) -> Result<()>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+        DO: Dimension,
+    {
+        self.gather_into_as(Elements::Records, params, indices, out)
+    }
+
+    /// Plans the call on the element shape; the record width, if params holds records.
+    fn plan<I: IndexType>(
+        &self,
+        elements: Elements,
+        params_shape: &[usize],
+        indices_shape: &[usize],
+    ) -> Result<(GatherPlan, Option<usize>)> {
+        let (shape, record) = elements.split(params_shape)?;
+        let plan = GatherPlan::new::<I>(shape, indices_shape, self.axis, self.batch_dims)?;
+        Ok((plan, record))
+    }
+
+    fn gather_as<T, I, S, SI, D, DI>(
+        &self,
+        elements: Elements,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+    ) -> Result<ArrayD<T>>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+    {
+        let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
         let idx = row_major(indices)?;
         kernel::check_gather(&idx, &plan, self.bad_indices)?;
+        let plan = widened(plan, record, GatherPlan::widen)?;
         let params = row_major(params)?;
         let params: &[T] = &params;
         let policy = self.bad_indices;
@@ -160,10 +314,9 @@ impl GatherOptions {
         into_array(&plan.out_shape, out)
     }
 
-    /// `gather` into a caller's array of the output's shape (no allocation when it is laid
-    /// out in row-major order). On error `out` is left unchanged.
-    pub fn gather_into<T, I, S, SI, D, DI, DO>(
+    fn gather_into_as<T, I, S, SI, D, DI, DO>(
         &self,
+        elements: Elements,
         params: &ArrayBase<S, D>,
         indices: &ArrayBase<SI, DI>,
         mut out: ArrayViewMut<'_, T, DO>,
@@ -177,9 +330,9 @@ impl GatherOptions {
         DI: Dimension,
         DO: Dimension,
     {
-        let plan =
-            GatherPlan::new::<I>(params.shape(), indices.shape(), self.axis, self.batch_dims)?;
-        check_out_shape(out.shape(), &plan.out_shape)?;
+        let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
+        let wide = widened(plan.clone(), record, GatherPlan::widen)?;
+        check_out_shape(elements, out.shape(), &wide.out_shape)?;
         let idx = row_major(indices)?;
         kernel::check_gather(&idx, &plan, self.bad_indices)?;
         let params = row_major(params)?;
@@ -187,8 +340,8 @@ impl GatherOptions {
         let policy = self.bad_indices;
         with_row_major_out(
             &mut out,
-            |slots| kernel::gather(params, &idx, &plan, policy, slots),
-            |slots| kernel::gather(params, &idx, &plan, policy, slots),
+            |slots| kernel::gather(params, &idx, &wide, policy, slots),
+            |slots| kernel::gather(params, &idx, &wide, policy, slots),
         )
     }
 }
@@ -239,6 +392,11 @@ impl GatherNdOptions {
     }
 
     /// `tf.gather_nd(params, indices, batch_dims)` into a new array.
+    ///
+    /// # Errors
+    /// TensorFlow's shape errors (scalar params or indices, batch_dims out of range, an index
+    /// depth above params' rank, batch shapes that differ), the first bad index vector under
+    /// [`BadIndices::Error`], `Clamp` and `Wrap`, and [`GatherError::OutOfMemory`].
     pub fn gather_nd<T, I, S, SI, D, DI>(
         &self,
         params: &ArrayBase<S, D>,
@@ -252,9 +410,118 @@ impl GatherNdOptions {
         D: Dimension,
         DI: Dimension,
     {
-        let plan = GatherNdPlan::new::<I>(params.shape(), indices.shape(), self.batch_dims)?;
+        self.gather_nd_as(Elements::Plain, params, indices)
+    }
+
+    /// `gather_nd` on a tensor of records (see [`GatherOptions::gather_records`]): params of
+    /// shape `shape + [width]` stands for a tensor of `shape`.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// use ndgather::GatherNdOptions;
+    ///
+    /// // A 2×2 tensor of 2-value records; gather element [1, 0].
+    /// let params = array![[[1u8, 2], [3, 4]], [[5, 6], [7, 8]]];
+    /// let out = GatherNdOptions::new().gather_nd_records(&params, &array![[1, 0]]).unwrap();
+    /// assert_eq!(out, array![[5, 6]].into_dyn());
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::InvalidShape`] for params
+    /// of rank 0.
+    pub fn gather_nd_records<T, I, S, SI, D, DI>(
+        &self,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+    ) -> Result<ArrayD<T>>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+    {
+        self.gather_nd_as(Elements::Records, params, indices)
+    }
+
+    /// `gather_nd` into a caller's array of the output's shape. On error `out` is left
+    /// unchanged.
+    ///
+    /// # Errors
+    /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::OutputShapeMismatch`].
+    pub fn gather_nd_into<T, I, S, SI, D, DI, DO>(
+        &self,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+        out: ArrayViewMut<'_, T, DO>,
+    ) -> Result<()>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+        DO: Dimension,
+    {
+        self.gather_nd_into_as(Elements::Plain, params, indices, out)
+    }
+
+    /// [`GatherNdOptions::gather_nd_records`] into a caller's array of the output's shape
+    /// (the record axis included). On error `out` is left unchanged.
+    ///
+    /// # Errors
+    /// Those of [`GatherNdOptions::gather_nd_records`], and
+    /// [`GatherError::OutputShapeMismatch`].
+    pub fn gather_nd_records_into<T, I, S, SI, D, DI, DO>(
+        &self,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+        out: ArrayViewMut<'_, T, DO>,
+    ) -> Result<()>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+        DO: Dimension,
+    {
+        self.gather_nd_into_as(Elements::Records, params, indices, out)
+    }
+
+    /// Plans the call on the element shape; the record width, if params holds records.
+    fn plan<I: IndexType>(
+        &self,
+        elements: Elements,
+        params_shape: &[usize],
+        indices_shape: &[usize],
+    ) -> Result<(GatherNdPlan, Option<usize>)> {
+        let (shape, record) = elements.split(params_shape)?;
+        let plan = GatherNdPlan::new::<I>(shape, indices_shape, self.batch_dims)?;
+        Ok((plan, record))
+    }
+
+    fn gather_nd_as<T, I, S, SI, D, DI>(
+        &self,
+        elements: Elements,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+    ) -> Result<ArrayD<T>>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+    {
+        let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
         let idx = row_major(indices)?;
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
+        let plan = widened(plan, record, GatherNdPlan::widen)?;
         let params = row_major(params)?;
         let params: &[T] = &params;
         let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
@@ -263,10 +530,9 @@ impl GatherNdOptions {
         into_array(&plan.out_shape, out)
     }
 
-    /// `gather_nd` into a caller's array of the output's shape. On error `out` is left
-    /// unchanged.
-    pub fn gather_nd_into<T, I, S, SI, D, DI, DO>(
+    fn gather_nd_into_as<T, I, S, SI, D, DI, DO>(
         &self,
+        elements: Elements,
         params: &ArrayBase<S, D>,
         indices: &ArrayBase<SI, DI>,
         mut out: ArrayViewMut<'_, T, DO>,
@@ -280,8 +546,9 @@ impl GatherNdOptions {
         DI: Dimension,
         DO: Dimension,
     {
-        let plan = GatherNdPlan::new::<I>(params.shape(), indices.shape(), self.batch_dims)?;
-        check_out_shape(out.shape(), &plan.out_shape)?;
+        let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
+        let wide = widened(plan.clone(), record, GatherNdPlan::widen)?;
+        check_out_shape(elements, out.shape(), &wide.out_shape)?;
         let idx = row_major(indices)?;
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
         let params = row_major(params)?;
@@ -289,8 +556,8 @@ impl GatherNdOptions {
         let policy = self.bad_indices;
         with_row_major_out(
             &mut out,
-            |slots| kernel::gather_nd(params, &idx, &plan, policy, slots),
-            |slots| kernel::gather_nd(params, &idx, &plan, policy, slots),
+            |slots| kernel::gather_nd(params, &idx, &wide, policy, slots),
+            |slots| kernel::gather_nd(params, &idx, &wide, policy, slots),
         )
     }
 }

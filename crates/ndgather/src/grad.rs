@@ -39,12 +39,13 @@ fn check_grad(found: &[usize], expected: &[usize]) -> Result<()> {
 
 /// The gradient of `gather(params, indices, axis, batch_dims)` with respect to params, for
 /// upstream gradient `grad` (of the gather's output shape): zeros of `params_shape` with each
-/// slice of `grad` added where it was gathered from. `axis` and `batch_dims` may be negative.
+/// slice of `grad` added where it was gathered from. `axis` and `batch_dims` may be negative;
+/// `axis` may be `None` for gather's default, the first non-batch dimension.
 pub fn gather_grad<T, I, SI, SG, DI, DG>(
     params_shape: &[usize],
     indices: &ArrayBase<SI, DI>,
     grad: &ArrayBase<SG, DG>,
-    axis: i64,
+    axis: impl Into<Option<i64>>,
     batch_dims: i64,
 ) -> Result<ArrayD<T>>
 where
@@ -55,7 +56,7 @@ where
     DI: Dimension,
     DG: Dimension,
 {
-    let plan = GatherPlan::new::<I>(params_shape, indices.shape(), Some(axis), batch_dims)?;
+    let plan = GatherPlan::new::<I>(params_shape, indices.shape(), axis.into(), batch_dims)?;
     check_grad(grad.shape(), &plan.out_shape)?;
     let idx = row_major(indices)?;
     kernel::check_gather(&idx, &plan, BadIndices::Error)?;

@@ -1,5 +1,5 @@
-//! Integer types that can index: `i16`, `i32`, `i64` as TensorFlow, and the unsigned
-//! types and `usize` for Rust callers.
+//! Integer types that can index: `i16`, `i32`, `i64` as TensorFlow, and `i8`, the unsigned
+//! types and `usize` for Rust and NumPy callers.
 
 mod sealed {
     pub trait Sealed {}
@@ -7,7 +7,7 @@ mod sealed {
 
 /// An integer type usable as indices.
 ///
-/// Sealed: implemented for `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64` and `usize`.
+/// Sealed: implemented for `i8`, `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64` and `usize`.
 pub trait IndexType: Copy + Send + Sync + std::fmt::Debug + 'static + sealed::Sealed {
     /// TensorFlow's dtype name and largest value, for the index types TensorFlow has
     /// (`int16`, `int32`, `int64`); `None` for the others. TensorFlow refuses params whose
@@ -48,6 +48,7 @@ macro_rules! impl_index {
 }
 
 impl_index! {
+    i8 => None,
     i16 => Some(("int16", i16::MAX as u64)),
     i32 => Some(("int32", i32::MAX as u64)),
     i64 => Some(("int64", i64::MAX as u64)),
@@ -92,6 +93,25 @@ pub enum BadIndices {
 }
 
 impl BadIndices {
+    /// Every policy, in the order of the enum.
+    pub const ALL: [BadIndices; 4] = [
+        BadIndices::Error,
+        BadIndices::Ignore,
+        BadIndices::Clamp,
+        BadIndices::Wrap,
+    ];
+
+    /// The policy's name as [`BadIndices::from_name`] reads it, in lower case (`"error"`,
+    /// `"ignore"`, `"clamp"`, `"wrap"`): the spelling of the CLI and the Python package.
+    pub fn name(self) -> &'static str {
+        match self {
+            BadIndices::Error => "error",
+            BadIndices::Ignore => "ignore",
+            BadIndices::Clamp => "clamp",
+            BadIndices::Wrap => "wrap",
+        }
+    }
+
     /// Maps index `i` of a dimension of size `limit` to a position, or `None` for a bad index
     /// (an error under `Error`, `Clamp` and `Wrap`; a default-filled slice under `Ignore`).
     #[inline]
@@ -131,12 +151,11 @@ impl BadIndices {
     /// TensorFlow's `bad_indices_policy` attribute: `""`/`"DEFAULT"`/`"ERROR"` → `Error`,
     /// `"IGNORE"` → `Ignore`; ndgather's own `"CLAMP"` and `"WRAP"`. Case-insensitive.
     pub fn from_name(name: &str) -> Option<BadIndices> {
-        match name.to_ascii_uppercase().as_str() {
-            "" | "DEFAULT" | "ERROR" => Some(BadIndices::Error),
-            "IGNORE" => Some(BadIndices::Ignore),
-            "CLAMP" => Some(BadIndices::Clamp),
-            "WRAP" => Some(BadIndices::Wrap),
-            _ => None,
+        if name.is_empty() || name.eq_ignore_ascii_case("DEFAULT") {
+            return Some(BadIndices::Error);
         }
+        BadIndices::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(name))
     }
 }

@@ -89,6 +89,17 @@ impl GatherPlan {
     }
 }
 
+impl GatherPlan {
+    /// The same gather on elements of `record` values each (a trailing axis of params):
+    /// slices and the output grow by that factor, and the output gains the record axis.
+    pub(crate) fn widen(mut self, record: usize) -> Result<GatherPlan> {
+        self.out_shape.push(record);
+        self.out_len = numel(&self.out_shape, "output")?;
+        self.inner = numel(&[self.inner, record], "params")?;
+        Ok(self)
+    }
+}
+
 /// `gather_nd` as `batch × rows` index vectors of `depth` components, each selecting a slice
 /// of `slice` contiguous elements.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,6 +172,21 @@ impl GatherNdPlan {
             params_shape: params.to_vec(),
             batch_dims: bd,
         })
+    }
+}
+
+impl GatherNdPlan {
+    /// The same gather_nd on elements of `record` values each (a trailing axis of params).
+    pub(crate) fn widen(mut self, record: usize) -> Result<GatherNdPlan> {
+        let scale = |x: usize| numel(&[x, record], "params");
+        self.out_shape.push(record);
+        self.out_len = numel(&self.out_shape, "output")?;
+        self.slice = scale(self.slice)?;
+        self.batch_stride = scale(self.batch_stride)?;
+        for s in &mut self.strides {
+            *s = scale(*s)?;
+        }
+        Ok(self)
     }
 }
 

@@ -124,3 +124,51 @@ fn gather_nd_batch_dims_is_a_loop() {
         assert_eq!(batched.index_axis(Axis(0), k), gather_nd(&p, &i).unwrap());
     }
 }
+
+/// The examples as JSON, for the Python package's tests
+/// (`crates/ndgather-py/tests/data/doc_examples.json`): the file must match `examples::ALL`.
+/// `NDGATHER_BLESS=1 cargo test --test doc_examples` rewrites it after a change.
+#[test]
+fn python_copy_of_the_examples_is_current() {
+    use examples::{Input, Op};
+    use serde_json::{json, Value};
+    let input = |i: &Input| match *i {
+        Input::Literal(text) => json!({ "literal": text }),
+        Input::Zeros(shape) => json!({ "zeros": shape }),
+        Input::Iota(shape) => json!({ "iota": shape }),
+        Input::Indices(shape, bound) => json!({ "indices": shape, "bound": bound }),
+    };
+    let cases: Vec<Value> = examples::ALL
+        .iter()
+        .map(|e| {
+            let op = match e.op {
+                Op::Gather { axis, batch_dims } => {
+                    json!({ "op": "gather", "axis": axis, "batch_dims": batch_dims })
+                }
+                Op::GatherNd { batch_dims } => {
+                    json!({ "op": "gather_nd", "axis": null, "batch_dims": batch_dims })
+                }
+            };
+            let expected = match e.expected {
+                Expected::Values(text) => json!({ "values": text }),
+                Expected::Shape(shape) => json!({ "shape": shape }),
+            };
+            json!({ "page": e.page, "call": e.call, "call_options": op,
+                    "params": input(&e.params), "indices": input(&e.indices),
+                    "expected": expected })
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&cases).unwrap() + "\n";
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../ndgather-py/tests/data/doc_examples.json"
+    );
+    if std::env::var_os("NDGATHER_BLESS").is_some() {
+        std::fs::write(path, &text).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        on_disk == text,
+        "{path} is out of date: run NDGATHER_BLESS=1 cargo test -p ndgather --test doc_examples"
+    );
+}

@@ -13,8 +13,8 @@
 //! | `Output<T>` (`op()`, `index()`, `dataType()`, `shape()`) | [`Output`] ([`Output::op_name`], [`Output::index`], [`Output::dtype`], [`Output::shape`]) |
 //! | `Constant.create(scope, …)` | [`Constant::create`] |
 //! | `Placeholder.create(scope, TFloat32.class, Placeholder.shape(…))` | [`Placeholder::create`] |
-//! | `Gather.create(scope, params, indices, axis, Gather.batchDims(1L))` | [`Gather::create`] with [`Gather::batch_dims`] |
-//! | `GatherNd.create(scope, params, indices, GatherNd.badIndicesPolicy("IGNORE"))` | [`GatherNd::create`] with [`GatherNd::bad_indices_policy`] |
+//! | `Gather.create(scope, params, indices, axis, Gather.batchDims(1L))` | [`Gather::create`] with [`GatherOpOptions::batch_dims`] |
+//! | `GatherNd.create(scope, params, indices, GatherNd.badIndicesPolicy("IGNORE"))` | [`GatherNd::create`] with [`GatherNdOpOptions::bad_indices_policy`] |
 //! | `op.output()` | [`Gather::output`], [`GatherNd::output`] |
 //! | `session.runner().feed(p, t).fetch(o).run()` | [`Session::run`] with [`Feeds`] |
 //! | the registered gradients of `GatherV2` / `GatherNd` | [`Gather::grad`], [`GatherNd::grad`] |

@@ -1,0 +1,306 @@
+//! `ndgather._core`, the extension behind the Python package `ndgather`: it takes NumPy arrays
+//! (the Python layer has already called `numpy.asarray`), views them without a copy, and calls
+//! the Rust core with the GIL released. Checks, messages and loops are the core's.
+
+mod dtypes;
+mod errors;
+mod output;
+mod raw;
+
+use dtypes::{dims, shape_of, with_indices, with_number_type};
+use errors::{to_py, InvalidArgumentError};
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis};
+use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions, IndexType};
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use raw::{with_unit, Plain, Raw};
+
+/// A gather or a gather_nd with its options: the two share everything but the core's call.
+#[derive(Debug, Clone, Copy)]
+enum Call {
+    Gather(GatherOptions),
+    GatherNd(GatherNdOptions),
+}
+
+impl Call {
+    fn fresh<U: Plain, I: IndexType>(
+        self,
+        params: &ArrayViewD<'_, U>,
+        indices: &ArrayViewD<'_, I>,
+    ) -> ndgather::Result<ArrayD<U>> {
+        match self {
+            Call::Gather(o) => o.gather_records(params, indices),
+            Call::GatherNd(o) => o.gather_nd_records(params, indices),
+        }
+    }
+
+    fn into<U: Plain, I: IndexType>(
+        self,
+        params: &ArrayViewD<'_, U>,
+        indices: &ArrayViewD<'_, I>,
+        out: ArrayViewMutD<'_, U>,
+    ) -> ndgather::Result<()> {
+        match self {
+            Call::Gather(o) => o.gather_records_into(params, indices, out),
+            Call::GatherNd(o) => o.gather_nd_records_into(params, indices, out),
+        }
+    }
+}
+
+fn policy(name: &str) -> PyResult<BadIndices> {
+    BadIndices::from_name(name).ok_or_else(|| {
+        let names: Vec<_> = BadIndices::ALL.iter().map(|p| p.name()).collect();
+        PyValueError::new_err(format!(
+            "bad_indices must be one of {names:?}, got {name:?}"
+        ))
+    })
+}
+
+/// A fresh array's data in row-major order (the core's outputs are standard layout).
+fn into_vec<T>(array: ArrayD<T>) -> Vec<T> {
+    let (data, offset) = array.into_raw_vec_and_offset();
+    debug_assert!(
+        offset.unwrap_or(0) == 0,
+        "fresh outputs start at their buffer"
+    );
+    data
+}
+
+/// The element shape of a result of records: its shape without the record axis.
+fn element_shape<T>(result: &ArrayD<T>) -> Vec<usize> {
+    let shape = result.shape();
+    shape[..shape.len().saturating_sub(1)].to_vec()
+}
+
+fn run_gather<'py>(
+    py: Python<'py>,
+    call: Call,
+    params: &Bound<'py, PyUntypedArray>,
+    indices: &Bound<'py, PyUntypedArray>,
+    out: Option<&Bound<'py, PyUntypedArray>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let dtype = params.dtype();
+    if let Some(out) = out {
+        if !out.dtype().is_equiv_to(&dtype) {
+            return Err(PyTypeError::new_err(format!(
+                "out has dtype {}, but the result has params' dtype {dtype}",
+                out.dtype()
+            )));
+        }
+    }
+    if dtype.has_object() {
+        return gather_objects(py, call, params, indices, out);
+    }
+    let p = Raw::of(params);
+    let Some(out) = out else {
+        return with_unit!(p.unit_size(), U => {
+            let view = p.view::<U>(params)?;
+            let result = with_indices!(indices, i => Ok(py.detach(|| call.fresh(&view, &i))))?;
+            let result = result.map_err(to_py)?;
+            output::array_from_vec(py, &dtype, &element_shape(&result), into_vec(result))
+        });
+    };
+    let o = Raw::of(out);
+    if o.may_overlap(&p) || o.may_overlap(&Raw::of(indices)) {
+        return Err(PyValueError::new_err(
+            "out shares memory with params or indices; pass a separate array",
+        ));
+    }
+    with_unit!(p.unit_size().min(o.unit_size()), U => {
+        let view = p.view::<U>(params)?;
+        let target = o.view_mut::<U>(out)?;
+        with_indices!(indices, i => Ok(py.detach(|| call.into(&view, &i, target))))?
+            .map_err(to_py)?;
+    });
+    Ok(out.clone().into_any())
+}
+
+/// Object arrays: the objects' addresses are gathered with the GIL held (so no element can
+/// be freed meanwhile), then stored with a reference each.
+fn gather_objects<'py>(
+    py: Python<'py>,
+    call: Call,
+    params: &Bound<'py, PyUntypedArray>,
+    indices: &Bound<'py, PyUntypedArray>,
+    out: Option<&Bound<'py, PyUntypedArray>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let dtype = params.dtype();
+    if dtype.kind() != b'O' {
+        return Err(PyTypeError::new_err(format!(
+            "structured dtypes holding Python objects are not supported (got {dtype})"
+        )));
+    }
+    let view = Raw::of(params).view::<u64>(params)?;
+    let addresses = with_indices!(indices, i => Ok(call.fresh(&view, &i)))?.map_err(to_py)?;
+    let shape = element_shape(&addresses);
+    let target = match out {
+        Some(out) if out.shape() != shape.as_slice() => {
+            return Err(to_py(GatherError::OutputShapeMismatch {
+                given: shape_of(out),
+                expected: shape,
+            }))
+        }
+        Some(out) => out.clone(),
+        None => py
+            .import("numpy")?
+            .call_method1("empty", (shape, dtype))?
+            .cast_into::<PyUntypedArray>()?,
+    };
+    output::store_objects(py, &target, &into_vec(addresses))?;
+    Ok(target.into_any())
+}
+
+/// `tf.gather` on NumPy arrays; see the Python wrapper `ndgather.gather`.
+#[pyfunction]
+#[pyo3(signature = (params, indices, axis, batch_dims, bad_indices, out))]
+fn gather<'py>(
+    py: Python<'py>,
+    params: &Bound<'py, PyUntypedArray>,
+    indices: &Bound<'py, PyUntypedArray>,
+    axis: Option<i64>,
+    batch_dims: i64,
+    bad_indices: &str,
+    out: Option<&Bound<'py, PyUntypedArray>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut options = GatherOptions::new()
+        .batch_dims(batch_dims)
+        .bad_indices(policy(bad_indices)?);
+    if let Some(axis) = axis {
+        options = options.axis(axis);
+    }
+    run_gather(py, Call::Gather(options), params, indices, out)
+}
+
+/// `tf.gather_nd` on NumPy arrays; see the Python wrapper `ndgather.gather_nd`.
+#[pyfunction]
+#[pyo3(signature = (params, indices, batch_dims, bad_indices, out))]
+fn gather_nd<'py>(
+    py: Python<'py>,
+    params: &Bound<'py, PyUntypedArray>,
+    indices: &Bound<'py, PyUntypedArray>,
+    batch_dims: i64,
+    bad_indices: &str,
+    out: Option<&Bound<'py, PyUntypedArray>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = GatherNdOptions::new()
+        .batch_dims(batch_dims)
+        .bad_indices(policy(bad_indices)?);
+    run_gather(py, Call::GatherNd(options), params, indices, out)
+}
+
+/// A read-only typed view of a numeric array (no record axis).
+fn number_view<'a, T: Plain>(array: &'a Bound<'_, PyUntypedArray>) -> PyResult<ArrayViewD<'a, T>> {
+    let mut view = Raw::of(array).view::<T>(array)?;
+    let last = Axis(view.ndim() - 1);
+    if view.len_of(last) != 1 {
+        return Err(PyTypeError::new_err(format!(
+            "internal error: dtype {} read as {}",
+            array.dtype(),
+            std::any::type_name::<T>()
+        )));
+    }
+    view.index_axis_inplace(last, 0);
+    Ok(view)
+}
+
+/// Runs a summing op of the core on numbers `values` and integer `ids`, with the GIL
+/// released, and returns its result as an array of `values`' dtype.
+macro_rules! summing_op {
+    ($py:expr, $values:expr, $ids:expr, |$v:ident, $i:ident| $call:expr) => {{
+        let (py, values, ids) = ($py, $values, $ids);
+        with_number_type!(values, T => {
+            let $v = number_view::<T>(values)?;
+            let result = with_indices!(ids, $i => Ok(py.detach(|| $call)))?.map_err(to_py)?;
+            let shape = result.shape().to_vec();
+            output::array_from_vec(py, &values.dtype(), &shape, into_vec(result))
+        })
+    }};
+}
+
+/// The gradient of `gather` with respect to params; see `ndgather.gather_grad`.
+#[pyfunction]
+#[pyo3(signature = (params_shape, indices, grad, axis, batch_dims))]
+fn gather_grad<'py>(
+    py: Python<'py>,
+    params_shape: Vec<i64>,
+    indices: &Bound<'py, PyUntypedArray>,
+    grad: &Bound<'py, PyUntypedArray>,
+    axis: Option<i64>,
+    batch_dims: i64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let shape = dims("params_shape", &params_shape)?;
+    summing_op!(py, grad, indices, |g, i| ndgather::grad::gather_grad(
+        &shape, &i, &g, axis, batch_dims
+    ))
+}
+
+/// The gradient of `gather_nd` with respect to params; see `ndgather.gather_nd_grad`.
+#[pyfunction]
+#[pyo3(signature = (params_shape, indices, grad, batch_dims))]
+fn gather_nd_grad<'py>(
+    py: Python<'py>,
+    params_shape: Vec<i64>,
+    indices: &Bound<'py, PyUntypedArray>,
+    grad: &Bound<'py, PyUntypedArray>,
+    batch_dims: i64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let shape = dims("params_shape", &params_shape)?;
+    summing_op!(py, grad, indices, |g, i| ndgather::grad::gather_nd_grad(
+        &shape, &i, &g, batch_dims
+    ))
+}
+
+/// `tf.scatter_nd`; see `ndgather.scatter_nd`.
+#[pyfunction]
+#[pyo3(signature = (indices, updates, shape, bad_indices))]
+fn scatter_nd<'py>(
+    py: Python<'py>,
+    indices: &Bound<'py, PyUntypedArray>,
+    updates: &Bound<'py, PyUntypedArray>,
+    shape: Vec<i64>,
+    bad_indices: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let shape = dims("shape", &shape)?;
+    let policy = policy(bad_indices)?;
+    summing_op!(py, updates, indices, |u, i| ndgather::scatter::scatter_nd(
+        &i, &u, &shape, policy
+    ))
+}
+
+/// `tf.math.unsorted_segment_sum`; see `ndgather.unsorted_segment_sum`.
+#[pyfunction]
+#[pyo3(signature = (data, segment_ids, num_segments, bad_indices))]
+fn unsorted_segment_sum<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyUntypedArray>,
+    segment_ids: &Bound<'py, PyUntypedArray>,
+    num_segments: i64,
+    bad_indices: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let num_segments = usize::try_from(num_segments).map_err(|_| {
+        InvalidArgumentError::new_err(format!(
+            "num_segments must be non-negative, got {num_segments}"
+        ))
+    })?;
+    let policy = policy(bad_indices)?;
+    summing_op!(py, data, segment_ids, |d, s| {
+        ndgather::scatter::unsorted_segment_sum(&d, &s, num_segments, policy)
+    })
+}
+
+/// The extension module `ndgather._core`.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add(
+        "InvalidArgumentError",
+        m.py().get_type::<InvalidArgumentError>(),
+    )?;
+    m.add_function(wrap_pyfunction!(gather, m)?)?;
+    m.add_function(wrap_pyfunction!(gather_nd, m)?)?;
+    m.add_function(wrap_pyfunction!(gather_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(gather_nd_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(scatter_nd, m)?)?;
+    m.add_function(wrap_pyfunction!(unsorted_segment_sum, m)?)?;
+    Ok(())
+}

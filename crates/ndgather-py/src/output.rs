@@ -1,0 +1,111 @@
+//! Results handed to Python: a NumPy array of the caller's dtype over the buffer Rust filled,
+//! without a copy; and object arrays, whose elements need reference counts.
+
+use numpy::npyffi::{self, npy_intp, PY_ARRAY_API};
+use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::any::Any;
+
+/// Owns the memory of an array made by [`array_from_vec`]; NumPy keeps it as the array's
+/// base object and drops it with the last view.
+#[pyclass(frozen, module = "ndgather._core")]
+struct RustBuffer {
+    _data: Box<dyn Any + Send + Sync>,
+}
+
+/// A C-ordered NumPy array of `dtype` and `shape` over `data` (moved, not copied).
+///
+/// `data` must hold exactly the bytes of such an array: its byte length is checked against
+/// `shape` and `dtype`'s item size.
+pub(crate) fn array_from_vec<'py, T: Copy + Send + Sync + 'static>(
+    py: Python<'py>,
+    dtype: &Bound<'py, PyArrayDescr>,
+    shape: &[usize],
+    data: Vec<T>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let numel: usize = shape.iter().product();
+    let bytes = std::mem::size_of_val(data.as_slice());
+    if dtype.has_object() || numel.checked_mul(dtype.itemsize()) != Some(bytes) {
+        return Err(PyValueError::new_err(format!(
+            "internal error: {bytes} bytes of results for shape {shape:?} of dtype {dtype}"
+        )));
+    }
+    let dims: Vec<npy_intp> = shape.iter().map(|&d| d as npy_intp).collect();
+    let ptr = data.as_ptr() as *mut std::ffi::c_void;
+    // The Vec's heap block does not move when the Vec moves into the box.
+    let owner = Bound::new(
+        py,
+        RustBuffer {
+            _data: Box::new(data),
+        },
+    )?;
+    // SAFETY:
+    // - `dtype` is a live descriptor; PyArray_NewFromDescr steals one reference, so one is
+    //   added first (`into_ptr` of a clone).
+    // - `ptr` points to `numel * itemsize` initialised bytes (checked above), aligned for
+    //   `T`; with null strides NumPy lays them out C-ordered, which is how the kernels wrote
+    //   them. `dtype` holds no object references (checked above), so NumPy never reads the
+    //   bytes as pointers.
+    // - The memory belongs to `owner`, which becomes the array's base (SetBaseObject steals
+    //   the reference `into_ptr` gives), so it lives as long as the array and any view of
+    //   it, and nothing else frees or moves it.
+    unsafe {
+        let array = PY_ARRAY_API.PyArray_NewFromDescr(
+            py,
+            npyffi::get_type_object(py, npyffi::NpyTypes::PyArray_Type),
+            dtype.clone().into_ptr() as *mut npyffi::PyArray_Descr,
+            dims.len() as i32,
+            dims.as_ptr() as *mut npy_intp,
+            std::ptr::null_mut(),
+            ptr,
+            npyffi::NPY_ARRAY_WRITEABLE,
+            std::ptr::null_mut(),
+        );
+        let array = Bound::from_owned_ptr_or_err(py, array)?;
+        if PY_ARRAY_API.PyArray_SetBaseObject(
+            py,
+            array.as_ptr() as *mut npyffi::PyArrayObject,
+            owner.into_ptr(),
+        ) != 0
+        {
+            return Err(PyErr::fetch(py));
+        }
+        Ok(array)
+    }
+}
+
+/// Stores the objects whose addresses `pointers` holds (null: `None`) into the object array
+/// `target`, in its logical (row-major) order, taking a reference to each and releasing
+/// the reference to what each slot held. The GIL is held throughout, so the objects cannot
+/// be freed between the gather that read their addresses and this.
+pub(crate) fn store_objects(
+    py: Python<'_>,
+    target: &Bound<'_, PyUntypedArray>,
+    pointers: &[u64],
+) -> PyResult<()> {
+    let raw = crate::raw::Raw::of(target);
+    let mut slots = raw.view_mut::<u64>(target)?;
+    if slots.len() != pointers.len() || raw.itemsize != 8 {
+        return Err(PyValueError::new_err(
+            "internal error: object results do not fit the output",
+        ));
+    }
+    let none = py.None().into_ptr() as u64;
+    for (slot, &p) in slots.iter_mut().zip(pointers) {
+        let new = if p == 0 { none } else { p };
+        let old = std::mem::replace(slot, new);
+        // SAFETY: `new` is `None` or the address of an object that is an element of the
+        // params array, which holds a reference to it and is alive (the GIL is held, so no
+        // thread has replaced it); taking a reference keeps it alive in `target`. `old` is
+        // the reference the slot held (or null), given up as it is overwritten. `target` is
+        // an object array (8-byte slots, checked by the caller's dtype check and above).
+        unsafe {
+            pyo3::ffi::Py_INCREF(new as *mut pyo3::ffi::PyObject);
+            pyo3::ffi::Py_XDECREF(old as *mut pyo3::ffi::PyObject);
+        }
+    }
+    // SAFETY: the reference `into_ptr` took above was for the loop's use only.
+    unsafe { pyo3::ffi::Py_DECREF(none as *mut pyo3::ffi::PyObject) };
+    Ok(())
+}

@@ -1,0 +1,252 @@
+//! NumPy arrays seen as `ndarray` views without a copy, whatever their dtype and layout.
+//!
+//! Gather only moves elements, so an element of any dtype is moved as its bytes: an array of
+//! `itemsize`-byte elements is viewed as unsigned integers of the widest size (`unit`, 1 to
+//! 8 bytes) that divides the item size, the data address and every stride, with one more
+//! trailing axis of `itemsize / unit` units (the record axis of
+//! `ndgather::GatherOptions::gather_records`). A float32 array is a `u32` view with records of
+//! one unit; a complex128 array a `u64` view with records of two; `'<U3'` a `u32` view with
+//! records of three; a 5-byte structured dtype a `u8` view with records of five.
+//!
+//! The crate's `unsafe` code is here and in `output.rs`; each block checks what it relies on
+//! in the same function.
+
+use ndarray::{ArrayViewD, ArrayViewMutD, Axis, IxDyn, ShapeBuilder};
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::ptr::NonNull;
+
+/// A type for which every bit pattern is a valid value: what NumPy memory can be read as.
+pub(crate) trait Plain: Copy + Default + Send + Sync + 'static {}
+macro_rules! plain {
+    ($($t:ty),*) => { $(impl Plain for $t {})* };
+}
+plain!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
+plain!(
+    half::f16,
+    half::bf16,
+    num_complex::Complex32,
+    num_complex::Complex64
+);
+
+/// The geometry of a NumPy array: data address, shape, strides in bytes, item size.
+#[derive(Debug, Clone)]
+pub(crate) struct Raw {
+    data: *mut u8,
+    pub(crate) shape: Vec<usize>,
+    strides: Vec<isize>,
+    pub(crate) itemsize: usize,
+    writeable: bool,
+}
+
+impl Raw {
+    /// Reads the geometry of `array`; the caller keeps `array` alive while views of it live.
+    pub(crate) fn of(array: &Bound<'_, PyUntypedArray>) -> Raw {
+        let obj = array.as_array_ptr();
+        // SAFETY: `obj` is the live NumPy array that `array` holds a reference to; its `data`
+        // and `flags` fields are plain reads of an initialised struct.
+        let (data, flags) = unsafe { ((*obj).fields.data as *mut u8, (*obj).fields.flags) };
+        Raw {
+            data,
+            shape: array.shape().to_vec(),
+            strides: array.strides().to_vec(),
+            itemsize: array.dtype().itemsize(),
+            writeable: flags & numpy::npyffi::NPY_ARRAY_WRITEABLE != 0,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.shape.contains(&0)
+    }
+
+    /// The largest unit size (8, 4, 2 or 1) that divides the item size, the data address
+    /// and every stride of an axis longer than 1: every element then starts at an address
+    /// aligned for that unit.
+    pub(crate) fn unit_size(&self) -> usize {
+        let mut bits = self.itemsize | 8;
+        if !self.is_empty() {
+            bits |= self.data as usize;
+            for (&d, &s) in self.shape.iter().zip(&self.strides) {
+                if d > 1 {
+                    bits |= s.unsigned_abs();
+                }
+            }
+        }
+        1 << bits.trailing_zeros().min(3)
+    }
+
+    /// The byte range `[lo, hi)` that the elements occupy (empty for an empty array).
+    fn extent(&self) -> (usize, usize) {
+        if self.is_empty() || self.itemsize == 0 {
+            return (0, 0);
+        }
+        let (mut lo, mut hi) = (self.data as usize, self.data as usize + self.itemsize);
+        for (&d, &s) in self.shape.iter().zip(&self.strides) {
+            let span = (d - 1) * s.unsigned_abs();
+            if s < 0 {
+                lo -= span;
+            } else {
+                hi += span;
+            }
+        }
+        (lo, hi)
+    }
+
+    /// Whether the elements of `self` and `other` may share bytes.
+    pub(crate) fn may_overlap(&self, other: &Raw) -> bool {
+        let (a, b) = (self.extent(), other.extent());
+        a.0 < a.1 && b.0 < b.1 && a.0 < b.1 && b.0 < a.1
+    }
+
+    /// Whether two different positions of the array can name the same bytes (a broadcast
+    /// or `as_strided` array): sorted by stride, each axis must step past the whole extent
+    /// of the axes inside it.
+    fn self_overlaps(&self) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        let mut axes: Vec<(usize, usize)> = (self.shape.iter().zip(&self.strides))
+            .filter(|(&d, _)| d > 1)
+            .map(|(&d, &s)| (s.unsigned_abs(), d))
+            .collect();
+        axes.sort_unstable();
+        let mut reach = self.itemsize;
+        for (stride, dim) in axes {
+            if stride < reach {
+                return true;
+            }
+            reach += stride * (dim - 1);
+        }
+        false
+    }
+
+    /// Shape and strides in units of `U`, with the record axis appended, for a view whose
+    /// first element is at the returned pointer; the axes whose stride was negative are
+    /// listed to be inverted after the view is made (ndarray's constructors take
+    /// non-negative strides).
+    fn unit_geometry<U>(&self) -> (NonNull<U>, Vec<usize>, Vec<usize>, Vec<usize>) {
+        let unit = std::mem::size_of::<U>();
+        let mut shape = self.shape.clone();
+        shape.push(self.itemsize / unit);
+        if self.is_empty() || self.itemsize == 0 {
+            let strides = vec![0; shape.len()];
+            return (NonNull::dangling(), shape, strides, vec![]);
+        }
+        let mut low = self.data;
+        let mut strides = Vec::with_capacity(shape.len());
+        let mut inverted = Vec::new();
+        for (k, (&d, &s)) in self.shape.iter().zip(&self.strides).enumerate() {
+            if s < 0 {
+                low = low.wrapping_offset(s * (d as isize - 1));
+                inverted.push(k);
+            }
+            strides.push(s.unsigned_abs() / unit);
+        }
+        strides.push(1);
+        let low = NonNull::new(low as *mut U).unwrap_or(NonNull::dangling());
+        (low, shape, strides, inverted)
+    }
+
+    /// A read-only view of the elements as records of `U` units (see the module docs).
+    ///
+    /// `U` must be at most [`Raw::unit_size`] bytes; otherwise an error.
+    pub(crate) fn view<'a, U: Plain>(
+        &self,
+        _owner: &'a Bound<'_, PyUntypedArray>,
+    ) -> PyResult<ArrayViewD<'a, U>> {
+        self.check_unit::<U>()?;
+        let (ptr, shape, strides, inverted) = self.unit_geometry::<U>();
+        // SAFETY:
+        // - `ptr` is the lowest-addressed element of a live NumPy array (kept alive by
+        //   `_owner` for 'a), or dangling with all strides zero for an empty array; moving
+        //   along every axis stays inside NumPy's allocation, as NumPy's own shape and
+        //   strides describe it, and the record axis covers exactly one item's bytes.
+        // - `check_unit` above verified that the address is aligned for `U` and that the
+        //   item size and every stride are multiples of `size_of::<U>()`, so every unit is
+        //   aligned and the strides are exact in units; negative strides were made positive
+        //   from the lowest address and are inverted back below.
+        // - Any bit pattern is a valid `U` (`Plain`), whatever the dtype.
+        // - Writes by other Python threads while this view is read (the GIL is released)
+        //   give unspecified values, as in NumPy's own GIL-free loops; nothing here relies
+        //   on the values.
+        let mut view = unsafe {
+            ArrayViewD::from_shape_ptr(IxDyn(&shape).strides(IxDyn(&strides)), ptr.as_ptr())
+        };
+        for k in inverted {
+            view.invert_axis(Axis(k));
+        }
+        Ok(view)
+    }
+
+    /// A writable view of the elements as records of `U` units; an error for an array that
+    /// is read-only or whose positions overlap.
+    pub(crate) fn view_mut<'a, U: Plain>(
+        &self,
+        _owner: &'a Bound<'_, PyUntypedArray>,
+    ) -> PyResult<ArrayViewMutD<'a, U>> {
+        self.check_unit::<U>()?;
+        if !self.writeable {
+            return Err(PyValueError::new_err("out is read-only"));
+        }
+        if self.self_overlaps() {
+            return Err(PyValueError::new_err(
+                "out has elements that share memory (a broadcast or as_strided array); pass an array of its own",
+            ));
+        }
+        let (ptr, shape, strides, inverted) = self.unit_geometry::<U>();
+        // SAFETY: as in `view`, and the array is writeable (checked above) and no two
+        // positions share a byte (`self_overlaps`, checked above), so the mutable view does
+        // not alias itself. The caller checks that it overlaps no array read at the same
+        // time (`may_overlap`), and holds the only Rust view of it.
+        let mut view = unsafe {
+            ArrayViewMutD::from_shape_ptr(IxDyn(&shape).strides(IxDyn(&strides)), ptr.as_ptr())
+        };
+        for k in inverted {
+            view.invert_axis(Axis(k));
+        }
+        Ok(view)
+    }
+
+    /// Checks that the elements can be read as records of `U`: the address aligned for `U`,
+    /// the item size and the strides of every axis longer than 1 multiples of its size.
+    fn check_unit<U>(&self) -> PyResult<()> {
+        let (size, align) = (std::mem::size_of::<U>(), std::mem::align_of::<U>());
+        let strides_ok = (self.shape.iter().zip(&self.strides))
+            .all(|(&d, &s)| d <= 1 || s.unsigned_abs().is_multiple_of(size));
+        let address_ok = self.is_empty() || (self.data as usize).is_multiple_of(align);
+        if self.itemsize.is_multiple_of(size) && strides_ok && address_ok {
+            Ok(())
+        } else {
+            Err(PyValueError::new_err(format!(
+                "internal error: an array of {}-byte items with strides {:?} viewed in {size}-byte units",
+                self.itemsize, self.strides
+            )))
+        }
+    }
+}
+
+/// Runs `$body` with `$U` the unit type of `$size` bytes (1, 2, 4 or 8).
+macro_rules! with_unit {
+    ($size:expr, $U:ident => $body:expr) => {
+        match $size {
+            8 => {
+                type $U = u64;
+                $body
+            }
+            4 => {
+                type $U = u32;
+                $body
+            }
+            2 => {
+                type $U = u16;
+                $body
+            }
+            _ => {
+                type $U = u8;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_unit;

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The README's test command: all the set-up a fresh machine needs (a local virtual
+# environment .venv with pinned packages, the Python extension built into it), then style
+# checks and every test, Rust and Python. Needs the Rust toolchain and python3 (3.9+) with
+# venv and pip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${PYTHON:-python3}
+
+echo "== set-up: .venv with crates/ndgather-py/requirements-dev.txt"
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -r crates/ndgather-py/requirements-dev.txt
+
+echo "== style: cargo fmt, clippy, doc"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --release -q -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --release -q
+
+echo "== Rust tests"
+cargo test --workspace --release
+
+echo "== Python extension into .venv, then pytest (tests and doctests)"
+VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
+    .venv/bin/maturin develop --release -q -m crates/ndgather-py/Cargo.toml
+(cd crates/ndgather-py && ../../.venv/bin/python -m pytest -q -p no:cacheprovider)
