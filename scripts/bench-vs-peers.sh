@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Measures ndgather against its peers in one session on this machine: physlim.c (memcpy
 # bandwidth, C random-gather rate), then for the quick and the full sizes `ndgather bench`
-# and shared/bench/peers.py back to back on the same suite. Writes bench-results/ and prints
+# and bench/peers.py back to back on the same suite (bench/ holds a copy of shared/bench). Writes bench-results/ and prints
 # the table of BENCHMARKS.md. Needs: gcc, python3 with numpy tensorflow-cpu jax onnx
 # onnxruntime (never in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BENCH=${BENCH:-../shared/bench}
+BENCH=${BENCH:-bench}
 OUT=${OUT:-bench-results}
 mkdir -p "$OUT"
 cargo build --release -q -p ndgather-cli

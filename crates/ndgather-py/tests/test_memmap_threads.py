@@ -4,6 +4,7 @@ import sys
 import threading
 
 import numpy as np
+import pytest
 
 import ndgather as ng
 
@@ -22,16 +23,23 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
 """
 
 
-def test_gathering_rows_of_a_2_gib_memmap_does_not_read_the_file(tmp_path):
+@pytest.mark.parametrize("fortran_order", [False, True], ids=["C-order", "Fortran-order"])
+def test_gathering_rows_of_a_2_gib_memmap_does_not_read_the_file(tmp_path, fortran_order):
     rows, width = (2 << 30) // (4 * 256), 256
     path = tmp_path / "table.npy"
     with open(path, "wb") as f:
         np.lib.format.write_array_header_1_0(
-            f, {"descr": "<f4", "fortran_order": False, "shape": (rows, width)})
+            f, {"descr": "<f4", "fortran_order": fortran_order, "shape": (rows, width)})
         header = f.tell()
         f.truncate(header + rows * width * 4)  # sparse: reads as zeros, costs no disk
-        f.seek(header + (rows - 1) * width * 4)
-        f.write(np.full(width, 3.0, "<f4").tobytes())
+        last_row = np.full(width, 3.0, "<f4").tobytes()
+        if fortran_order:  # the last row is the last element of every column
+            for c in range(width):
+                f.seek(header + ((c + 1) * rows - 1) * 4)
+                f.write(last_row[:4])
+        else:
+            f.seek(header + (rows - 1) * width * 4)
+            f.write(last_row)
     grown_kib = int(subprocess.check_output([sys.executable, "-c", CHILD, str(path)]).strip())
     # The gather touches 5 rows (5 KiB); NumPy and the extension load a few MiB of code.
     assert grown_kib < 64 * 1024, f"peak RSS grew by {grown_kib} KiB for a 2 GiB table"

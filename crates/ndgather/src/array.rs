@@ -5,7 +5,8 @@ use crate::index::{BadIndices, IndexType};
 use crate::kernel;
 use crate::output;
 use crate::plan::{GatherNdPlan, GatherPlan};
-use ndarray::{ArrayBase, ArrayD, ArrayViewMut, Data, Dimension, IxDyn};
+use crate::strided;
+use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, Data, Dimension, IxDyn};
 use std::borrow::Cow;
 
 /// What can be gathered: any `Clone + Default` type (`Default` fills the slices of ignored
@@ -29,6 +30,51 @@ pub(crate) fn row_major<A: Clone, S: Data<Elem = A>, D: Dimension>(
         })?;
     v.extend(a.iter().cloned());
     Ok(Cow::Owned(v))
+}
+
+/// params as the copy loops read it: row-major elements (borrowed, or copied once), or a
+/// view of any layout read in place when params far outweighs the output.
+enum Source<'a, T: Clone> {
+    RowMajor(Cow<'a, [T]>),
+    InPlace(ArrayViewD<'a, T>),
+}
+
+impl<'a, T: Element> Source<'a, T> {
+    fn of<S: Data<Elem = T>, D: Dimension>(
+        params: &'a ArrayBase<S, D>,
+        out_len: usize,
+    ) -> Result<Source<'a, T>> {
+        if params.as_slice().is_none() && strided::suits(params.len(), out_len) {
+            return Ok(Source::InPlace(params.view().into_dyn()));
+        }
+        row_major(params).map(Source::RowMajor)
+    }
+
+    fn gather<I: IndexType, O: kernel::Slot<T>>(
+        &self,
+        indices: &[I],
+        plan: &GatherPlan,
+        policy: BadIndices,
+        out: &mut [O],
+    ) {
+        match self {
+            Source::RowMajor(p) => kernel::gather(p, indices, plan, policy, out),
+            Source::InPlace(v) => strided::gather(v, indices, plan, policy, out),
+        }
+    }
+
+    fn gather_nd<I: IndexType, O: kernel::Slot<T>>(
+        &self,
+        indices: &[I],
+        plan: &GatherNdPlan,
+        policy: BadIndices,
+        out: &mut [O],
+    ) {
+        match self {
+            Source::RowMajor(p) => kernel::gather_nd(p, indices, plan, policy, out),
+            Source::InPlace(v) => strided::gather_nd(v, indices, plan, policy, out),
+        }
+    }
 }
 
 /// An array of `shape` from row-major data.
@@ -305,11 +351,10 @@ impl GatherOptions {
         let idx = row_major(indices)?;
         kernel::check_gather(&idx, &plan, self.bad_indices)?;
         let plan = widened(plan, record, GatherPlan::widen)?;
-        let params = row_major(params)?;
-        let params: &[T] = &params;
+        let params = Source::of(params, plan.out_len)?;
         let policy = self.bad_indices;
         let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
-            kernel::gather(params, &idx, &plan, policy, slots)
+            params.gather(&idx, &plan, policy, slots)
         })?;
         into_array(&plan.out_shape, out)
     }
@@ -335,13 +380,12 @@ impl GatherOptions {
         check_out_shape(elements, out.shape(), &wide.out_shape)?;
         let idx = row_major(indices)?;
         kernel::check_gather(&idx, &plan, self.bad_indices)?;
-        let params = row_major(params)?;
-        let params: &[T] = &params;
+        let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
         with_row_major_out(
             &mut out,
-            |slots| kernel::gather(params, &idx, &wide, policy, slots),
-            |slots| kernel::gather(params, &idx, &wide, policy, slots),
+            |slots| params.gather(&idx, &wide, policy, slots),
+            |slots| params.gather(&idx, &wide, policy, slots),
         )
     }
 }
@@ -522,10 +566,9 @@ impl GatherNdOptions {
         let idx = row_major(indices)?;
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
         let plan = widened(plan, record, GatherNdPlan::widen)?;
-        let params = row_major(params)?;
-        let params: &[T] = &params;
+        let params = Source::of(params, plan.out_len)?;
         let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
-            kernel::gather_nd(params, &idx, &plan, self.bad_indices, slots)
+            params.gather_nd(&idx, &plan, self.bad_indices, slots)
         })?;
         into_array(&plan.out_shape, out)
     }
@@ -551,13 +594,12 @@ impl GatherNdOptions {
         check_out_shape(elements, out.shape(), &wide.out_shape)?;
         let idx = row_major(indices)?;
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
-        let params = row_major(params)?;
-        let params: &[T] = &params;
+        let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
         with_row_major_out(
             &mut out,
-            |slots| kernel::gather_nd(params, &idx, &wide, policy, slots),
-            |slots| kernel::gather_nd(params, &idx, &wide, policy, slots),
+            |slots| params.gather_nd(&idx, &wide, policy, slots),
+            |slots| params.gather_nd(&idx, &wide, policy, slots),
         )
     }
 }

@@ -37,6 +37,7 @@ pub(crate) trait Slot<T>: Send + Sized {
     /// Stores copies of `src`, one per slot.
     #[inline]
     fn put_slice(dst: &mut [Self], src: &[T]) {
+        debug_assert_eq!(dst.len(), src.len(), "a slice copy fills its slots");
         for (d, s) in dst.iter_mut().zip(src) {
             d.put(s);
         }
@@ -71,7 +72,7 @@ impl<T: Clone + Default + Send> Slot<T> for T {
 
 /// Runs `f(first_item, chunk)` over `out`, split into chunks of whole items (`item_len`
 /// slots each): on the calling thread for small work, else in parallel.
-fn for_chunks<O: Send>(
+pub(crate) fn for_chunks<O: Send>(
     out: &mut [O],
     item_len: usize,
     item_bytes: usize,

@@ -74,6 +74,7 @@ pub mod plan;
 mod prefetch;
 pub mod scatter;
 pub mod shape;
+mod strided;
 mod tensor;
 
 pub use array::{gather, gather_nd, Element, GatherNdOptions, GatherOptions};

@@ -45,6 +45,10 @@ pub struct GatherPlan {
     pub indices_shape: Vec<usize>,
     /// Whether index values are looked at (TensorFlow skips them when no slice is copied).
     pub validate: bool,
+    /// The axis gathered along (normalised).
+    pub axis: usize,
+    /// batch_dims (normalised).
+    pub batch_dims: usize,
 }
 
 impl GatherPlan {
@@ -85,6 +89,8 @@ impl GatherPlan {
             out_len,
             indices_shape: indices.to_vec(),
             validate: n_total > 0 && inner > 0 && outer > 0,
+            axis,
+            batch_dims: bd,
         })
     }
 }
