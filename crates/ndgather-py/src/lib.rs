@@ -11,7 +11,7 @@ use dtypes::{dims, shape_of, with_indices, with_number_type};
 use errors::{to_py, InvalidArgumentError};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis};
 use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions, IndexType};
-use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use raw::{with_unit, Plain, Raw};
@@ -189,6 +189,63 @@ fn gather_nd<'py>(
     run_gather(py, Call::GatherNd(options), params, indices, out)
 }
 
+/// A checked call's output shape, and where each index reads as an `int64` array of
+/// `indices`' shape (-1: a slice the policy leaves default-filled).
+fn resolved<'py>(
+    py: Python<'py>,
+    indices: &Bound<'py, PyUntypedArray>,
+    resolved: ndgather::Resolved,
+) -> PyResult<(Vec<usize>, Bound<'py, PyAny>)> {
+    let positions: Vec<i64> = resolved
+        .positions
+        .into_iter()
+        .map(|p| p.map_or(-1, |p| p as i64))
+        .collect();
+    let positions = PyArray1::from_vec(py, positions).reshape(indices.shape())?;
+    Ok((resolved.out_shape, positions.into_any()))
+}
+
+/// Checks a gather on params of `params_shape` (not read) and resolves each index; see
+/// `ndgather.distributed`, which routes indices to where params lives.
+#[pyfunction]
+#[pyo3(signature = (params_shape, indices, axis, batch_dims, bad_indices))]
+fn resolve_gather<'py>(
+    py: Python<'py>,
+    params_shape: Vec<i64>,
+    indices: &Bound<'py, PyUntypedArray>,
+    axis: Option<i64>,
+    batch_dims: i64,
+    bad_indices: &str,
+) -> PyResult<(Vec<usize>, Bound<'py, PyAny>)> {
+    let shape = dims("params_shape", &params_shape)?;
+    let mut options = GatherOptions::new()
+        .batch_dims(batch_dims)
+        .bad_indices(policy(bad_indices)?);
+    if let Some(axis) = axis {
+        options = options.axis(axis);
+    }
+    let result = with_indices!(indices, i => Ok(py.detach(|| options.resolve(&shape, &i))))?;
+    resolved(py, indices, result.map_err(to_py)?)
+}
+
+/// Checks a gather_nd on params of `params_shape` (not read) and resolves each index vector.
+#[pyfunction]
+#[pyo3(signature = (params_shape, indices, batch_dims, bad_indices))]
+fn resolve_gather_nd<'py>(
+    py: Python<'py>,
+    params_shape: Vec<i64>,
+    indices: &Bound<'py, PyUntypedArray>,
+    batch_dims: i64,
+    bad_indices: &str,
+) -> PyResult<(Vec<usize>, Bound<'py, PyAny>)> {
+    let shape = dims("params_shape", &params_shape)?;
+    let options = GatherNdOptions::new()
+        .batch_dims(batch_dims)
+        .bad_indices(policy(bad_indices)?);
+    let result = with_indices!(indices, i => Ok(py.detach(|| options.resolve(&shape, &i))))?;
+    resolved(py, indices, result.map_err(to_py)?)
+}
+
 /// A read-only typed view of a numeric array (no record axis).
 fn number_view<'a, T: Plain>(array: &'a Bound<'_, PyUntypedArray>) -> PyResult<ArrayViewD<'a, T>> {
     let mut view = Raw::of(array).view::<T>(array)?;
@@ -302,5 +359,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gather_nd_grad, m)?)?;
     m.add_function(wrap_pyfunction!(scatter_nd, m)?)?;
     m.add_function(wrap_pyfunction!(unsorted_segment_sum, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_gather_nd, m)?)?;
     Ok(())
 }

@@ -153,6 +153,18 @@ fn with_row_major_out<T: Element, D: Dimension>(
     Ok(())
 }
 
+/// A checked call's output shape and, for each index value in row-major order, the position
+/// it reads along its dimension: `None` where the policy leaves the slice default-filled (or
+/// the call copies nothing). Made by [`GatherOptions::resolve`] and
+/// [`GatherNdOptions::resolve`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The output's shape.
+    pub out_shape: Vec<usize>,
+    /// Where each index value reads.
+    pub positions: Vec<Option<usize>>,
+}
+
 /// Options of `gather`: `axis`, `batch_dims`, and the policy for bad indices.
 ///
 /// ```
@@ -319,6 +331,45 @@ impl GatherOptions {
         DO: Dimension,
     {
         self.gather_into_as(Elements::Records, params, indices, out)
+    }
+
+    /// Checks a gather on params of `params_shape` without reading params, and says where
+    /// each index reads: what a front end needs that holds params elsewhere (shards on other
+    /// machines, a lazy array) to route every index before any data moves. The checks and
+    /// messages are those of [`GatherOptions::gather`].
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// use ndgather::{BadIndices, GatherOptions};
+    ///
+    /// let r = GatherOptions::new().bad_indices(BadIndices::Wrap).resolve(&[4, 2], &array![-1, 2]).unwrap();
+    /// assert_eq!(r.out_shape, [2, 2]);
+    /// assert_eq!(r.positions, [Some(3), Some(2)]);
+    /// let err = GatherOptions::new().resolve(&[4, 2], &array![[0], [4]]).unwrap_err();
+    /// assert_eq!(err.to_string(), "indices[1,0] = 4 is not in [0, 4)");
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`GatherOptions::gather`].
+    pub fn resolve<I, SI, DI>(
+        &self,
+        params_shape: &[usize],
+        indices: &ArrayBase<SI, DI>,
+    ) -> Result<Resolved>
+    where
+        I: IndexType,
+        SI: Data<Elem = I>,
+        DI: Dimension,
+    {
+        let (plan, _) = self.plan::<I>(Elements::Plain, params_shape, indices.shape())?;
+        let idx = row_major(indices)?;
+        kernel::check_gather(&idx, &plan, self.bad_indices)?;
+        let policy = self.bad_indices;
+        let positions = idx.iter().map(|&i| policy.resolve(i, plan.gathered));
+        Ok(Resolved {
+            positions: positions.collect(),
+            out_shape: plan.out_shape,
+        })
     }
 
     /// Plans the call on the element shape; the record width, if params holds records.
@@ -534,6 +585,58 @@ impl GatherNdOptions {
         DO: Dimension,
     {
         self.gather_nd_into_as(Elements::Records, params, indices, out)
+    }
+
+    /// Checks a gather_nd on params of `params_shape` without reading params, and says where
+    /// each index vector reads (see [`GatherOptions::resolve`]): `positions` has one entry per
+    /// component of `indices`, and a vector that the policy leaves default-filled is `None`
+    /// in every component.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// use ndgather::{BadIndices, GatherNdOptions};
+    ///
+    /// let options = GatherNdOptions::new().bad_indices(BadIndices::Ignore);
+    /// let r = options.resolve(&[2, 3], &array![[1, 2], [0, 3]]).unwrap();
+    /// assert_eq!(r.out_shape, [2]);
+    /// assert_eq!(r.positions, [Some(1), Some(2), None, None]);
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`GatherNdOptions::gather_nd`].
+    pub fn resolve<I, SI, DI>(
+        &self,
+        params_shape: &[usize],
+        indices: &ArrayBase<SI, DI>,
+    ) -> Result<Resolved>
+    where
+        I: IndexType,
+        SI: Data<Elem = I>,
+        DI: Dimension,
+    {
+        let (plan, _) = self.plan::<I>(Elements::Plain, params_shape, indices.shape())?;
+        let idx = row_major(indices)?;
+        kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
+        let policy = self.bad_indices;
+        let mut positions = Vec::with_capacity(idx.len());
+        for vector in idx
+            .chunks(plan.depth.max(1))
+            .take(idx.len() / plan.depth.max(1))
+        {
+            let resolved: Option<Vec<usize>> = vector
+                .iter()
+                .zip(&plan.dims)
+                .map(|(&i, &dim)| policy.resolve(i, dim))
+                .collect();
+            match resolved {
+                Some(v) => positions.extend(v.into_iter().map(Some)),
+                None => positions.extend(std::iter::repeat_n(None, plan.depth)),
+            }
+        }
+        Ok(Resolved {
+            positions,
+            out_shape: plan.out_shape,
+        })
     }
 
     /// Plans the call on the element shape; the record width, if params holds records.

@@ -77,7 +77,7 @@ pub mod shape;
 mod strided;
 mod tensor;
 
-pub use array::{gather, gather_nd, Element, GatherNdOptions, GatherOptions};
+pub use array::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
 pub use error::{GatherError, OpKind, Result};
 pub use index::{BadIndices, IndexType};
 pub use tensor::{DType, Tensor, TensorElement, TensorView};

@@ -1,0 +1,495 @@
+"""Gathers over tables and arrays larger than one machine, on Dask's distributed engine.
+
+Two front ends over ``dask`` and ``distributed`` (not a scheduler of ndgather's own):
+
+- :class:`ShardedTable`: an embedding table split into shards that live on the workers of a
+  ``dask.distributed`` cluster, with TensorFlow's ``embedding_lookup`` partition strategies.
+  :meth:`ShardedTable.lookup` sends each shard only the ids it holds; each worker runs one
+  :func:`ndgather.gather` (GIL released) and sends back only the rows gathered.
+  :meth:`ShardedTable.scatter_add` makes a new version of the table; shards are immutable and
+  every version is a Dask task of the previous one, so a shard lost with its worker is
+  recomputed from its file or lineage.
+- :func:`gather` and :func:`gather_nd` on a ``dask.array.Array``: lazy arrays whose tasks
+  read only the chunks that the indices touch.
+
+Every check runs before any work is sent, in the core (TensorFlow's messages as in
+:func:`ndgather.gather`). The same code runs on a ``LocalCluster`` and on a cluster started
+with ``dask scheduler`` and ``dask worker tcp://HOST:8786``.
+
+>>> import numpy as np
+>>> from dask.distributed import Client, LocalCluster
+>>> from ndgather.distributed import ShardedTable
+>>> client = Client(LocalCluster(n_workers=1, processes=False, dashboard_address=":0"))
+>>> table = ShardedTable.from_array(client, np.arange(10.0).reshape(5, 2), num_shards=2)
+>>> table.lookup([4, 0, 4])
+array([[8., 9.],
+       [0., 1.],
+       [8., 9.]])
+>>> table.scatter_add([0, 0], np.ones((2, 2))).lookup([0])
+array([[2., 3.]])
+>>> client.close()
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+try:
+    import dask
+    import dask.array as da
+    from distributed import Client
+except ImportError as e:  # pragma: no cover - exercised only without dask
+    raise ImportError(
+        "ndgather.distributed needs dask and distributed: pip install 'dask[array]' distributed"
+    ) from e
+
+from . import InvalidArgumentError, _core, _indices
+from . import gather as _gather
+from . import gather_nd as _gather_nd
+from . import unsorted_segment_sum as _segment_sum
+
+__all__ = ["ShardedTable", "gather", "gather_nd"]
+
+PARTITION_STRATEGIES = ("mod", "div")
+
+# Output blocks of a lazy gather hold about this many bytes.
+_BLOCK_BYTES = 64 << 20
+
+
+def _strategy(name):
+    if name not in PARTITION_STRATEGIES:
+        raise ValueError(f"partition_strategy must be 'mod' or 'div', got {name!r}")
+    return name
+
+
+def _integer_ids(ids, what="ids"):
+    a = _indices(ids)
+    if a.dtype.kind not in "iu":
+        raise TypeError(
+            f"{what} must be an array of integers (int8 to int64, uint8 to uint64), "
+            f"got dtype {a.dtype}")
+    return a
+
+
+def _shard_rows(total, num_shards, strategy):
+    """Rows per shard as TensorFlow's ``embedding_lookup`` assigns ``total`` ids."""
+    if strategy == "mod":
+        return [(total - p + num_shards - 1) // num_shards for p in range(num_shards)]
+    base, extra = divmod(total, num_shards)
+    return [base + (p < extra) for p in range(num_shards)]
+
+
+# --- what runs on the workers -------------------------------------------------------------
+
+def _npy_header(path):
+    """(shape, dtype) of a ``.npy`` file, read from its header only."""
+    array = np.load(path, mmap_mode="r", allow_pickle=False)
+    return array.shape, array.dtype
+
+
+def _load_npy(path, shape, dtype):
+    """A shard file, memory-mapped; refuses a file changed since the table was made."""
+    array = np.load(path, mmap_mode="r", allow_pickle=False)
+    if array.shape != shape or array.dtype != dtype:
+        raise InvalidArgumentError(
+            f"shard file {path} now holds {array.dtype} {array.shape}, "
+            f"but the table was made from {dtype} {shape}")
+    return array
+
+
+def _own(rows):
+    return rows
+
+
+def _take(shard, local_ids, bad_indices):
+    return _gather(shard, local_ids, bad_indices=bad_indices)
+
+
+def _add_rows(shard, local_ids, updates):
+    """A copy of ``shard`` with ``updates`` added to rows ``local_ids``: each row's updates
+    summed first, in the order given (deterministic), then added to the row once."""
+    rows, slot = np.unique(local_ids, return_inverse=True)
+    sums = _segment_sum(updates, slot.ravel(), len(rows))
+    out = np.array(shard)
+    out[rows] += sums
+    return out
+
+
+# --- sharded tables -----------------------------------------------------------------------
+
+class ShardedTable:
+    """An embedding table of ``rows`` rows in shards held by the workers of a Dask cluster.
+
+    Make one with :meth:`from_npy` (shard files, memory-mapped on the workers) or
+    :meth:`from_array`; read it with :meth:`lookup`; update it with :meth:`scatter_add`.
+
+    Partition strategies are those of TensorFlow's ``embedding_lookup`` for ``n`` shards:
+
+    - ``"mod"``: id ``i`` is row ``i // n`` of shard ``i % n``.
+    - ``"div"``: each shard holds a contiguous range of ids. :meth:`from_array` splits as
+      TensorFlow does (the first ``rows % n`` shards one row more); :meth:`from_npy` takes the
+      ranges from the files' row counts, which is TensorFlow's assignment whenever the files
+      were split that way.
+    """
+
+    def __init__(self, client, shards, shard_rows, row_shape, dtype, partition_strategy):
+        self._client = client
+        self._shards = list(shards)
+        self._shard_rows = list(shard_rows)
+        self._row_shape = tuple(row_shape)
+        self._dtype = np.dtype(dtype)
+        self._strategy = partition_strategy
+        self._offsets = np.cumsum([0] + self._shard_rows)
+
+    # construction
+
+    @classmethod
+    def from_npy(cls, client: Client, paths: Sequence[str], partition_strategy="div"):
+        """A table whose shards are ``.npy`` files, in order, memory-mapped by the workers.
+
+        The files must be readable at these paths by every worker that may load them (a
+        shared or replicated file system on a real cluster). Their headers are read on the
+        workers first: a missing file, a row shape or dtype that differs between shards, or
+        row counts that ``"mod"`` cannot hold are errors before any shard is loaded. A lost
+        shard is loaded again from its file.
+
+        >>> import numpy as np, tempfile, os
+        >>> from dask.distributed import Client, LocalCluster
+        >>> from ndgather.distributed import ShardedTable
+        >>> client = Client(LocalCluster(n_workers=1, processes=False, dashboard_address=":0"))
+        >>> d = tempfile.mkdtemp()
+        >>> paths = [os.path.join(d, f"shard{p}.npy") for p in range(2)]
+        >>> np.save(paths[0], np.array([[0, 0], [1, 1]])); np.save(paths[1], np.array([[2, 2]]))
+        >>> ShardedTable.from_npy(client, paths).lookup([2, 0])
+        array([[2, 2],
+               [0, 0]])
+        >>> client.close()
+        """
+        strategy = _strategy(partition_strategy)
+        paths = [str(p) for p in paths]
+        if not paths:
+            raise ValueError("from_npy needs at least one shard file")
+        headers = client.gather([client.submit(_npy_header, p, pure=False) for p in paths])
+        shape0, dtype0 = headers[0]
+        for path, (shape, dtype) in zip(paths, headers):
+            if len(shape) < 1:
+                raise InvalidArgumentError(f"shard file {path} holds a scalar; shards need rows")
+            if dtype != dtype0 or shape[1:] != shape0[1:]:
+                raise InvalidArgumentError(
+                    f"shard file {path} holds rows of {dtype} {list(shape[1:])}, but "
+                    f"{paths[0]} holds rows of {dtype0} {list(shape0[1:])}: all shards must "
+                    "hold rows of one shape and dtype")
+        rows = [shape[0] for shape, _ in headers]
+        if strategy == "mod" and rows != _shard_rows(sum(rows), len(rows), "mod"):
+            raise InvalidArgumentError(
+                f"shard row counts {rows} cannot hold a 'mod' partition of {sum(rows)} ids, "
+                f"which needs {_shard_rows(sum(rows), len(rows), 'mod')}")
+        shards = [client.submit(_load_npy, p, h[0], h[1], pure=False)
+                  for p, h in zip(paths, headers)]
+        return cls(client, shards, rows, shape0[1:], dtype0, strategy)
+
+    @classmethod
+    def from_array(cls, client: Client, array, num_shards=8, partition_strategy="mod"):
+        """A table split from an array in memory into ``num_shards`` shards on the workers.
+
+        Each shard is a task that holds its rows, so the scheduler can recompute it if its
+        worker is lost (at the cost of keeping a copy in the scheduler: for tables larger than
+        the client's memory, use :meth:`from_npy`).
+        """
+        strategy = _strategy(partition_strategy)
+        array = np.asarray(array)
+        if array.ndim < 1:
+            raise InvalidArgumentError("a table needs rows: got a scalar")
+        if isinstance(num_shards, bool) or not isinstance(num_shards, (int, np.integer)):
+            raise TypeError(f"num_shards must be an int, got {type(num_shards).__name__}")
+        if num_shards < 1:
+            raise ValueError(f"num_shards must be at least 1, got {num_shards}")
+        n = int(num_shards)
+        rows = _shard_rows(len(array), n, strategy)
+        if strategy == "mod":
+            parts = [np.ascontiguousarray(array[p::n]) for p in range(n)]
+        else:
+            cuts = np.cumsum([0] + rows)
+            parts = [np.ascontiguousarray(array[cuts[p]:cuts[p + 1]]) for p in range(n)]
+        shards = [client.submit(_own, part, pure=False) for part in parts]
+        return cls(client, shards, rows, array.shape[1:], array.dtype, strategy)
+
+    # what it is
+
+    @property
+    def shape(self):
+        """The whole table's shape: ``(rows,) + row shape``."""
+        return (int(self._offsets[-1]),) + self._row_shape
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def num_shards(self):
+        return len(self._shards)
+
+    @property
+    def partition_strategy(self):
+        return self._strategy
+
+    @property
+    def shards(self):
+        """The shards' Dask futures, in order (for ``client.who_has`` and the like)."""
+        return list(self._shards)
+
+    def __repr__(self):
+        return (f"ShardedTable(shape={self.shape}, dtype={self._dtype}, "
+                f"num_shards={self.num_shards}, partition_strategy={self._strategy!r})")
+
+    # routing
+
+    def _route(self, ids, bad_indices):
+        """Checks ``ids`` against the whole table (the core's checks and messages) and
+        returns, over ``ids`` flattened: each id's shard, its row in that shard, and the
+        output shape. Ids whose rows the policy leaves default-filled go to shard 0 as -1."""
+        out_shape, rows = _core.resolve_gather(list(self.shape), ids, 0, 0, bad_indices)
+        rows = rows.ravel()
+        n = self.num_shards
+        if self._strategy == "mod":
+            shard, local = np.divmod(rows, n)
+            shard, local = local, shard
+        else:
+            shard = np.searchsorted(self._offsets[1:], rows, side="right")
+            local = rows - self._offsets[np.minimum(shard, n - 1)]
+        dropped = rows < 0
+        if dropped.any():
+            shard[dropped], local[dropped] = 0, -1
+        return shard, local, tuple(out_shape)
+
+    @staticmethod
+    def _by_shard(shard, n):
+        """Positions of ``shard`` grouped by shard, each group in its original order."""
+        key = shard.astype(np.uint16 if n <= 1 << 16 else np.int64)
+        order = np.argsort(key, kind="stable")  # a radix sort for 16-bit keys
+        bounds = np.searchsorted(key[order], np.arange(n + 1), side="left")
+        return [(p, order[bounds[p]:bounds[p + 1]]) for p in range(n)
+                if bounds[p + 1] > bounds[p]]
+
+    # reading and writing
+
+    def lookup(self, ids, bad_indices="error"):
+        """The rows that ``ids`` name, as ``ndgather.gather(whole_table, ids)`` would give.
+
+        ``ids`` of any shape and integer dtype; the result is a NumPy array of shape
+        ``ids.shape + row shape``, rows in the order of ``ids``. ``bad_indices`` as in
+        :func:`ndgather.gather` over the whole table: an error names the first bad id in
+        row-major order, with TensorFlow's message, before any work is sent.
+        """
+        ids = _integer_ids(ids)
+        shard, local, out_shape = self._route(ids, bad_indices)
+        out = np.empty((shard.size,) + self._row_shape, self._dtype)
+        groups = self._by_shard(shard, self.num_shards)
+        # One graph update for all shards (client.map), rather than a message per shard.
+        wanted = [local[pos] for _, pos in groups]
+        futures = self._client.map(
+            _take, [self._shards[p] for p, _ in groups], wanted,
+            ["ignore" if (w < 0).any() else "error" for w in wanted])
+        for (_, pos), rows in zip(groups, self._client.gather(futures)):
+            out[pos] = rows
+        return out.reshape(out_shape)
+
+    def scatter_add(self, ids, updates):
+        """A new table: this one with ``updates[k]`` added to the row that ``ids[k]`` names.
+
+        ``updates`` has shape ``ids.shape + row shape``. Repeated ids add up: a row's updates
+        are summed in the order of ``ids``, then added to the row (deterministic, the same on
+        every run and every cluster). Rows no id names are unchanged, bit for bit. Only shards
+        that receive updates get a new version; this table is left as it was. Numbers only
+        (the dtypes of :func:`ndgather.unsorted_segment_sum`).
+        """
+        ids = _integer_ids(ids)
+        updates = np.asarray(updates)
+        want = ids.shape + self._row_shape
+        if updates.shape != want:
+            raise InvalidArgumentError(
+                f"updates must have shape ids.shape + the row shape = {list(want)}, "
+                f"got {list(updates.shape)}")
+        if updates.dtype != self._dtype:
+            if not np.can_cast(updates.dtype, self._dtype, "same_kind"):
+                raise TypeError(f"updates of dtype {updates.dtype} cannot be added to a table "
+                                f"of {self._dtype}")
+            updates = updates.astype(self._dtype)
+        shard, local, _ = self._route(ids, "error")
+        updates = updates.reshape((shard.size,) + self._row_shape)
+        shards = list(self._shards)
+        for p, pos in self._by_shard(shard, self.num_shards):
+            shards[p] = self._client.submit(_add_rows, shards[p], local[pos], updates[pos])
+        return ShardedTable(self._client, shards, self._shard_rows, self._row_shape,
+                            self._dtype, self._strategy)
+
+    def to_numpy(self):
+        """The whole table as one NumPy array (for tests and small tables)."""
+        parts = self._client.gather(self._shards)
+        if self._strategy == "div":
+            return np.concatenate([np.asarray(p) for p in parts])
+        out = np.empty(self.shape, self._dtype)
+        for p, part in enumerate(parts):
+            out[p::self.num_shards] = part
+        return out
+
+
+# --- lazy gathers on dask arrays ----------------------------------------------------------
+
+def _known_shape(x):
+    if any(math.isnan(d) for d in x.shape):
+        raise ValueError(
+            "the dask array has chunks of unknown size; call x.compute_chunk_sizes() first")
+    return [int(d) for d in x.shape]
+
+
+def _fill(count, trailing, dtype):
+    """``count`` default-filled slices, as ``bad_indices="ignore"`` leaves them."""
+    empty = np.empty((0,) + trailing, dtype)
+    return _gather(empty, np.full(count, -1, np.int64), bad_indices="ignore")
+
+
+def _assemble(item_shape, trailing, dtype, dropped, pieces, *chunks):
+    """One output block: slices of the touched ``chunks`` at the items' positions."""
+    count = math.prod(item_shape)
+    out = _fill(count, trailing, dtype) if dropped else np.empty((count,) + trailing, dtype)
+    for (positions, local), chunk in zip(pieces, chunks):
+        out[positions] = _gather_nd(chunk, local)
+    return out.reshape(item_shape + trailing)
+
+
+def _take_items(x, coords):
+    """``gather_nd(x, coords)`` with ``batch_dims=0`` on a dask array, for checked
+    coordinates (rows of -1: a default-filled slice). Output blocks split the leading item
+    axis; each reads only the chunks its items fall in."""
+    k = coords.shape[-1]
+    item_shape = coords.shape[:-1]
+    flat = coords.reshape(math.prod(item_shape), k)
+    dropped = flat[:, 0] < 0 if k else np.zeros(len(flat), bool)
+    grid = [len(c) for c in x.chunks[:k]]
+    chunk_of = np.zeros((len(flat), k), np.int64)
+    local = flat.copy()
+    for d in range(k):
+        bounds = np.cumsum((0,) + x.chunks[d])
+        c = np.searchsorted(bounds[1:], flat[:, d], side="right")
+        c[dropped] = 0
+        chunk_of[:, d] = c
+        local[:, d] -= bounds[c]
+    linear = np.ravel_multi_index(chunk_of.T, grid) if k else np.zeros(len(flat), np.int64)
+    trailing_chunks = x.chunks[k:]
+    slice_bytes = max(1, math.prod(max(c, default=0) for c in trailing_chunks)) * x.dtype.itemsize
+    per_lead = math.prod(item_shape[1:]) if item_shape else 1
+    lead = item_shape[0] if item_shape else 1
+    step = max(1, _BLOCK_BYTES // max(1, per_lead * slice_bytes))
+    blocks = x.to_delayed(optimize_graph=False)
+    out_blocks = []
+    for start in range(0, max(lead, 1), step):
+        stop = min(lead, start + step)
+        lo, hi = start * per_lead, stop * per_lead
+        block_items = ((stop - start),) + tuple(item_shape[1:]) if item_shape else ()
+        ids = linear[lo:hi]
+        keep = ~dropped[lo:hi]
+        touched = np.unique(ids[keep])
+        row = []
+        for t in np.ndindex(*(len(c) for c in trailing_chunks)):
+            trailing = tuple(c[i] for c, i in zip(trailing_chunks, t))
+            pieces, deps = [], []
+            for u in touched:
+                positions = np.flatnonzero(keep & (ids == u))
+                pieces.append((positions, local[lo:hi][positions]))
+                deps.append(blocks[np.unravel_index(u, grid) + t] if k else blocks[t])
+            task = dask.delayed(_assemble, pure=True)(
+                block_items, trailing, x.dtype, bool((~keep).any()), pieces, *deps)
+            row.append(da.from_delayed(task, block_items + trailing, dtype=x.dtype,
+                                       meta=np.empty((0,) * (len(block_items) + len(trailing)),
+                                                     x.dtype)))
+        out_blocks.append(row)
+    n_item = len(item_shape)
+    nested = [_nest(row, [len(c) for c in trailing_chunks]) for row in out_blocks]
+    if n_item == 0:
+        return da.block(nested[0]) if trailing_chunks else nested[0]
+    return da.block(_lift(nested, n_item - 1))
+
+
+def _nest(flat, dims):
+    """A flat row-major list as nested lists of ``dims``."""
+    if not dims:
+        return flat[0]
+    size = math.prod(dims[1:])
+    return [_nest(flat[i * size:(i + 1) * size], dims[1:]) for i in range(dims[0])]
+
+
+def _lift(blocks, depth):
+    """Wraps each leading block ``depth`` times, for the item axes that are not split."""
+    for _ in range(depth):
+        blocks = [[b] for b in blocks]
+    return blocks
+
+
+def _batch_positions(coords, b):
+    """Fills ``coords[..., d]`` for the batch axes ``d < b`` with each item's position there."""
+    items = coords.ndim - 1
+    for d in range(b):
+        n = coords.shape[d]
+        coords[..., d] = np.arange(n).reshape((n,) + (1,) * (items - 1 - d))
+
+
+def gather(x, indices, axis=None, batch_dims=0, *, bad_indices="error"):
+    """:func:`ndgather.gather` on a ``dask.array.Array``, as a lazy dask array.
+
+    ``indices`` is an in-memory array of integers. The result's ``compute()`` equals
+    ``ndgather.gather(x.compute(), indices, axis, batch_dims)``; its tasks read only the
+    chunks of ``x`` that the indices touch. Shapes and index values are checked now, with
+    TensorFlow's messages.
+
+    >>> import dask.array as da, numpy as np
+    >>> from ndgather.distributed import gather
+    >>> x = da.from_array(np.arange(12).reshape(4, 3), chunks=2)
+    >>> gather(x, [3, 0], axis=0).compute()
+    array([[ 9, 10, 11],
+           [ 0,  1,  2]])
+    """
+    indices = _integer_ids(indices, "indices")
+    shape = _known_shape(x)
+    _, pos = _core.resolve_gather(shape, indices, axis, batch_dims, bad_indices)
+    b = batch_dims if batch_dims >= 0 else batch_dims + indices.ndim
+    a = b if axis is None else (axis if axis >= 0 else axis + len(shape))
+    # Move the gathered axis just after the batch axes: then each index picks a slice of the
+    # trailing axes (outer and inner), as in gather_nd with the batch position prepended.
+    order = list(range(b)) + [a] + list(range(b, a)) + list(range(a + 1, len(shape)))
+    coords = np.empty(indices.shape + (b + 1,), np.int64)
+    _batch_positions(coords, b)
+    coords[..., b] = pos
+    coords[pos < 0] = -1
+    taken = _take_items(x.transpose(order), coords)
+    q = indices.ndim - b
+    back = (list(range(b)) + list(range(b + q, b + q + a - b)) + list(range(b, b + q))
+            + list(range(b + q + a - b, taken.ndim)))
+    return taken.transpose(back)
+
+
+def gather_nd(x, indices, batch_dims=0, *, bad_indices="error"):
+    """:func:`ndgather.gather_nd` on a ``dask.array.Array``, as a lazy dask array.
+
+    ``indices`` is an in-memory array of integers; the result's ``compute()`` equals
+    ``ndgather.gather_nd(x.compute(), indices, batch_dims)``, and its tasks read only the
+    chunks that the index vectors fall in.
+
+    >>> import dask.array as da, numpy as np
+    >>> from ndgather.distributed import gather_nd
+    >>> x = da.from_array(np.arange(12).reshape(4, 3), chunks=2)
+    >>> gather_nd(x, [[3, 2], [0, 1]]).compute()
+    array([11,  1])
+    """
+    indices = _integer_ids(indices, "indices")
+    shape = _known_shape(x)
+    _, pos = _core.resolve_gather_nd(shape, indices, batch_dims, bad_indices)
+    b = batch_dims
+    coords = np.empty(indices.shape[:-1] + (b + indices.shape[-1],), np.int64)
+    _batch_positions(coords, b)
+    coords[..., b:] = pos
+    coords[(pos < 0).any(axis=-1)] = -1
+    return _take_items(x, coords)

@@ -1,0 +1,320 @@
+"""ndgather.distributed on a real LocalCluster (2 worker processes): sharded tables and lazy
+gathers on dask arrays, checked against single-process ndgather on random cases."""
+import os
+import signal
+import threading
+import time
+
+import dask
+import dask.array as da
+import numpy as np
+import pytest
+from dask.distributed import Client, LocalCluster, wait
+
+import ndgather as ng
+from ndgather.distributed import ShardedTable, gather, gather_nd
+
+POLICIES = ["error", "ignore", "clamp", "wrap"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    # No work stealing: a task runs where its shard is, so the kill test knows where.
+    with dask.config.set({"distributed.scheduler.work-stealing": False}):
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                               dashboard_address=":0")
+        c = Client(cluster)
+        yield c
+        c.close()
+        cluster.close()
+
+
+def local_error(fn):
+    """The message single-process ndgather gives, or None."""
+    try:
+        fn()
+    except ng.InvalidArgumentError as e:
+        return str(e)
+    return None
+
+
+def random_ids(rng, rows, rank, bad):
+    shape = tuple(rng.integers(0, 4, size=rank))
+    ids = rng.integers(0, max(rows, 1), size=shape)
+    if bad and ids.size:
+        flat = ids.reshape(-1)
+        flat[rng.integers(0, flat.size)] = rng.choice([-1, -rows, rows, rows + 5])
+    return ids.astype(rng.choice([np.int64, np.int32, np.int16, np.uint64])
+                      if not bad else np.int64)
+
+
+@pytest.mark.parametrize("strategy", ["mod", "div"])
+def test_lookup_equals_gather_over_the_whole_table(client, strategy):
+    rng = np.random.default_rng(1 if strategy == "mod" else 2)
+    for rows, num_shards, row_shape, dtype in [
+        (17, 3, (4,), np.float32), (10, 5, (), np.int64), (9, 7, (2, 3), np.float64),
+        (4, 1, (3,), np.uint8), (6, 4, (2,), "<U3"), (3, 5, (2,), np.float32),
+    ]:
+        table = (rng.standard_normal((rows,) + row_shape) * 100).astype(dtype)
+        sharded = ShardedTable.from_array(client, table, num_shards=num_shards,
+                                          partition_strategy=strategy)
+        assert sharded.shape == table.shape and sharded.num_shards == num_shards
+        np.testing.assert_array_equal(sharded.to_numpy(), table)
+        for rank in range(4):
+            for bad in (False, True):
+                ids = random_ids(rng, rows, rank, bad)
+                for policy in POLICIES:
+                    want_error = local_error(lambda: ng.gather(table, ids, bad_indices=policy))
+                    if want_error is not None:
+                        with pytest.raises(ng.InvalidArgumentError) as e:
+                            sharded.lookup(ids, bad_indices=policy)
+                        assert str(e.value) == want_error
+                        continue
+                    got = sharded.lookup(ids, bad_indices=policy)
+                    want = ng.gather(table, ids, bad_indices=policy)
+                    assert got.dtype == want.dtype and got.shape == want.shape
+                    np.testing.assert_array_equal(got, want, err_msg=f"{ids} {policy}")
+
+
+def test_the_first_bad_id_is_named_as_tensorflow_does(client):
+    table = ShardedTable.from_array(client, np.arange(12.0).reshape(6, 2), num_shards=4)
+    with pytest.raises(ng.InvalidArgumentError, match=r"^indices\[1,0\] = 6 is not in \[0, 6\)$"):
+        table.lookup([[0], [6], [-1]])
+    with pytest.raises(TypeError, match="integers"):
+        table.lookup(np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="bad_indices"):
+        table.lookup([0], bad_indices="nearest")
+
+
+def test_lookup_of_empty_ids_and_objects(client):
+    table = np.array([b"a", b"bc", None, 3], dtype=object).reshape(4)
+    sharded = ShardedTable.from_array(client, table, num_shards=3, partition_strategy="div")
+    assert sharded.lookup(np.zeros((0, 2), np.int32)).shape == (0, 2)
+    got = sharded.lookup([3, 1, 9], bad_indices="ignore")
+    assert got.dtype == object and got.tolist() == [3, b"bc", None]
+
+
+def save_shards(tmp_path, table, num_shards, strategy):
+    paths = []
+    if strategy == "mod":
+        parts = [table[p::num_shards] for p in range(num_shards)]
+    else:
+        parts = np.array_split(table, num_shards)  # TF's "div" split
+    for p, part in enumerate(parts):
+        path = tmp_path / f"shard{p}.npy"
+        np.save(path, part)
+        paths.append(str(path))
+    return paths
+
+
+@pytest.mark.parametrize("strategy", ["mod", "div"])
+def test_from_npy_maps_shard_files(client, tmp_path, strategy):
+    table = np.arange(23 * 3, dtype=np.float32).reshape(23, 3)
+    paths = save_shards(tmp_path, table, 5, strategy)
+    sharded = ShardedTable.from_npy(client, paths, partition_strategy=strategy)
+    assert sharded.shape == (23, 3)
+    np.testing.assert_array_equal(sharded.to_numpy(), table)
+    ids = np.random.default_rng(3).integers(-23, 23, size=(4, 5))
+    np.testing.assert_array_equal(sharded.lookup(ids, bad_indices="wrap"),
+                                  ng.gather(table, ids, bad_indices="wrap"))
+
+
+def test_bad_shard_files_are_errors_before_any_work(client, tmp_path):
+    np.save(tmp_path / "a.npy", np.zeros((3, 2), np.float32))
+    np.save(tmp_path / "b.npy", np.zeros((3, 2), np.float64))
+    np.save(tmp_path / "c.npy", np.zeros((3, 4), np.float32))
+    np.save(tmp_path / "d.npy", np.zeros((1, 2), np.float32))
+    np.save(tmp_path / "s.npy", np.float32(1))
+    a, b, c, d, s = (str(tmp_path / f"{n}.npy") for n in "abcds")
+    with pytest.raises(FileNotFoundError, match="missing.npy"):
+        ShardedTable.from_npy(client, [a, str(tmp_path / "missing.npy")])
+    with pytest.raises(ng.InvalidArgumentError, match="b.npy holds rows of float64"):
+        ShardedTable.from_npy(client, [a, b])
+    with pytest.raises(ng.InvalidArgumentError, match=r"c.npy holds rows of float32 \[4\]"):
+        ShardedTable.from_npy(client, [a, c])
+    with pytest.raises(ng.InvalidArgumentError, match="holds a scalar"):
+        ShardedTable.from_npy(client, [s])
+    with pytest.raises(ng.InvalidArgumentError, match=r"cannot hold a 'mod' partition of 4"):
+        ShardedTable.from_npy(client, [a, d], partition_strategy="mod")
+    with pytest.raises(ValueError, match="partition_strategy"):
+        ShardedTable.from_npy(client, [a], partition_strategy="hash")
+    with pytest.raises(ValueError, match="num_shards"):
+        ShardedTable.from_array(client, np.zeros((3, 2)), num_shards=0)
+
+
+def reference_scatter_add(table, ids, updates):
+    """Each named row plus its updates summed in order: plainly, one id at a time."""
+    out = table.copy()
+    row_shape = table.shape[1:]
+    sums = {}
+    for i, u in zip(ids.reshape(-1).tolist(), updates.reshape((-1,) + row_shape)):
+        sums[i] = u.copy() if i not in sums else sums[i] + u
+    for i, s in sums.items():
+        out[i] = out[i] + s
+    return out
+
+
+@pytest.mark.parametrize("strategy", ["mod", "div"])
+def test_scatter_add_makes_a_new_version(client, strategy):
+    rng = np.random.default_rng(4)
+    table = rng.standard_normal((11, 3)).astype(np.float32)
+    table[5] = -0.0  # rows no id names keep their bits
+    v1 = ShardedTable.from_array(client, table, num_shards=3, partition_strategy=strategy)
+    ids = rng.integers(0, 5, size=(4, 6))
+    updates = rng.standard_normal((4, 6, 3)).astype(np.float32)
+    v2 = v1.scatter_add(ids, updates)
+    want = reference_scatter_add(table, ids, updates)
+    assert v2.to_numpy().tobytes() == want.tobytes()
+    assert v1.to_numpy().tobytes() == table.tobytes(), "the old version is unchanged"
+    v3 = v2.scatter_add([10], np.ones((1, 3), np.float32))
+    np.testing.assert_array_equal(v3.lookup([10, 0]),
+                                  np.stack([table[10] + 1, want[0]]))
+    with pytest.raises(ng.InvalidArgumentError, match=r"updates must have shape .*\[2, 3\]"):
+        v1.scatter_add([0, 1], np.ones((2, 2), np.float32))
+    with pytest.raises(ng.InvalidArgumentError, match=r"indices\[0\] = 11 is not in \[0, 11\)"):
+        v1.scatter_add([11], np.ones((1, 3), np.float32))
+    with pytest.raises(TypeError, match="cannot be added"):
+        v1.scatter_add([0], np.ones((1, 3), np.complex64))
+
+
+def killable_worker(client, table):
+    """The worker holding the most of the table's shards, and its process id."""
+    wait(table.shards)
+    holders = [ws[0] for ws in client.who_has(table.shards).values()]
+    victim = max(set(holders), key=holders.count)
+    return victim, client.run(os.getpid, workers=[victim])[victim]
+
+
+def run_while_killing(client, table, call):
+    """Runs ``call`` in a thread while the worker holding most shards is busy, kills that
+    worker while the call is still waiting on it, and returns the call's result."""
+    victim, pid = killable_worker(client, table)
+    blocker = client.submit(time.sleep, 30, workers=[victim], pure=False)
+    while not client.processing(workers=[victim])[victim]:
+        time.sleep(0.01)
+    result = {}
+    thread = threading.Thread(target=lambda: result.setdefault("value", call()))
+    thread.start()
+    time.sleep(0.5)
+    assert thread.is_alive(), "the call must still be waiting when its worker is killed"
+    blocker.cancel()
+    os.kill(pid, signal.SIGKILL)
+    thread.join(120)
+    assert not thread.is_alive()
+    client.wait_for_workers(2, timeout=60)
+    return result["value"]
+
+
+def test_a_killed_worker_does_not_change_a_lookup_or_a_scatter_add(client, tmp_path):
+    rng = np.random.default_rng(5)
+    table = rng.standard_normal((4000, 8)).astype(np.float32)
+    from_file = ShardedTable.from_npy(client, save_shards(tmp_path, table, 4, "div"))
+    ids = rng.integers(0, 4000, size=20000)
+    got = run_while_killing(client, from_file, lambda: from_file.lookup(ids))
+    np.testing.assert_array_equal(got, ng.gather(table, ids))
+    np.testing.assert_array_equal(from_file.lookup(ids[:50]), table[ids[:50]])
+
+    in_memory = ShardedTable.from_array(client, table, num_shards=4, partition_strategy="mod")
+    updates = rng.standard_normal((20000, 8)).astype(np.float32)
+    updated = run_while_killing(client, in_memory,
+                                lambda: in_memory.scatter_add(ids, updates).to_numpy())
+    assert updated.tobytes() == reference_scatter_add(table, ids, updates).tobytes()
+    # Lineage: the first version is still there, recomputed where its worker was lost.
+    np.testing.assert_array_equal(in_memory.to_numpy(), table)
+
+
+# --- lazy gathers on dask arrays ------------------------------------------------------------
+
+def random_chunks(rng, shape):
+    return tuple(int(rng.integers(1, max(d, 1) + 1)) for d in shape)
+
+
+def check_lazy(lazy, local_call):
+    want_error = local_error(local_call)
+    if want_error is not None:
+        with pytest.raises(ng.InvalidArgumentError) as e:
+            lazy()
+        assert str(e.value) == want_error
+        return
+    got = lazy()
+    want = local_call()
+    assert isinstance(got, da.Array) and got.shape == want.shape
+    computed = got.compute()
+    assert computed.dtype == want.dtype
+    np.testing.assert_array_equal(computed, want)
+
+
+def test_gather_on_dask_arrays_equals_gather_on_the_computed_array(client):
+    rng = np.random.default_rng(6)
+    for _ in range(60):
+        rank = int(rng.integers(1, 4))
+        shape = tuple(int(d) for d in rng.integers(0, 6, size=rank))
+        x_np = rng.integers(-50, 50, size=shape).astype(rng.choice([np.int32, np.float64]))
+        x = da.from_array(x_np, chunks=random_chunks(rng, shape))
+        batch_dims = int(rng.integers(0, rank))
+        axis = int(rng.integers(batch_dims, rank))
+        ishape = shape[:batch_dims] + tuple(int(d) for d in rng.integers(0, 4, size=rng.integers(0, 3)))
+        limit = max(shape[axis], 1)
+        indices = rng.integers(-1, limit + 1, size=ishape)
+        policy = str(rng.choice(POLICIES))
+        check_lazy(lambda: gather(x, indices, axis=axis, batch_dims=batch_dims, bad_indices=policy),
+                   lambda: ng.gather(x_np, indices, axis=axis, batch_dims=batch_dims,
+                                     bad_indices=policy))
+        check_lazy(lambda: gather(x, indices, axis=axis - rank, batch_dims=batch_dims,
+                                  bad_indices=policy),
+                   lambda: ng.gather(x_np, indices, axis=axis - rank, batch_dims=batch_dims,
+                                     bad_indices=policy))
+
+
+def test_gather_nd_on_dask_arrays_equals_gather_nd_on_the_computed_array(client):
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        rank = int(rng.integers(1, 4))
+        shape = tuple(int(d) for d in rng.integers(0, 6, size=rank))
+        x_np = rng.standard_normal(shape).astype(np.float32)
+        x = da.from_array(x_np, chunks=random_chunks(rng, shape))
+        batch_dims = int(rng.integers(0, rank))
+        depth = int(rng.integers(0, rank - batch_dims + 1))
+        ishape = (shape[:batch_dims] + tuple(int(d) for d in rng.integers(0, 4, size=rng.integers(0, 2)))
+                  + (depth,))
+        indices = rng.integers(-1, 6, size=ishape)
+        policy = str(rng.choice(POLICIES))
+        check_lazy(lambda: gather_nd(x, indices, batch_dims=batch_dims, bad_indices=policy),
+                   lambda: ng.gather_nd(x_np, indices, batch_dims=batch_dims, bad_indices=policy))
+
+
+def test_lazy_gathers_check_shapes_with_tensorflows_messages(client):
+    x = da.zeros((4, 3), chunks=2)
+    x_np = np.zeros((4, 3))
+    for lazy, local in [
+        (lambda: gather(x, [0], axis=2), lambda: ng.gather(x_np, [0], axis=2)),
+        (lambda: gather(x, [[0]], batch_dims=2), lambda: ng.gather(x_np, [[0]], batch_dims=2)),
+        (lambda: gather_nd(x, [[1, 1], [0, 3]]), lambda: ng.gather_nd(x_np, [[1, 1], [0, 3]])),
+        (lambda: gather_nd(x, [1, 1, 1]), lambda: ng.gather_nd(x_np, [1, 1, 1])),
+    ]:
+        message = local_error(local)
+        assert message
+        with pytest.raises(ng.InvalidArgumentError) as e:
+            lazy()
+        assert str(e.value) == message
+    with pytest.raises(ng.InvalidArgumentError, match=r"indices\[1\] = \[0, 3\] does not index"):
+        gather_nd(x, [[1, 1], [0, 3]])
+    with pytest.raises(TypeError, match="integers"):
+        gather(x, [0.5])
+
+
+def test_lazy_gathers_read_only_the_chunks_indices_touch():
+    read = []
+
+    def record(block, block_info=None):
+        read.append(tuple(block_info[0]["chunk-location"]))
+        return block
+
+    x_np = np.arange(100 * 6).reshape(100, 6)
+    x = da.from_array(x_np, chunks=(10, 3)).map_blocks(record, dtype=x_np.dtype)
+    rows = gather(x, [5, 95, 7], axis=0)
+    np.testing.assert_array_equal(rows.compute(scheduler="sync"), x_np[[5, 95, 7]])
+    assert sorted(set(read)) == [(0, 0), (0, 1), (9, 0), (9, 1)]
+    read.clear()
+    np.testing.assert_array_equal(gather_nd(x, [[42, 4]]).compute(scheduler="sync"), [256])
+    assert sorted(set(read)) == [(4, 1)]
