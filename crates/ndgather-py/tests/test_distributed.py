@@ -190,7 +190,9 @@ def run_while_killing(client, table, call):
     worker while the call is still waiting on it, and returns the call's result."""
     victim, pid = killable_worker(client, table)
     blocker = client.submit(time.sleep, 30, workers=[victim], pure=False)
+    deadline = time.monotonic() + 30
     while not client.processing(workers=[victim])[victim]:
+        assert time.monotonic() < deadline, "the blocking task never started"
         time.sleep(0.01)
     result = {}
     thread = threading.Thread(target=lambda: result.setdefault("value", call()))
