@@ -189,20 +189,23 @@ fn gather_nd<'py>(
     run_gather(py, Call::GatherNd(options), params, indices, out)
 }
 
-/// A checked call's output shape, and where each index reads as an `int64` array of
-/// `indices`' shape (-1: a slice the policy leaves default-filled).
-fn resolved<'py>(
+/// What `resolve_gather` / `resolve_gather_nd` return: the output shape, where each index
+/// reads (an `int64` array of `indices`' shape; -1 for a slice the policy leaves
+/// default-filled), the normalised axis and batch_dims.
+type PyResolved<'py> = (Vec<usize>, Bound<'py, PyAny>, usize, usize);
+
+fn to_py_resolved<'py>(
     py: Python<'py>,
     indices: &Bound<'py, PyUntypedArray>,
-    resolved: ndgather::Resolved,
-) -> PyResult<(Vec<usize>, Bound<'py, PyAny>)> {
-    let positions: Vec<i64> = resolved
+    r: ndgather::Resolved,
+) -> PyResult<PyResolved<'py>> {
+    let positions: Vec<i64> = r
         .positions
         .into_iter()
         .map(|p| p.map_or(-1, |p| p as i64))
         .collect();
     let positions = PyArray1::from_vec(py, positions).reshape(indices.shape())?;
-    Ok((resolved.out_shape, positions.into_any()))
+    Ok((r.out_shape, positions.into_any(), r.axis, r.batch_dims))
 }
 
 /// Checks a gather on params of `params_shape` (not read) and resolves each index; see
@@ -216,7 +219,7 @@ fn resolve_gather<'py>(
     axis: Option<i64>,
     batch_dims: i64,
     bad_indices: &str,
-) -> PyResult<(Vec<usize>, Bound<'py, PyAny>)> {
+) -> PyResult<PyResolved<'py>> {
     let shape = dims("params_shape", &params_shape)?;
     let mut options = GatherOptions::new()
         .batch_dims(batch_dims)
@@ -225,7 +228,7 @@ fn resolve_gather<'py>(
         options = options.axis(axis);
     }
     let result = with_indices!(indices, i => Ok(py.detach(|| options.resolve(&shape, &i))))?;
-    resolved(py, indices, result.map_err(to_py)?)
+    to_py_resolved(py, indices, result.map_err(to_py)?)
 }
 
 /// Checks a gather_nd on params of `params_shape` (not read) and resolves each index vector.
@@ -237,13 +240,13 @@ fn resolve_gather_nd<'py>(
     indices: &Bound<'py, PyUntypedArray>,
     batch_dims: i64,
     bad_indices: &str,
-) -> PyResult<(Vec<usize>, Bound<'py, PyAny>)> {
+) -> PyResult<PyResolved<'py>> {
     let shape = dims("params_shape", &params_shape)?;
     let options = GatherNdOptions::new()
         .batch_dims(batch_dims)
         .bad_indices(policy(bad_indices)?);
     let result = with_indices!(indices, i => Ok(py.detach(|| options.resolve(&shape, &i))))?;
-    resolved(py, indices, result.map_err(to_py)?)
+    to_py_resolved(py, indices, result.map_err(to_py)?)
 }
 
 /// A read-only typed view of a numeric array (no record axis).

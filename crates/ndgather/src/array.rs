@@ -163,6 +163,11 @@ pub struct Resolved {
     pub out_shape: Vec<usize>,
     /// Where each index value reads.
     pub positions: Vec<Option<usize>>,
+    /// The first axis of params the indices address, normalised: gather's `axis`, or
+    /// gather_nd's `batch_dims`.
+    pub axis: usize,
+    /// `batch_dims`, normalised.
+    pub batch_dims: usize,
 }
 
 /// Options of `gather`: `axis`, `batch_dims`, and the policy for bad indices.
@@ -345,6 +350,7 @@ impl GatherOptions {
     /// let r = GatherOptions::new().bad_indices(BadIndices::Wrap).resolve(&[4, 2], &array![-1, 2]).unwrap();
     /// assert_eq!(r.out_shape, [2, 2]);
     /// assert_eq!(r.positions, [Some(3), Some(2)]);
+    /// assert_eq!((r.axis, r.batch_dims), (0, 0));
     /// let err = GatherOptions::new().resolve(&[4, 2], &array![[0], [4]]).unwrap_err();
     /// assert_eq!(err.to_string(), "indices[1,0] = 4 is not in [0, 4)");
     /// ```
@@ -369,6 +375,8 @@ impl GatherOptions {
         Ok(Resolved {
             positions: positions.collect(),
             out_shape: plan.out_shape,
+            axis: plan.axis,
+            batch_dims: plan.batch_dims,
         })
     }
 
@@ -619,23 +627,20 @@ impl GatherNdOptions {
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
         let policy = self.bad_indices;
         let mut positions = Vec::with_capacity(idx.len());
-        for vector in idx
-            .chunks(plan.depth.max(1))
-            .take(idx.len() / plan.depth.max(1))
-        {
-            let resolved: Option<Vec<usize>> = vector
-                .iter()
-                .zip(&plan.dims)
-                .map(|(&i, &dim)| policy.resolve(i, dim))
-                .collect();
-            match resolved {
-                Some(v) => positions.extend(v.into_iter().map(Some)),
-                None => positions.extend(std::iter::repeat_n(None, plan.depth)),
+        // With depth 0 there are no components (and `idx` is empty).
+        for vector in idx.chunks_exact(plan.depth.max(1)) {
+            let start = positions.len();
+            let components = vector.iter().zip(&plan.dims);
+            positions.extend(components.map(|(&i, &dim)| policy.resolve(i, dim)));
+            if positions[start..].contains(&None) {
+                positions[start..].fill(None);
             }
         }
         Ok(Resolved {
             positions,
             out_shape: plan.out_shape,
+            axis: plan.batch_dims,
+            batch_dims: plan.batch_dims,
         })
     }
 

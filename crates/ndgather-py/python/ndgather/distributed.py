@@ -65,15 +65,6 @@ def _strategy(name):
     return name
 
 
-def _integer_ids(ids, what="ids"):
-    a = _indices(ids)
-    if a.dtype.kind not in "iu":
-        raise TypeError(
-            f"{what} must be an array of integers (int8 to int64, uint8 to uint64), "
-            f"got dtype {a.dtype}")
-    return a
-
-
 def _shard_rows(total, num_shards, strategy):
     """Rows per shard as TensorFlow's ``embedding_lookup`` assigns ``total`` ids."""
     if strategy == "mod":
@@ -251,15 +242,14 @@ class ShardedTable:
         """Checks ``ids`` against the whole table (the core's checks and messages) and
         returns, over ``ids`` flattened: each id's shard, its row in that shard, and the
         output shape. Ids whose rows the policy leaves default-filled go to shard 0 as -1."""
-        out_shape, rows = _core.resolve_gather(list(self.shape), ids, 0, 0, bad_indices)
+        out_shape, rows, _, _ = _core.resolve_gather(list(self.shape), _indices(ids), 0, 0,
+                                                     bad_indices)
         rows = rows.ravel()
-        n = self.num_shards
         if self._strategy == "mod":
-            shard, local = np.divmod(rows, n)
-            shard, local = local, shard
+            local, shard = np.divmod(rows, self.num_shards)
         else:
             shard = np.searchsorted(self._offsets[1:], rows, side="right")
-            local = rows - self._offsets[np.minimum(shard, n - 1)]
+            local = rows - self._offsets[shard]
         dropped = rows < 0
         if dropped.any():
             shard[dropped], local[dropped] = 0, -1
@@ -284,7 +274,6 @@ class ShardedTable:
         :func:`ndgather.gather` over the whole table: an error names the first bad id in
         row-major order, with TensorFlow's message, before any work is sent.
         """
-        ids = _integer_ids(ids)
         shard, local, out_shape = self._route(ids, bad_indices)
         out = np.empty((shard.size,) + self._row_shape, self._dtype)
         groups = self._by_shard(shard, self.num_shards)
@@ -306,9 +295,9 @@ class ShardedTable:
         that receive updates get a new version; this table is left as it was. Numbers only
         (the dtypes of :func:`ndgather.unsorted_segment_sum`).
         """
-        ids = _integer_ids(ids)
+        # The updates have the shape a lookup of `ids` returns.
+        shard, local, want = self._route(ids, "error")
         updates = np.asarray(updates)
-        want = ids.shape + self._row_shape
         if updates.shape != want:
             raise InvalidArgumentError(
                 f"updates must have shape ids.shape + the row shape = {list(want)}, "
@@ -318,7 +307,6 @@ class ShardedTable:
                 raise TypeError(f"updates of dtype {updates.dtype} cannot be added to a table "
                                 f"of {self._dtype}")
             updates = updates.astype(self._dtype)
-        shard, local, _ = self._route(ids, "error")
         updates = updates.reshape((shard.size,) + self._row_shape)
         shards = list(self._shards)
         for p, pos in self._by_shard(shard, self.num_shards):
@@ -361,6 +349,16 @@ def _assemble(item_shape, trailing, dtype, dropped, pieces, *chunks):
     return out.reshape(item_shape + trailing)
 
 
+def _group_by_chunk(linear, local, keep):
+    """The chunks (linear ids) that the kept items fall in, and for each the items'
+    positions, in order, with their coordinates inside the chunk."""
+    kept = np.flatnonzero(keep)
+    order = kept[np.argsort(linear[kept], kind="stable")]
+    touched, starts = np.unique(linear[order], return_index=True)
+    groups = np.split(order, starts[1:]) if len(order) else []
+    return touched, [(g, local[g]) for g in groups]
+
+
 def _take_items(x, coords):
     """``gather_nd(x, coords)`` with ``batch_dims=0`` on a dask array, for checked
     coordinates (rows of -1: a default-filled slice). Output blocks split the leading item
@@ -390,22 +388,18 @@ def _take_items(x, coords):
         stop = min(lead, start + step)
         lo, hi = start * per_lead, stop * per_lead
         block_items = ((stop - start),) + tuple(item_shape[1:]) if item_shape else ()
-        ids = linear[lo:hi]
         keep = ~dropped[lo:hi]
-        touched = np.unique(ids[keep])
+        touched, pieces = _group_by_chunk(linear[lo:hi], local[lo:hi], keep)
+        any_dropped = not keep.all()
         row = []
         for t in np.ndindex(*(len(c) for c in trailing_chunks)):
             trailing = tuple(c[i] for c, i in zip(trailing_chunks, t))
-            pieces, deps = [], []
-            for u in touched:
-                positions = np.flatnonzero(keep & (ids == u))
-                pieces.append((positions, local[lo:hi][positions]))
-                deps.append(blocks[np.unravel_index(u, grid) + t] if k else blocks[t])
+            deps = [blocks[np.unravel_index(u, grid) + t] for u in touched]
             task = dask.delayed(_assemble, pure=True)(
-                block_items, trailing, x.dtype, bool((~keep).any()), pieces, *deps)
-            row.append(da.from_delayed(task, block_items + trailing, dtype=x.dtype,
-                                       meta=np.empty((0,) * (len(block_items) + len(trailing)),
-                                                     x.dtype)))
+                block_items, trailing, x.dtype, any_dropped, pieces, *deps)
+            shape = block_items + trailing
+            row.append(da.from_delayed(task, shape, dtype=x.dtype,
+                                       meta=np.empty((0,) * len(shape), x.dtype)))
         out_blocks.append(row)
     n_item = len(item_shape)
     nested = [_nest(row, [len(c) for c in trailing_chunks]) for row in out_blocks]
@@ -452,11 +446,9 @@ def gather(x, indices, axis=None, batch_dims=0, *, bad_indices="error"):
     array([[ 9, 10, 11],
            [ 0,  1,  2]])
     """
-    indices = _integer_ids(indices, "indices")
+    indices = _indices(indices)
     shape = _known_shape(x)
-    _, pos = _core.resolve_gather(shape, indices, axis, batch_dims, bad_indices)
-    b = batch_dims if batch_dims >= 0 else batch_dims + indices.ndim
-    a = b if axis is None else (axis if axis >= 0 else axis + len(shape))
+    _, pos, a, b = _core.resolve_gather(shape, indices, axis, batch_dims, bad_indices)
     # Move the gathered axis just after the batch axes: then each index picks a slice of the
     # trailing axes (outer and inner), as in gather_nd with the batch position prepended.
     order = list(range(b)) + [a] + list(range(b, a)) + list(range(a + 1, len(shape)))
@@ -484,10 +476,9 @@ def gather_nd(x, indices, batch_dims=0, *, bad_indices="error"):
     >>> gather_nd(x, [[3, 2], [0, 1]]).compute()
     array([11,  1])
     """
-    indices = _integer_ids(indices, "indices")
+    indices = _indices(indices)
     shape = _known_shape(x)
-    _, pos = _core.resolve_gather_nd(shape, indices, batch_dims, bad_indices)
-    b = batch_dims
+    _, pos, _, b = _core.resolve_gather_nd(shape, indices, batch_dims, bad_indices)
     coords = np.empty(indices.shape[:-1] + (b + indices.shape[-1],), np.int64)
     _batch_positions(coords, b)
     coords[..., b:] = pos
