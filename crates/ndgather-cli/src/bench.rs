@@ -336,12 +336,13 @@ pub fn run(
     args: &BenchArgs,
     out: &mut impl std::io::Write,
 ) -> Result<Value, CliError> {
-    let text = std::fs::read_to_string(suite_path).map_err(|e| CliError::io(suite_path, e))?;
+    let text =
+        std::fs::read_to_string(suite_path).map_err(|e| CliError::io(suite_path.display(), e))?;
     let suite: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
     let cases = suite["cases"].as_array().ok_or_else(|| bad("no cases"))?;
     let memcpy = memcpy_gbps(args.runs.min(5));
     let line = |out: &mut dyn std::io::Write, s: String| {
-        writeln!(out, "{s}").map_err(|e| CliError::io(std::path::Path::new("<stdout>"), e))
+        writeln!(out, "{s}").map_err(|e| CliError::io("<stdout>", e))
     };
     line(
         out,

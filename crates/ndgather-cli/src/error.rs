@@ -1,6 +1,6 @@
 //! The CLI's errors: each becomes one `error: <message>` line on stderr and exit status 1.
 
-use std::path::Path;
+use std::fmt::Display;
 
 /// Everything the CLI can report.
 #[derive(Debug, thiserror::Error)]
@@ -24,13 +24,22 @@ pub enum CliError {
         /// What the OS said.
         source: std::io::Error,
     },
-    /// A `.npy` file is malformed or of an unsupported kind.
+    /// An input is malformed or of an unsupported kind.
     #[error("{path}: {reason}")]
     Npy {
         /// The file.
         path: String,
         /// What was wrong.
         reason: String,
+    },
+    /// The library refused the call because of a flag's value: TensorFlow's message, and
+    /// what the flag allows.
+    #[error("{source} ({hint})")]
+    Flag {
+        /// The library's error.
+        source: ndgather::GatherError,
+        /// What the flag allows.
+        hint: String,
     },
     /// Arguments that parse but do not make sense together.
     #[error("{0}")]
@@ -41,18 +50,18 @@ pub enum CliError {
 }
 
 impl CliError {
-    /// An I/O error on `path`.
-    pub fn io(path: &Path, source: std::io::Error) -> CliError {
+    /// An I/O error on `path` (a file, or `<stdin>` / `<stdout>`).
+    pub fn io(path: impl Display, source: std::io::Error) -> CliError {
         CliError::Io {
-            path: path.display().to_string(),
+            path: path.to_string(),
             source,
         }
     }
 
-    /// A malformed or unsupported `.npy` file.
-    pub fn npy(path: &Path, reason: String) -> CliError {
+    /// A malformed or unsupported input: `path` names it (a file, `FILE:NAME`, `<stdin>`).
+    pub fn npy(path: impl Display, reason: String) -> CliError {
         CliError::Npy {
-            path: path.display().to_string(),
+            path: path.to_string(),
             reason,
         }
     }

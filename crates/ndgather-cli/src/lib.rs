@@ -1,14 +1,19 @@
-//! The pieces of the `ndgather` command-line tool, as a library: `.npy` reading and writing,
-//! array arguments (files or literals), NumPy-style printing and the benchmark harness.
+//! The pieces of the `ndgather` command-line tool, as a library: array arguments (`.npy`,
+//! `.npz` members, safetensors tensors, standard input, literals), `.npy` reading and
+//! writing, NumPy-style printing and the benchmark harness.
 //!
 //! ```
 //! let t = ndgather::literal::parse("[[0, 1, 2], [10, 11, 12]]").unwrap();
 //! let out = t.gather(&ndgather::literal::parse("[1]").unwrap(), &ndgather::GatherOptions::new()).unwrap();
-//! assert_eq!(ndgather_cli::print::format(&out), "shape=(1, 3) dtype=int32\n[[10 11 12]]");
+//! assert_eq!(ndgather_cli::print::format(&out, &Default::default()), "shape=(1, 3) dtype=int32\n[[10 11 12]]");
 //! ```
 
+pub mod archive;
 pub mod bench;
+pub mod call;
 pub mod error;
-pub mod input;
+pub mod inplace;
 pub mod npy;
 pub mod print;
+pub mod progress;
+pub mod source;

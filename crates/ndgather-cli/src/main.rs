@@ -1,16 +1,19 @@
-//! `ndgather`: TensorFlow's `tf.gather` and `tf.gather_nd` over `.npy` files and inline
-//! literals, from the command line.
+//! `ndgather`: TensorFlow's `tf.gather` and `tf.gather_nd` from the command line, over
+//! `.npy` files, `.npz` members, safetensors tensors, standard input and inline literals.
 
-use ndgather_cli::{bench, error, input, npy, print};
+use ndgather_cli::{bench, call::Call, error, npy, print, progress, source};
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap_complete::Shell;
 use error::CliError;
-use ndgather::{examples, BadIndices, GatherNdOptions, GatherOptions, Tensor};
-use std::io::Write;
-use std::path::PathBuf;
+use ndgather::{examples, BadIndices, GatherError, GatherNdOptions, GatherOptions, Tensor};
+use print::PrintOptions;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// tf.gather and tf.gather_nd over .npy files, with TensorFlow's semantics and messages.
+/// tf.gather and tf.gather_nd over .npy, .npz and safetensors files, pipes and literals, with
+/// TensorFlow's semantics and messages.
 #[derive(Parser, Debug)]
 #[command(name = "ndgather", version, about, allow_negative_numbers = true)]
 struct Cli {
@@ -42,11 +45,44 @@ impl From<Policy> for BadIndices {
     }
 }
 
+/// How a printed result looks (NumPy's print options).
+#[derive(clap::Args, Debug)]
+struct PrintArgs {
+    /// At most N digits after the point (each value gets fewer where fewer identify it).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    precision: usize,
+    /// Summarise arrays of more than N elements with `...`.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    threshold: usize,
+    /// Print every element (no summary).
+    #[arg(long, conflicts_with = "threshold")]
+    full: bool,
+    /// Wrap lines at N characters.
+    #[arg(long, value_name = "N", default_value_t = 75)]
+    line_width: usize,
+}
+
+impl PrintArgs {
+    fn options(&self) -> PrintOptions {
+        PrintOptions {
+            precision: self.precision,
+            threshold: if self.full {
+                usize::MAX
+            } else {
+                self.threshold
+            },
+            line_width: self.line_width.max(1),
+            ..PrintOptions::default()
+        }
+    }
+}
+
 #[derive(clap::Args, Debug)]
 struct Inputs {
-    /// params: a .npy file, or a literal such as `[[0,1,2],[10,11,12]]` or `["a","b"]`.
+    /// params: FILE.npy, ARCHIVE.npz:NAME, MODEL.safetensors:NAME, - (standard input) or a
+    /// literal such as `[[0,1,2],[10,11,12]]` or `["a","b"]`.
     params: String,
-    /// indices: a .npy file of integers, or a literal such as `[1, 0]` or 3.
+    /// indices: integers in any form PARAMS takes, e.g. `ids.npy`, `-` or `[1, 0]`.
     indices: String,
     /// Number of leading batch dimensions shared by params and indices.
     #[arg(
@@ -58,14 +94,32 @@ struct Inputs {
     /// What to do with an out-of-range index.
     #[arg(long = "bad-indices", value_enum, default_value = "error")]
     bad_indices: Policy,
-    /// Write the result to this .npy file instead of printing it.
-    #[arg(short, long)]
+    /// Write the result as .npy to FILE (`-`: standard output) instead of printing it.
+    #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    #[command(flatten)]
+    print: PrintArgs,
 }
+
+const FORMS_HELP: &str = "\
+Array arguments (PARAMS, INDICES) take any of these forms:
+  FILE.npy                 a NumPy .npy file (memory-mapped: only what is gathered is read)
+  ARCHIVE.npz:NAME         the array NAME of a .npz archive (np.savez); ':NAME' may be left
+                           out when the archive holds one array
+  MODEL.safetensors:NAME   the tensor NAME of a safetensors file (memory-mapped; bf16 too)
+  -                        a .npy file on standard input (one of the two arguments at most)
+  LITERAL                  [[1, 2], [3, 4]], [1.5, 2], ['a', 'b'], 3, True
+
+Examples:
+  ndgather gather table.npy '[5, 0, 7]'
+  ndgather gather model.safetensors:embed.weight ids.npy -o rows.npy
+  python -c 'import numpy as np, sys; np.save(sys.stdout.buffer, np.array([2, 0]))' \\
+    | ndgather gather table.npy - -o - | python -c 'import numpy as np, sys; print(np.load(sys.stdin.buffer))'";
 
 #[derive(Subcommand, Debug)]
 enum Command {
     /// tf.gather(params, indices, axis, batch_dims): slices along one axis.
+    #[command(after_help = FORMS_HELP)]
     Gather {
         #[command(flatten)]
         inputs: Inputs,
@@ -75,15 +129,19 @@ enum Command {
         axis: Option<i64>,
     },
     /// tf.gather_nd(params, indices, batch_dims): slices addressed by index vectors.
+    #[command(after_help = FORMS_HELP)]
     GatherNd {
         #[command(flatten)]
         inputs: Inputs,
+        /// Not an option of gather_nd (kept to explain that, rather than clap's guess).
+        #[arg(long, hide = true, allow_negative_numbers = true)]
+        axis: Option<String>,
     },
     /// Runs every worked example of the tf.gather / tf.gather_nd documentation.
     Examples,
-    /// Times the cases of a benchmark suite (bench/suite.json) in-process.
+    /// Times the cases of a benchmark suite (bench/suite.json in this repository) in-process.
     Bench {
-        /// The suite file.
+        /// The suite file (bench/suite.json).
         suite: PathBuf,
         /// Use the cases' quick sizes.
         #[arg(long)]
@@ -98,31 +156,92 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Prints a completion script for a shell: `ndgather completions bash > ~/.local/share/bash-completion/completions/ndgather`.
+    Completions {
+        /// The shell.
+        shell: Shell,
+    },
 }
 
 fn emit(out: &mut impl Write, text: &str) -> Result<(), CliError> {
     match writeln!(out, "{text}") {
         // A closed pipe (`| head`) is the reader's choice, not an error.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.map_err(|e| CliError::io(std::path::Path::new("<stdout>"), e)),
+        other => other.map_err(|e| CliError::io("<stdout>", e)),
     }
 }
 
-fn finish(result: Tensor, output: Option<PathBuf>) -> Result<(), CliError> {
-    match output {
-        Some(path) => npy::write(&path, &result),
-        None => emit(&mut std::io::stdout().lock(), &print::format(&result)),
+/// Writes the result as .npy to `path` (`-`: standard output), with progress for big ones.
+fn save(result: &Tensor, path: &Path) -> Result<(), CliError> {
+    let label = path.display().to_string();
+    let bar = progress::bytes(&format!("writing {label}"), npy::byte_len(result));
+    let written = if path == Path::new("-") {
+        let stdout = std::io::stdout();
+        if stdout.is_terminal() {
+            return Err(CliError::Usage(
+                "-o - writes .npy bytes, not text: pipe them to a program or redirect them to a \
+                 file (> out.npy), or leave out -o to print the values"
+                    .to_string(),
+            ));
+        }
+        npy::write(bar.wrap_write(stdout.lock()), "<stdout>", result)
+    } else {
+        let file = std::fs::File::create(path).map_err(|e| CliError::io(&label, e))?;
+        npy::write(bar.wrap_write(file), &label, result)
+    };
+    bar.finish_and_clear();
+    match written {
+        // A reader that stops early (`| head -c 100`) is the reader's choice.
+        Err(CliError::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(())
+        }
+        other => other,
     }
 }
 
-fn run_op(
-    inputs: Inputs,
-    op: impl FnOnce(&ndgather::TensorView, &ndgather::TensorView) -> ndgather::Result<Tensor>,
-) -> Result<(), CliError> {
-    let params = input::load("params", &inputs.params, true)?;
-    let indices = input::load("indices", &inputs.indices, false)?;
-    let result = op(&params.view()?, &indices.view()?)?;
-    finish(result, inputs.output)
+/// Adds what a flag allows to the library's error about its value.
+fn explain(e: CliError, axis: Option<i64>) -> CliError {
+    let CliError::Gather(source) = e else {
+        return e;
+    };
+    let hint = match &source {
+        GatherError::AxisOutOfRange { axis: a, params_rank } if axis.is_some() => format!(
+            "--axis {a} is out of range: for params of rank {params_rank}, --axis takes -{params_rank} to {}",
+            *params_rank as i64 - 1
+        ),
+        GatherError::BatchDimsOutOfRange { batch_dims, indices_rank } => format!(
+            "--batch-dims {batch_dims} is out of range: for indices of rank {indices_rank}, --batch-dims takes -{indices_rank} to {indices_rank}"
+        ),
+        GatherError::BatchDimsNotLessThanParamsRank { params_rank, .. } => format!(
+            "--batch-dims must be less than params' rank ({params_rank})"
+        ),
+        GatherError::AxisBeforeBatchDims { .. } => {
+            "--axis must not come before the batch dimensions: give --axis at least --batch-dims".to_string()
+        }
+        _ => return CliError::Gather(source),
+    };
+    CliError::Flag { source, hint }
+}
+
+fn run_op(inputs: Inputs, call: Call, axis: Option<i64>) -> Result<(), CliError> {
+    if inputs.params == "-" && inputs.indices == "-" {
+        return Err(CliError::Usage(
+            "only one of PARAMS and INDICES can be read from standard input (-)".to_string(),
+        ));
+    }
+    let params = source::load("params", &inputs.params)?;
+    let indices = source::load("indices", &inputs.indices)?.into_tensor()?;
+    let bar = progress::spinner("gathering", params.bytes_in_place() as u64);
+    let result = params.gather(&call, &indices.view());
+    bar.finish_and_clear();
+    let result = result.map_err(|e| explain(e, axis))?;
+    match inputs.output {
+        Some(path) => save(&result, &path),
+        None => emit(
+            &mut std::io::stdout().lock(),
+            &print::format(&result, &inputs.print.options()),
+        ),
+    }
 }
 
 fn run_examples() -> Result<(), CliError> {
@@ -147,7 +266,9 @@ fn run_examples() -> Result<(), CliError> {
             // Where the page shows only a shape (`.shape.as_list()`), so do we.
             Ok(result) => match example.expected {
                 examples::Expected::Shape(_) => emit(&mut out, &format!("{:?}", result.shape()))?,
-                examples::Expected::Values(_) => emit(&mut out, &print::format(&result))?,
+                examples::Expected::Values(_) => {
+                    emit(&mut out, &print::format(&result, &PrintOptions::default()))?
+                }
             },
             Err(why) => {
                 failed += 1;
@@ -180,13 +301,26 @@ fn run(cli: Cli) -> Result<(), CliError> {
             if let Some(axis) = axis {
                 options = options.axis(axis);
             }
-            run_op(inputs, |p, i| p.gather(i, &options))
+            run_op(inputs, Call::Gather(options), axis)
         }
-        Command::GatherNd { inputs } => {
+        Command::GatherNd { inputs, axis } => {
+            if axis.is_some() {
+                return Err(CliError::Usage(
+                    "gather-nd has no --axis: tf.gather_nd addresses slices by the last axis of \
+                     its indices (use --batch-dims for shared leading dimensions, or \
+                     `ndgather gather --axis N` to gather along one axis)"
+                        .to_string(),
+                ));
+            }
             let options = GatherNdOptions::new()
                 .batch_dims(inputs.batch_dims)
                 .bad_indices(inputs.bad_indices.into());
-            run_op(inputs, |p, i| p.gather_nd(i, &options))
+            run_op(inputs, Call::GatherNd(options), None)
+        }
+        Command::Completions { shell } => {
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "ndgather", &mut std::io::stdout());
+            Ok(())
         }
         Command::Examples => run_examples(),
         Command::Bench {
@@ -201,7 +335,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             if let Some(path) = json {
                 let text = serde_json::to_string_pretty(&report)
                     .map_err(|e| CliError::Internal(e.to_string()))?;
-                std::fs::write(&path, text).map_err(|e| CliError::io(&path, e))?;
+                std::fs::write(&path, text).map_err(|e| CliError::io(path.display(), e))?;
             }
             Ok(())
         }

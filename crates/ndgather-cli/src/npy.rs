@@ -1,49 +1,17 @@
-//! `.npy` files: read (NumPy format 1.0–3.0, C and Fortran order, either byte order), memory
-//! mapped where the data can be used in place, and written back.
+//! `.npy` data: parsed (NumPy format 1.0–3.0, C and Fortran order, either byte order) from
+//! bytes wherever they lie (a mapped file, an archive member, standard input), and written.
 
 use crate::error::CliError;
+use crate::inplace::{plain_size, Buffer, ByteOrder, InPlace};
+use crate::source::Loaded;
 use half::f16;
-use memmap2::Mmap;
-use ndarray::{ArrayD, ArrayViewD, IxDyn, ShapeBuilder};
-use ndgather::{shape::checked_numel, Complex32, Complex64, DType, Tensor, TensorView};
+use ndarray::{ArrayD, IxDyn, ShapeBuilder};
+use ndgather::{shape::checked_numel, Complex32, Complex64, DType, Tensor};
 use npyz::{Deserialize, Endianness, NpyFile, NpyHeader, Order, TypeChar, TypeStr, WriterBuilder};
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Seek, Write};
-use std::path::Path;
+use std::io::{Cursor, Write};
 
-/// An array read from a `.npy` file: in memory, or mapped from the file.
-pub enum Loaded {
-    /// Read into memory.
-    Owned(Tensor),
-    /// Mapped: the data stays in the file, pages are read as they are touched.
-    Mapped(Mapped),
-}
-
-/// The data of a C-order, native-endian `.npy` file of plain numbers, mapped in place.
-pub struct Mapped {
-    map: Mmap,
-    offset: usize,
-    dtype: DType,
-    shape: Vec<usize>,
-}
-
-impl Loaded {
-    /// A view of the array, whichever way it was loaded.
-    pub fn view(&self) -> Result<TensorView<'_>, CliError> {
-        match self {
-            Loaded::Owned(t) => Ok(t.view()),
-            Loaded::Mapped(m) => m.view(),
-        }
-    }
-}
-
-/// What the `.npy` header's element type is, in ndgather's terms.
-struct Element {
-    dtype: DType,
-    size: usize,
-}
-
-fn element(path: &Path, ts: &TypeStr) -> Result<Element, CliError> {
+/// The dtype of a `.npy` type string, and the size of one element in bytes.
+fn element(ts: &TypeStr) -> Option<(DType, usize)> {
     let size = ts.size_field() as usize;
     let dtype = match (ts.type_char(), size) {
         (TypeChar::Bool, 1) => DType::Bool,
@@ -62,238 +30,160 @@ fn element(path: &Path, ts: &TypeStr) -> Result<Element, CliError> {
         (TypeChar::Complex, 16) => DType::C128,
         (TypeChar::ByteStr, _) => DType::Bytes,
         (TypeChar::UnicodeStr, _) => DType::String,
-        _ => return Err(CliError::npy(path, format!("unsupported dtype '{ts}'"))),
+        _ => return None,
     };
     let bytes = if dtype == DType::String {
-        size.checked_mul(4)
+        size.checked_mul(4)?
     } else {
-        Some(size)
+        size
     };
-    let size = bytes.ok_or_else(|| CliError::npy(path, format!("unsupported dtype '{ts}'")))?;
-    Ok(Element { dtype, size })
-}
-
-fn read_vec<T: Deserialize>(
-    path: &Path,
-    header: NpyHeader,
-    reader: BufReader<File>,
-) -> Result<Vec<T>, CliError> {
-    NpyFile::with_header(header, reader)
-        .into_vec::<T>()
-        .map_err(|e| CliError::npy(path, format!("cannot read data: {e}")))
+    Some((dtype, bytes))
 }
 
 fn owned<T: ndgather::TensorElement + Deserialize>(
-    path: &Path,
+    data: &[u8],
     header: NpyHeader,
-    reader: BufReader<File>,
     shape: &[usize],
     fortran: bool,
-) -> Result<Tensor, CliError> {
-    let data = read_vec::<T>(path, header, reader)?;
+) -> Result<Tensor, String> {
+    let values = NpyFile::with_header(header, Cursor::new(data))
+        .into_vec::<T>()
+        .map_err(|e| format!("cannot read data: {e}"))?;
     let dims = if fortran {
         IxDyn(shape).f()
     } else {
         IxDyn(shape).into_shape_with_order()
     };
-    ArrayD::from_shape_vec(dims, data)
+    ArrayD::from_shape_vec(dims, values)
         .map(T::into_tensor)
-        .map_err(|e| CliError::npy(path, format!("data does not fit the shape: {e}")))
+        .map_err(|e| format!("data does not fit the shape: {e}"))
 }
 
-/// Checks what npyz takes on trust in a header: that its length fits in the file, and that
-/// the shape's element count does not overflow (npyz multiplies the shape unchecked).
-fn precheck(path: &Path, file: &mut File, file_len: u64) -> Result<(), CliError> {
-    use std::io::Read;
-    let bad = |reason: &str| CliError::npy(path, format!("bad header: {reason}"));
-    let mut prefix = [0u8; 12];
-    let got = file.read(&mut prefix).map_err(|e| CliError::io(path, e))?;
-    if got < 10 || &prefix[..6] != b"\x93NUMPY" {
-        return Err(bad("not a .npy file (no \\x93NUMPY magic)"));
+/// The header's length and where it starts, after checking the magic bytes and version.
+fn header_bounds(bytes: &[u8]) -> Result<(usize, usize), String> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err(not_npy(bytes));
     }
-    let (len, start) = match prefix[6] {
-        1 => (u16::from_le_bytes([prefix[8], prefix[9]]) as u64, 10u64),
-        2 | 3 if got == 12 => (
-            u32::from_le_bytes([prefix[8], prefix[9], prefix[10], prefix[11]]) as u64,
+    let (len, start) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
             12,
         ),
         v => {
-            return Err(bad(&format!(
-                "unsupported format version {v}.{}",
-                prefix[7]
-            )))
+            return Err(format!(
+                "bad header: unsupported format version {v}.{}",
+                bytes[7]
+            ))
         }
     };
-    if start + len > file_len {
-        return Err(bad(&format!(
-            "header of {len} bytes does not fit in a file of {file_len} bytes"
-        )));
+    if start + len > bytes.len() {
+        return Err(format!(
+            "bad header: header of {len} bytes does not fit in {} bytes",
+            bytes.len()
+        ));
     }
-    let mut text = vec![0u8; len as usize];
-    file.seek(std::io::SeekFrom::Start(start))
-        .map_err(|e| CliError::io(path, e))?;
-    file.read_exact(&mut text)
-        .map_err(|e| CliError::io(path, e))?;
-    let text = String::from_utf8_lossy(&text);
-    if let Some(rest) = text.split("'shape':").nth(1) {
-        let tuple = rest.split(')').next().unwrap_or("");
-        let mut count: u64 = 1;
-        for dim in tuple
-            .trim_start()
-            .trim_start_matches('(')
-            .split(',')
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-        {
-            let d: u64 = dim
-                .trim_end_matches('L')
-                .parse()
-                .map_err(|_| bad(&format!("shape entry '{dim}' is not a size")))?;
-            count = count
-                .checked_mul(d.max(1))
-                .ok_or_else(|| CliError::npy(path, format!("shape ({tuple}) is too large")))?;
-        }
+    Ok((start, len))
+}
+
+/// Why bytes that lack the `.npy` magic are not read, naming the format they look like.
+pub fn not_npy(bytes: &[u8]) -> String {
+    let what = match crate::source::Format::sniff(bytes) {
+        Some(format) => format!("it looks like {}; {}", format.name(), format.how_to_name()),
+        None if looks_like_text(bytes) => "it looks like a text file (CSV?); ndgather reads \
+            binary arrays: convert it, e.g. with python -c \"import numpy as np; \
+            np.save('x.npy', np.loadtxt('x.csv', delimiter=','))\""
+            .to_string(),
+        None => "write it with numpy.save".to_string(),
+    };
+    format!("not a .npy file (no \\x93NUMPY magic): {what}")
+}
+
+fn looks_like_text(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(512)];
+    !head.is_empty()
+        && std::str::from_utf8(head)
+            .is_ok_and(|t| t.chars().all(|c| !c.is_control() || c.is_whitespace()))
+}
+
+/// Checks what npyz takes on trust in a header: that the shape's element count does not
+/// overflow (npyz multiplies the shape unchecked).
+fn check_shape_text(text: &str) -> Result<(), String> {
+    let Some(rest) = text.split("'shape':").nth(1) else {
+        return Ok(());
+    };
+    let tuple = rest.split(')').next().unwrap_or("");
+    let mut count: u64 = 1;
+    for dim in tuple
+        .trim_start()
+        .trim_start_matches('(')
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+    {
+        let d: u64 = dim
+            .trim_end_matches('L')
+            .parse()
+            .map_err(|_| format!("bad header: shape entry '{dim}' is not a size"))?;
+        count = count
+            .checked_mul(d.max(1))
+            .ok_or_else(|| format!("shape ({tuple}) is too large"))?;
     }
-    file.seek(std::io::SeekFrom::Start(0))
-        .map_err(|e| CliError::io(path, e))?;
     Ok(())
 }
 
-/// Reads a `.npy` file; with `map`, plain numeric data in C order and native byte order is
-/// memory-mapped rather than read.
-pub fn read(path: &Path, map: bool) -> Result<Loaded, CliError> {
-    let mut file = File::open(path).map_err(|e| CliError::io(path, e))?;
-    let file_len = file.metadata().map_err(|e| CliError::io(path, e))?.len();
-    precheck(path, &mut file, file_len)?;
-    let mut reader = BufReader::new(file);
-    let header = NpyHeader::from_reader(&mut reader)
-        .map_err(|e| CliError::npy(path, format!("bad header: {e}")))?;
-    let offset = reader
-        .stream_position()
-        .map_err(|e| CliError::io(path, e))?;
+/// Parses the `.npy` data in `buffer[start..end]`: plain numbers are used where they lie
+/// (see [`InPlace`]), bools and strings are read into memory. `label` names the data in
+/// messages.
+pub fn parse(label: &str, buffer: Buffer, start: usize, end: usize) -> Result<Loaded, CliError> {
+    let fail = |reason: String| CliError::npy(label, reason);
+    let bytes = buffer
+        .get(start..end)
+        .ok_or_else(|| fail("truncated".to_string()))?;
+    let (header_start, header_len) = header_bounds(bytes).map_err(fail)?;
+    let text = String::from_utf8_lossy(&bytes[header_start..header_start + header_len]);
+    check_shape_text(&text).map_err(fail)?;
+    let mut cursor = Cursor::new(bytes);
+    let header =
+        NpyHeader::from_reader(&mut cursor).map_err(|e| fail(format!("bad header: {e}")))?;
+    let offset = cursor.position() as usize;
     let npyz::DType::Plain(ts) = header.dtype() else {
-        return Err(CliError::npy(
-            path,
+        return Err(fail(
             "structured (record) arrays are not supported".to_string(),
         ));
     };
     if header.uses_pickled_array() {
-        return Err(CliError::npy(
-            path,
-            "object arrays are not supported".to_string(),
-        ));
+        return Err(fail("object arrays are not supported".to_string()));
     }
-    let element = element(path, &ts)?;
+    let (dtype, size) = element(&ts).ok_or_else(|| fail(format!("unsupported dtype '{ts}'")))?;
     let shape: Vec<usize> = header
         .shape()
         .iter()
         .map(|&d| usize::try_from(d))
         .collect::<Result<_, _>>()
-        .map_err(|_| CliError::npy(path, "shape too large".to_string()))?;
-    let too_large = || CliError::npy(path, format!("shape {shape:?} is too large"));
+        .map_err(|_| fail("shape too large".to_string()))?;
+    let too_large = || fail(format!("shape {shape:?} is too large"));
     let count = checked_numel(&shape).ok_or_else(too_large)?;
-    let needed = count.checked_mul(element.size).ok_or_else(too_large)?;
-    let available = file_len.saturating_sub(offset);
-    if needed as u64 > available {
-        return Err(CliError::npy(
-            path,
-            format!("data is shorter than the header says: shape {shape:?} of '{ts}' needs {needed} bytes, the file has {available}"),
-        ));
+    let needed = count.checked_mul(size).ok_or_else(too_large)?;
+    let available = bytes.len() - offset;
+    if needed > available {
+        return Err(fail(format!("data is shorter than the header says: shape {shape:?} of '{ts}' needs {needed} bytes, the file has {available}")));
     }
     let fortran = header.order() == Order::Fortran;
-    let native = matches!(ts.endianness(), Endianness::Irrelevant)
-        || ts.endianness() == Endianness::of_machine();
-    let mappable = !matches!(element.dtype, DType::Bool | DType::String | DType::Bytes);
-    // A map starts on a page, so its data is aligned when the header's length is a multiple
-    // of the element's alignment (a complex number aligns as one of its parts); otherwise the
-    // data is read rather than mapped.
-    let align = if matches!(element.dtype, DType::C64 | DType::C128) {
-        element.size / 2
-    } else {
-        element.size
+    if plain_size(dtype).is_some() {
+        let little = !matches!(ts.endianness(), Endianness::Big);
+        let order = ByteOrder::of(little);
+        let data = InPlace::new(buffer, start + offset, dtype, shape, fortran, order)?;
+        return Ok(Loaded::InPlace(data));
+    }
+    let data = &bytes[offset..];
+    let tensor = match dtype {
+        DType::Bool => owned::<bool>(data, header, &shape, fortran),
+        DType::String => owned::<String>(data, header, &shape, fortran),
+        DType::Bytes => owned::<Vec<u8>>(data, header, &shape, fortran),
+        other => Err(format!("{other} is not plain and not read")),
     };
-    let aligned = offset % align.max(1) as u64 == 0;
-    if map && !fortran && native && mappable && aligned && count > 0 {
-        let file = reader.into_inner();
-        // SAFETY: the map is read-only, and ndgather only reads it as plain numbers, for which
-        // every bit pattern is valid. Another process truncating or rewriting the file while
-        // it is mapped is outside what a memory map can guard against (as with any reader
-        // of memory-mapped files).
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| CliError::io(path, e))?;
-        let mapped = Mapped {
-            map,
-            offset: offset as usize,
-            dtype: element.dtype,
-            shape,
-        };
-        mapped.view()?;
-        return Ok(Loaded::Mapped(mapped));
-    }
-    read_owned(path, header, reader, &shape, fortran, element.dtype).map(Loaded::Owned)
-}
-
-fn read_owned(
-    path: &Path,
-    header: NpyHeader,
-    reader: BufReader<File>,
-    shape: &[usize],
-    fortran: bool,
-    dtype: DType,
-) -> Result<Tensor, CliError> {
-    match dtype {
-        DType::Bool => owned::<bool>(path, header, reader, shape, fortran),
-        DType::I8 => owned::<i8>(path, header, reader, shape, fortran),
-        DType::I16 => owned::<i16>(path, header, reader, shape, fortran),
-        DType::I32 => owned::<i32>(path, header, reader, shape, fortran),
-        DType::I64 => owned::<i64>(path, header, reader, shape, fortran),
-        DType::U8 => owned::<u8>(path, header, reader, shape, fortran),
-        DType::U16 => owned::<u16>(path, header, reader, shape, fortran),
-        DType::U32 => owned::<u32>(path, header, reader, shape, fortran),
-        DType::U64 => owned::<u64>(path, header, reader, shape, fortran),
-        DType::F16 => owned::<f16>(path, header, reader, shape, fortran),
-        DType::F32 => owned::<f32>(path, header, reader, shape, fortran),
-        DType::F64 => owned::<f64>(path, header, reader, shape, fortran),
-        DType::C64 => owned::<Complex32>(path, header, reader, shape, fortran),
-        DType::C128 => owned::<Complex64>(path, header, reader, shape, fortran),
-        DType::Bytes => owned::<Vec<u8>>(path, header, reader, shape, fortran),
-        DType::String => owned::<String>(path, header, reader, shape, fortran),
-        DType::BF16 => Err(CliError::npy(
-            path,
-            "bfloat16 has no .npy dtype".to_string(),
-        )),
-    }
-}
-
-impl Mapped {
-    fn typed<T: bytemuck::Pod>(&self) -> Option<ArrayViewD<'_, T>>
-    where
-        for<'a> TensorView<'a>: From<ArrayViewD<'a, T>>,
-    {
-        let len = checked_numel(&self.shape)?.checked_mul(std::mem::size_of::<T>())?;
-        let bytes = self.map.get(self.offset..self.offset.checked_add(len)?)?;
-        let data: &[T] = bytemuck::try_cast_slice(bytes).ok()?;
-        ArrayViewD::from_shape(IxDyn(&self.shape), data).ok()
-    }
-
-    fn view(&self) -> Result<TensorView<'_>, CliError> {
-        let view = match self.dtype {
-            DType::I8 => self.typed::<i8>().map(TensorView::from),
-            DType::I16 => self.typed::<i16>().map(TensorView::from),
-            DType::I32 => self.typed::<i32>().map(TensorView::from),
-            DType::I64 => self.typed::<i64>().map(TensorView::from),
-            DType::U8 => self.typed::<u8>().map(TensorView::from),
-            DType::U16 => self.typed::<u16>().map(TensorView::from),
-            DType::U32 => self.typed::<u32>().map(TensorView::from),
-            DType::U64 => self.typed::<u64>().map(TensorView::from),
-            DType::F16 => self.typed::<f16>().map(TensorView::from),
-            DType::F32 => self.typed::<f32>().map(TensorView::from),
-            DType::F64 => self.typed::<f64>().map(TensorView::from),
-            DType::C64 => self.typed::<Complex32>().map(TensorView::from),
-            DType::C128 => self.typed::<Complex64>().map(TensorView::from),
-            _ => None,
-        };
-        view.ok_or_else(|| CliError::Internal("mapped data cannot be viewed in place".to_string()))
-    }
+    tensor.map(Loaded::Owned).map_err(fail)
 }
 
 /// NumPy's type string of a tensor's dtype, for writing.
@@ -323,21 +213,20 @@ fn descr(t: &Tensor) -> Result<String, CliError> {
     })
 }
 
-/// Writes a tensor as a C-order `.npy` file, keeping its dtype (`S` and `U` at the width of
-/// the longest element).
-pub fn write(path: &Path, t: &Tensor) -> Result<(), CliError> {
+/// Writes a tensor as C-order `.npy` data, keeping its dtype (`S` and `U` at the width of
+/// the longest element); `label` names the destination in messages.
+pub fn write(out: impl Write, label: &str, t: &Tensor) -> Result<(), CliError> {
     let ts: TypeStr = descr(t)?
         .parse()
         .map_err(|e| CliError::Internal(format!("type string: {e}")))?;
-    let file = File::create(path).map_err(|e| CliError::io(path, e))?;
     let shape: Vec<u64> = t.shape().iter().map(|&d| d as u64).collect();
-    let io = |e| CliError::io(path, e);
+    let io = |e| CliError::io(label, e);
     macro_rules! write_rows {
         ($a:expr, $row:ty, $v:ident => $as_row:expr) => {{
             let mut w = npyz::WriteOptions::<$row>::new()
                 .dtype(npyz::DType::Plain(ts))
                 .shape(&shape)
-                .writer(BufWriter::new(file))
+                .writer(std::io::BufWriter::new(out))
                 .begin_nd()
                 .map_err(io)?;
             for $v in $a.iter() {
@@ -365,6 +254,21 @@ pub fn write(path: &Path, t: &Tensor) -> Result<(), CliError> {
         Tensor::String(a) => write_rows!(a, str, v => v.as_str()),
         Tensor::BF16(_) => return Err(CliError::Usage("bfloat16 has no .npy dtype".to_string())),
     }
-    let _ = std::io::stdout().flush();
     Ok(())
+}
+
+/// How many bytes of data [`write`] writes for `t` (for progress).
+pub fn byte_len(t: &Tensor) -> u64 {
+    let item = descr(t)
+        .ok()
+        .and_then(|d| d.parse::<TypeStr>().ok())
+        .map(|ts| {
+            let size = ts.size_field();
+            if ts.type_char() == TypeChar::UnicodeStr {
+                size * 4
+            } else {
+                size
+            }
+        });
+    item.unwrap_or(0) * t.len() as u64
 }

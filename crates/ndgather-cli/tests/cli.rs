@@ -372,7 +372,7 @@ fn every_error_class_is_one_line_and_status_1() {
     );
     fails_with(
         &["gather", &good, "[0]", "--axis", "3"],
-        "error: Shape must be at least rank 4 but is rank 1",
+        "error: Shape must be at least rank 4 but is rank 1 (--axis 3 is out of range: for params of rank 1, --axis takes -1 to 0)",
     );
     fails_with(
         &[
@@ -456,7 +456,7 @@ fn every_error_class_is_one_line_and_status_1() {
             &p("garbage.npy", b"this is not a numpy file at all"),
             "[0]",
         ],
-        "bad header",
+        "not a .npy file (no \\x93NUMPY magic): it looks like a text file (CSV?)",
     );
     fails_with(
         &[

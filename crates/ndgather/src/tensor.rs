@@ -325,6 +325,42 @@ impl TensorView<'_> {
     pub fn gather_nd(&self, indices: &TensorView<'_>, options: &GatherNdOptions) -> Result<Tensor> {
         with_indices!(indices, i => Ok(map_view!(self, p => options.gather_nd(p, i)?)))
     }
+
+    /// [`GatherOptions::gather_records`] on a view whose last axis holds each element's
+    /// values: for data that cannot be viewed as its own type where it lies (the bytes of a
+    /// misaligned or byte-swapped array in a file, say).
+    ///
+    /// ```
+    /// use ndgather::{ndarray::array, GatherOptions, Tensor};
+    /// // Two f32 elements, as their bytes; gather element 1.
+    /// let bytes = Tensor::from(array![[0u8, 0, 128, 63], [0, 0, 0, 64]].into_dyn());
+    /// let indices = Tensor::from(array![1i32].into_dyn());
+    /// let out = bytes.view().gather_records(&indices.view(), &GatherOptions::new()).unwrap();
+    /// assert_eq!(out.shape(), &[1, 4]);
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`GatherOptions::gather_records`].
+    pub fn gather_records(
+        &self,
+        indices: &TensorView<'_>,
+        options: &GatherOptions,
+    ) -> Result<Tensor> {
+        with_indices!(indices, i => Ok(map_view!(self, p => options.gather_records(p, i)?)))
+    }
+
+    /// [`GatherNdOptions::gather_nd_records`] on a view whose last axis holds each element's
+    /// values (see [`TensorView::gather_records`]).
+    ///
+    /// # Errors
+    /// Those of [`GatherNdOptions::gather_nd_records`].
+    pub fn gather_nd_records(
+        &self,
+        indices: &TensorView<'_>,
+        options: &GatherNdOptions,
+    ) -> Result<Tensor> {
+        with_indices!(indices, i => Ok(map_view!(self, p => options.gather_nd_records(p, i)?)))
+    }
 }
 
 fn zeros_of<T: TensorElement>(shape: &[usize]) -> Result<Tensor> {

@@ -1,0 +1,165 @@
+//! Arrays inside files that hold several: members of `.npz` archives (NumPy's zip of `.npy`
+//! files) and tensors of safetensors files.
+
+use crate::error::CliError;
+use crate::inplace::{Buffer, ByteOrder, InPlace};
+use crate::npy;
+use crate::source::Loaded;
+use memmap2::Mmap;
+use ndgather::{DType, Tensor};
+use safetensors::{Dtype, SafeTensors};
+use std::io::Read;
+use std::path::Path;
+
+/// The names on offer, for a message: the first few, and how many more.
+fn listing(names: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(", … ({} in all)", names.len()));
+    }
+    text
+}
+
+/// The one name to read: `member` if given and present, the only one if there is one.
+fn choose<'a>(
+    label: &str,
+    names: &'a [String],
+    member: Option<&str>,
+    form: &str,
+) -> Result<&'a str, CliError> {
+    match member {
+        Some(name) => names
+            .iter()
+            .find(|n| *n == name)
+            .map(String::as_str)
+            .ok_or_else(|| {
+                CliError::npy(
+                    label,
+                    format!("has no array '{name}'; it has: {}", listing(names)),
+                )
+            }),
+        None if names.len() == 1 => Ok(&names[0]),
+        None if names.is_empty() => Err(CliError::npy(label, "holds no arrays".to_string())),
+        None => Err(CliError::npy(
+            label,
+            format!(
+                "holds {} arrays: name one as {form} (it has: {})",
+                names.len(),
+                listing(names)
+            ),
+        )),
+    }
+}
+
+/// A member of a `.npz` archive (`NAME` is the member `NAME.npy`): a stored member is used
+/// where it lies in the mapped archive; a compressed one is decompressed into memory.
+pub fn npz_member(path: &Path, data: Mmap, member: Option<&str>) -> Result<Loaded, CliError> {
+    let label = path.display().to_string();
+    let bad = |e: zip::result::ZipError| CliError::npy(&label, format!("bad .npz archive: {e}"));
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(&data[..])).map_err(bad)?;
+    let names: Vec<String> = zip
+        .file_names()
+        .filter_map(|n| n.ok())
+        .filter_map(|n| n.strip_suffix(".npy").map(str::to_string))
+        .collect();
+    let name = choose(&label, &names, member, &format!("{label}:NAME"))?.to_string();
+    let label = format!("{label}:{name}");
+    let mut entry = zip.by_name(&format!("{name}.npy")).map_err(bad)?;
+    if entry.compression() == zip::CompressionMethod::Stored {
+        let start = entry.data_start().ok_or_else(|| {
+            CliError::Internal(format!("{label}: the member's data offset is unknown"))
+        })?;
+        let (start, len) = (start as usize, entry.size() as usize);
+        drop(entry);
+        drop(zip);
+        let end = start
+            .checked_add(len)
+            .filter(|&end| end <= data.len())
+            .ok_or_else(|| {
+                CliError::npy(
+                    &label,
+                    "the member runs past the end of the archive".to_string(),
+                )
+            })?;
+        return npy::parse(&label, Buffer::Map(data), start, end);
+    }
+    // Decompressed as it streams in; the declared size is only a hint, capped, so a hostile
+    // header cannot make us reserve memory the data does not fill.
+    let mut bytes = Vec::with_capacity((entry.size() as usize).min(1 << 26));
+    entry
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::io(&label, e))?;
+    let end = bytes.len();
+    npy::parse(&label, Buffer::Heap(bytes), 0, end)
+}
+
+/// The dtype of a safetensors tensor, if ndgather has it.
+fn dtype_of(dtype: Dtype) -> Option<DType> {
+    Some(match dtype {
+        Dtype::BOOL => DType::Bool,
+        Dtype::U8 => DType::U8,
+        Dtype::I8 => DType::I8,
+        Dtype::I16 => DType::I16,
+        Dtype::U16 => DType::U16,
+        Dtype::F16 => DType::F16,
+        Dtype::BF16 => DType::BF16,
+        Dtype::I32 => DType::I32,
+        Dtype::U32 => DType::U32,
+        Dtype::F32 => DType::F32,
+        Dtype::C64 => DType::C64,
+        Dtype::F64 => DType::F64,
+        Dtype::I64 => DType::I64,
+        Dtype::U64 => DType::U64,
+        _ => return None,
+    })
+}
+
+/// A tensor of a safetensors file, used where it lies in the mapped file (safetensors data
+/// is little-endian and row-major).
+pub fn safetensors_tensor(
+    label: &str,
+    data: Mmap,
+    member: Option<&str>,
+) -> Result<Loaded, CliError> {
+    let bad = |e: safetensors::SafeTensorError| {
+        CliError::npy(label, format!("bad safetensors file: {e}"))
+    };
+    let file = SafeTensors::deserialize(&data).map_err(bad)?;
+    let mut names: Vec<String> = file.names().into_iter().map(str::to_string).collect();
+    names.sort();
+    let name = choose(label, &names, member, &format!("{label}:NAME"))?;
+    let label = format!("{label}:{name}");
+    let tensor = file.tensor(name).map_err(bad)?;
+    let dtype = dtype_of(tensor.dtype()).ok_or_else(|| {
+        CliError::npy(
+            &label,
+            format!("dtype {:?} is not supported", tensor.dtype()),
+        )
+    })?;
+    let shape = tensor.shape().to_vec();
+    let start = tensor.data().as_ptr() as usize - data.as_ptr() as usize;
+    if dtype == DType::Bool {
+        let values: Option<Vec<bool>> = tensor
+            .data()
+            .iter()
+            .map(|&b| match b {
+                0 => Some(false),
+                1 => Some(true),
+                _ => None,
+            })
+            .collect();
+        let values =
+            values.ok_or_else(|| CliError::npy(&label, "a bool is neither 0 nor 1".to_string()))?;
+        return Ok(Loaded::Owned(Tensor::from_shape_vec(&shape, values)?));
+    }
+    drop(file);
+    let order = ByteOrder::of(true);
+    let data = InPlace::new(Buffer::Map(data), start, dtype, shape, false, order)?;
+    Ok(Loaded::InPlace(data))
+}

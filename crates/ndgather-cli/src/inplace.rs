@@ -1,0 +1,251 @@
+//! Plain numbers used where they lie: in a memory-mapped file (a `.npy` file, a stored member
+//! of a `.npz` archive, a safetensors tensor) or in bytes read from a pipe.
+//!
+//! Data that is aligned for its type and in the machine's byte order is viewed as that type.
+//! Anything else (a member at an odd offset of a zip archive, a big-endian file) is viewed as
+//! its bytes, each element a record of `size` bytes, and gathered as records: only the
+//! gathered elements are copied out, and byte-swapped if they need it.
+
+use crate::call::Call;
+use crate::error::CliError;
+use half::{bf16, f16};
+use memmap2::Mmap;
+use ndarray::{ArrayViewD, IxDyn, ShapeBuilder, StrideShape};
+use ndgather::{shape::checked_numel, Complex32, Complex64, DType, Tensor, TensorView};
+
+/// Bytes that stay put while views of them are used.
+pub enum Buffer {
+    /// A memory-mapped file.
+    Map(Mmap),
+    /// Bytes read into memory (standard input, a compressed archive member).
+    Heap(Vec<u8>),
+}
+
+impl std::ops::Deref for Buffer {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Buffer::Map(m) => m,
+            Buffer::Heap(v) => v,
+        }
+    }
+}
+
+/// How the bytes of each element are ordered.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ByteOrder {
+    /// As this machine orders them.
+    Native,
+    /// Reversed (a big-endian file on a little-endian machine, or the other way).
+    Swapped,
+}
+
+impl ByteOrder {
+    /// The order of data stored little-endian (safetensors) or big-endian.
+    pub fn of(little_endian: bool) -> ByteOrder {
+        if little_endian == cfg!(target_endian = "little") {
+            ByteOrder::Native
+        } else {
+            ByteOrder::Swapped
+        }
+    }
+}
+
+/// An array of plain numbers in a buffer.
+pub struct InPlace {
+    buffer: Buffer,
+    start: usize,
+    dtype: DType,
+    shape: Vec<usize>,
+    fortran: bool,
+    order: ByteOrder,
+}
+
+macro_rules! dispatch {
+    ($($v:ident $t:ty),*) => {
+        /// The size of one element of a plain dtype in bytes, and of the parts that are
+        /// byte-swapped one by one (a complex number's two halves); `None` for the others.
+        pub fn plain_size(dtype: DType) -> Option<(usize, usize)> {
+            let size = match dtype {
+                $(DType::$v => std::mem::size_of::<$t>(),)*
+                DType::Bool | DType::String | DType::Bytes => return None,
+            };
+            let complex = matches!(dtype, DType::C64 | DType::C128);
+            Some((size, if complex { size / 2 } else { size }))
+        }
+
+        /// A view of the data as its own type, if it is aligned for it.
+        fn typed_view<'a>(
+            dtype: DType,
+            bytes: &'a [u8],
+            dims: StrideShape<IxDyn>,
+        ) -> Option<TensorView<'a>> {
+            match dtype {
+                $(DType::$v => typed::<$t>(bytes, dims).map(TensorView::from),)*
+                DType::Bool | DType::String | DType::Bytes => None,
+            }
+        }
+
+        /// A tensor of `dtype` from row-major bytes in native order, copied.
+        fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Option<Tensor> {
+            match dtype {
+                $(DType::$v => collect::<$t>(shape, bytes),)*
+                DType::Bool | DType::String | DType::Bytes => None,
+            }
+        }
+    };
+}
+// The plain-number dtypes, with their Rust types: the one list this module's dispatches are
+// made from. Bool, String and Bytes are not plain (not every byte pattern is a value).
+dispatch! {
+    I8 i8, I16 i16, I32 i32, I64 i64, U8 u8, U16 u16, U32 u32, U64 u64,
+    F16 f16, BF16 bf16, F32 f32, F64 f64, C64 Complex32, C128 Complex64
+}
+
+fn typed<T: bytemuck::Pod>(bytes: &[u8], dims: StrideShape<IxDyn>) -> Option<ArrayViewD<'_, T>> {
+    let data: &[T] = bytemuck::try_cast_slice(bytes).ok()?;
+    ArrayViewD::from_shape(dims, data).ok()
+}
+
+fn collect<T: ndgather::TensorElement + bytemuck::Pod>(
+    shape: &[usize],
+    bytes: &[u8],
+) -> Option<Tensor> {
+    // `pod_collect_to_vec` copies into memory aligned for `T`, whatever the source's alignment.
+    Tensor::from_shape_vec(shape, bytemuck::pod_collect_to_vec::<u8, T>(bytes)).ok()
+}
+
+/// Reverses the bytes of each `part`-byte part.
+fn swap_parts(bytes: &mut [u8], part: usize) {
+    if part > 1 {
+        bytes.chunks_exact_mut(part).for_each(<[u8]>::reverse);
+    }
+}
+
+impl InPlace {
+    /// The array of `dtype` and `shape` whose data starts at `start` in `buffer`; an error if
+    /// the buffer is too short for it.
+    pub fn new(
+        buffer: Buffer,
+        start: usize,
+        dtype: DType,
+        shape: Vec<usize>,
+        fortran: bool,
+        order: ByteOrder,
+    ) -> Result<InPlace, CliError> {
+        let (size, _) = plain_size(dtype)
+            .ok_or_else(|| CliError::Internal(format!("{dtype} cannot be used in place")))?;
+        let needed = checked_numel(&shape)
+            .and_then(|n| n.checked_mul(size))
+            .and_then(|n| n.checked_add(start));
+        if needed.is_none_or(|end| end > buffer.len()) {
+            return Err(CliError::Internal(format!(
+                "{dtype} data of shape {shape:?} does not fit its buffer"
+            )));
+        }
+        Ok(InPlace {
+            buffer,
+            start,
+            dtype,
+            shape,
+            fortran,
+            order,
+        })
+    }
+
+    fn size(&self) -> (usize, usize) {
+        plain_size(self.dtype).unwrap_or((1, 1))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        let len = self.shape.iter().product::<usize>() * self.size().0;
+        &self.buffer[self.start..self.start + len]
+    }
+
+    fn dims(&self) -> StrideShape<IxDyn> {
+        IxDyn(&self.shape).set_f(self.fortran).into()
+    }
+
+    /// A view of the elements as their own type, where they can be so viewed.
+    fn typed(&self) -> Option<TensorView<'_>> {
+        if self.order != ByteOrder::Native {
+            return None;
+        }
+        typed_view(self.dtype, self.bytes(), self.dims())
+    }
+
+    /// The elements as records of their bytes: shape `shape + [size]`.
+    fn records(&self) -> Result<ArrayViewD<'_, u8>, CliError> {
+        let size = self.size().0;
+        let mut strides = vec![0usize; self.shape.len() + 1];
+        strides[self.shape.len()] = 1;
+        let mut step = size;
+        let order: Vec<usize> = if self.fortran {
+            (0..self.shape.len()).collect()
+        } else {
+            (0..self.shape.len()).rev().collect()
+        };
+        for axis in order {
+            strides[axis] = step;
+            step *= self.shape[axis];
+        }
+        let mut shape = self.shape.clone();
+        shape.push(size);
+        ArrayViewD::from_shape(IxDyn(&shape).strides(IxDyn(&strides)), self.bytes())
+            .map_err(|e| CliError::Internal(format!("records view: {e}")))
+    }
+
+    /// The whole array, copied into memory (in native byte order).
+    pub fn to_tensor(&self) -> Result<Tensor, CliError> {
+        let records = self.records()?;
+        let mut bytes = records
+            .as_standard_layout()
+            .into_owned()
+            .into_raw_vec_and_offset()
+            .0;
+        swap_parts(&mut bytes, self.part());
+        self.retype(&self.shape, &bytes)
+    }
+
+    fn part(&self) -> usize {
+        match self.order {
+            ByteOrder::Native => 1,
+            ByteOrder::Swapped => self.size().1,
+        }
+    }
+
+    fn retype(&self, shape: &[usize], bytes: &[u8]) -> Result<Tensor, CliError> {
+        from_bytes(self.dtype, shape, bytes)
+            .ok_or_else(|| CliError::Internal(format!("{} from bytes", self.dtype)))
+    }
+
+    /// Runs `op` with this array as params: on the typed view where there is one, otherwise
+    /// on records, whose output is then retyped (and byte-swapped) element by element.
+    pub fn gather(&self, op: &Call, indices: &TensorView<'_>) -> Result<Tensor, CliError> {
+        if let Some(view) = self.typed() {
+            return Ok(op.run(&view, indices)?);
+        }
+        let out = op.run_records(&TensorView::from(self.records()?), indices)?;
+        let out = out
+            .into_array::<u8>()
+            .map_err(|e| CliError::Internal(e.to_string()))?;
+        let shape = out.shape()[..out.ndim() - 1].to_vec();
+        let mut bytes = out
+            .as_standard_layout()
+            .into_owned()
+            .into_raw_vec_and_offset()
+            .0;
+        swap_parts(&mut bytes, self.part());
+        self.retype(&shape, &bytes)
+    }
+
+    /// The dtype.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The number of bytes of data.
+    pub fn byte_len(&self) -> usize {
+        self.bytes().len()
+    }
+}

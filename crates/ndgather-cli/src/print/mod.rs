@@ -1,0 +1,303 @@
+//! Printing a tensor as NumPy's `print(array)` does (`str(array)`), under a header line with
+//! its shape and dtype: each element in its own type's shortest form (`0.1` for a float32
+//! 0.1, not its float64 widening), columns padded to one width, lines wrapped at 75
+//! characters, arrays of more than 1000 elements summarised with `...`.
+
+mod float;
+mod text;
+
+use float::{Float, FloatFormat};
+use ndarray::ArrayD;
+use ndgather::Tensor;
+
+/// How arrays are printed; the defaults are NumPy's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrintOptions {
+    /// At most this many digits after the point (NumPy's `precision`, 8); each value gets
+    /// fewer where fewer identify it.
+    pub precision: usize,
+    /// Arrays of more elements than this are summarised (NumPy's `threshold`, 1000).
+    pub threshold: usize,
+    /// Items shown at each end of a summarised axis (NumPy's `edgeitems`, 3).
+    pub edge_items: usize,
+    /// Lines are wrapped at this many characters (NumPy's `linewidth`, 75).
+    pub line_width: usize,
+}
+
+impl Default for PrintOptions {
+    fn default() -> PrintOptions {
+        PrintOptions {
+            precision: 8,
+            threshold: 1000,
+            edge_items: 3,
+            line_width: 75,
+        }
+    }
+}
+
+/// `shape=(2, 3) dtype=float32` and the values, as NumPy's `print(array)`.
+///
+/// ```
+/// use ndgather_cli::print::{format, PrintOptions};
+/// let t = ndgather::Tensor::from_shape_vec(&[3], vec![0.1f32, 1.0, -2.5]).unwrap();
+/// assert_eq!(format(&t, &PrintOptions::default()), "shape=(3,) dtype=float32\n[ 0.1  1.  -2.5]");
+/// ```
+pub fn format(t: &Tensor, options: &PrintOptions) -> String {
+    let dims: Vec<String> = t.shape().iter().map(ToString::to_string).collect();
+    let shape = if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
+    };
+    format!(
+        "shape={shape} dtype={}\n{}",
+        t.dtype(),
+        array_str(t, options)
+    )
+}
+
+/// The values as NumPy's `str(array)` prints them.
+pub fn array_str(t: &Tensor, options: &PrintOptions) -> String {
+    let shape = t.shape();
+    if shape.is_empty() {
+        return scalar_str(t);
+    }
+    if t.is_empty() {
+        return "[]".to_string();
+    }
+    let summarize = t.len() > options.threshold;
+    let axes: Vec<Shown> = shape
+        .iter()
+        .map(|&n| Shown::of(n, summarize, options.edge_items))
+        .collect();
+    let positions = positions(shape, &axes);
+    let items = formatted(t, &positions, options);
+    let layout = Layout {
+        items: &items,
+        axes: &axes,
+        edge: options.edge_items,
+    };
+    layout.array(0, 0, " ", options.line_width)
+}
+
+/// Which items of an axis of length `len` are shown: all, or `edge` at each end.
+#[derive(Copy, Clone, Debug)]
+struct Shown {
+    len: usize,
+    gap: bool,
+    edge: usize,
+}
+
+impl Shown {
+    fn of(len: usize, summarize: bool, edge: usize) -> Shown {
+        Shown {
+            len,
+            gap: summarize && len > 2 * edge,
+            edge,
+        }
+    }
+
+    fn count(self) -> usize {
+        if self.gap {
+            2 * self.edge
+        } else {
+            self.len
+        }
+    }
+
+    /// The index along the axis of the `k`th shown item.
+    fn index(self, k: usize) -> usize {
+        if self.gap && k >= self.edge {
+            self.len - 2 * self.edge + k
+        } else {
+            k
+        }
+    }
+}
+
+/// The row-major positions of the shown elements, in the order they are printed.
+fn positions(shape: &[usize], axes: &[Shown]) -> Vec<usize> {
+    let mut out = vec![0usize];
+    let mut stride = 1;
+    let mut strides = vec![0; shape.len()];
+    for (axis, &n) in shape.iter().enumerate().rev() {
+        strides[axis] = stride;
+        stride *= n;
+    }
+    for (shown, &stride) in axes.iter().zip(&strides) {
+        out = out
+            .iter()
+            .flat_map(|&base| (0..shown.count()).map(move |k| base + shown.index(k) * stride))
+            .collect();
+    }
+    out
+}
+
+fn pick<T: Clone>(a: &ArrayD<T>, positions: &[usize]) -> Vec<T> {
+    let a = a.as_standard_layout();
+    let data = a.as_slice().unwrap_or(&[]);
+    positions
+        .iter()
+        .filter_map(|&p| data.get(p).cloned())
+        .collect()
+}
+
+fn ints<T: Copy + Into<i128>>(a: &ArrayD<T>, positions: &[usize]) -> Vec<String> {
+    let values: Vec<i128> = pick(a, positions).into_iter().map(Into::into).collect();
+    let width = values
+        .iter()
+        .map(|v| v.to_string().len())
+        .max()
+        .unwrap_or(0);
+    values.iter().map(|v| format!("{v:>width$}")).collect()
+}
+
+fn floats(values: Vec<Float>, options: &PrintOptions) -> Vec<String> {
+    let format = FloatFormat::new(&values, options.precision, false);
+    values.into_iter().map(|v| format.format(v)).collect()
+}
+
+fn complexes(parts: Vec<(Float, Float)>, options: &PrintOptions) -> Vec<String> {
+    let (re, im): (Vec<Float>, Vec<Float>) = parts.into_iter().unzip();
+    let re_format = FloatFormat::new(&re, options.precision, false);
+    let im_format = FloatFormat::new(&im, options.precision, true);
+    re.into_iter()
+        .zip(im)
+        .map(|(r, i)| {
+            let i = im_format.format(i);
+            let end = i.trim_end().len();
+            format!("{}{}j{}", re_format.format(r), &i[..end], &i[end..])
+        })
+        .collect()
+}
+
+/// The shown elements, each formatted as NumPy formats it among the others.
+fn formatted(t: &Tensor, at: &[usize], options: &PrintOptions) -> Vec<String> {
+    let pair32 = |v: num_complex::Complex32| (Float::F32(v.re), Float::F32(v.im));
+    let pair64 = |v: num_complex::Complex64| (Float::F64(v.re), Float::F64(v.im));
+    match t {
+        Tensor::Bool(a) => pick(a, at)
+            .into_iter()
+            .map(|v| if v { " True" } else { "False" }.to_string())
+            .collect(),
+        Tensor::I8(a) => ints(a, at),
+        Tensor::I16(a) => ints(a, at),
+        Tensor::I32(a) => ints(a, at),
+        Tensor::I64(a) => ints(a, at),
+        Tensor::U8(a) => ints(a, at),
+        Tensor::U16(a) => ints(a, at),
+        Tensor::U32(a) => ints(a, at),
+        Tensor::U64(a) => ints(a, at),
+        Tensor::F16(a) => floats(pick(a, at).into_iter().map(Float::F16).collect(), options),
+        Tensor::BF16(a) => floats(pick(a, at).into_iter().map(Float::BF16).collect(), options),
+        Tensor::F32(a) => floats(pick(a, at).into_iter().map(Float::F32).collect(), options),
+        Tensor::F64(a) => floats(pick(a, at).into_iter().map(Float::F64).collect(), options),
+        Tensor::C64(a) => complexes(pick(a, at).into_iter().map(pair32).collect(), options),
+        Tensor::C128(a) => complexes(pick(a, at).into_iter().map(pair64).collect(), options),
+        Tensor::String(a) => pick(a, at).iter().map(|s| text::str_repr(s)).collect(),
+        Tensor::Bytes(a) => pick(a, at).iter().map(|b| text::bytes_repr(b)).collect(),
+    }
+}
+
+/// A 0-d tensor as NumPy's `str` of its scalar: `1.5`, `(1+2j)`, `abc`, `b'abc'`.
+fn scalar_str(t: &Tensor) -> String {
+    fn one<T: Clone>(a: &ArrayD<T>) -> Option<T> {
+        a.first().cloned()
+    }
+    fn complex(re: Float, im: Float) -> String {
+        let imag = float::scalar(im, false, true);
+        if re.value() == 0.0 && !re.value().is_sign_negative() {
+            return format!("{imag}j");
+        }
+        let imag = float::scalar(im, true, true);
+        format!("({}{imag}j)", float::scalar(re, false, true))
+    }
+    let text = match t {
+        Tensor::Bool(a) => one(a).map(|v| if v { "True" } else { "False" }.to_string()),
+        Tensor::I8(a) => one(a).map(|v| v.to_string()),
+        Tensor::I16(a) => one(a).map(|v| v.to_string()),
+        Tensor::I32(a) => one(a).map(|v| v.to_string()),
+        Tensor::I64(a) => one(a).map(|v| v.to_string()),
+        Tensor::U8(a) => one(a).map(|v| v.to_string()),
+        Tensor::U16(a) => one(a).map(|v| v.to_string()),
+        Tensor::U32(a) => one(a).map(|v| v.to_string()),
+        Tensor::U64(a) => one(a).map(|v| v.to_string()),
+        Tensor::F16(a) => one(a).map(|v| float::scalar(Float::F16(v), false, false)),
+        Tensor::BF16(a) => one(a).map(|v| float::scalar(Float::BF16(v), false, false)),
+        Tensor::F32(a) => one(a).map(|v| float::scalar(Float::F32(v), false, false)),
+        Tensor::F64(a) => one(a).map(|v| float::scalar(Float::F64(v), false, false)),
+        Tensor::C64(a) => one(a).map(|v| complex(Float::F32(v.re), Float::F32(v.im))),
+        Tensor::C128(a) => one(a).map(|v| complex(Float::F64(v.re), Float::F64(v.im))),
+        Tensor::String(a) => one(a),
+        Tensor::Bytes(a) => one(a).map(|b| text::bytes_repr(&b)),
+    };
+    text.unwrap_or_default()
+}
+
+/// NumPy's `_formatArray`: nested brackets, rows wrapped at the line width.
+struct Layout<'a> {
+    items: &'a [String],
+    axes: &'a [Shown],
+    edge: usize,
+}
+
+/// Python's `len`: characters, not bytes.
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Adds `word` to `line`, first moving to a new line if it would pass `limit` (NumPy's
+/// `_extendLine`).
+fn extend_line(s: &mut String, line: &mut String, word: &str, limit: usize, indent: &str) {
+    if width(line) + width(word) > limit && width(line) > width(indent) {
+        s.push_str(line.trim_end());
+        s.push('\n');
+        *line = indent.to_string();
+    }
+    line.push_str(word);
+}
+
+impl Layout<'_> {
+    /// The array from shown item `offset` on, at `axis`, indented by `indent`, in `limit`
+    /// characters.
+    fn array(&self, axis: usize, offset: usize, indent: &str, limit: usize) -> String {
+        let Some(shown) = self.axes.get(axis) else {
+            return self.items.get(offset).cloned().unwrap_or_default();
+        };
+        let block: usize = self.axes[axis + 1..].iter().map(|a| a.count()).product();
+        let count = shown.count();
+        let leading = if shown.gap { self.edge } else { 0 };
+        let inner_indent = format!("{indent} ");
+        let inner = |k: usize| self.array(axis + 1, offset + k * block, &inner_indent, limit - 1);
+        // The shown items in order, with `None` where the summary's `...` goes.
+        let order = (0..leading)
+            .map(Some)
+            .chain(shown.gap.then_some(None))
+            .chain((leading..count).map(Some));
+        let mut s = String::new();
+        let rest = self.axes.len() - axis;
+        if rest == 1 {
+            let mut line = indent.to_string();
+            let mut words = order.peekable();
+            while let Some(k) = words.next() {
+                let word = k.map_or_else(|| "...".to_string(), inner);
+                extend_line(&mut s, &mut line, &word, limit - 1, indent);
+                if words.peek().is_some() {
+                    line.push(' ');
+                }
+            }
+            s.push_str(&line);
+        } else {
+            let separator = "\n".repeat(rest - 1);
+            let mut rows = order.peekable();
+            while let Some(k) = rows.next() {
+                s.push_str(indent);
+                s.push_str(&k.map_or_else(|| "...".to_string(), inner));
+                if rows.peek().is_some() {
+                    s.push_str(&separator);
+                }
+            }
+        }
+        format!("[{}]", &s[indent.len()..])
+    }
+}
