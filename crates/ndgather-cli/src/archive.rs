@@ -63,11 +63,12 @@ pub fn npz_member(path: &Path, data: Mmap, member: Option<&str>) -> Result<Loade
     let label = path.display().to_string();
     let bad = |e: zip::result::ZipError| CliError::npy(&label, format!("bad .npz archive: {e}"));
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(&data[..])).map_err(bad)?;
-    let names: Vec<String> = zip
+    let mut names: Vec<String> = zip
         .file_names()
         .filter_map(|n| n.ok())
         .filter_map(|n| n.strip_suffix(".npy").map(str::to_string))
         .collect();
+    names.sort();
     let name = choose(&label, &names, member, &format!("{label}:NAME"))?.to_string();
     let label = format!("{label}:{name}");
     let mut entry = zip.by_name(&format!("{name}.npy")).map_err(bad)?;

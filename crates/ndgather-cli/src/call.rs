@@ -1,5 +1,6 @@
 //! The op a command runs: `tf.gather` or `tf.gather_nd` with its options.
 
+use ndgather::shape::{gather_nd_shape, gather_shape, Axis, Shape};
 use ndgather::{GatherNdOptions, GatherOptions, Tensor, TensorView};
 
 /// The op and its options.
@@ -34,5 +35,25 @@ impl Call {
             Call::Gather(o) => params.gather_records(indices, o),
             Call::GatherNd(o) => params.gather_nd_records(indices, o),
         }
+    }
+
+    /// How many elements the output has, by the op's shape rule; `None` where the shapes do
+    /// not pass it (the op itself then says why).
+    pub fn out_len(&self, params: &[usize], indices: &[usize]) -> Option<usize> {
+        let (p, i) = (Shape::known(params), Shape::known(indices));
+        let out = match self {
+            Call::Gather(o) => {
+                let axis = o.get_axis().map_or(Axis::Default, Axis::Given);
+                gather_shape(&p, &i, axis, o.get_batch_dims(), None)
+                    .ok()?
+                    .output
+            }
+            Call::GatherNd(o) => {
+                gather_nd_shape(&p, &i, o.get_batch_dims(), None)
+                    .ok()?
+                    .output
+            }
+        };
+        out.num_elements()
     }
 }

@@ -191,6 +191,11 @@ impl InPlace {
         }
         let mut shape = self.shape.clone();
         shape.push(size);
+        if self.bytes().is_empty() {
+            // No elements: any strides describe them, and ndarray wants its own for that.
+            return ArrayViewD::from_shape(IxDyn(&shape), &[])
+                .map_err(|e| CliError::Internal(format!("records view: {e}")));
+        }
         ArrayViewD::from_shape(IxDyn(&shape).strides(IxDyn(&strides)), self.bytes())
             .map_err(|e| CliError::Internal(format!("records view: {e}")))
     }
@@ -244,8 +249,13 @@ impl InPlace {
         self.dtype
     }
 
-    /// The number of bytes of data.
-    pub fn byte_len(&self) -> usize {
-        self.bytes().len()
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The size of one element in bytes.
+    pub fn element_size(&self) -> usize {
+        self.size().0
     }
 }

@@ -174,6 +174,7 @@ fn emit(out: &mut impl Write, text: &str) -> Result<(), CliError> {
 /// Writes the result as .npy to `path` (`-`: standard output), with progress for big ones.
 fn save(result: &Tensor, path: &Path) -> Result<(), CliError> {
     let label = path.display().to_string();
+    npy::descr(result)?;
     let bar = progress::bytes(&format!("writing {label}"), npy::byte_len(result));
     let written = if path == Path::new("-") {
         let stdout = std::io::stdout();
@@ -231,7 +232,8 @@ fn run_op(inputs: Inputs, call: Call, axis: Option<i64>) -> Result<(), CliError>
     }
     let params = source::load("params", &inputs.params)?;
     let indices = source::load("indices", &inputs.indices)?.into_tensor()?;
-    let bar = progress::spinner("gathering", params.bytes_in_place() as u64);
+    let reads = params.bytes_read_in_place(&call, indices.shape());
+    let bar = progress::spinner("gathering", reads);
     let result = params.gather(&call, &indices.view());
     bar.finish_and_clear();
     let result = result.map_err(|e| explain(e, axis))?;

@@ -186,8 +186,15 @@ pub fn parse(label: &str, buffer: Buffer, start: usize, end: usize) -> Result<Lo
     tensor.map(Loaded::Owned).map_err(fail)
 }
 
-/// NumPy's type string of a tensor's dtype, for writing.
-fn descr(t: &Tensor) -> Result<String, CliError> {
+fn no_bfloat16() -> CliError {
+    CliError::Usage(
+        "bfloat16 has no .npy dtype (NumPy has none): leave out -o to print the values".to_string(),
+    )
+}
+
+/// NumPy's type string of a tensor's dtype, for writing; an error for a dtype `.npy` files
+/// cannot hold (check it before creating a file).
+pub fn descr(t: &Tensor) -> Result<String, CliError> {
     let width = |n: usize| n.max(1);
     Ok(match t {
         Tensor::Bool(_) => "|b1".into(),
@@ -209,7 +216,7 @@ fn descr(t: &Tensor) -> Result<String, CliError> {
             "<U{}",
             width(a.iter().map(|s| s.chars().count()).max().unwrap_or(0))
         ),
-        Tensor::BF16(_) => return Err(CliError::Usage("bfloat16 has no .npy dtype".to_string())),
+        Tensor::BF16(_) => return Err(no_bfloat16()),
     })
 }
 
@@ -252,7 +259,7 @@ pub fn write(out: impl Write, label: &str, t: &Tensor) -> Result<(), CliError> {
         Tensor::C128(a) => write_rows!(a, Complex64, v => v),
         Tensor::Bytes(a) => write_rows!(a, [u8], v => v.as_slice()),
         Tensor::String(a) => write_rows!(a, str, v => v.as_str()),
-        Tensor::BF16(_) => return Err(CliError::Usage("bfloat16 has no .npy dtype".to_string())),
+        Tensor::BF16(_) => return Err(no_bfloat16()),
     }
     Ok(())
 }

@@ -28,8 +28,8 @@ pub fn bytes(what: &str, total: u64) -> ProgressBar {
         .with_message(what.to_string())
 }
 
-/// A spinner for work on `total` bytes that reports no steps of its own (the gather
-/// itself); hidden for small work or when standard error is not a terminal.
+/// A spinner for work on `total` bytes that reports no steps of its own (a gather from a
+/// mapped file); hidden for small work or when standard error is not a terminal.
 pub fn spinner(what: &str, total: u64) -> ProgressBar {
     if !shown(total) {
         return ProgressBar::hidden();

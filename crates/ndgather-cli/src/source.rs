@@ -40,12 +40,14 @@ impl Loaded {
         }
     }
 
-    /// How many bytes of data the array has in place (0 in memory).
-    pub fn bytes_in_place(&self) -> usize {
-        match self {
-            Loaded::Owned(_) => 0,
-            Loaded::InPlace(data) => data.byte_len(),
-        }
+    /// How many bytes `op` reads from the array in place (and writes), by its shape rule:
+    /// 0 for an array in memory.
+    pub fn bytes_read_in_place(&self, op: &Call, indices: &[usize]) -> u64 {
+        let Loaded::InPlace(data) = self else {
+            return 0;
+        };
+        let out = op.out_len(data.shape(), indices).unwrap_or(0);
+        (out as u64).saturating_mul(data.element_size() as u64)
     }
 }
 

@@ -1,5 +1,7 @@
 //! Drives the CLI over a sample of the TensorFlow conformance cases: inputs written as
-//! `.npy`, the output `.npy` compared byte for byte with TensorFlow's result.
+//! `.npy`, the output `.npy` compared byte for byte with TensorFlow's result; once with
+//! params in the machine's byte order (viewed as their type), once big-endian (gathered as
+//! records of bytes, swapped after).
 
 mod common;
 
@@ -92,8 +94,36 @@ fn encode(t: &Value) -> (String, Vec<usize>, Vec<u8>) {
     (descr, shape, bytes)
 }
 
+/// The same array big-endian, where byte order matters for its type.
+fn big_endian(descr: &str, bytes: &[u8]) -> (String, Vec<u8>) {
+    let Some(rest) = descr.strip_prefix('<') else {
+        return (descr.to_string(), bytes.to_vec());
+    };
+    let size: usize = rest[1..].parse().unwrap();
+    let part = if rest.starts_with('c') {
+        size / 2
+    } else {
+        size
+    };
+    if rest.starts_with('U') {
+        return (descr.to_string(), bytes.to_vec());
+    }
+    let mut swapped = bytes.to_vec();
+    swapped.chunks_exact_mut(part).for_each(<[u8]>::reverse);
+    (format!(">{rest}"), swapped)
+}
+
 #[test]
 fn a_sample_of_the_tensorflow_cases_through_the_cli() {
+    run_sample(false);
+}
+
+#[test]
+fn the_sample_with_big_endian_params() {
+    run_sample(true);
+}
+
+fn run_sample(swap_params: bool) {
     let dir = tempfile::tempdir().unwrap();
     let text = include_str!("../../ndgather/tests/data/tf_cases.jsonl");
     let mut checked = 0;
@@ -103,6 +133,11 @@ fn a_sample_of_the_tensorflow_cases_through_the_cli() {
         }
         let case: Value = serde_json::from_str(line).unwrap();
         let (pd, ps, pb) = encode(&case["params"]);
+        let (pd, pb) = if swap_params {
+            big_endian(&pd, &pb)
+        } else {
+            (pd, pb)
+        };
         let (id, is, ib) = encode(&case["indices"]);
         let params = write(dir.path(), "p.npy", &npy_bytes(&pd, false, &ps, &pb, 1));
         let indices = write(dir.path(), "i.npy", &npy_bytes(&id, false, &is, &ib, 1));

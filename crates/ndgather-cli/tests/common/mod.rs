@@ -76,3 +76,18 @@ pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 pub fn bin() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("ndgather").unwrap()
 }
+
+/// A sparse `.npy` file of `rows × cols` float32 zeros of byte order `descr`, and the data's
+/// size: the OS gives zeros for the data without storing them.
+pub fn sparse_npy(dir: &Path, descr: &str, rows: usize, cols: usize) -> (PathBuf, u64) {
+    let header = npy_bytes(descr, false, &[rows, cols], &[], 1);
+    let path = write(
+        dir,
+        &format!("big{descr}.npy").replace(['<', '>'], ""),
+        &header,
+    );
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len((header.len() + rows * cols * 4) as u64)
+        .unwrap();
+    (path, (rows * cols * 4) as u64)
+}

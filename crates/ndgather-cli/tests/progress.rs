@@ -1,0 +1,66 @@
+//! Progress bars: drawn on standard error for long work when it is a terminal, never into a
+//! pipe or a log. (A file of its own: its big outputs must not count in another test's
+//! measure of its children's memory.)
+
+mod common;
+
+use common::{bin, sparse_npy, write};
+
+fn under_a_terminal(args: &[&str]) -> String {
+    // util-linux's `script` runs the command on a pseudo-terminal and copies what it shows.
+    let command = format!(
+        "{} {}",
+        assert_cmd::cargo::cargo_bin("ndgather").display(),
+        args.join(" ")
+    );
+    let result = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(result.status.success(), "{result:?}");
+    String::from_utf8_lossy(&result.stdout).into_owned()
+}
+
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, cols) = (1usize << 17, 1024usize);
+    let (path, _) = sparse_npy(dir.path(), "<f4", rows, cols);
+    // 80 000 rows: 312 MiB out, past the progress threshold.
+    let ids: Vec<u8> = (0..80_000i64).flat_map(|i| i.to_le_bytes()).collect();
+    let ids = write(
+        dir.path(),
+        "ids.npy",
+        &common::npy_bytes("<i8", false, &[80_000], &ids, 1),
+    );
+    let out = dir.path().join("out.npy");
+    let args = [
+        "gather",
+        path.to_str().unwrap(),
+        ids.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let result = bin().args(args).output().unwrap();
+    assert!(result.status.success());
+    assert!(
+        result.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let shown = under_a_terminal(&args);
+    assert!(
+        shown.contains("writing"),
+        "no progress on a terminal: {shown:?}"
+    );
+    // Small work shows none, terminal or not.
+    let small = [
+        "gather",
+        path.to_str().unwrap(),
+        "[1,2]",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let shown = under_a_terminal(&small);
+    assert!(shown.is_empty(), "progress for small work: {shown:?}");
+}
