@@ -1,17 +1,13 @@
-//! The `.npy` reader on fuzzed files: an error or an array, never a panic, an abort or an
-//! allocation the file cannot back.
+//! The `.npy` reader on fuzzed bytes: an error or an array, never a panic, an abort or an
+//! allocation the bytes cannot back; and the whole array read from where it lies.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use ndgather_cli::inplace::Buffer;
 
 fuzz_target!(|data: &[u8]| {
-    let path = std::env::temp_dir().join(format!("ndgather-fuzz-{}.npy", std::process::id()));
-    if std::fs::write(&path, data).is_err() {
-        return;
-    }
-    for map in [false, true] {
-        if let Ok(loaded) = ndgather_cli::npy::read(&path, map) {
-            let _ = loaded.view();
-        }
+    let buffer = Buffer::Heap(data.to_vec());
+    if let Ok(loaded) = ndgather_cli::npy::parse("fuzz", buffer, 0, data.len()) {
+        let _ = loaded.into_tensor();
     }
 });

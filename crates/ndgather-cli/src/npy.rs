@@ -264,7 +264,7 @@ pub fn write(out: impl Write, label: &str, t: &Tensor) -> Result<(), CliError> {
     Ok(())
 }
 
-/// How many bytes of data [`write`] writes for `t` (for progress).
+/// How many bytes of data [`write()`] writes for `t` (for progress).
 pub fn byte_len(t: &Tensor) -> u64 {
     let item = descr(t)
         .ok()
