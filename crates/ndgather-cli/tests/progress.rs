@@ -1,13 +1,14 @@
-//! Progress bars: drawn on standard error for long work when it is a terminal, never into a
-//! pipe or a log. (A file of its own: its big outputs must not count in another test's
+//! What the tool does on a terminal: progress bars on standard error for long work (never
+//! into a pipe or a log), and no `.npy` bytes written to it. (A file of its own: its big outputs must not count in another test's
 //! measure of its children's memory.)
 
 mod common;
 
 use common::{bin, sparse_npy, write};
 
-fn under_a_terminal(args: &[&str]) -> String {
-    // util-linux's `script` runs the command on a pseudo-terminal and copies what it shows.
+/// What a run shows on a pseudo-terminal (util-linux's `script` runs it on one and copies
+/// what it shows), and whether it succeeded.
+fn on_a_terminal(args: &[&str]) -> (bool, String) {
     let command = format!(
         "{} {}",
         assert_cmd::cargo::cargo_bin("ndgather").display(),
@@ -17,8 +18,21 @@ fn under_a_terminal(args: &[&str]) -> String {
         .args(["-qec", &command, "/dev/null"])
         .output()
         .unwrap();
-    assert!(result.status.success(), "{result:?}");
-    String::from_utf8_lossy(&result.stdout).into_owned()
+    let shown = String::from_utf8_lossy(&result.stdout).into_owned();
+    (result.status.success(), shown)
+}
+
+fn under_a_terminal(args: &[&str]) -> String {
+    let (ok, shown) = on_a_terminal(args);
+    assert!(ok, "{shown}");
+    shown
+}
+
+#[test]
+fn npy_bytes_are_not_written_to_a_terminal() {
+    let (ok, shown) = on_a_terminal(&["gather", "[1,2]", "[0]", "-o", "-"]);
+    assert!(!ok);
+    assert!(shown.contains("error: -o - writes .npy bytes, not text"), "{shown}");
 }
 
 #[test]
