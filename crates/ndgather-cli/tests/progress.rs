@@ -32,7 +32,10 @@ fn under_a_terminal(args: &[&str]) -> String {
 fn npy_bytes_are_not_written_to_a_terminal() {
     let (ok, shown) = on_a_terminal(&["gather", "[1,2]", "[0]", "-o", "-"]);
     assert!(!ok);
-    assert!(shown.contains("error: -o - writes .npy bytes, not text"), "{shown}");
+    assert!(
+        shown.contains("error: -o - writes .npy bytes, not text"),
+        "{shown}"
+    );
 }
 
 #[test]
