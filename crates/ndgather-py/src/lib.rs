@@ -10,17 +10,21 @@ mod raw;
 use dtypes::{dims, shape_of, with_indices, with_number_type};
 use errors::{to_py, InvalidArgumentError};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis};
-use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions, IndexType};
+use ndgather::{
+    BadIndices, GatherError, GatherNdOptions, GatherOptions, IndexType, TakeAlongAxisOptions,
+};
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use raw::{with_unit, Plain, Raw};
 
-/// A gather or a gather_nd with its options: the two share everything but the core's call.
+/// A gather, a gather_nd or a take_along_axis with its options: they share everything but
+/// the core's call.
 #[derive(Debug, Clone, Copy)]
 enum Call {
     Gather(GatherOptions),
     GatherNd(GatherNdOptions),
+    TakeAlongAxis(TakeAlongAxisOptions),
 }
 
 impl Call {
@@ -32,6 +36,7 @@ impl Call {
         match self {
             Call::Gather(o) => o.gather_records(params, indices),
             Call::GatherNd(o) => o.gather_nd_records(params, indices),
+            Call::TakeAlongAxis(o) => o.take_along_axis_records(params, indices),
         }
     }
 
@@ -44,6 +49,7 @@ impl Call {
         match self {
             Call::Gather(o) => o.gather_records_into(params, indices, out),
             Call::GatherNd(o) => o.gather_nd_records_into(params, indices, out),
+            Call::TakeAlongAxis(o) => o.take_along_axis_records_into(params, indices, out),
         }
     }
 }
@@ -189,6 +195,22 @@ fn gather_nd<'py>(
     run_gather(py, Call::GatherNd(options), params, indices, out)
 }
 
+/// NumPy's `take_along_axis` on NumPy arrays; see the Python wrapper
+/// `ndgather.take_along_axis`.
+#[pyfunction]
+#[pyo3(signature = (arr, indices, axis, bad_indices, out))]
+fn take_along_axis<'py>(
+    py: Python<'py>,
+    arr: &Bound<'py, PyUntypedArray>,
+    indices: &Bound<'py, PyUntypedArray>,
+    axis: i64,
+    bad_indices: &str,
+    out: Option<&Bound<'py, PyUntypedArray>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = TakeAlongAxisOptions::new(axis).bad_indices(policy(bad_indices)?);
+    run_gather(py, Call::TakeAlongAxis(options), arr, indices, out)
+}
+
 /// What `resolve_gather` / `resolve_gather_nd` return: the output shape, where each index
 /// reads (an `int64` array of `indices`' shape; -1 for a slice the policy leaves
 /// default-filled), the normalised axis and batch_dims.
@@ -311,6 +333,23 @@ fn gather_nd_grad<'py>(
     ))
 }
 
+/// The gradient of `take_along_axis` with respect to arr; see
+/// `ndgather.take_along_axis_grad`.
+#[pyfunction]
+#[pyo3(signature = (arr_shape, indices, grad, axis, bad_indices))]
+fn take_along_axis_grad<'py>(
+    py: Python<'py>,
+    arr_shape: Vec<i64>,
+    indices: &Bound<'py, PyUntypedArray>,
+    grad: &Bound<'py, PyUntypedArray>,
+    axis: i64,
+    bad_indices: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let shape = dims("arr_shape", &arr_shape)?;
+    let options = TakeAlongAxisOptions::new(axis).bad_indices(policy(bad_indices)?);
+    summing_op!(py, grad, indices, |g, i| options.grad(&shape, &i, &g))
+}
+
 /// `tf.scatter_nd`; see `ndgather.scatter_nd`.
 #[pyfunction]
 #[pyo3(signature = (indices, updates, shape, bad_indices))]
@@ -360,6 +399,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(gather_grad, m)?)?;
     m.add_function(wrap_pyfunction!(gather_nd_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(take_along_axis, m)?)?;
+    m.add_function(wrap_pyfunction!(take_along_axis_grad, m)?)?;
     m.add_function(wrap_pyfunction!(scatter_nd, m)?)?;
     m.add_function(wrap_pyfunction!(unsorted_segment_sum, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;

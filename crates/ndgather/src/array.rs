@@ -136,7 +136,7 @@ fn check_out_shape(elements: Elements, given: &[usize], expected: &[usize]) -> R
 
 /// Runs `body` on a caller's output in row-major order: in place when it is laid out so,
 /// otherwise into a fresh buffer whose values are then moved into place.
-fn with_row_major_out<T: Element, D: Dimension>(
+pub(crate) fn with_row_major_out<T: Element, D: Dimension>(
     out: &mut ArrayViewMut<'_, T, D>,
     body: impl Fn(&mut [T]) + Sync,
     fresh: impl FnOnce(&mut [std::mem::MaybeUninit<T>]),

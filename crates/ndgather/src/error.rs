@@ -249,6 +249,33 @@ pub enum GatherError {
         /// indices.shape.
         indices_shape: Vec<usize>,
     },
+    /// take_along_axis: params and indices of different ranks (NumPy's wording).
+    #[error("`indices` and `arr` must have the same number of dimensions (arr has {params_rank}, indices {indices_rank})")]
+    AlongRankMismatch {
+        /// rank(params).
+        params_rank: usize,
+        /// rank(indices).
+        indices_rank: usize,
+    },
+    /// take_along_axis: `axis` outside `[-rank, rank)` (NumPy's wording).
+    #[error("axis {axis} is out of bounds for array of dimension {rank}")]
+    AlongAxisOutOfRange {
+        /// The axis as given.
+        axis: i64,
+        /// rank(params).
+        rank: usize,
+    },
+    /// take_along_axis: an axis other than `axis` where params and indices differ and
+    /// neither is 1.
+    #[error("shape mismatch: indices of shape {} cannot be broadcast to arr of shape {} (axis {axis}: sizes must be equal, or one of them 1)", shape_string(indices_shape), shape_string(params_shape))]
+    AlongShapeMismatch {
+        /// The first axis that does not broadcast.
+        axis: usize,
+        /// params' shape.
+        params_shape: Vec<usize>,
+        /// indices' shape.
+        indices_shape: Vec<usize>,
+    },
     /// An ndarray shape could not be made from the data (a bug if ever seen).
     #[error("invalid array shape {}: {reason}", shape_string(shape))]
     InvalidShape {

@@ -95,7 +95,10 @@ pub(crate) fn for_chunks<O: Send>(
 
 /// The position of the first element for which `bad` holds. Blocks are tested branch-free
 /// (in parallel for long inputs); only the first block with a bad element is searched.
-fn first_bad<X: Sync>(xs: &[X], bad: impl Fn(&X) -> bool + Sync + Send) -> Option<usize> {
+pub(crate) fn first_bad<X: Sync>(
+    xs: &[X],
+    bad: impl Fn(&X) -> bool + Sync + Send,
+) -> Option<usize> {
     let block_has_bad = |block: &[X]| block.iter().fold(false, |acc, x| acc | bad(x));
     let block = if xs.len() < PARALLEL_MIN_INDICES || rayon::current_num_threads() < 2 {
         xs.chunks(CHECK_BLOCK).position(block_has_bad)

@@ -59,6 +59,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod along;
 mod array;
 mod error;
 pub mod examples;
@@ -77,6 +78,7 @@ pub mod shape;
 mod strided;
 mod tensor;
 
+pub use along::TakeAlongAxisOptions;
 pub use array::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
 pub use error::{GatherError, OpKind, Result};
 pub use index::{BadIndices, IndexType};

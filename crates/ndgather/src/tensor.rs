@@ -2,6 +2,7 @@
 //! that learn the dtype at run time (files, bindings, the op graph). Each op dispatches once
 //! on the params' dtype and once on the indices' dtype, then runs the typed path.
 
+use crate::along::TakeAlongAxisOptions;
 use crate::array::{Element, GatherNdOptions, GatherOptions};
 use crate::error::{GatherError, Result};
 use half::{bf16, f16};
@@ -324,6 +325,41 @@ impl TensorView<'_> {
     /// integer dtype.
     pub fn gather_nd(&self, indices: &TensorView<'_>, options: &GatherNdOptions) -> Result<Tensor> {
         with_indices!(indices, i => Ok(map_view!(self, p => options.gather_nd(p, i)?)))
+    }
+
+    /// `take_along_axis(self, indices, axis)` into a new tensor (see
+    /// [`TakeAlongAxisOptions::take_along_axis`]); `indices` must have an integer dtype.
+    ///
+    /// ```
+    /// use ndgather::{ndarray::array, TakeAlongAxisOptions, Tensor};
+    /// let params = Tensor::from(array![["a", "b"], ["c", "d"]].mapv(String::from).into_dyn());
+    /// let indices = Tensor::from(array![[1i64], [0]].into_dyn());
+    /// let out = params.view().take_along_axis(&indices.view(), &TakeAlongAxisOptions::new(1)).unwrap();
+    /// assert_eq!(out.as_array::<String>().unwrap().iter().collect::<Vec<_>>(), ["b", "c"]);
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`TakeAlongAxisOptions::take_along_axis`], and
+    /// [`GatherError::IndicesNotInteger`].
+    pub fn take_along_axis(
+        &self,
+        indices: &TensorView<'_>,
+        options: &TakeAlongAxisOptions,
+    ) -> Result<Tensor> {
+        with_indices!(indices, i => Ok(map_view!(self, p => options.take_along_axis(p, i)?)))
+    }
+
+    /// [`TakeAlongAxisOptions::take_along_axis_records`] on a view whose last axis holds each
+    /// element's values (see [`TensorView::gather_records`]).
+    ///
+    /// # Errors
+    /// Those of [`TakeAlongAxisOptions::take_along_axis_records`].
+    pub fn take_along_axis_records(
+        &self,
+        indices: &TensorView<'_>,
+        options: &TakeAlongAxisOptions,
+    ) -> Result<Tensor> {
+        with_indices!(indices, i => Ok(map_view!(self, p => options.take_along_axis_records(p, i)?)))
     }
 
     /// [`GatherOptions::gather_records`] on a view whose last axis holds each element's

@@ -27,6 +27,8 @@ __all__ = [
     "gather_nd",
     "gather_grad",
     "gather_nd_grad",
+    "take_along_axis",
+    "take_along_axis_grad",
     "scatter_nd",
     "unsorted_segment_sum",
 ]
@@ -225,6 +227,72 @@ def gather_nd_grad(params_shape, indices, grad, batch_dims=0):
     """
     return _core.gather_nd_grad(params_shape, _indices(indices), _numbers(grad),
                                 batch_dims)
+
+
+def take_along_axis(arr, indices, axis, *, bad_indices="error", out=None):
+    """Take values from ``arr`` by matching 1-d index and data slices along ``axis``.
+
+    ``numpy.take_along_axis`` (ONNX's ``GatherElements``): ``indices`` has ``arr``'s rank;
+    each output element reads ``arr`` at its own position, except along ``axis``, where it
+    reads at the index. On every other axis ``indices`` and ``arr`` broadcast as NumPy
+    broadcasts (sizes equal, or one of them 1). The output has the broadcast shape, with
+    ``indices``' size along ``axis``, and ``arr``'s dtype, whatever it is.
+
+    Args:
+      arr: the array to take from; anything ``numpy.asarray`` accepts.
+      indices: an integer array of ``arr``'s rank.
+      axis: the axis to take along; negative counts from the end. ``None`` takes from
+        ``arr`` flattened (``indices`` must then be 1-d), as NumPy does.
+      bad_indices: ``"error"`` (the default: InvalidArgumentError naming the first index
+        outside ``[0, arr.shape[axis])``), ``"ignore"`` (zeros, empty strings or None),
+        ``"clamp"``, or ``"wrap"`` (negative indices count from the end: NumPy's own
+        behaviour).
+      out: an array of the output's shape and ``arr``'s dtype to write into (any layout,
+        not sharing memory with the inputs). It is returned.
+
+    Returns:
+      A new array that owns its buffer, or ``out``.
+
+    Raises:
+      InvalidArgumentError: ranks that differ, an axis out of range, shapes that do not
+        broadcast, or a bad index under ``"error"``, ``"clamp"`` or ``"wrap"``.
+      TypeError: indices that are not integers.
+
+    NumPy's own examples:
+
+    >>> import numpy as np, ndgather as ng
+    >>> a = np.array([[10, 30, 20], [60, 40, 50]])
+    >>> ng.take_along_axis(a, np.argsort(a, axis=1), axis=1)
+    array([[10, 20, 30],
+           [40, 50, 60]])
+    >>> ng.take_along_axis(a, np.expand_dims(np.argmax(a, axis=1), axis=1), axis=1)
+    array([[30],
+           [60]])
+    >>> ng.take_along_axis(a, [[-1]], axis=1, bad_indices="wrap")
+    array([[20],
+           [50]])
+    """
+    arr = _array(arr)
+    if axis is None:
+        arr, axis = arr.reshape(-1), 0
+    return _core.take_along_axis(arr, _indices(indices), axis, bad_indices, _out(out))
+
+
+def take_along_axis_grad(arr_shape, indices, grad, axis, *, bad_indices="error"):
+    """The gradient of :func:`take_along_axis` with respect to ``arr``.
+
+    Zeros of ``arr_shape`` with each element of ``grad`` (the upstream gradient, of the
+    output's shape) added where it was taken from, summed over repeats and over the axes
+    ``arr`` was broadcast along, in row-major order (deterministic). Elements whose index
+    the policy leaves filled get no gradient.
+
+    >>> import numpy as np, ndgather as ng
+    >>> ng.take_along_axis_grad((2, 3), [[2, 2], [0, 1]], np.array([[1., 2.], [3., 4.]]), axis=1)
+    array([[0., 0., 3.],
+           [3., 4., 0.]])
+    """
+    return _core.take_along_axis_grad(arr_shape, _indices(indices), _numbers(grad), axis,
+                                      bad_indices)
 
 
 def scatter_nd(indices, updates, shape, *, bad_indices="error"):

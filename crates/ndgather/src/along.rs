@@ -1,0 +1,456 @@
+//! `take_along_axis` (NumPy's and JAX's; ONNX's `GatherElements`): for indices of params'
+//! rank, each output element reads params at its own position, except along `axis`, where it
+//! reads at the index. Indices broadcast against params on every other axis, as NumPy's do.
+//!
+//! The same layering as gather: a shape rule ([`AlongPlan::new`]), one pass that checks every
+//! index, then a copy loop over rows of the output (parallel above the kernel's threshold).
+
+use crate::array::{into_array, row_major, with_row_major_out, Element};
+use crate::error::{GatherError, Result};
+use crate::index::{BadIndices, IndexType};
+use crate::kernel::{self, Slot};
+use crate::output;
+use crate::plan::unravel;
+use crate::scatter::Summable;
+use ndarray::{ArrayBase, ArrayD, ArrayViewMut, Data, Dimension};
+use std::borrow::Cow;
+
+/// Options of `take_along_axis`: the axis (negative counts from the end) and the policy for
+/// bad indices.
+///
+/// ```
+/// use ndarray::array;
+/// use ndgather::{BadIndices, TakeAlongAxisOptions};
+///
+/// // The two largest of each row, by the indices an argsort gave.
+/// let scores = array![[10, 30, 20], [60, 40, 50]];
+/// let top = array![[1, 2], [0, 2]];
+/// let out = TakeAlongAxisOptions::new(1).take_along_axis(&scores, &top).unwrap();
+/// assert_eq!(out, array![[30, 20], [60, 50]].into_dyn());
+/// // Indices broadcast: one index row for every row of params.
+/// let out = TakeAlongAxisOptions::new(-1).take_along_axis(&scores, &array![[2]]).unwrap();
+/// assert_eq!(out, array![[20], [50]].into_dyn());
+/// let wrap = TakeAlongAxisOptions::new(1).bad_indices(BadIndices::Wrap);
+/// assert_eq!(wrap.take_along_axis(&scores, &array![[-1]]).unwrap(), array![[20], [50]].into_dyn());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TakeAlongAxisOptions {
+    axis: i64,
+    bad_indices: BadIndices,
+}
+
+/// A checked call, flattened for the loops: offsets in elements of row-major params and
+/// indices for each output axis (0 where that input is broadcast along it).
+#[derive(Debug, Clone)]
+struct AlongPlan {
+    out_shape: Vec<usize>,
+    out_len: usize,
+    indices_shape: Vec<usize>,
+    /// params' size along the axis: the limit of every index.
+    along: usize,
+    /// Where each output axis moves in params (0 along `axis` and where params is broadcast).
+    params_steps: Vec<usize>,
+    /// params' stride along `axis`.
+    axis_step: usize,
+    /// Where each output axis moves in indices (0 where indices is broadcast).
+    indices_steps: Vec<usize>,
+}
+
+fn row_major_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![0; shape.len()];
+    let mut step = 1usize;
+    for (s, &d) in strides.iter_mut().zip(shape).rev() {
+        *s = step;
+        step = step.saturating_mul(d);
+    }
+    strides
+}
+
+impl AlongPlan {
+    /// The shape rule, with NumPy's checks: equal ranks, `axis` in range, the other axes
+    /// equal or 1 (broadcast).
+    fn new(params: &[usize], indices: &[usize], axis: i64) -> Result<AlongPlan> {
+        if params.len() != indices.len() {
+            return Err(GatherError::AlongRankMismatch {
+                params_rank: params.len(),
+                indices_rank: indices.len(),
+            });
+        }
+        let rank = params.len() as i64;
+        let a = if axis < 0 {
+            axis.checked_add(rank)
+        } else {
+            Some(axis)
+        };
+        let axis_n =
+            a.filter(|&a| (0..rank).contains(&a))
+                .ok_or(GatherError::AlongAxisOutOfRange {
+                    axis,
+                    rank: params.len(),
+                })? as usize;
+        let mut out_shape = Vec::with_capacity(params.len());
+        for (d, (&p, &i)) in params.iter().zip(indices).enumerate() {
+            out_shape.push(match (d == axis_n, p, i) {
+                (true, _, i) => i,
+                (false, p, i) if p == i || i == 1 => p,
+                (false, 1, i) => i,
+                _ => {
+                    return Err(GatherError::AlongShapeMismatch {
+                        axis: d,
+                        params_shape: params.to_vec(),
+                        indices_shape: indices.to_vec(),
+                    })
+                }
+            });
+        }
+        let out_len =
+            crate::shape::checked_numel(&out_shape).ok_or_else(|| GatherError::ShapeOverflow {
+                what: "output",
+                shape: out_shape.clone(),
+            })?;
+        let (p_strides, i_strides) = (row_major_strides(params), row_major_strides(indices));
+        let step = |strides: &[usize], shape: &[usize], d: usize| {
+            if shape[d] == out_shape[d] && out_shape[d] > 1 {
+                strides[d]
+            } else {
+                0
+            }
+        };
+        let mut params_steps: Vec<usize> = (0..params.len())
+            .map(|d| step(&p_strides, params, d))
+            .collect();
+        params_steps[axis_n] = 0;
+        Ok(AlongPlan {
+            indices_steps: (0..indices.len())
+                .map(|d| step(&i_strides, indices, d))
+                .collect(),
+            params_steps,
+            axis_step: p_strides[axis_n],
+            along: params[axis_n],
+            indices_shape: indices.to_vec(),
+            out_len,
+            out_shape,
+        })
+    }
+
+    /// The length of the output's last axis (its rows), at least 1 for the loops.
+    fn row_len(&self) -> usize {
+        self.out_shape.last().copied().unwrap_or(1).max(1)
+    }
+
+    /// Where output row `row` starts in params and in indices.
+    fn row_bases(&self, row: usize) -> (usize, usize) {
+        let lead = &self.out_shape[..self.out_shape.len() - 1];
+        let pos = unravel(row, lead);
+        pos.iter().enumerate().fold((0, 0), |(p, i), (d, &x)| {
+            (p + x * self.params_steps[d], i + x * self.indices_steps[d])
+        })
+    }
+
+    /// Calls `f(output element, params element or None)` for every output element of rows
+    /// `rows`, in row-major order.
+    fn walk<I: IndexType>(
+        &self,
+        indices: &[I],
+        policy: BadIndices,
+        rows: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, Option<usize>),
+    ) {
+        let n = self.row_len();
+        let last = self.out_shape.len() - 1;
+        let (p_step, i_step) = (self.params_steps[last], self.indices_steps[last]);
+        for row in rows {
+            let (p_base, i_base) = self.row_bases(row);
+            for j in 0..n {
+                let source = policy
+                    .resolve(indices[i_base + j * i_step], self.along)
+                    .map(|k| p_base + j * p_step + k * self.axis_step);
+                f(row * n + j, source);
+            }
+        }
+    }
+
+    /// The first bad index in row-major order of indices, if the policy makes it an error.
+    /// An empty output reads nothing, and checks nothing (as NumPy).
+    fn check<I: IndexType>(&self, indices: &[I], policy: BadIndices) -> Result<()> {
+        if self.out_len == 0 || !policy.errors() {
+            return Ok(());
+        }
+        match kernel::first_bad(indices, |&i| policy.resolve(i, self.along).is_none()) {
+            None => Ok(()),
+            Some(k) => Err(GatherError::BadIndex {
+                position: unravel(k, &self.indices_shape),
+                value: indices[k].to_i128(),
+                limit: self.along,
+            }),
+        }
+    }
+}
+
+/// A checked call, ready to copy.
+struct Prepared<'a, T: Clone, I: Clone> {
+    values: Cow<'a, [T]>,
+    indices: Cow<'a, [I]>,
+    plan: AlongPlan,
+    record: usize,
+    out_shape: Vec<usize>,
+    policy: BadIndices,
+}
+
+impl<T: Element, I: IndexType> Prepared<'_, T, I> {
+    /// Writes every slot of the output (row-major, the record axis included).
+    fn copy<O: Slot<T>>(&self, slots: &mut [O]) {
+        let (plan, record) = (&self.plan, self.record);
+        let row = plan.row_len() * record;
+        let item_bytes = row * std::mem::size_of::<T>();
+        kernel::for_chunks(slots, row, item_bytes, |first, chunk| {
+            let rows = first..first + chunk.len() / row;
+            plan.walk(&self.indices, self.policy, rows, |o, source| {
+                let dst = &mut chunk[(o - first * plan.row_len()) * record..][..record];
+                match source {
+                    Some(s) => Slot::put_slice(dst, &self.values[s * record..][..record]),
+                    None => dst.iter_mut().for_each(Slot::put_default),
+                }
+            });
+        });
+    }
+}
+
+impl TakeAlongAxisOptions {
+    /// Along `axis`, with `BadIndices::Error`.
+    pub fn new(axis: i64) -> Self {
+        TakeAlongAxisOptions {
+            axis,
+            bad_indices: BadIndices::Error,
+        }
+    }
+
+    /// Sets the axis (negative counts from the end).
+    pub fn axis(mut self, axis: i64) -> Self {
+        self.axis = axis;
+        self
+    }
+
+    /// Sets the policy for out-of-range indices.
+    pub fn bad_indices(mut self, policy: BadIndices) -> Self {
+        self.bad_indices = policy;
+        self
+    }
+
+    /// The axis, as given.
+    pub fn get_axis(&self) -> i64 {
+        self.axis
+    }
+
+    /// The policy for out-of-range indices.
+    pub fn get_bad_indices(&self) -> BadIndices {
+        self.bad_indices
+    }
+
+    /// `take_along_axis(params, indices, axis)`: the output has the broadcast shape of params
+    /// and indices, with indices' size along `axis`.
+    ///
+    /// # Errors
+    /// [`GatherError::AlongRankMismatch`], [`GatherError::AlongAxisOutOfRange`],
+    /// [`GatherError::AlongShapeMismatch`], [`GatherError::BadIndex`] (under the policies that
+    /// make a bad index an error), and the allocation errors.
+    pub fn take_along_axis<T, I, S, SI, D, DI>(
+        &self,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+    ) -> Result<ArrayD<T>>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+    {
+        self.take(params, indices, false)
+    }
+
+    /// `take_along_axis` on a tensor of records: params of shape `shape + [width]` stands for
+    /// a tensor of `shape` whose elements are each `width` values (see
+    /// [`crate::GatherOptions::gather_records`]); indices have the rank of `shape`, and the
+    /// output has the record axis appended.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// use ndgather::TakeAlongAxisOptions;
+    /// // A 1×2 tensor of 2-byte elements; take element 1, then 0.
+    /// let params = array![[[1u8, 2], [3, 4]]];
+    /// let out = TakeAlongAxisOptions::new(1).take_along_axis_records(&params, &array![[1, 0]]).unwrap();
+    /// assert_eq!(out, array![[[3, 4], [1, 2]]].into_dyn());
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`TakeAlongAxisOptions::take_along_axis`], and
+    /// [`GatherError::InvalidShape`] for params of rank 0 (no record axis).
+    pub fn take_along_axis_records<T, I, S, SI, D, DI>(
+        &self,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+    ) -> Result<ArrayD<T>>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+    {
+        if params.ndim() == 0 {
+            return Err(GatherError::InvalidShape {
+                shape: vec![],
+                reason: "params of records needs a trailing record axis".to_string(),
+            });
+        }
+        self.take(params, indices, true)
+    }
+
+    /// [`TakeAlongAxisOptions::take_along_axis_records`] into a caller's array of the
+    /// output's shape (the record axis included). On error `out` is left unchanged.
+    ///
+    /// # Errors
+    /// Those of [`TakeAlongAxisOptions::take_along_axis_records`], and
+    /// [`GatherError::OutputShapeMismatch`].
+    pub fn take_along_axis_records_into<T, I, S, SI, D, DI, DO>(
+        &self,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+        mut out: ArrayViewMut<'_, T, DO>,
+    ) -> Result<()>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+        DO: Dimension,
+    {
+        let call = self.prepare(params, indices, true)?;
+        if out.shape() != call.out_shape.as_slice() {
+            let element_shape = |s: &[usize]| s[..s.len().saturating_sub(1)].to_vec();
+            return Err(GatherError::OutputShapeMismatch {
+                given: element_shape(out.shape()),
+                expected: element_shape(&call.out_shape),
+            });
+        }
+        with_row_major_out(&mut out, |slots| call.copy(slots), |slots| call.copy(slots))
+    }
+
+    /// The copy into a fresh array.
+    fn take<T, I, S, SI, D, DI>(
+        &self,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+        records: bool,
+    ) -> Result<ArrayD<T>>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+    {
+        let call = self.prepare(params, indices, records)?;
+        let len = call.plan.out_len.checked_mul(call.record);
+        let len = len.ok_or_else(|| GatherError::ShapeOverflow {
+            what: "output",
+            shape: call.out_shape.clone(),
+        })?;
+        let out = output::fresh(len, &call.out_shape, |slots| call.copy(slots))?;
+        into_array(&call.out_shape, out)
+    }
+
+    /// Plans and checks a call on params of `shape`, or of `shape + [record width]` with
+    /// `records`.
+    fn prepare<'a, T, I, S, SI, D, DI>(
+        &self,
+        params: &'a ArrayBase<S, D>,
+        indices: &'a ArrayBase<SI, DI>,
+        records: bool,
+    ) -> Result<Prepared<'a, T, I>>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+    {
+        let (shape, record) = match params.shape().split_last() {
+            Some((&width, shape)) if records => (shape, width),
+            _ => (params.shape(), 1),
+        };
+        let plan = AlongPlan::new(shape, indices.shape(), self.axis)?;
+        let indices = row_major(indices)?;
+        plan.check(&indices, self.bad_indices)?;
+        let mut out_shape = plan.out_shape.clone();
+        if records {
+            out_shape.push(record);
+        }
+        Ok(Prepared {
+            values: row_major(params)?,
+            indices,
+            plan,
+            record,
+            out_shape,
+            policy: self.bad_indices,
+        })
+    }
+
+    /// The gradient of `take_along_axis` with respect to params, for upstream gradient
+    /// `grad` (of the output's shape): zeros of `params_shape`, each element of `grad` added
+    /// where it was taken from (and summed over the axes params was broadcast along).
+    /// Slices of bad indices the policy fills get no gradient.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// use ndgather::TakeAlongAxisOptions;
+    /// let g = TakeAlongAxisOptions::new(1)
+    ///     .grad(&[2, 3], &array![[2, 2], [0, 1]], &array![[1.0, 2.0], [3.0, 4.0]])
+    ///     .unwrap();
+    /// assert_eq!(g, array![[0.0, 0.0, 3.0], [3.0, 4.0, 0.0]].into_dyn());
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`TakeAlongAxisOptions::take_along_axis`], and
+    /// [`GatherError::GradShapeMismatch`] when `grad` has not the output's shape.
+    pub fn grad<T, I, SI, SG, DI, DG>(
+        &self,
+        params_shape: &[usize],
+        indices: &ArrayBase<SI, DI>,
+        grad: &ArrayBase<SG, DG>,
+    ) -> Result<ArrayD<T>>
+    where
+        T: Summable,
+        I: IndexType,
+        SI: Data<Elem = I>,
+        SG: Data<Elem = T>,
+        DI: Dimension,
+        DG: Dimension,
+    {
+        let plan = AlongPlan::new(params_shape, indices.shape(), self.axis)?;
+        if grad.shape() != plan.out_shape.as_slice() {
+            return Err(GatherError::GradShapeMismatch {
+                expected: plan.out_shape.clone(),
+                found: grad.shape().to_vec(),
+            });
+        }
+        let idx = row_major(indices)?;
+        plan.check(&idx, self.bad_indices)?;
+        let upstream = row_major(grad)?;
+        let mut out = output::defaults::<T>(params_shape)?;
+        let rows = plan.out_len / plan.row_len();
+        plan.walk(&idx, self.bad_indices, 0..rows, |o, source| {
+            if let Some(s) = source {
+                out[s] += upstream[o];
+            }
+        });
+        into_array(params_shape, out)
+    }
+}
