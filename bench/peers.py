@@ -106,7 +106,7 @@ def build_inputs(case, sizes):
         lens_arr = None
     # indices
     high = sizes["index_high"]
-    if case["op"] == "gather":
+    if case["op"] in ("gather", "take_along_axis"):
         indices = rng.integers(0, high, size=ishape, dtype=idt)
     else:
         depth = ishape[-1]
@@ -122,6 +122,8 @@ def build_inputs(case, sizes):
 
 def out_shape(case, pshape, ishape):
     bd = case.get("batch_dims", 0)
+    if case["op"] == "take_along_axis":
+        return tuple(ishape)
     if case["op"] == "gather":
         ax = case["axis"]
         return tuple(pshape[:ax]) + tuple(ishape[bd:]) + tuple(pshape[ax + 1:])
@@ -147,6 +149,11 @@ def impl_numpy(case, p, i):
                         lambda r: np.array([s.encode() for s in r], dtype=object)))
         except Exception:
             pass
+        return res
+    if op == "take_along_axis":
+        ax = case["axis"]
+        res.append(("numpy", f"np.take_along_axis(axis={ax})", True,
+                    lambda: np.take_along_axis(p, i, axis=ax), ident))
         return res
     if op == "gather":
         ax = case["axis"]
@@ -196,6 +203,15 @@ def impl_tf(case, p, i):
         force = lambda t: t._numpy()
         conv = lambda r: np.asarray(r)
     res = []
+    if op == "take_along_axis":
+        ax = case["axis"]
+        tnp = tf.experimental.numpy
+        res.append(("tf", f"tf.experimental.numpy.take_along_axis(axis={ax})", True,
+                    lambda: force(tnp.take_along_axis(tp, ti, axis=ax)), conv))
+        if ax == 1 and p.ndim == 2:
+            res.append(("tf_gather", "tf.gather(axis=1, batch_dims=1)", False,
+                        lambda: force(tf.gather(tp, ti, axis=1, batch_dims=1)), conv))
+        return res
     if op == "gather":
         ax = case["axis"]
         res.append(("tf", f"tf.gather(axis={ax}, batch_dims={bd})", True,
@@ -230,7 +246,13 @@ def impl_jax(case, p, i):
     ji = jax.device_put(i)
     jp.block_until_ready(); ji.block_until_ready()
     fns = []
-    if op == "gather":
+    if op == "take_along_axis":
+        ax = case["axis"]
+        fns.append(("jax", f"jit(jnp.take_along_axis(axis={ax})) [default mode]", True,
+                    jax.jit(lambda a, b: jnp.take_along_axis(a, b, axis=ax))))
+        fns.append(("jax_pib", f"jit(jnp.take_along_axis(axis={ax}, mode='promise_in_bounds'))", False,
+                    jax.jit(lambda a, b: jnp.take_along_axis(a, b, axis=ax, mode="promise_in_bounds"))))
+    elif op == "gather":
         ax = case["axis"]
         if bd == 0:
             fns.append(("jax", f"jit(jnp.take(axis={ax})) [default mode=fill]", True,
@@ -273,7 +295,11 @@ def impl_ort(case, p, i):
     tmap = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
             np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int64): TensorProto.INT64}
     label_extra = ""
-    if op == "gather":
+    if op == "take_along_axis":
+        ax = case["axis"]
+        node = helper.make_node("GatherElements", ["p", "i"], ["y"], axis=ax)
+        label = f"GatherElements(axis={ax})"
+    elif op == "gather":
         ax = case["axis"]
         if bd == 0:
             node = helper.make_node("Gather", ["p", "i"], ["y"], axis=ax)
@@ -312,6 +338,10 @@ def impl_ndgather(case, p, i):
     """This package (ndgather's Python API), timed in the same process as the peers."""
     import ndgather as ng
     op, bd = case["op"], case.get("batch_dims", 0)
+    if op == "take_along_axis":
+        ax = case["axis"]
+        return [("ndgather", f"ng.take_along_axis(axis={ax})", True,
+                 lambda: ng.take_along_axis(p, i, ax), lambda r: r)]
     if op == "gather":
         ax = case["axis"]
         return [("ndgather", f"ng.gather(axis={ax}, batch_dims={bd})", True,

@@ -4,7 +4,7 @@
 
 use crate::error::CliError;
 use ndarray::{ArrayD, IxDyn};
-use ndgather::{Element, GatherNdOptions, GatherOptions, IndexType};
+use ndgather::{Element, GatherNdOptions, GatherOptions, IndexType, TakeAlongAxisOptions};
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -189,15 +189,20 @@ fn indices<I: IndexType + TryFrom<u64>>(case: &Case, rng: &mut Rng) -> Result<Ar
 enum Call {
     Gather(GatherOptions),
     GatherNd(GatherNdOptions),
+    TakeAlongAxis(TakeAlongAxisOptions),
 }
 
 impl Call {
     fn of(case: &Case) -> Call {
-        if case.op == "gather_nd" {
-            Call::GatherNd(GatherNdOptions::new().batch_dims(case.batch_dims))
-        } else {
-            let o = GatherOptions::new().batch_dims(case.batch_dims);
-            Call::Gather(case.axis.map_or(o, |a| o.axis(a)))
+        match case.op.as_str() {
+            "gather_nd" => Call::GatherNd(GatherNdOptions::new().batch_dims(case.batch_dims)),
+            "take_along_axis" => {
+                Call::TakeAlongAxis(TakeAlongAxisOptions::new(case.axis.unwrap_or(0)))
+            }
+            _ => {
+                let o = GatherOptions::new().batch_dims(case.batch_dims);
+                Call::Gather(case.axis.map_or(o, |a| o.axis(a)))
+            }
         }
     }
 
@@ -209,6 +214,7 @@ impl Call {
         match self {
             Call::Gather(o) => o.gather(p, i),
             Call::GatherNd(o) => o.gather_nd(p, i),
+            Call::TakeAlongAxis(o) => o.take_along_axis(p, i),
         }
     }
 
@@ -221,6 +227,7 @@ impl Call {
         match self {
             Call::Gather(o) => o.gather_into(p, i, out.view_mut()),
             Call::GatherNd(o) => o.gather_nd_into(p, i, out.view_mut()),
+            Call::TakeAlongAxis(o) => o.take_along_axis_into(p, i, out.view_mut()),
         }
     }
 }

@@ -1,7 +1,8 @@
-//! The op a command runs: `tf.gather` or `tf.gather_nd` with its options.
+//! The op a command runs: `tf.gather`, `tf.gather_nd` or NumPy's `take_along_axis`, with its
+//! options.
 
 use ndgather::shape::{gather_nd_shape, gather_shape, Axis, Shape};
-use ndgather::{GatherNdOptions, GatherOptions, Tensor, TensorView};
+use ndgather::{GatherNdOptions, GatherOptions, TakeAlongAxisOptions, Tensor, TensorView};
 
 /// The op and its options.
 #[derive(Debug, Clone, Copy)]
@@ -10,6 +11,8 @@ pub enum Call {
     Gather(GatherOptions),
     /// `tf.gather_nd`.
     GatherNd(GatherNdOptions),
+    /// `numpy.take_along_axis`.
+    TakeAlongAxis(TakeAlongAxisOptions),
 }
 
 impl Call {
@@ -22,6 +25,7 @@ impl Call {
         match self {
             Call::Gather(o) => params.gather(indices, o),
             Call::GatherNd(o) => params.gather_nd(indices, o),
+            Call::TakeAlongAxis(o) => params.take_along_axis(indices, o),
         }
     }
 
@@ -34,6 +38,7 @@ impl Call {
         match self {
             Call::Gather(o) => params.gather_records(indices, o),
             Call::GatherNd(o) => params.gather_nd_records(indices, o),
+            Call::TakeAlongAxis(o) => params.take_along_axis_records(indices, o),
         }
     }
 
@@ -53,6 +58,7 @@ impl Call {
                     .ok()?
                     .output
             }
+            Call::TakeAlongAxis(o) => Shape::known(&o.out_shape(params, indices).ok()?),
         };
         out.num_elements()
     }

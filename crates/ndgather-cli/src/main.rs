@@ -6,7 +6,9 @@ use ndgather_cli::{bench, call::Call, error, npy, print, progress, source};
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use clap_complete::Shell;
 use error::CliError;
-use ndgather::{examples, BadIndices, GatherError, GatherNdOptions, GatherOptions, Tensor};
+use ndgather::{
+    examples, BadIndices, GatherError, GatherNdOptions, GatherOptions, TakeAlongAxisOptions, Tensor,
+};
 use print::PrintOptions;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -84,13 +86,6 @@ struct Inputs {
     params: String,
     /// indices: integers in any form PARAMS takes, e.g. `ids.npy`, `-` or `[1, 0]`.
     indices: String,
-    /// Number of leading batch dimensions shared by params and indices.
-    #[arg(
-        long = "batch-dims",
-        default_value_t = 0,
-        allow_negative_numbers = true
-    )]
-    batch_dims: i64,
     /// What to do with an out-of-range index.
     #[arg(long = "bad-indices", value_enum, default_value = "error")]
     bad_indices: Policy,
@@ -113,8 +108,21 @@ Array arguments (PARAMS, INDICES) take any of these forms:
 Examples:
   ndgather gather table.npy '[5, 0, 7]'
   ndgather gather model.safetensors:embed.weight ids.npy -o rows.npy
+  ndgather take-along-axis scores.npy top_k.npy --axis -1
   python -c 'import numpy as np, sys; np.save(sys.stdout.buffer, np.array([2, 0]))' \\
-    | ndgather gather table.npy - -o - | python -c 'import numpy as np, sys; print(np.load(sys.stdin.buffer))'";
+    | ndgather gather table.npy - -o - \\
+    | python -c 'import io, sys, numpy as np; print(np.load(io.BytesIO(sys.stdin.buffer.read())))'";
+
+#[derive(clap::Args, Debug)]
+struct BatchDims {
+    /// Number of leading batch dimensions shared by params and indices.
+    #[arg(
+        long = "batch-dims",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    batch_dims: i64,
+}
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -123,6 +131,8 @@ enum Command {
     Gather {
         #[command(flatten)]
         inputs: Inputs,
+        #[command(flatten)]
+        batch: BatchDims,
         /// The axis to gather along (default: the first non-batch dimension); negative
         /// counts from the end.
         #[arg(long, allow_negative_numbers = true)]
@@ -133,9 +143,21 @@ enum Command {
     GatherNd {
         #[command(flatten)]
         inputs: Inputs,
+        #[command(flatten)]
+        batch: BatchDims,
         /// Not an option of gather_nd (kept to explain that, rather than clap's guess).
         #[arg(long, hide = true, allow_negative_numbers = true)]
         axis: Option<String>,
+    },
+    /// numpy.take_along_axis(params, indices, axis): indices of params' rank pick along one
+    /// axis, broadcast against params on the others.
+    #[command(after_help = FORMS_HELP)]
+    TakeAlongAxis {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// The axis to take along; negative counts from the end.
+        #[arg(long, allow_negative_numbers = true)]
+        axis: i64,
     },
     /// Runs every worked example of the tf.gather / tf.gather_nd documentation.
     Examples,
@@ -215,6 +237,10 @@ fn explain(e: CliError, axis: Option<i64>) -> CliError {
         ),
         GatherError::BatchDimsNotLessThanParamsRank { params_rank, .. } => format!(
             "--batch-dims must be less than params' rank ({params_rank})"
+        ),
+        GatherError::AlongAxisOutOfRange { rank, .. } => format!(
+            "for params of rank {rank}, --axis takes -{rank} to {}",
+            *rank as i64 - 1
         ),
         GatherError::AxisBeforeBatchDims { .. } => {
             "--axis must not come before the batch dimensions: give --axis at least --batch-dims".to_string()
@@ -296,16 +322,24 @@ fn run_examples() -> Result<(), CliError> {
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
-        Command::Gather { inputs, axis } => {
+        Command::Gather {
+            inputs,
+            batch,
+            axis,
+        } => {
             let mut options = GatherOptions::new()
-                .batch_dims(inputs.batch_dims)
+                .batch_dims(batch.batch_dims)
                 .bad_indices(inputs.bad_indices.into());
             if let Some(axis) = axis {
                 options = options.axis(axis);
             }
             run_op(inputs, Call::Gather(options), axis)
         }
-        Command::GatherNd { inputs, axis } => {
+        Command::GatherNd {
+            inputs,
+            batch,
+            axis,
+        } => {
             if axis.is_some() {
                 return Err(CliError::Usage(
                     "gather-nd has no --axis: tf.gather_nd addresses slices by the last axis of \
@@ -315,9 +349,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 ));
             }
             let options = GatherNdOptions::new()
-                .batch_dims(inputs.batch_dims)
+                .batch_dims(batch.batch_dims)
                 .bad_indices(inputs.bad_indices.into());
             run_op(inputs, Call::GatherNd(options), None)
+        }
+        Command::TakeAlongAxis { inputs, axis } => {
+            let options = TakeAlongAxisOptions::new(axis).bad_indices(inputs.bad_indices.into());
+            run_op(inputs, Call::TakeAlongAxis(options), Some(axis))
         }
         Command::Completions { shell } => {
             let mut command = Cli::command();

@@ -426,3 +426,50 @@ fn print_options() {
     let full = stdout_of(bin().args(["gather", &many, &ids, "--full", "--line-width", "40"]));
     assert!(full.lines().count() > 3 && !full.contains("..."), "{full}");
 }
+
+#[test]
+fn take_along_axis_from_every_source() {
+    let out = stdout_of(bin().args([
+        "take-along-axis",
+        "[[10, 30, 20], [60, 40, 50]]",
+        "[[0, 2, 1], [1, 2, 0]]",
+        "--axis",
+        "1",
+    ]));
+    assert_eq!(out, "shape=(2, 3) dtype=int32\n[[10 20 30]\n [40 50 60]]\n");
+    // From a big-endian file (records path), indices broadcast along axis 0.
+    let dir = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = [0.5f32, 1.5, 2.5, 3.5, 4.5, 5.5]
+        .iter()
+        .flat_map(|v| v.to_be_bytes())
+        .collect();
+    let p = write(
+        dir.path(),
+        "be.npy",
+        &npy_bytes(">f4", false, &[2, 3], &data, 1),
+    );
+    let out = stdout_of(bin().args([
+        "take-along-axis",
+        p.to_str().unwrap(),
+        "[[2, 0]]",
+        "--axis",
+        "-1",
+    ]));
+    assert_eq!(out, "shape=(2, 2) dtype=float32\n[[2.5 0.5]\n [5.5 3.5]]\n");
+    let err = stderr_of_failure(bin().args([
+        "take-along-axis",
+        p.to_str().unwrap(),
+        "[[3]]",
+        "--axis",
+        "1",
+    ]));
+    assert!(err.contains("indices[0,0] = 3 is not in [0, 3)"), "{err}");
+    let err = stderr_of_failure(bin().args([
+        "take-along-axis",
+        p.to_str().unwrap(),
+        "[[1]]",
+        "--axis",
+        "2",
+    ]));
+    assert!(err.contains("axis 2 is out of bounds for array of dimension 2 (for params of rank 2, --axis takes -2 to 1)"), "{err}");
+}

@@ -139,12 +139,16 @@ impl AlongPlan {
     }
 
     /// Where output row `row` starts in params and in indices.
-    fn row_bases(&self, row: usize) -> (usize, usize) {
-        let lead = &self.out_shape[..self.out_shape.len() - 1];
-        let pos = unravel(row, lead);
-        pos.iter().enumerate().fold((0, 0), |(p, i), (d, &x)| {
-            (p + x * self.params_steps[d], i + x * self.indices_steps[d])
-        })
+    fn row_bases(&self, mut row: usize) -> (usize, usize) {
+        let (mut p, mut i) = (0, 0);
+        for d in (0..self.out_shape.len() - 1).rev() {
+            let n = self.out_shape[d].max(1);
+            let x = row % n;
+            row /= n;
+            p += x * self.params_steps[d];
+            i += x * self.indices_steps[d];
+        }
+        (p, i)
     }
 
     /// Calls `f(output element, params element or None)` for every output element of rows
@@ -198,20 +202,32 @@ struct Prepared<'a, T: Clone, I: Clone> {
 }
 
 impl<T: Element, I: IndexType> Prepared<'_, T, I> {
-    /// Writes every slot of the output (row-major, the record axis included).
+    /// Writes every slot of the output (row-major, the record axis included): rows of the
+    /// output in parallel chunks, each element copied from where its index points.
     fn copy<O: Slot<T>>(&self, slots: &mut [O]) {
         let (plan, record) = (&self.plan, self.record);
-        let row = plan.row_len() * record;
-        let item_bytes = row * std::mem::size_of::<T>();
-        kernel::for_chunks(slots, row, item_bytes, |first, chunk| {
-            let rows = first..first + chunk.len() / row;
-            plan.walk(&self.indices, self.policy, rows, |o, source| {
-                let dst = &mut chunk[(o - first * plan.row_len()) * record..][..record];
-                match source {
-                    Some(s) => Slot::put_slice(dst, &self.values[s * record..][..record]),
-                    None => dst.iter_mut().for_each(Slot::put_default),
+        let n = plan.row_len();
+        let last = plan.out_shape.len() - 1;
+        let (p_step, i_step) = (plan.params_steps[last], plan.indices_steps[last]);
+        let item_bytes = n * record * std::mem::size_of::<T>();
+        kernel::for_chunks(slots, n * record, item_bytes, |first, chunk| {
+            for (r, out_row) in chunk.chunks_exact_mut(n * record).enumerate() {
+                let (p_base, i_base) = plan.row_bases(first + r);
+                for (j, dst) in out_row.chunks_exact_mut(record).enumerate() {
+                    let index = self.indices[i_base + j * i_step];
+                    match self.policy.resolve(index, plan.along) {
+                        Some(k) => {
+                            let at = (p_base + j * p_step + k * plan.axis_step) * record;
+                            if record == 1 {
+                                dst[0].put(&self.values[at]);
+                            } else {
+                                Slot::put_slice(dst, &self.values[at..at + record]);
+                            }
+                        }
+                        None => dst.iter_mut().for_each(Slot::put_default),
+                    }
                 }
-            });
+            }
         });
     }
 }
@@ -245,6 +261,20 @@ impl TakeAlongAxisOptions {
     /// The policy for out-of-range indices.
     pub fn get_bad_indices(&self) -> BadIndices {
         self.bad_indices
+    }
+
+    /// The output's shape for params and indices of these shapes, after NumPy's checks.
+    ///
+    /// ```
+    /// use ndgather::TakeAlongAxisOptions;
+    /// assert_eq!(TakeAlongAxisOptions::new(1).out_shape(&[4, 5], &[1, 2]).unwrap(), [4, 2]);
+    /// ```
+    ///
+    /// # Errors
+    /// [`GatherError::AlongRankMismatch`], [`GatherError::AlongAxisOutOfRange`],
+    /// [`GatherError::AlongShapeMismatch`], [`GatherError::ShapeOverflow`].
+    pub fn out_shape(&self, params_shape: &[usize], indices_shape: &[usize]) -> Result<Vec<usize>> {
+        AlongPlan::new(params_shape, indices_shape, self.axis).map(|plan| plan.out_shape)
     }
 
     /// `take_along_axis(params, indices, axis)`: the output has the broadcast shape of params
@@ -309,6 +339,31 @@ impl TakeAlongAxisOptions {
         self.take(params, indices, true)
     }
 
+    /// [`TakeAlongAxisOptions::take_along_axis`] into a caller's array of the output's shape
+    /// (no allocation when it is laid out in row-major order). On error `out` is left
+    /// unchanged.
+    ///
+    /// # Errors
+    /// Those of [`TakeAlongAxisOptions::take_along_axis`], and
+    /// [`GatherError::OutputShapeMismatch`].
+    pub fn take_along_axis_into<T, I, S, SI, D, DI, DO>(
+        &self,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+        out: ArrayViewMut<'_, T, DO>,
+    ) -> Result<()>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+        DO: Dimension,
+    {
+        self.take_into(params, indices, false, out)
+    }
+
     /// [`TakeAlongAxisOptions::take_along_axis_records`] into a caller's array of the
     /// output's shape (the record axis included). On error `out` is left unchanged.
     ///
@@ -319,6 +374,26 @@ impl TakeAlongAxisOptions {
         &self,
         params: &ArrayBase<S, D>,
         indices: &ArrayBase<SI, DI>,
+        out: ArrayViewMut<'_, T, DO>,
+    ) -> Result<()>
+    where
+        T: Element,
+        I: IndexType,
+        S: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        D: Dimension,
+        DI: Dimension,
+        DO: Dimension,
+    {
+        self.take_into(params, indices, true, out)
+    }
+
+    /// The copy into a caller's array.
+    fn take_into<T, I, S, SI, D, DI, DO>(
+        &self,
+        params: &ArrayBase<S, D>,
+        indices: &ArrayBase<SI, DI>,
+        records: bool,
         mut out: ArrayViewMut<'_, T, DO>,
     ) -> Result<()>
     where
@@ -330,9 +405,10 @@ impl TakeAlongAxisOptions {
         DI: Dimension,
         DO: Dimension,
     {
-        let call = self.prepare(params, indices, true)?;
+        let call = self.prepare(params, indices, records)?;
         if out.shape() != call.out_shape.as_slice() {
-            let element_shape = |s: &[usize]| s[..s.len().saturating_sub(1)].to_vec();
+            // In element shapes: without the record axis, for records.
+            let element_shape = |s: &[usize]| s[..s.len() - usize::from(records)].to_vec();
             return Err(GatherError::OutputShapeMismatch {
                 given: element_shape(out.shape()),
                 expected: element_shape(&call.out_shape),
