@@ -276,6 +276,33 @@ pub enum GatherError {
         /// indices' shape.
         indices_shape: Vec<usize>,
     },
+    /// An embedding lookup's table: no shards, or shards whose rows differ.
+    #[error("{reason}")]
+    EmbeddingShards {
+        /// What is wrong.
+        reason: String,
+    },
+    /// An embedding id outside the table, or outside the shard the strategy gives it.
+    #[error("{}", match shard {
+        None => format!("indices{} = {value} is not in [0, {total})", position_string(position)),
+        Some((p, r)) => format!("indices{} = {value} is row {r} of shard {p}, which has no such row (the shards hold {total} rows; check the partition strategy)", position_string(position)),
+    })]
+    BadEmbeddingId {
+        /// Where in the ids.
+        position: Vec<usize>,
+        /// The id.
+        value: i128,
+        /// The rows of all shards together.
+        total: usize,
+        /// The shard and row the strategy gives the id, when that row does not exist.
+        shard: Option<(usize, usize)>,
+    },
+    /// Sparse ids or weights whose parts disagree.
+    #[error("invalid SparseTensor: {reason}")]
+    SparseTensor {
+        /// What is wrong.
+        reason: String,
+    },
     /// An ndarray shape could not be made from the data (a bug if ever seen).
     #[error("invalid array shape {}: {reason}", shape_string(shape))]
     InvalidShape {

@@ -61,6 +61,7 @@
 
 mod along;
 mod array;
+pub mod embedding;
 mod error;
 pub mod examples;
 pub mod grad;

@@ -1,0 +1,761 @@
+//! TensorFlow's embedding lookups: `tf.nn.embedding_lookup` (one table, or a table split into
+//! shards by the `"mod"` or `"div"` partition strategy, with `max_norm` clipping) and
+//! `tf.nn.embedding_lookup_sparse` (ids and weights as a `SparseTensor`, combined per row by
+//! `"sum"`, `"mean"` or `"sqrtn"`), and their gradients with respect to the shards as
+//! [`IndexedSlices`].
+//!
+//! Arithmetic follows TensorFlow's CPU kernels operation by operation, so results are equal
+//! bit for bit except where TensorFlow's own order is not reproducible: the L2 norm of
+//! `max_norm` (Eigen's vectorised `reduce_sum`) and `pow(w, 2)` of weighted `"sqrtn"`
+//! (Eigen's `pow`), which may differ in the last bit.
+//!
+//! ```
+//! use ndarray::array;
+//! use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, SparseIds};
+//!
+//! // Five ids over two shards, "mod": even ids in shard 0, odd in shard 1.
+//! let even = array![[0.0f32, 0.0], [2.0, 2.0], [4.0, 4.0]].into_dyn();
+//! let odd = array![[1.0f32, 1.0], [3.0, 3.0]].into_dyn();
+//! let shards = [even.view(), odd.view()];
+//! let lookup = EmbeddingLookup::new().partition_strategy(PartitionStrategy::Mod);
+//! let rows = lookup.lookup(&shards, &array![3, 0, 4]).unwrap();
+//! assert_eq!(rows, array![[3.0, 3.0], [0.0, 0.0], [4.0, 4.0]].into_dyn());
+//!
+//! // Row 0 of a batch holds ids 1 and 3, row 1 none, row 2 id 0: means.
+//! let (indices, values) = (array![[0i64, 0], [0, 1], [2, 0]], array![1i64, 3, 0]);
+//! let ids = SparseIds::new(indices.view(), values.view(), &[3, 2]).unwrap();
+//! let out = lookup.lookup_sparse(&shards, &ids, None, Combiner::Mean).unwrap();
+//! assert_eq!(out, array![[2.0, 2.0], [0.0, 0.0], [0.0, 0.0]].into_dyn());
+//! ```
+
+use crate::array::{into_array, row_major, Element};
+use crate::error::{GatherError, Result};
+use crate::grad::IndexedSlices;
+use crate::index::IndexType;
+use crate::plan::unravel;
+use half::{bf16, f16};
+use ndarray::{ArrayBase, ArrayD, ArrayView1, ArrayView2, ArrayViewD, Data, Dimension, IxDyn};
+use num_traits::{Float, One, Zero};
+use std::borrow::Cow;
+
+/// How ids are assigned to the shards of a table (TensorFlow 1.x's `partition_strategy`;
+/// TensorFlow 2's `embedding_lookup` always uses `Div`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PartitionStrategy {
+    /// Id `i` is row `i / n` of shard `i % n`.
+    #[default]
+    Mod,
+    /// Ids are split into `n` contiguous ranges, the first `total % n` one id longer.
+    Div,
+}
+
+impl PartitionStrategy {
+    /// `"mod"` or `"div"`.
+    pub fn from_name(name: &str) -> Option<PartitionStrategy> {
+        match name {
+            "mod" => Some(PartitionStrategy::Mod),
+            "div" => Some(PartitionStrategy::Div),
+            _ => None,
+        }
+    }
+}
+
+/// How the embeddings of one row of sparse ids combine (`embedding_lookup_sparse`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Combiner {
+    /// The weighted sum.
+    Sum,
+    /// The weighted sum divided by the sum of the weights (0 where that is 0).
+    #[default]
+    Mean,
+    /// The weighted sum divided by the square root of the sum of squared weights.
+    SqrtN,
+}
+
+impl Combiner {
+    /// `"sum"`, `"mean"` or `"sqrtn"`.
+    pub fn from_name(name: &str) -> Option<Combiner> {
+        match name {
+            "sum" => Some(Combiner::Sum),
+            "mean" => Some(Combiner::Mean),
+            "sqrtn" => Some(Combiner::SqrtN),
+            _ => None,
+        }
+    }
+}
+
+/// Floating-point element types of embedding tables. Half types are computed in `f32`
+/// where TensorFlow does so, and round after each operation where TensorFlow computes in
+/// the type itself.
+pub trait Real: Element + Copy + crate::scatter::Summable {
+    /// The type the arithmetic runs in.
+    type Acc: Float + Send + Sync;
+    /// The value in the arithmetic's type.
+    fn acc(self) -> Self::Acc;
+    /// A value of the arithmetic's type, rounded to this type.
+    fn from_acc(a: Self::Acc) -> Self;
+}
+
+macro_rules! real {
+    ($t:ty, $acc:ty, $to:expr, $from:expr) => {
+        impl Real for $t {
+            type Acc = $acc;
+            #[inline]
+            fn acc(self) -> $acc {
+                $to(self)
+            }
+            #[inline]
+            fn from_acc(a: $acc) -> $t {
+                $from(a)
+            }
+        }
+    };
+}
+real!(f32, f32, |v| v, |a| a);
+real!(f64, f64, |v| v, |a| a);
+real!(f16, f32, f16::to_f32, f16::from_f32);
+real!(bf16, f32, bf16::to_f32, bf16::from_f32);
+
+/// `a op b` as TensorFlow computes it on `T`: in the arithmetic's type, rounded to `T`.
+#[inline]
+fn round<T: Real>(a: T::Acc) -> T::Acc {
+    T::from_acc(a).acc()
+}
+
+/// Sparse ids (or weights) as TensorFlow's `SparseTensor`: `indices` `[nnz, rank]` in
+/// row-major order, `values` `[nnz]`, `dense_shape` `[rank]`. Row `indices[k][0]` of the
+/// batch holds `values[k]`.
+#[derive(Debug, Clone)]
+pub struct SparseIds<'a, V> {
+    rows: Vec<usize>,
+    values: ArrayView1<'a, V>,
+    batch: usize,
+    indices: ArrayView2<'a, i64>,
+}
+
+impl<'a, V> SparseIds<'a, V> {
+    /// Checks the parts agree: one index row per value, `rank` ≥ 1 columns matching
+    /// `dense_shape`, each index inside `dense_shape`, the batch rows in order.
+    ///
+    /// # Errors
+    /// [`GatherError::SparseTensor`] saying which part is wrong.
+    pub fn new(
+        indices: ArrayView2<'a, i64>,
+        values: ArrayView1<'a, V>,
+        dense_shape: &[usize],
+    ) -> Result<SparseIds<'a, V>> {
+        let bad = |reason: String| Err(GatherError::SparseTensor { reason });
+        let (nnz, rank) = indices.dim();
+        if nnz != values.len() {
+            return bad(format!(
+                "indices has {nnz} rows but values has {} elements",
+                values.len()
+            ));
+        }
+        if rank != dense_shape.len() || rank == 0 {
+            return bad(format!(
+                "indices has {rank} columns but dense_shape has rank {}",
+                dense_shape.len()
+            ));
+        }
+        let mut rows = Vec::with_capacity(nnz);
+        for (k, index) in indices.outer_iter().enumerate() {
+            for (d, (&i, &n)) in index.iter().zip(dense_shape).enumerate() {
+                if i < 0 || i as u64 >= n as u64 {
+                    return bad(format!(
+                        "indices[{k}, {d}] = {i} is not in [0, {n}) (dense_shape[{d}])"
+                    ));
+                }
+            }
+            let row = index[0] as usize;
+            if rows.last().is_some_and(|&last| row < last) {
+                return bad(format!(
+                    "indices are not in row-major order: row {row} at [{k}] comes after row {}",
+                    rows[k - 1]
+                ));
+            }
+            rows.push(row);
+        }
+        Ok(SparseIds {
+            rows,
+            values,
+            batch: dense_shape[0],
+            indices,
+        })
+    }
+
+    /// The number of ids.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no ids.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+/// Options of the embedding lookups: the partition strategy and `max_norm`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct EmbeddingLookup {
+    strategy: PartitionStrategy,
+    max_norm: Option<f64>,
+}
+
+/// The shards of a table, each as row-major data with its row count and row length.
+struct Table<'a, T: Clone> {
+    shards: Vec<(Cow<'a, [T]>, usize)>,
+    row_len: usize,
+    row_shape: Vec<usize>,
+}
+
+impl<'a, T: Element> Table<'a, T> {
+    fn new(shards: &'a [ArrayViewD<'a, T>]) -> Result<Table<'a, T>> {
+        let first = shards.first().ok_or(GatherError::EmbeddingShards {
+            reason: "Need at least one param".to_string(),
+        })?;
+        let row_shape = first
+            .shape()
+            .get(1..)
+            .map(<[usize]>::to_vec)
+            .ok_or_else(|| GatherError::EmbeddingShards {
+                reason: "params must be at least 1 dimensional".to_string(),
+            })?;
+        let mut out = Vec::with_capacity(shards.len());
+        for (p, shard) in shards.iter().enumerate() {
+            if shard.ndim() == 0 || shard.shape()[1..] != row_shape[..] {
+                return Err(GatherError::EmbeddingShards {
+                    reason: format!(
+                        "shard {p} has shape {:?}, but shard 0's rows have shape {row_shape:?}: all shards must agree but in their first dimension",
+                        shard.shape()
+                    ),
+                });
+            }
+            out.push((row_major(shard)?, shard.shape()[0]));
+        }
+        Ok(Table {
+            shards: out,
+            row_len: row_shape.iter().product(),
+            row_shape,
+        })
+    }
+
+    fn row(&self, (shard, row): (usize, usize)) -> &[T] {
+        &self.shards[shard].0[row * self.row_len..(row + 1) * self.row_len]
+    }
+}
+
+impl EmbeddingLookup {
+    /// `"mod"`, no `max_norm`.
+    pub fn new() -> Self {
+        EmbeddingLookup::default()
+    }
+
+    /// Sets the partition strategy (it matters only for more than one shard).
+    pub fn partition_strategy(mut self, strategy: PartitionStrategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// Clips each looked-up row to this L2 norm (TensorFlow's `clip_by_norm`); `None` for no
+    /// clipping.
+    pub fn max_norm(mut self, max_norm: Option<f64>) -> Self {
+        self.max_norm = max_norm;
+        self
+    }
+
+    /// The shard and row of id `id`, the `k`th of `shape`.
+    fn place(&self, id: i128, k: usize, shape: &[usize], rows: &[usize]) -> Result<(usize, usize)> {
+        let n = rows.len() as i128;
+        let total: i128 = rows.iter().map(|&r| r as i128).sum();
+        let (p, r) = match self.strategy {
+            _ if n == 1 => (0, id),
+            PartitionStrategy::Mod => (id.rem_euclid(n), id.div_euclid(n)),
+            PartitionStrategy::Div => {
+                let (per, extras) = (total / n, total % n);
+                let p = if per == 0 {
+                    id.div_euclid(per + 1)
+                } else {
+                    id.div_euclid(per + 1).max((id - extras).div_euclid(per))
+                };
+                let r = if p < extras {
+                    id.rem_euclid(per + 1)
+                } else {
+                    (id - extras).rem_euclid(per.max(1))
+                };
+                (p, r)
+            }
+        };
+        let fits = id >= 0 && (0..n).contains(&p) && (0..rows[p as usize] as i128).contains(&r);
+        if !fits {
+            return Err(GatherError::BadEmbeddingId {
+                position: unravel(k, shape),
+                value: id,
+                total: total as usize,
+                shard: (n > 1 && id >= 0 && id < total).then_some((p as usize, r as usize)),
+            });
+        }
+        Ok((p as usize, r as usize))
+    }
+
+    fn places<I: IndexType>(
+        &self,
+        ids: &[I],
+        shape: &[usize],
+        rows: &[usize],
+    ) -> Result<Vec<(usize, usize)>> {
+        ids.iter()
+            .enumerate()
+            .map(|(k, &id)| self.place(id.to_i128(), k, shape, rows))
+            .collect()
+    }
+
+    fn clip_norm<T: Real>(&self) -> Option<T::Acc> {
+        self.max_norm.map(|m| round::<T>(num::<T::Acc>(m)))
+    }
+
+    /// `tf.nn.embedding_lookup(params, ids, partition_strategy, max_norm)`: the rows of
+    /// `ids` from `shards` (one table, or its shards along the first axis). The output has
+    /// shape `ids.shape + shards[0].shape[1:]`.
+    ///
+    /// # Errors
+    /// [`GatherError::EmbeddingShards`] for no shards or shards whose rows differ,
+    /// [`GatherError::BadEmbeddingId`] for an id outside the table or its shard, and the
+    /// allocation errors.
+    pub fn lookup<T, I, SI, DI>(
+        &self,
+        shards: &[ArrayViewD<'_, T>],
+        ids: &ArrayBase<SI, DI>,
+    ) -> Result<ArrayD<T>>
+    where
+        T: Real,
+        I: IndexType,
+        SI: Data<Elem = I>,
+        DI: Dimension,
+    {
+        let table = Table::new(shards)?;
+        let ids_flat = row_major(ids)?;
+        let rows: Vec<usize> = table.shards.iter().map(|s| s.1).collect();
+        let places = self.places(&ids_flat, ids.shape(), &rows)?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(places.len().saturating_mul(table.row_len))
+            .map_err(|_| GatherError::OutOfMemory {
+                bytes: places.len() * table.row_len * std::mem::size_of::<T>(),
+            })?;
+        let clip = self.clip_norm::<T>();
+        for &place in &places {
+            let row = table.row(place);
+            match clip {
+                Some(c) => out.extend(clip_row::<T>(row, c)),
+                None => out.extend_from_slice(row),
+            }
+        }
+        let mut shape = ids.shape().to_vec();
+        shape.extend(&table.row_shape);
+        into_array(&shape, out)
+    }
+
+    /// The gradient of [`EmbeddingLookup::lookup`] with respect to each shard, for upstream
+    /// gradient `grad` (of the lookup's output shape): one [`IndexedSlices`] per shard, its
+    /// rows those of the ids that shard served, in the order of `ids`. Through `max_norm`,
+    /// the gradient of the clipping is applied to each clipped row.
+    ///
+    /// # Errors
+    /// Those of [`EmbeddingLookup::lookup`], and [`GatherError::GradShapeMismatch`].
+    pub fn lookup_grad<T, I, SI, SG, DI, DG>(
+        &self,
+        shards: &[ArrayViewD<'_, T>],
+        ids: &ArrayBase<SI, DI>,
+        grad: &ArrayBase<SG, DG>,
+    ) -> Result<Vec<IndexedSlices<T>>>
+    where
+        T: Real,
+        I: IndexType,
+        SI: Data<Elem = I>,
+        SG: Data<Elem = T>,
+        DI: Dimension,
+        DG: Dimension,
+    {
+        let table = Table::new(shards)?;
+        let mut expected = ids.shape().to_vec();
+        expected.extend(&table.row_shape);
+        if grad.shape() != expected.as_slice() {
+            return Err(GatherError::GradShapeMismatch {
+                expected,
+                found: grad.shape().to_vec(),
+            });
+        }
+        let ids_flat = row_major(ids)?;
+        let rows: Vec<usize> = table.shards.iter().map(|s| s.1).collect();
+        let places = self.places(&ids_flat, ids.shape(), &rows)?;
+        let upstream = row_major(grad)?;
+        let d = table.row_len;
+        let per_id = places.iter().enumerate().map(|(k, &place)| {
+            let g = &upstream[k * d..(k + 1) * d];
+            let g = match self.clip_norm::<T>() {
+                Some(c) => clip_row_grad::<T>(table.row(place), g, c),
+                None => g.to_vec(),
+            };
+            (place, g)
+        });
+        slices_per_shard(&table, per_id)
+    }
+
+    /// `tf.nn.embedding_lookup_sparse(params, sp_ids, sp_weights, combiner)`: for each row of
+    /// the batch (`sp_ids`' first dimension), the embeddings of its ids, multiplied by their
+    /// weights (1 without `sp_weights`), combined. The output has shape
+    /// `[dense_shape[0]] + shards[0].shape[1:]`; a row with no ids is zeros.
+    ///
+    /// TensorFlow's kernel returns only as many rows as the last row that has ids; ndgather
+    /// returns the `dense_shape[0]` rows its documentation gives, the rest zeros.
+    ///
+    /// # Errors
+    /// Those of [`EmbeddingLookup::lookup`], and [`GatherError::SparseTensor`] for weights
+    /// whose indices differ from the ids'.
+    pub fn lookup_sparse<T, I>(
+        &self,
+        shards: &[ArrayViewD<'_, T>],
+        sp_ids: &SparseIds<'_, I>,
+        sp_weights: Option<&SparseIds<'_, T>>,
+        combiner: Combiner,
+    ) -> Result<ArrayD<T>>
+    where
+        T: Real,
+        I: IndexType,
+    {
+        let sparse = self.sparse_plan(shards, sp_ids, sp_weights)?;
+        let d = sparse.table.row_len;
+        let zero = T::Acc::zero();
+        let mut out = vec![zero; sp_ids.batch * d];
+        for (row, range) in &sparse.segments {
+            let dst = &mut out[row * d..(row + 1) * d];
+            let k0 = range.start;
+            match &sparse.weights {
+                Some(w) => {
+                    let sum = weighted_sum(&sparse, range.clone(), w);
+                    let scale = match combiner {
+                        Combiner::Sum => None,
+                        Combiner::Mean => Some(sequential(range.clone().map(|k| w[k]))),
+                        Combiner::SqrtN => {
+                            let squares = range.clone().map(|k| w[k].powi(2));
+                            Some(sequential(squares).sqrt())
+                        }
+                    };
+                    for (o, s) in dst.iter_mut().zip(sum) {
+                        *o = match scale {
+                            None => s,
+                            Some(den) if den == zero => zero,
+                            Some(den) => s / den,
+                        };
+                    }
+                }
+                None => unweighted(&sparse, k0, range.len(), combiner, dst),
+            }
+        }
+        let mut shape = vec![sp_ids.batch];
+        shape.extend(&sparse.table.row_shape);
+        into_array(&shape, out.into_iter().map(T::from_acc).collect())
+    }
+
+    /// The gradient of [`EmbeddingLookup::lookup_sparse`] with respect to each shard, for
+    /// upstream gradient `grad` (of its output's shape): one [`IndexedSlices`] per shard,
+    /// with a row for each of its distinct ids (in the order they first appear), each the
+    /// sum of what the rows of the batch that use it pass back.
+    ///
+    /// # Errors
+    /// Those of [`EmbeddingLookup::lookup_sparse`], and [`GatherError::GradShapeMismatch`].
+    pub fn lookup_sparse_grad<T, I, SG, DG>(
+        &self,
+        shards: &[ArrayViewD<'_, T>],
+        sp_ids: &SparseIds<'_, I>,
+        sp_weights: Option<&SparseIds<'_, T>>,
+        combiner: Combiner,
+        grad: &ArrayBase<SG, DG>,
+    ) -> Result<Vec<IndexedSlices<T>>>
+    where
+        T: Real,
+        I: IndexType,
+        SG: Data<Elem = T>,
+        DG: Dimension,
+    {
+        let sparse = self.sparse_plan(shards, sp_ids, sp_weights)?;
+        let table = &sparse.table;
+        let mut expected = vec![sp_ids.batch];
+        expected.extend(&table.row_shape);
+        if grad.shape() != expected.as_slice() {
+            return Err(GatherError::GradShapeMismatch {
+                expected,
+                found: grad.shape().to_vec(),
+            });
+        }
+        let upstream = row_major(grad)?;
+        let d = table.row_len;
+        let zero = T::Acc::zero();
+        // Each distinct id's gradient, accumulated in the order of the ids.
+        let mut order: Vec<(usize, usize)> = Vec::new();
+        let mut sums: std::collections::HashMap<(usize, usize), Vec<T::Acc>> =
+            std::collections::HashMap::new();
+        for (row, range) in &sparse.segments {
+            let g = &upstream[row * d..(row + 1) * d];
+            let n = range.len();
+            // What each id of the row receives, as TensorFlow's gradients compute it:
+            // `g / den * w` through div_no_nan (0 where den is 0), `g * w` for sums,
+            // `g * scale` (1/count or 1/sqrt(count), in f64) without weights.
+            let den = match (&sparse.weights, combiner) {
+                (Some(w), Combiner::Mean) => Some(sequential(range.clone().map(|k| w[k]))),
+                (Some(w), Combiner::SqrtN) => {
+                    Some(sequential(range.clone().map(|k| w[k].powi(2))).sqrt())
+                }
+                _ => None,
+            };
+            let scale = match (&sparse.weights, combiner) {
+                (None, Combiner::Mean) => count_scale::<T>(n as f64),
+                (None, Combiner::SqrtN) => count_scale::<T>((n as f64).sqrt()),
+                _ => T::Acc::one(),
+            };
+            for k in range.clone() {
+                let weight = sparse.weights.as_ref().map_or(T::Acc::one(), |w| w[k]);
+                let place = sparse.places[k];
+                let acc = sums.entry(place).or_insert_with(|| {
+                    order.push(place);
+                    vec![zero; d]
+                });
+                for (a, &gv) in acc.iter_mut().zip(g) {
+                    let contribution = match den {
+                        Some(den) if den == zero => zero,
+                        Some(den) => gv.acc() / den * weight,
+                        None => gv.acc() * scale * weight,
+                    };
+                    *a = *a + contribution;
+                }
+            }
+        }
+        let per_id = order.into_iter().map(|place| {
+            let g: Vec<T> = sums[&place].iter().map(|&v| T::from_acc(v)).collect();
+            let g = match self.clip_norm::<T>() {
+                Some(c) => clip_row_grad::<T>(table.row(place), &g, c),
+                None => g,
+            };
+            (place, g)
+        });
+        slices_per_shard(table, per_id)
+    }
+
+    fn sparse_plan<'a, T, I>(
+        &self,
+        shards: &'a [ArrayViewD<'a, T>],
+        sp_ids: &SparseIds<'_, I>,
+        sp_weights: Option<&SparseIds<'_, T>>,
+    ) -> Result<Sparse<'a, T>>
+    where
+        T: Real,
+        I: IndexType,
+    {
+        let table = Table::new(shards)?;
+        if let Some(w) = sp_weights {
+            if w.indices != sp_ids.indices || w.batch != sp_ids.batch {
+                return Err(GatherError::SparseTensor {
+                    reason: "sp_weights must have the same indices and dense_shape as sp_ids"
+                        .to_string(),
+                });
+            }
+        }
+        let ids: Vec<I> = sp_ids.values.iter().copied().collect();
+        let rows: Vec<usize> = table.shards.iter().map(|s| s.1).collect();
+        let places = self.places(&ids, &[ids.len()], &rows)?;
+        let clip = self.clip_norm::<T>();
+        let values = places
+            .iter()
+            .map(|&place| {
+                let row = table.row(place);
+                match clip {
+                    Some(c) => clip_row::<T>(row, c),
+                    None => row.to_vec(),
+                }
+            })
+            .collect();
+        let mut segments: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+        for (k, &row) in sp_ids.rows.iter().enumerate() {
+            match segments.last_mut() {
+                Some((r, range)) if *r == row => range.end = k + 1,
+                _ => segments.push((row, k..k + 1)),
+            }
+        }
+        Ok(Sparse {
+            weights: sp_weights.map(|w| w.values.iter().map(|&v| v.acc()).collect()),
+            table,
+            places,
+            values,
+            segments,
+        })
+    }
+}
+
+/// A checked sparse lookup: each id's place and (clipped) row, the batch rows' ranges of
+/// ids, the weights in the arithmetic's type.
+struct Sparse<'a, T: Real> {
+    table: Table<'a, T>,
+    places: Vec<(usize, usize)>,
+    values: Vec<Vec<T>>,
+    segments: Vec<(usize, std::ops::Range<usize>)>,
+    weights: Option<Vec<T::Acc>>,
+}
+
+/// `x` in the arithmetic's type (rounded as a cast rounds).
+fn num<A: Float>(x: f64) -> A {
+    num_traits::cast(x).unwrap_or_else(A::nan)
+}
+
+/// `num` under the name that reads as a count.
+fn num_of<A: Float>(x: f64) -> A {
+    num(x)
+}
+
+/// Left-to-right sum, starting from the first term (as TensorFlow's segment sums).
+fn sequential<A: Float>(mut terms: impl Iterator<Item = A>) -> A {
+    let first = terms.next().unwrap_or_else(A::zero);
+    terms.fold(first, |s, t| s + t)
+}
+
+/// `1 / m` for a count-based scale, as TensorFlow's sparse segment gradient: in `f64`, then
+/// rounded to `T`.
+fn count_scale<T: Real>(m: f64) -> T::Acc {
+    round::<T>(num(1.0 / m.max(1.0)))
+}
+
+/// The weighted sum of a batch row's embeddings: `embeddings *= weights`, then
+/// `segment_sum`, in `f32` for half types.
+fn weighted_sum<T: Real>(
+    sparse: &Sparse<'_, T>,
+    range: std::ops::Range<usize>,
+    w: &[T::Acc],
+) -> Vec<T::Acc> {
+    let d = sparse.table.row_len;
+    (0..d)
+        .map(|j| sequential(range.clone().map(|k| sparse.values[k][j].acc() * w[k])))
+        .collect()
+}
+
+/// TensorFlow's `SparseSegmentReduction` kernel for one segment of `num` ids from `k0`: the
+/// first block (`num % 8` ids, or 8 or 9) summed and scaled by `1 / m`, then blocks of 8
+/// added; the division by the count (or its root) at the end for 10 ids or more.
+fn unweighted<T: Real>(
+    sparse: &Sparse<'_, T>,
+    k0: usize,
+    num: usize,
+    combiner: Combiner,
+    dst: &mut [T::Acc],
+) {
+    let row = |k: usize| &sparse.values[k0 + k];
+    if num == 1 {
+        for (o, v) in dst.iter_mut().zip(row(0)) {
+            *o = v.acc();
+        }
+        return;
+    }
+    let first = match num & 7 {
+        0 => 8,
+        1 => 9,
+        r => r,
+    };
+    let m = match combiner {
+        Combiner::Mean if num < 10 => num_of::<T::Acc>(num as f64),
+        Combiner::SqrtN if num < 10 => num_of::<T::Acc>((num as f64).sqrt()),
+        _ => T::Acc::one(),
+    };
+    let scale = T::Acc::one() / m;
+    let block = |from: usize, to: usize, j: usize| sequential((from..to).map(|k| row(k)[j].acc()));
+    for (j, o) in dst.iter_mut().enumerate() {
+        let mut s = block(0, first, j) * scale;
+        let mut at = first;
+        while at < num {
+            s = s + block(at, (at + 8).min(num), j);
+            at += 8;
+        }
+        if num >= 10 {
+            match combiner {
+                Combiner::Mean => s = s / num_of::<T::Acc>(num as f64),
+                Combiner::SqrtN => s = s / num_of::<T::Acc>((num as f64).sqrt()),
+                Combiner::Sum => {}
+            }
+        }
+        *o = s;
+    }
+}
+
+/// `tf.clip_by_norm(t, c)` of one row, each operation in `T`: `l2 = sqrt(sum(t * t))`,
+/// then `t * c / max(l2, c)`.
+fn clip_row<T: Real>(row: &[T], c: T::Acc) -> Vec<T> {
+    let l2sum = sequential(row.iter().map(|&v| round::<T>(v.acc() * v.acc())));
+    let l2sum = round::<T>(l2sum);
+    let norm = if l2sum > T::Acc::zero() {
+        round::<T>(l2sum.sqrt())
+    } else {
+        l2sum
+    };
+    let den = if norm.is_nan() { norm } else { norm.max(c) };
+    row.iter()
+        .map(|&v| T::from_acc(round::<T>(v.acc() * c) / den))
+        .collect()
+}
+
+/// The gradient of [`clip_row`] at `row` for upstream `g`, in the order TensorFlow's
+/// gradients of `clip_by_norm`'s ops compute it: `g` where the row is within the norm, else
+/// `(g / n) * c` from the division, plus twice `t * s` from `sqrt(sum(t * t))`, where
+/// `s = 0.5 * sum(((-t * c) / n) / n * g) / n`.
+fn clip_row_grad<T: Real>(row: &[T], g: &[T], c: T::Acc) -> Vec<T> {
+    let l2sum = round::<T>(sequential(
+        row.iter().map(|&v| round::<T>(v.acc() * v.acc())),
+    ));
+    let n = round::<T>(l2sum.sqrt());
+    // Rows within the norm (or of NaN norm) pass the gradient through.
+    if n.partial_cmp(&c) != Some(std::cmp::Ordering::Greater) {
+        return g.to_vec();
+    }
+    let dy = round::<T>(sequential(row.iter().zip(g).map(|(&t, &gv)| {
+        let x = round::<T>(t.acc() * c);
+        round::<T>(round::<T>(round::<T>(-x / n) / n) * gv.acc())
+    })));
+    let half: T::Acc = num(0.5);
+    let s = round::<T>(round::<T>(half * dy) / n);
+    row.iter()
+        .zip(g)
+        .map(|(&t, &gv)| {
+            let direct = round::<T>(round::<T>(gv.acc() / n) * c);
+            let through_norm = round::<T>(s * t.acc());
+            T::from_acc(round::<T>(direct + through_norm) + through_norm)
+        })
+        .collect()
+}
+
+/// Gradients `(place, row)` grouped into one [`IndexedSlices`] per shard.
+fn slices_per_shard<T: Real>(
+    table: &Table<'_, T>,
+    per_id: impl Iterator<Item = ((usize, usize), Vec<T>)>,
+) -> Result<Vec<IndexedSlices<T>>> {
+    let mut parts: Vec<(Vec<usize>, Vec<T>)> = vec![(vec![], vec![]); table.shards.len()];
+    for ((shard, row), g) in per_id {
+        parts[shard].0.push(row);
+        parts[shard].1.extend(g);
+    }
+    parts
+        .into_iter()
+        .zip(&table.shards)
+        .map(|((indices, values), (_, rows))| {
+            let mut shape = vec![indices.len()];
+            shape.extend(&table.row_shape);
+            let mut dense_shape = vec![*rows];
+            dense_shape.extend(&table.row_shape);
+            Ok(IndexedSlices {
+                values: ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(|e| {
+                    GatherError::InvalidShape {
+                        shape: shape.clone(),
+                        reason: e.to_string(),
+                    }
+                })?,
+                indices,
+                dense_shape,
+            })
+        })
+        .collect()
+}
