@@ -37,7 +37,7 @@ pub enum CliError {
     #[error("{source} ({hint})")]
     Flag {
         /// The library's error.
-        source: ndgather::GatherError,
+        source: Box<ndgather::GatherError>,
         /// What the flag allows.
         hint: String,
     },

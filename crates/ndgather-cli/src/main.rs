@@ -247,7 +247,10 @@ fn explain(e: CliError, axis: Option<i64>) -> CliError {
         }
         _ => return CliError::Gather(source),
     };
-    CliError::Flag { source, hint }
+    CliError::Flag {
+        source: Box::new(source),
+        hint,
+    }
 }
 
 fn run_op(inputs: Inputs, call: Call, axis: Option<i64>) -> Result<(), CliError> {

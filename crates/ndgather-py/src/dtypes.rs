@@ -96,6 +96,37 @@ macro_rules! with_number_type {
 }
 pub(crate) use with_number_type;
 
+/// Runs `$body` with `$T` the Rust type of the floating-point array `$array` (float16,
+/// bfloat16, float32, float64 in native byte order), or returns a `TypeError`.
+macro_rules! with_float_type {
+    ($array:expr, $T:ident => $body:expr) => {{
+        let array: &Bound<'_, numpy::PyUntypedArray> = $array;
+        match $crate::dtypes::number_kind(array) {
+            Some(('f', 2)) => {
+                type $T = half::f16;
+                $body
+            }
+            Some(('b', 2)) => {
+                type $T = half::bf16;
+                $body
+            }
+            Some(('f', 4)) => {
+                type $T = f32;
+                $body
+            }
+            Some(('f', 8)) => {
+                type $T = f64;
+                $body
+            }
+            _ => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "embedding tables must be float16, bfloat16, float32 or float64, got dtype {}",
+                array.dtype()
+            ))),
+        }
+    }};
+}
+pub(crate) use with_float_type;
+
 /// `(kind, itemsize)` of a numeric dtype in native byte order: NumPy's kind character, or
 /// `'b'` for ml_dtypes' `bfloat16`.
 pub(crate) fn number_kind(array: &Bound<'_, PyUntypedArray>) -> Option<(char, usize)> {

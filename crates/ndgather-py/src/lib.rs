@@ -7,9 +7,10 @@ mod errors;
 mod output;
 mod raw;
 
-use dtypes::{dims, shape_of, with_indices, with_number_type};
+use dtypes::{dims, shape_of, with_float_type, with_indices, with_number_type};
 use errors::{to_py, InvalidArgumentError};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis};
+use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, SparseIds};
 use ndgather::{
     BadIndices, GatherError, GatherNdOptions, GatherOptions, IndexType, TakeAlongAxisOptions,
 };
@@ -350,6 +351,230 @@ fn take_along_axis_grad<'py>(
     summing_op!(py, grad, indices, |g, i| options.grad(&shape, &i, &g))
 }
 
+/// The shards of an embedding table as views of one float type `T`; all must share the
+/// first one's dtype.
+fn shard_views<'a, T: Plain>(
+    shards: &'a [Bound<'_, PyUntypedArray>],
+) -> PyResult<Vec<ArrayViewD<'a, T>>> {
+    let dtype = shards[0].dtype();
+    shards
+        .iter()
+        .enumerate()
+        .map(|(p, shard)| {
+            if !shard.dtype().is_equiv_to(&dtype) {
+                return Err(PyTypeError::new_err(format!(
+                    "shard {p} has dtype {}, shard 0 {dtype}: all shards must have one dtype",
+                    shard.dtype()
+                )));
+            }
+            number_view::<T>(shard)
+        })
+        .collect()
+}
+
+fn lookup_options(partition_strategy: &str, max_norm: Option<f64>) -> PyResult<EmbeddingLookup> {
+    let strategy = PartitionStrategy::from_name(partition_strategy).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "partition_strategy must be \"mod\" or \"div\", got {partition_strategy:?}"
+        ))
+    })?;
+    Ok(EmbeddingLookup::new()
+        .partition_strategy(strategy)
+        .max_norm(max_norm))
+}
+
+fn no_shards() -> PyErr {
+    InvalidArgumentError::new_err("Need at least one param")
+}
+
+/// `tf.nn.embedding_lookup` over one table or its shards; see `ndgather.embedding_lookup`.
+#[pyfunction]
+#[pyo3(signature = (shards, ids, partition_strategy, max_norm))]
+fn embedding_lookup<'py>(
+    py: Python<'py>,
+    shards: Vec<Bound<'py, PyUntypedArray>>,
+    ids: &Bound<'py, PyUntypedArray>,
+    partition_strategy: &str,
+    max_norm: Option<f64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let lookup = lookup_options(partition_strategy, max_norm)?;
+    let first = shards.first().ok_or_else(no_shards)?;
+    with_float_type!(first, T => {
+        let views = shard_views::<T>(&shards)?;
+        let result = with_indices!(ids, i => Ok(py.detach(|| lookup.lookup(&views, &i))))?;
+        let result = result.map_err(to_py)?;
+        let shape = result.shape().to_vec();
+        output::array_from_vec(py, &first.dtype(), &shape, into_vec(result))
+    })
+}
+
+/// Sparse ids `(indices, values, dense_shape)` and optional weights, checked by the core.
+type PySparse<'py> = (
+    Bound<'py, PyUntypedArray>,
+    Bound<'py, PyUntypedArray>,
+    Vec<i64>,
+);
+
+/// The gradient of `embedding_lookup` for each shard, as `(indices, values, dense_shape)`;
+/// see `ndgather.embedding_lookup_grad`.
+#[pyfunction]
+#[pyo3(signature = (shards, ids, grad, partition_strategy, max_norm))]
+fn embedding_lookup_grad<'py>(
+    py: Python<'py>,
+    shards: Vec<Bound<'py, PyUntypedArray>>,
+    ids: &Bound<'py, PyUntypedArray>,
+    grad: &Bound<'py, PyUntypedArray>,
+    partition_strategy: &str,
+    max_norm: Option<f64>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let lookup = lookup_options(partition_strategy, max_norm)?;
+    let first = shards.first().ok_or_else(no_shards)?;
+    with_float_type!(first, T => {
+        let views = shard_views::<T>(&shards)?;
+        let g = number_view::<T>(grad)?;
+        let slices = with_indices!(ids, i => Ok(py.detach(|| lookup.lookup_grad(&views, &i, &g))))?;
+        slices_to_py(py, &first.dtype(), slices.map_err(to_py)?)
+    })
+}
+
+fn slices_to_py<'py, T: Plain>(
+    py: Python<'py>,
+    dtype: &Bound<'py, numpy::PyArrayDescr>,
+    slices: Vec<ndgather::grad::IndexedSlices<T>>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    slices
+        .into_iter()
+        .map(|s| {
+            let indices: Vec<i64> = s.indices.iter().map(|&i| i as i64).collect();
+            let indices = PyArray1::from_vec(py, indices).into_any();
+            let shape = s.values.shape().to_vec();
+            let values = output::array_from_vec(py, dtype, &shape, into_vec(s.values))?;
+            let tuple = (indices, values, s.dense_shape).into_pyobject(py)?;
+            Ok(tuple.into_any())
+        })
+        .collect()
+}
+
+/// Runs a sparse lookup (`grad` None) or its gradient on views of the sparse parts.
+#[allow(clippy::too_many_arguments)]
+fn sparse_call<'py>(
+    py: Python<'py>,
+    shards: Vec<Bound<'py, PyUntypedArray>>,
+    sp_ids: PySparse<'py>,
+    sp_weights: Option<PySparse<'py>>,
+    combiner: &str,
+    partition_strategy: &str,
+    max_norm: Option<f64>,
+    grad: Option<&Bound<'py, PyUntypedArray>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let lookup = lookup_options(partition_strategy, max_norm)?;
+    let combiner = Combiner::from_name(combiner).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner:?}"
+        ))
+    })?;
+    let first = shards.first().ok_or_else(no_shards)?;
+    let matrix = |a: &Bound<'py, PyUntypedArray>| -> PyResult<ndarray::Array2<i64>> {
+        let v = number_view::<i64>(a)?;
+        v.into_dimensionality::<ndarray::Ix2>()
+            .map(|v| v.to_owned())
+            .map_err(|_| {
+                InvalidArgumentError::new_err("sparse indices must be a matrix [nnz, rank]")
+            })
+    };
+    let (ids_indices, ids_values, ids_shape) = &sp_ids;
+    let id_matrix = matrix(ids_indices)?;
+    let dense_shape = dims("dense_shape", ids_shape)?;
+    with_float_type!(first, T => {
+        let views = shard_views::<T>(&shards)?;
+        let weights = match &sp_weights {
+            Some((w_indices, w_values, w_shape)) => {
+                let w_matrix = matrix(w_indices)?;
+                let w_values = number_view::<T>(w_values)?
+                    .into_dimensionality::<ndarray::Ix1>()
+                    .map_err(|_| InvalidArgumentError::new_err("sparse values must be a vector"))?
+                    .to_owned();
+                Some((w_matrix, w_values, dims("dense_shape", w_shape)?))
+            }
+            None => None,
+        };
+        let sp_w = match &weights {
+            Some((m, v, shape)) => Some(SparseIds::new(m.view(), v.view(), shape).map_err(to_py)?),
+            None => None,
+        };
+        let g = grad.map(number_view::<T>).transpose()?;
+        with_indices!(ids_values, i => {
+            let i = i.into_dimensionality::<ndarray::Ix1>()
+                .map_err(|_| InvalidArgumentError::new_err("sparse values must be a vector"))?;
+            let sp = SparseIds::new(id_matrix.view(), i.view(), &dense_shape).map_err(to_py)?;
+            match &g {
+                None => {
+                    let out = py.detach(|| lookup.lookup_sparse(&views, &sp, sp_w.as_ref(), combiner));
+                    let out = out.map_err(to_py)?;
+                    let shape = out.shape().to_vec();
+                    output::array_from_vec(py, &first.dtype(), &shape, into_vec(out))
+                }
+                Some(g) => {
+                    let slices = py.detach(|| lookup.lookup_sparse_grad(&views, &sp, sp_w.as_ref(), combiner, g));
+                    let list = slices_to_py(py, &first.dtype(), slices.map_err(to_py)?)?;
+                    Ok(pyo3::types::PyList::new(py, list)?.into_any())
+                }
+            }
+        })
+    })
+}
+
+/// `tf.nn.embedding_lookup_sparse`; see `ndgather.embedding_lookup_sparse`.
+#[pyfunction]
+#[pyo3(signature = (shards, sp_ids, sp_weights, combiner, partition_strategy, max_norm))]
+fn embedding_lookup_sparse<'py>(
+    py: Python<'py>,
+    shards: Vec<Bound<'py, PyUntypedArray>>,
+    sp_ids: PySparse<'py>,
+    sp_weights: Option<PySparse<'py>>,
+    combiner: &str,
+    partition_strategy: &str,
+    max_norm: Option<f64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    sparse_call(
+        py,
+        shards,
+        sp_ids,
+        sp_weights,
+        combiner,
+        partition_strategy,
+        max_norm,
+        None,
+    )
+}
+
+/// The gradient of `embedding_lookup_sparse` for each shard; see
+/// `ndgather.embedding_lookup_sparse_grad`.
+#[pyfunction]
+#[pyo3(signature = (shards, sp_ids, sp_weights, grad, combiner, partition_strategy, max_norm))]
+#[allow(clippy::too_many_arguments)]
+fn embedding_lookup_sparse_grad<'py>(
+    py: Python<'py>,
+    shards: Vec<Bound<'py, PyUntypedArray>>,
+    sp_ids: PySparse<'py>,
+    sp_weights: Option<PySparse<'py>>,
+    grad: &Bound<'py, PyUntypedArray>,
+    combiner: &str,
+    partition_strategy: &str,
+    max_norm: Option<f64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    sparse_call(
+        py,
+        shards,
+        sp_ids,
+        sp_weights,
+        combiner,
+        partition_strategy,
+        max_norm,
+        Some(grad),
+    )
+}
+
 /// `tf.scatter_nd`; see `ndgather.scatter_nd`.
 #[pyfunction]
 #[pyo3(signature = (indices, updates, shape, bad_indices))]
@@ -401,6 +626,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gather_nd_grad, m)?)?;
     m.add_function(wrap_pyfunction!(take_along_axis, m)?)?;
     m.add_function(wrap_pyfunction!(take_along_axis_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(embedding_lookup, m)?)?;
+    m.add_function(wrap_pyfunction!(embedding_lookup_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(embedding_lookup_sparse, m)?)?;
+    m.add_function(wrap_pyfunction!(embedding_lookup_sparse_grad, m)?)?;
     m.add_function(wrap_pyfunction!(scatter_nd, m)?)?;
     m.add_function(wrap_pyfunction!(unsorted_segment_sum, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;

@@ -29,6 +29,10 @@ __all__ = [
     "gather_nd_grad",
     "take_along_axis",
     "take_along_axis_grad",
+    "embedding_lookup",
+    "embedding_lookup_grad",
+    "embedding_lookup_sparse",
+    "embedding_lookup_sparse_grad",
     "scatter_nd",
     "unsorted_segment_sum",
 ]
@@ -293,6 +297,141 @@ def take_along_axis_grad(arr_shape, indices, grad, axis, *, bad_indices="error")
     """
     return _core.take_along_axis_grad(arr_shape, _indices(indices), _numbers(grad), axis,
                                       bad_indices)
+
+
+def _shards(params):
+    """An embedding table, or its shards, as a list of arrays of one float dtype."""
+    if isinstance(params, (list, tuple)):
+        return [_numbers(p) for p in params]
+    return [_numbers(params)]
+
+
+def _sparse(sp, what, dtype=None):
+    """``(indices, values, dense_shape)`` of a SparseTensor-like triple (or an object with
+    those attributes, such as ``tf.sparse.SparseTensor`` or ``scipy``'s COO arrays' parts)."""
+    if sp is None:
+        return None
+    if hasattr(sp, "indices") and hasattr(sp, "values") and hasattr(sp, "dense_shape"):
+        sp = (sp.indices, sp.values, sp.dense_shape)
+    try:
+        indices, values, dense_shape = sp
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be (indices, values, dense_shape), got {type(sp).__name__}")
+    indices = np.ascontiguousarray(np.asarray(indices), dtype=np.int64)
+    values = _indices(values) if dtype is None else np.ascontiguousarray(values, dtype=dtype)
+    return indices, values, [int(d) for d in np.asarray(dense_shape).reshape(-1)]
+
+
+def embedding_lookup(params, ids, partition_strategy="mod", max_norm=None):
+    """``tf.nn.embedding_lookup``: the rows ``ids`` of a table, or of a table split in shards.
+
+    Args:
+      params: one table (an array of float16, bfloat16, float32 or float64), or a list of
+        its shards along the first axis, all alike but in their first dimension.
+      ids: integer ids into the whole table, of any shape.
+      partition_strategy: how ids map to shards: ``"mod"`` (TensorFlow 1's default: id
+        ``i`` is row ``i // n`` of shard ``i % n``) or ``"div"`` (contiguous ranges, the
+        first ``rows % n`` one longer; TensorFlow 2's only strategy).
+      max_norm: if given, each looked-up row is scaled down to this L2 norm when it is
+        longer (``tf.clip_by_norm``).
+
+    Returns:
+      An array of shape ``ids.shape + params[0].shape[1:]``.
+
+    Raises:
+      InvalidArgumentError: an id outside the table (or outside its shard), or shards
+        whose rows differ.
+
+    >>> import numpy as np, ndgather as ng
+    >>> table = np.arange(10.0).reshape(5, 2)
+    >>> ng.embedding_lookup(table, [[4], [0]])
+    array([[[8., 9.]],
+    <BLANKLINE>
+           [[0., 1.]]])
+    >>> shards = [table[0::2], table[1::2]]  # "mod": even ids, then odd ids
+    >>> ng.embedding_lookup(shards, [3, 4], partition_strategy="mod")
+    array([[6., 7.],
+           [8., 9.]])
+    >>> ng.embedding_lookup(table, [4], max_norm=5.0)
+    array([[3.32181919, 3.73704659]])
+    """
+    return _core.embedding_lookup(_shards(params), _indices(ids), partition_strategy,
+                                  max_norm)
+
+
+def embedding_lookup_grad(params, ids, grad, partition_strategy="mod", max_norm=None):
+    """The gradient of :func:`embedding_lookup` with respect to each shard, as
+    TensorFlow's ``IndexedSlices``: a list with one ``(indices, values, dense_shape)`` per
+    shard, its rows those of the ids the shard served, in order (repeats add up).
+
+    >>> import numpy as np, ndgather as ng
+    >>> [(i, v.tolist(), s) for i, v, s in ng.embedding_lookup_grad(np.zeros((3, 1)), [2, 0, 2], np.ones((3, 1)))]
+    [(array([2, 0, 2]), [[1.0], [1.0], [1.0]], [3, 1])]
+    """
+    shards = _shards(params)
+    return [tuple(t) for t in _core.embedding_lookup_grad(
+        shards, _indices(ids), np.ascontiguousarray(grad, dtype=shards[0].dtype),
+        partition_strategy, max_norm)]
+
+
+def embedding_lookup_sparse(params, sp_ids, sp_weights, combiner="mean",
+                            partition_strategy="mod", max_norm=None):
+    """``tf.nn.embedding_lookup_sparse``: for each row of a batch of sparse ids, the
+    embeddings of its ids, times their weights, combined.
+
+    Args:
+      params: one table or its shards, as in :func:`embedding_lookup`.
+      sp_ids: the ids as TensorFlow's ``SparseTensor``: ``(indices, values,
+        dense_shape)``, ``indices`` an ``[n, 2]`` integer array in row-major order (row
+        ``indices[k, 0]`` of the batch holds id ``values[k]``); or any object with those
+        three attributes.
+      sp_weights: the weights, in the same form and with the same indices, or ``None``
+        for weights of 1.
+      combiner: ``"sum"``, ``"mean"`` (the weighted sum over the sum of the weights; 0
+        where they sum to 0) or ``"sqrtn"`` (over the square root of the sum of squared
+        weights).
+      partition_strategy, max_norm: as in :func:`embedding_lookup`.
+
+    Returns:
+      An array of shape ``[dense_shape[0]] + params[0].shape[1:]``; rows without ids are
+      zeros. (TensorFlow's kernel stops after the last row that has ids; this returns the
+      shape its documentation gives.)
+
+    The example of TensorFlow's documentation: params 10x20, ids and weights
+    ``[0, 0]: 1 (2.0), [0, 1]: 3 (0.5), [1, 0]: 0 (1.0), [2, 3]: 1 (3.0)``:
+
+    >>> import numpy as np, ndgather as ng
+    >>> params = np.random.default_rng(0).random((10, 20))
+    >>> indices = [[0, 0], [0, 1], [1, 0], [2, 3]]
+    >>> out = ng.embedding_lookup_sparse(params, (indices, [1, 3, 0, 1], [3, 4]),
+    ...                                  (indices, [2.0, 0.5, 1.0, 3.0], [3, 4]))
+    >>> bool(np.allclose(out[0], (params[1] * 2.0 + params[3] * 0.5) / (2.0 + 0.5)))
+    True
+    >>> bool(np.allclose(out[1], params[0]) and np.allclose(out[2], params[1]))
+    True
+    """
+    shards = _shards(params)
+    return _core.embedding_lookup_sparse(
+        shards, _sparse(sp_ids, "sp_ids"), _sparse(sp_weights, "sp_weights", shards[0].dtype),
+        combiner, partition_strategy, max_norm)
+
+
+def embedding_lookup_sparse_grad(params, sp_ids, sp_weights, grad, combiner="mean",
+                                 partition_strategy="mod", max_norm=None):
+    """The gradient of :func:`embedding_lookup_sparse` with respect to each shard: a list
+    with one ``(indices, values, dense_shape)`` per shard, a row for each distinct id it
+    served (in the order they first appear), each summing what the batch rows pass back.
+
+    >>> import numpy as np, ndgather as ng
+    >>> sp = ([[0, 0], [0, 1], [1, 0]], [2, 2, 0], [2, 2])
+    >>> [(i, v.tolist()) for i, v, _ in ng.embedding_lookup_sparse_grad(np.zeros((3, 1)), sp, None, np.ones((2, 1)), "sum")]
+    [(array([2, 0]), [[2.0], [1.0]])]
+    """
+    shards = _shards(params)
+    return [tuple(t) for t in _core.embedding_lookup_sparse_grad(
+        shards, _sparse(sp_ids, "sp_ids"), _sparse(sp_weights, "sp_weights", shards[0].dtype),
+        np.ascontiguousarray(grad, dtype=shards[0].dtype), combiner, partition_strategy,
+        max_norm)]
 
 
 def scatter_nd(indices, updates, shape, *, bad_indices="error"):
