@@ -33,6 +33,7 @@ use crate::error::{GatherError, Result};
 use crate::grad::IndexedSlices;
 use crate::index::IndexType;
 use crate::plan::unravel;
+use crate::tensor::TensorElement;
 use half::{bf16, f16};
 use ndarray::{ArrayBase, ArrayD, ArrayView1, ArrayView2, ArrayViewD, Data, Dimension, IxDyn};
 use num_traits::{Float, One, Zero};
@@ -758,4 +759,131 @@ fn slices_per_shard<T: Real>(
             })
         })
         .collect()
+}
+
+/// A tensor's view as a float type the lookups take.
+fn float_views<'a, T: Real + TensorElement>(
+    tensors: &[&'a crate::tensor::Tensor],
+) -> Result<Vec<ArrayViewD<'a, T>>> {
+    tensors
+        .iter()
+        .map(|t| {
+            T::from_tensor(t)
+                .map(|a| a.view())
+                .ok_or_else(|| GatherError::DTypeMismatch {
+                    expected: T::DTYPE.name().to_string(),
+                    found: t.dtype().name().to_string(),
+                })
+        })
+        .collect()
+}
+
+/// Runs `$body` with `$T` the float type of the tensor `$first`, or returns an error naming
+/// the float types.
+macro_rules! with_float {
+    ($first:expr, $T:ident => $body:expr) => {
+        match $first.dtype() {
+            crate::tensor::DType::F16 => {
+                type $T = f16;
+                $body
+            }
+            crate::tensor::DType::BF16 => {
+                type $T = bf16;
+                $body
+            }
+            crate::tensor::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            crate::tensor::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            other => Err(GatherError::EmbeddingShards {
+                reason: format!(
+                    "embedding tables must be float16, bfloat16, float32 or float64, got {other}"
+                ),
+            }),
+        }
+    };
+}
+
+/// Runs `$body` with `$i` the integer array inside `$t`.
+macro_rules! with_ids {
+    ($t:expr, $i:ident => $body:expr) => {
+        match $t {
+            crate::tensor::Tensor::I32($i) => $body,
+            crate::tensor::Tensor::I64($i) => $body,
+            other => Err(GatherError::IndicesNotInteger {
+                dtype: other.dtype().name().to_string(),
+            }),
+        }
+    };
+}
+
+impl EmbeddingLookup {
+    /// [`EmbeddingLookup::lookup`] on dtype-erased tensors (the op API's evaluation): shards
+    /// of one float dtype, `int32` or `int64` ids.
+    pub(crate) fn lookup_tensors(
+        &self,
+        shards: &[&crate::tensor::Tensor],
+        ids: &crate::tensor::Tensor,
+    ) -> Result<crate::tensor::Tensor> {
+        let first = shards.first().ok_or(GatherError::EmbeddingShards {
+            reason: "Need at least one param".to_string(),
+        })?;
+        with_float!(first, T => {
+            let views = float_views::<T>(shards)?;
+            with_ids!(ids, i => Ok(T::into_tensor(self.lookup(&views, i)?)))
+        })
+    }
+
+    /// [`EmbeddingLookup::lookup_sparse`] on dtype-erased tensors: `indices` an `int64`
+    /// matrix, `values` `int32` or `int64`, `dense_shape` `int64`, weights of the shards'
+    /// dtype.
+    pub(crate) fn lookup_sparse_tensors(
+        &self,
+        shards: &[&crate::tensor::Tensor],
+        sparse: [&crate::tensor::Tensor; 3],
+        weights: Option<&crate::tensor::Tensor>,
+        combiner: Combiner,
+    ) -> Result<crate::tensor::Tensor> {
+        let [indices, values, dense_shape] = sparse;
+        let bad = |what: &str| GatherError::SparseTensor {
+            reason: format!("{what} must be int64 of the right rank"),
+        };
+        let indices = i64::from_tensor(indices)
+            .and_then(|a| a.view().into_dimensionality::<ndarray::Ix2>().ok())
+            .ok_or_else(|| bad("indices"))?;
+        let dense_shape: Vec<usize> = i64::from_tensor(dense_shape)
+            .filter(|a| a.ndim() == 1)
+            .ok_or_else(|| bad("dense_shape"))?
+            .iter()
+            .map(|&d| usize::try_from(d).map_err(|_| bad("dense_shape")))
+            .collect::<Result<_>>()?;
+        let first = shards.first().ok_or(GatherError::EmbeddingShards {
+            reason: "Need at least one param".to_string(),
+        })?;
+        with_float!(first, T => {
+            let views = float_views::<T>(shards)?;
+            let w = match weights {
+                Some(w) => Some(
+                    float_views::<T>(&[w])?
+                        .remove(0)
+                        .into_dimensionality::<ndarray::Ix1>()
+                        .map_err(|_| bad("weights"))?,
+                ),
+                None => None,
+            };
+            let sp_w = match &w {
+                Some(w) => Some(SparseIds::new(indices.view(), w.view(), &dense_shape)?),
+                None => None,
+            };
+            with_ids!(values, v => {
+                let v = v.view().into_dimensionality::<ndarray::Ix1>().map_err(|_| bad("values"))?;
+                let sp = SparseIds::new(indices.view(), v, &dense_shape)?;
+                Ok(T::into_tensor(self.lookup_sparse(&views, &sp, sp_w.as_ref(), combiner)?))
+            })
+        })
+    }
 }

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::embedding::EmbeddingOpOptions;
 use super::ops::{GatherNdOpOptions, GatherOpOptions};
 
 /// What a node computes.
@@ -35,6 +36,18 @@ pub(crate) enum NodeKind {
         op: usize,
         grad: usize,
     },
+    EmbeddingLookup {
+        shards: Vec<usize>,
+        ids: usize,
+        options: EmbeddingOpOptions,
+    },
+    EmbeddingLookupSparse {
+        shards: Vec<usize>,
+        /// The ids' `indices`, `values` and `dense_shape`.
+        sparse: [usize; 3],
+        weights: Option<usize>,
+        options: EmbeddingOpOptions,
+    },
 }
 
 impl NodeKind {
@@ -59,6 +72,20 @@ impl NodeKind {
                 }
                 v
             }
+            NodeKind::EmbeddingLookup { shards, ids, .. } => {
+                shards.iter().copied().chain([*ids]).collect()
+            }
+            NodeKind::EmbeddingLookupSparse {
+                shards,
+                sparse,
+                weights,
+                ..
+            } => shards
+                .iter()
+                .chain(sparse)
+                .chain(weights)
+                .copied()
+                .collect(),
         }
     }
 }
@@ -233,6 +260,11 @@ impl<T: TensorElement> Output<T> {
     /// The value: every output of an eager scope has one, and so does a graph's constant.
     pub fn value(&self) -> Option<ArrayD<T>> {
         self.with_node(|n| n.value.as_ref().and_then(|t| t.as_array::<T>().cloned()))
+    }
+
+    /// The value as a dtype-erased tensor (a copy), where there is one.
+    pub(crate) fn tensor(&self) -> Option<Tensor> {
+        self.with_node(|n| n.value.clone())
     }
 
     pub(crate) fn in_graph(&self, scope: &Scope) -> bool {

@@ -66,11 +66,13 @@
 //! let op = GatherNd::create(&scope, &p, &i, GatherNdOpOptions::new());
 //! ```
 
+mod embedding;
 mod grad;
 mod graph;
 mod ops;
 mod session;
 
+pub use embedding::{EmbeddingLookup, EmbeddingLookupSparse, EmbeddingOpOptions};
 pub use grad::GradElement;
 pub use graph::{Operand, Output, Scope};
 pub use ops::{

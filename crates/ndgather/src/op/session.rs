@@ -130,55 +130,89 @@ impl Session {
                 .ok_or_else(|| OpError::Mode(format!("input {n} was not evaluated")))
         }
         for (n, node) in graph.nodes.iter().enumerate().filter(|&(n, _)| needed[n]) {
-            let value =
-                if let Some(fed) = feeds.values.get(&n) {
-                    Cow::Borrowed(fed)
-                } else {
-                    Cow::Owned(match &node.kind {
-                        NodeKind::Constant => {
-                            let constant = node.value.as_ref();
-                            values.insert(
-                                n,
-                                Cow::Borrowed(constant.ok_or_else(|| {
+            let value = if let Some(fed) = feeds.values.get(&n) {
+                Cow::Borrowed(fed)
+            } else {
+                Cow::Owned(match &node.kind {
+                    NodeKind::Constant => {
+                        let constant = node.value.as_ref();
+                        values.insert(
+                            n,
+                            Cow::Borrowed(
+                                constant.ok_or_else(|| {
                                     OpError::Mode("constant without value".into())
-                                })?),
-                            );
-                            continue;
-                        }
-                        NodeKind::Placeholder => {
-                            return Err(OpError::MissingFeed {
-                                name: node.name.clone(),
-                                dtype: node.dtype.name().to_string(),
-                                shape: node.shape.to_string(),
-                            })
-                        }
-                        NodeKind::Gather {
-                            params,
-                            indices,
-                            axis,
-                            options,
-                        } => {
-                            let axis =
-                                axis_value(input(&values, *axis)?).ok_or(OpError::AxisNotScalar)?;
-                            let o = GatherOptions::new()
-                                .axis(axis)
-                                .batch_dims(options.batch_dims);
-                            input(&values, *params)?.gather(input(&values, *indices)?, &o)?
-                        }
-                        NodeKind::GatherNd {
-                            params,
-                            indices,
-                            options,
-                        } => input(&values, *params)?
-                            .gather_nd(input(&values, *indices)?, &options.eager())?,
-                        NodeKind::GatherGrad { op, grad } | NodeKind::GatherNdGrad { op, grad } => {
-                            let forward = &graph.nodes[*op].kind;
-                            super::grad::grad_value(forward, input(&values, *grad)?, |n| {
-                                input(&values, n)
-                            })?
-                        }
-                    })
-                };
+                                })?,
+                            ),
+                        );
+                        continue;
+                    }
+                    NodeKind::Placeholder => {
+                        return Err(OpError::MissingFeed {
+                            name: node.name.clone(),
+                            dtype: node.dtype.name().to_string(),
+                            shape: node.shape.to_string(),
+                        })
+                    }
+                    NodeKind::Gather {
+                        params,
+                        indices,
+                        axis,
+                        options,
+                    } => {
+                        let axis =
+                            axis_value(input(&values, *axis)?).ok_or(OpError::AxisNotScalar)?;
+                        let o = GatherOptions::new()
+                            .axis(axis)
+                            .batch_dims(options.batch_dims);
+                        input(&values, *params)?.gather(input(&values, *indices)?, &o)?
+                    }
+                    NodeKind::GatherNd {
+                        params,
+                        indices,
+                        options,
+                    } => input(&values, *params)?
+                        .gather_nd(input(&values, *indices)?, &options.eager())?,
+                    NodeKind::EmbeddingLookup {
+                        shards,
+                        ids,
+                        options,
+                    } => {
+                        let shards = shards
+                            .iter()
+                            .map(|&s| input(&values, s))
+                            .collect::<OpResult<Vec<_>>>()?;
+                        options
+                            .lookup
+                            .lookup_tensors(&shards, input(&values, *ids)?)?
+                    }
+                    NodeKind::EmbeddingLookupSparse {
+                        shards,
+                        sparse,
+                        weights,
+                        options,
+                    } => {
+                        let shards = shards
+                            .iter()
+                            .map(|&s| input(&values, s))
+                            .collect::<OpResult<Vec<_>>>()?;
+                        let [i, v, d] = *sparse;
+                        let sparse = [input(&values, i)?, input(&values, v)?, input(&values, d)?];
+                        let w = weights.map(|w| input(&values, w)).transpose()?;
+                        options.lookup.lookup_sparse_tensors(
+                            &shards,
+                            sparse,
+                            w,
+                            options.combiner,
+                        )?
+                    }
+                    NodeKind::GatherGrad { op, grad } | NodeKind::GatherNdGrad { op, grad } => {
+                        let forward = &graph.nodes[*op].kind;
+                        super::grad::grad_value(forward, input(&values, *grad)?, |n| {
+                            input(&values, n)
+                        })?
+                    }
+                })
+            };
             values.insert(n, value);
         }
         // Results move out of the run; only a node fetched again later is copied.

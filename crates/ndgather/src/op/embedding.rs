@@ -1,0 +1,225 @@
+//! The embedding ops: `EmbeddingLookup` (TensorFlow's `tf.nn.embedding_lookup`) and
+//! `EmbeddingLookupSparse` (`tf.nn.embedding_lookup_sparse`), in the style of
+//! [`super::GatherNd`]: shapes inferred at creation, evaluated now in an eager scope or when a
+//! [`super::Session`] runs a graph.
+
+use super::graph::{NodeKind, Operand, Output, Scope};
+use super::{OpError, OpResult};
+use crate::embedding::{Combiner, EmbeddingLookup as Lookup, PartitionStrategy, Real};
+use crate::index::IndexType;
+use crate::shape::Shape;
+use crate::tensor::{Tensor, TensorElement};
+
+/// Options of [`EmbeddingLookup`] and [`EmbeddingLookupSparse`]: the partition strategy,
+/// `max_norm`, and for the sparse op the combiner.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct EmbeddingOpOptions {
+    pub(crate) lookup: Lookup,
+    pub(crate) combiner: Combiner,
+}
+
+impl EmbeddingOpOptions {
+    /// `"mod"`, no `max_norm`, `"mean"`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How ids map to shards (TensorFlow 1's `partition_strategy`).
+    pub fn partition_strategy(mut self, strategy: PartitionStrategy) -> Self {
+        self.lookup = self.lookup.partition_strategy(strategy);
+        self
+    }
+
+    /// Clips each looked-up row to this L2 norm.
+    pub fn max_norm(mut self, max_norm: Option<f64>) -> Self {
+        self.lookup = self.lookup.max_norm(max_norm);
+        self
+    }
+
+    /// How the sparse op combines a row's embeddings.
+    pub fn combiner(mut self, combiner: Combiner) -> Self {
+        self.combiner = combiner;
+        self
+    }
+}
+
+fn in_scope<T: TensorElement>(scope: &Scope, outputs: &[Output<T>]) -> OpResult<()> {
+    match outputs.iter().find(|o| !o.in_graph(scope)) {
+        Some(o) => Err(OpError::ForeignOperand { name: o.op_name() }),
+        None => Ok(()),
+    }
+}
+
+/// The static shape `lead + shard rows' shape`, from the first shard.
+fn lookup_shape(lead: Option<Vec<Option<usize>>>, shards: &[Output<impl TensorElement>]) -> Shape {
+    let rows = shards.first().map(|s| s.shape());
+    match (lead, rows.as_ref().and_then(|r| r.dims())) {
+        (Some(mut dims), Some(row)) if !row.is_empty() => {
+            dims.extend_from_slice(&row[1..]);
+            Shape::from_dims(dims)
+        }
+        _ => Shape::unknown(),
+    }
+}
+
+/// The values of all outputs, if every one has a value (an eager scope).
+fn values(outputs: &[Output<impl TensorElement>], scope: &Scope) -> Option<Vec<Tensor>> {
+    if !scope.is_eager() {
+        return None;
+    }
+    outputs.iter().map(|o| o.tensor()).collect()
+}
+
+/// `EmbeddingLookup`: the rows of `ids` from a table given as its shards.
+///
+/// ```
+/// use ndarray::array;
+/// use ndgather::embedding::PartitionStrategy;
+/// use ndgather::op::{Constant, EmbeddingLookup, EmbeddingOpOptions, Operand, Scope};
+/// let scope = Scope::eager();
+/// let even = Constant::create(&scope, array![[0.0f32], [2.0]].into_dyn()).unwrap();
+/// let odd = Constant::create(&scope, array![[1.0f32], [3.0]].into_dyn()).unwrap();
+/// let ids = Constant::create(&scope, array![3i64, 0].into_dyn()).unwrap();
+/// let options = EmbeddingOpOptions::new().partition_strategy(PartitionStrategy::Mod);
+/// let rows = EmbeddingLookup::create(&scope, &[even.as_output(), odd.as_output()], &ids, options).unwrap();
+/// assert_eq!(rows.output().value().unwrap(), array![[3.0f32], [0.0]].into_dyn());
+/// ```
+#[derive(Debug, Clone)]
+pub struct EmbeddingLookup<T> {
+    output: Output<T>,
+}
+
+impl<T: TensorElement + Real> EmbeddingLookup<T> {
+    /// The op's name.
+    pub const OP_NAME: &'static str = "EmbeddingLookup";
+
+    /// Creates the op: `ids` of `int32` or `int64` into `shards` (one or more tables split
+    /// along their first axis).
+    ///
+    /// # Errors
+    /// The lookup's errors ([`crate::GatherError::BadEmbeddingId`], …) in an eager scope, and
+    /// [`OpError::ForeignOperand`].
+    pub fn create<I: IndexType + TensorElement>(
+        scope: &Scope,
+        shards: &[Output<T>],
+        ids: &impl Operand<I>,
+        options: EmbeddingOpOptions,
+    ) -> OpResult<EmbeddingLookup<T>> {
+        let ids = ids.as_output();
+        in_scope(scope, shards)?;
+        in_scope(scope, std::slice::from_ref(&ids))?;
+        let value = match (
+            values(shards, scope),
+            ids.tensor().filter(|_| scope.is_eager()),
+        ) {
+            (Some(s), Some(i)) => {
+                let refs: Vec<&Tensor> = s.iter().collect();
+                Some(options.lookup.lookup_tensors(&refs, &i)?)
+            }
+            _ => None,
+        };
+        let lead = ids.shape().dims().map(<[_]>::to_vec);
+        let shape = value
+            .as_ref()
+            .map_or_else(|| lookup_shape(lead, shards), |v| Shape::known(v.shape()));
+        let kind = NodeKind::EmbeddingLookup {
+            shards: shards.iter().map(|s| s.node).collect(),
+            ids: ids.node,
+            options,
+        };
+        let node = scope.add("EmbeddingLookup", kind, T::DTYPE, shape, value);
+        Ok(EmbeddingLookup {
+            output: scope.output(node),
+        })
+    }
+
+    /// The looked-up rows, of shape `ids.shape + shards[0].shape[1:]`.
+    pub fn output(&self) -> Output<T> {
+        self.output.clone()
+    }
+}
+
+impl<T: TensorElement + Real> Operand<T> for EmbeddingLookup<T> {
+    fn as_output(&self) -> Output<T> {
+        self.output()
+    }
+}
+
+/// `EmbeddingLookupSparse`: per row of a batch of sparse ids, the weighted embeddings
+/// combined.
+#[derive(Debug, Clone)]
+pub struct EmbeddingLookupSparse<T> {
+    output: Output<T>,
+}
+
+impl<T: TensorElement + Real> EmbeddingLookupSparse<T> {
+    /// The op's name.
+    pub const OP_NAME: &'static str = "EmbeddingLookupSparse";
+
+    /// Creates the op: the ids as a `SparseTensor`'s parts (`indices` an `int64` matrix
+    /// `[n, rank]`, `values` the `int32` or `int64` ids, `dense_shape` `int64`), optional
+    /// `weights` (the values of a `SparseTensor` with the same indices).
+    ///
+    /// # Errors
+    /// The lookup's errors in an eager scope, and [`OpError::ForeignOperand`].
+    pub fn create<I: IndexType + TensorElement>(
+        scope: &Scope,
+        shards: &[Output<T>],
+        sp_ids: (&impl Operand<i64>, &impl Operand<I>, &impl Operand<i64>),
+        weights: Option<&impl Operand<T>>,
+        options: EmbeddingOpOptions,
+    ) -> OpResult<EmbeddingLookupSparse<T>> {
+        let (indices, ids, dense_shape) = (
+            sp_ids.0.as_output(),
+            sp_ids.1.as_output(),
+            sp_ids.2.as_output(),
+        );
+        let weights = weights.map(Operand::as_output);
+        in_scope(scope, shards)?;
+        in_scope(scope, &[indices.clone(), dense_shape.clone()])?;
+        in_scope(scope, std::slice::from_ref(&ids))?;
+        in_scope(scope, weights.as_slice())?;
+        let inputs = [indices.tensor(), ids.tensor(), dense_shape.tensor()];
+        let value = match (values(shards, scope), inputs) {
+            (Some(s), [Some(ix), Some(v), Some(d)]) => {
+                let refs: Vec<&Tensor> = s.iter().collect();
+                let w = weights.as_ref().and_then(Output::tensor);
+                Some(options.lookup.lookup_sparse_tensors(
+                    &refs,
+                    [&ix, &v, &d],
+                    w.as_ref(),
+                    options.combiner,
+                )?)
+            }
+            _ => None,
+        };
+        let batch = dense_shape
+            .value()
+            .and_then(|d| d.first().map(|&b| usize::try_from(b).ok()));
+        let lead = Some(vec![batch.flatten()]);
+        let shape = value
+            .as_ref()
+            .map_or_else(|| lookup_shape(lead, shards), |v| Shape::known(v.shape()));
+        let kind = NodeKind::EmbeddingLookupSparse {
+            shards: shards.iter().map(|s| s.node).collect(),
+            sparse: [indices.node, ids.node, dense_shape.node],
+            weights: weights.map(|w| w.node),
+            options,
+        };
+        let node = scope.add("EmbeddingLookupSparse", kind, T::DTYPE, shape, value);
+        Ok(EmbeddingLookupSparse {
+            output: scope.output(node),
+        })
+    }
+
+    /// The combined embeddings, of shape `[dense_shape[0]] + shards[0].shape[1:]`.
+    pub fn output(&self) -> Output<T> {
+        self.output.clone()
+    }
+}
+
+impl<T: TensorElement + Real> Operand<T> for EmbeddingLookupSparse<T> {
+    fn as_output(&self) -> Output<T> {
+        self.output()
+    }
+}
