@@ -14,6 +14,7 @@ use crate::plan::unravel;
 use crate::scatter::Summable;
 use ndarray::{ArrayBase, ArrayD, ArrayViewMut, Data, Dimension};
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Options of `take_along_axis`: the axis (negative counts from the end) and the policy for
 /// bad indices.
@@ -203,16 +204,35 @@ struct Prepared<'a, T: Clone, I: Clone> {
 
 impl<T: Element, I: IndexType> Prepared<'_, T, I> {
     /// Writes every slot of the output (row-major, the record axis included): rows of the
-    /// output in parallel chunks, each element copied from where its index points.
-    fn copy<O: Slot<T>>(&self, slots: &mut [O]) {
+    /// output in parallel chunks, each element copied from where its index points, a bad
+    /// index's element default-filled. Returns whether any index was bad.
+    fn copy<O: Slot<T>>(&self, slots: &mut [O]) -> bool {
         let (plan, record) = (&self.plan, self.record);
         let n = plan.row_len();
         let last = plan.out_shape.len() - 1;
         let (p_step, i_step) = (plan.params_steps[last], plan.indices_steps[last]);
         let item_bytes = n * record * std::mem::size_of::<T>();
+        let bad = AtomicBool::new(false);
         kernel::for_chunks(slots, n * record, item_bytes, |first, chunk| {
+            let mut seen_bad = false;
             for (r, out_row) in chunk.chunks_exact_mut(n * record).enumerate() {
                 let (p_base, i_base) = plan.row_bases(first + r);
+                if record == 1 && p_step == 0 && i_step == 1 && plan.axis_step == 1 {
+                    // Along the last axis, rows of both inputs contiguous: the common case
+                    // (top-k, argsort), one tight loop per row.
+                    let src = &self.values[p_base..p_base + plan.along];
+                    let idx = &self.indices[i_base..i_base + n];
+                    for (dst, &i) in out_row.iter_mut().zip(idx) {
+                        match self.policy.resolve(i, plan.along) {
+                            Some(k) => dst.put(&src[k]),
+                            None => {
+                                seen_bad = true;
+                                dst.put_default();
+                            }
+                        }
+                    }
+                    continue;
+                }
                 for (j, dst) in out_row.chunks_exact_mut(record).enumerate() {
                     let index = self.indices[i_base + j * i_step];
                     match self.policy.resolve(index, plan.along) {
@@ -224,11 +244,18 @@ impl<T: Element, I: IndexType> Prepared<'_, T, I> {
                                 Slot::put_slice(dst, &self.values[at..at + record]);
                             }
                         }
-                        None => dst.iter_mut().for_each(Slot::put_default),
+                        None => {
+                            seen_bad = true;
+                            dst.iter_mut().for_each(Slot::put_default);
+                        }
                     }
                 }
             }
+            if seen_bad {
+                bad.store(true, Ordering::Relaxed);
+            }
         });
+        bad.into_inner()
     }
 }
 
@@ -405,7 +432,8 @@ impl TakeAlongAxisOptions {
         DI: Dimension,
         DO: Dimension,
     {
-        let call = self.prepare(params, indices, records)?;
+        // A caller's array must stay unchanged on error: check every index first.
+        let call = self.prepare(params, indices, records, true)?;
         if out.shape() != call.out_shape.as_slice() {
             // In element shapes: without the record axis, for records.
             let element_shape = |s: &[usize]| s[..s.len() - usize::from(records)].to_vec();
@@ -414,7 +442,15 @@ impl TakeAlongAxisOptions {
                 expected: element_shape(&call.out_shape),
             });
         }
-        with_row_major_out(&mut out, |slots| call.copy(slots), |slots| call.copy(slots))
+        with_row_major_out(
+            &mut out,
+            |slots| {
+                call.copy(slots);
+            },
+            |slots| {
+                call.copy(slots);
+            },
+        )
     }
 
     /// The copy into a fresh array.
@@ -432,13 +468,19 @@ impl TakeAlongAxisOptions {
         D: Dimension,
         DI: Dimension,
     {
-        let call = self.prepare(params, indices, records)?;
+        // A fresh output is dropped on error, so the copy itself finds bad indices, and the
+        // check pass (which names the first) runs only when there is one.
+        let call = self.prepare(params, indices, records, false)?;
         let len = call.plan.out_len.checked_mul(call.record);
         let len = len.ok_or_else(|| GatherError::ShapeOverflow {
             what: "output",
             shape: call.out_shape.clone(),
         })?;
-        let out = output::fresh(len, &call.out_shape, |slots| call.copy(slots))?;
+        let mut bad = false;
+        let out = output::fresh(len, &call.out_shape, |slots| bad = call.copy(slots))?;
+        if bad {
+            call.plan.check(&call.indices, call.policy)?;
+        }
         into_array(&call.out_shape, out)
     }
 
@@ -449,6 +491,7 @@ impl TakeAlongAxisOptions {
         params: &'a ArrayBase<S, D>,
         indices: &'a ArrayBase<SI, DI>,
         records: bool,
+        check_first: bool,
     ) -> Result<Prepared<'a, T, I>>
     where
         T: Element,
@@ -464,7 +507,9 @@ impl TakeAlongAxisOptions {
         };
         let plan = AlongPlan::new(shape, indices.shape(), self.axis)?;
         let indices = row_major(indices)?;
-        plan.check(&indices, self.bad_indices)?;
+        if check_first {
+            plan.check(&indices, self.bad_indices)?;
+        }
         let mut out_shape = plan.out_shape.clone();
         if records {
             out_shape.push(record);
