@@ -7,6 +7,7 @@
 
 use crate::array::{into_array, row_major, with_row_major_out, Element};
 use crate::error::{GatherError, Result};
+use crate::fill::{self, FillValue};
 use crate::index::{BadIndices, IndexType};
 use crate::kernel::{self, Slot};
 use crate::output;
@@ -38,6 +39,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct TakeAlongAxisOptions {
     axis: i64,
     bad_indices: BadIndices,
+    fill: FillValue,
 }
 
 /// A checked call, flattened for the loops: offsets in elements of row-major params and
@@ -200,6 +202,8 @@ struct Prepared<'a, T: Clone, I: Clone> {
     record: usize,
     out_shape: Vec<usize>,
     policy: BadIndices,
+    /// The fill record, under `BadIndices::Fill`.
+    fill: Option<Vec<T>>,
 }
 
 impl<T: Element, I: IndexType> Prepared<'_, T, I> {
@@ -227,7 +231,10 @@ impl<T: Element, I: IndexType> Prepared<'_, T, I> {
                             Some(k) => dst.put(&src[k]),
                             None => {
                                 seen_bad = true;
-                                dst.put_default();
+                                match &self.fill {
+                                    Some(f) => dst.put(&f[0]),
+                                    None => dst.put_default(),
+                                }
                             }
                         }
                     }
@@ -246,7 +253,10 @@ impl<T: Element, I: IndexType> Prepared<'_, T, I> {
                         }
                         None => {
                             seen_bad = true;
-                            dst.iter_mut().for_each(Slot::put_default);
+                            match &self.fill {
+                                Some(f) => Slot::put_slice(dst, f),
+                                None => dst.iter_mut().for_each(Slot::put_default),
+                            }
                         }
                     }
                 }
@@ -265,6 +275,7 @@ impl TakeAlongAxisOptions {
         TakeAlongAxisOptions {
             axis,
             bad_indices: BadIndices::Error,
+            fill: FillValue::Default,
         }
     }
 
@@ -288,6 +299,17 @@ impl TakeAlongAxisOptions {
     /// The policy for out-of-range indices.
     pub fn get_bad_indices(&self) -> BadIndices {
         self.bad_indices
+    }
+
+    /// The value [`BadIndices::Fill`] writes (by default JAX's for the element type).
+    pub fn fill_value(mut self, value: FillValue) -> Self {
+        self.fill = value;
+        self
+    }
+
+    /// The fill value as set.
+    pub fn get_fill_value(&self) -> FillValue {
+        self.fill
     }
 
     /// The output's shape for params and indices of these shapes, after NumPy's checks.
@@ -515,6 +537,7 @@ impl TakeAlongAxisOptions {
             out_shape.push(record);
         }
         Ok(Prepared {
+            fill: fill::record::<T>(self.bad_indices, self.fill, record)?,
             values: row_major(params)?,
             indices,
             plan,

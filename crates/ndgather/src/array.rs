@@ -1,6 +1,7 @@
 //! The typed front end on `ndarray`: params and indices as any array or view, of any layout.
 
 use crate::error::{GatherError, Result};
+use crate::fill::{self, FillValue};
 use crate::index::{BadIndices, IndexType};
 use crate::kernel;
 use crate::output;
@@ -186,6 +187,7 @@ pub struct GatherOptions {
     axis: Option<i64>,
     batch_dims: i64,
     bad_indices: BadIndices,
+    fill: FillValue,
 }
 
 impl GatherOptions {
@@ -232,6 +234,17 @@ impl GatherOptions {
     /// The bad-index policy.
     pub fn get_bad_indices(&self) -> BadIndices {
         self.bad_indices
+    }
+
+    /// The value [`BadIndices::Fill`] writes (by default JAX's for the element type).
+    pub fn fill_value(mut self, value: FillValue) -> Self {
+        self.fill = value;
+        self
+    }
+
+    /// The fill value as set.
+    pub fn get_fill_value(&self) -> FillValue {
+        self.fill
     }
 
     /// `tf.gather(params, indices, axis, batch_dims)` into a new array.
@@ -409,11 +422,15 @@ impl GatherOptions {
         let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
         let idx = row_major(indices)?;
         kernel::check_gather(&idx, &plan, self.bad_indices)?;
+        let fill = fill::record::<T>(self.bad_indices, self.fill, record.unwrap_or(1))?;
         let plan = widened(plan, record, GatherPlan::widen)?;
         let params = Source::of(params, plan.out_len)?;
         let policy = self.bad_indices;
         let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
-            params.gather(&idx, &plan, policy, slots)
+            params.gather(&idx, &plan, policy, slots);
+            if let Some(f) = &fill {
+                fill::gather(&idx, &plan, policy, f, slots);
+            }
         })?;
         into_array(&plan.out_shape, out)
     }
@@ -439,13 +456,21 @@ impl GatherOptions {
         check_out_shape(elements, out.shape(), &wide.out_shape)?;
         let idx = row_major(indices)?;
         kernel::check_gather(&idx, &plan, self.bad_indices)?;
+        let fill = fill::record::<T>(self.bad_indices, self.fill, record.unwrap_or(1))?;
         let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
-        with_row_major_out(
-            &mut out,
-            |slots| params.gather(&idx, &wide, policy, slots),
-            |slots| params.gather(&idx, &wide, policy, slots),
-        )
+        let filled = |slots: &mut [T]| {
+            params.gather(&idx, &wide, policy, slots);
+            if let Some(f) = &fill {
+                fill::gather(&idx, &wide, policy, f, slots);
+            }
+        };
+        with_row_major_out(&mut out, filled, |slots| {
+            params.gather(&idx, &wide, policy, slots);
+            if let Some(f) = &fill {
+                fill::gather(&idx, &wide, policy, f, slots);
+            }
+        })
     }
 }
 
@@ -464,6 +489,7 @@ impl GatherOptions {
 pub struct GatherNdOptions {
     batch_dims: i64,
     bad_indices: BadIndices,
+    fill: FillValue,
 }
 
 impl GatherNdOptions {
@@ -492,6 +518,17 @@ impl GatherNdOptions {
     /// The bad-index policy.
     pub fn get_bad_indices(&self) -> BadIndices {
         self.bad_indices
+    }
+
+    /// The value [`BadIndices::Fill`] writes (by default JAX's for the element type).
+    pub fn fill_value(mut self, value: FillValue) -> Self {
+        self.fill = value;
+        self
+    }
+
+    /// The fill value as set.
+    pub fn get_fill_value(&self) -> FillValue {
+        self.fill
     }
 
     /// `tf.gather_nd(params, indices, batch_dims)` into a new array.
@@ -673,10 +710,15 @@ impl GatherNdOptions {
         let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
         let idx = row_major(indices)?;
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
+        let fill = fill::record::<T>(self.bad_indices, self.fill, record.unwrap_or(1))?;
         let plan = widened(plan, record, GatherNdPlan::widen)?;
         let params = Source::of(params, plan.out_len)?;
+        let policy = self.bad_indices;
         let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
-            params.gather_nd(&idx, &plan, self.bad_indices, slots)
+            params.gather_nd(&idx, &plan, policy, slots);
+            if let Some(f) = &fill {
+                fill::gather_nd(&idx, &plan, policy, f, slots);
+            }
         })?;
         into_array(&plan.out_shape, out)
     }
@@ -702,13 +744,21 @@ impl GatherNdOptions {
         check_out_shape(elements, out.shape(), &wide.out_shape)?;
         let idx = row_major(indices)?;
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
+        let fill = fill::record::<T>(self.bad_indices, self.fill, record.unwrap_or(1))?;
         let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
-        with_row_major_out(
-            &mut out,
-            |slots| params.gather_nd(&idx, &wide, policy, slots),
-            |slots| params.gather_nd(&idx, &wide, policy, slots),
-        )
+        let filled = |slots: &mut [T]| {
+            params.gather_nd(&idx, &wide, policy, slots);
+            if let Some(f) = &fill {
+                fill::gather_nd(&idx, &wide, policy, f, slots);
+            }
+        };
+        with_row_major_out(&mut out, filled, |slots| {
+            params.gather_nd(&idx, &wide, policy, slots);
+            if let Some(f) = &fill {
+                fill::gather_nd(&idx, &wide, policy, f, slots);
+            }
+        })
     }
 }
 

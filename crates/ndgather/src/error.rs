@@ -297,6 +297,14 @@ pub enum GatherError {
         /// The shard and row the strategy gives the id, when that row does not exist.
         shard: Option<(usize, usize)>,
     },
+    /// A fill value the element type cannot hold.
+    #[error("fill value {value} does not fit elements of type {dtype}")]
+    FillValue {
+        /// The value.
+        value: String,
+        /// The element type.
+        dtype: String,
+    },
     /// Sparse ids or weights whose parts disagree.
     #[error("invalid SparseTensor: {reason}")]
     SparseTensor {

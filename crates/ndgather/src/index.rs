@@ -90,25 +90,32 @@ pub enum BadIndices {
     Clamp,
     /// Negative indices count from the end, as in NumPy; values still outside are an error.
     Wrap,
+    /// The slice of a bad index is filled with a fill value (JAX's `mode="fill"`): the one
+    /// set with the options' `fill_value`, or by default JAX's: NaN for floating and complex
+    /// types, the minimum of signed integers, the maximum of unsigned ones, `true` for bool,
+    /// the empty string (see [`crate::FillValue`]).
+    Fill,
 }
 
 impl BadIndices {
     /// Every policy, in the order of the enum.
-    pub const ALL: [BadIndices; 4] = [
+    pub const ALL: [BadIndices; 5] = [
         BadIndices::Error,
         BadIndices::Ignore,
         BadIndices::Clamp,
         BadIndices::Wrap,
+        BadIndices::Fill,
     ];
 
     /// The policy's name as [`BadIndices::from_name`] reads it, in lower case (`"error"`,
-    /// `"ignore"`, `"clamp"`, `"wrap"`): the spelling of the CLI and the Python package.
+    /// `"ignore"`, `"clamp"`, `"wrap"`, `"fill"`): the spelling of the CLI and the Python package.
     pub fn name(self) -> &'static str {
         match self {
             BadIndices::Error => "error",
             BadIndices::Ignore => "ignore",
             BadIndices::Clamp => "clamp",
             BadIndices::Wrap => "wrap",
+            BadIndices::Fill => "fill",
         }
     }
 
@@ -120,7 +127,7 @@ impl BadIndices {
             return Some(u);
         }
         match self {
-            BadIndices::Error | BadIndices::Ignore => None,
+            BadIndices::Error | BadIndices::Ignore | BadIndices::Fill => None,
             BadIndices::Clamp => {
                 if limit == 0 {
                     None
@@ -145,7 +152,7 @@ impl BadIndices {
     /// Whether a bad index is an error (all but `Ignore`).
     #[inline]
     pub fn errors(self) -> bool {
-        !matches!(self, BadIndices::Ignore)
+        !matches!(self, BadIndices::Ignore | BadIndices::Fill)
     }
 
     /// TensorFlow's `bad_indices_policy` attribute: `""`/`"DEFAULT"`/`"ERROR"` → `Error`,

@@ -64,6 +64,7 @@ mod array;
 pub mod embedding;
 mod error;
 pub mod examples;
+mod fill;
 pub mod grad;
 mod index;
 pub mod kernel;
@@ -82,6 +83,7 @@ mod tensor;
 pub use along::TakeAlongAxisOptions;
 pub use array::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
 pub use error::{GatherError, OpKind, Result};
+pub use fill::FillValue;
 pub use index::{BadIndices, IndexType};
 pub use tensor::{DType, Tensor, TensorElement, TensorView};
 

@@ -188,7 +188,7 @@ where
             && match policy {
                 BadIndices::Error => ids[k].to_i128() >= 0,
                 BadIndices::Wrap => true,
-                BadIndices::Ignore | BadIndices::Clamp => false,
+                BadIndices::Ignore | BadIndices::Clamp | BadIndices::Fill => false,
             }
     };
     if let Some(k) = (0..ids.len()).find(|&k| is_error(k)) {

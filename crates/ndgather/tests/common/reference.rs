@@ -21,11 +21,44 @@ pub fn resolve(policy: BadIndices, v: i64, dim: usize) -> Option<usize> {
         return Some(v as usize);
     }
     match policy {
-        BadIndices::Error | BadIndices::Ignore => None,
+        BadIndices::Error | BadIndices::Ignore | BadIndices::Fill => None,
         BadIndices::Clamp if d > 0 => Some(v.clamp(0, d - 1) as usize),
         BadIndices::Wrap if v < 0 && v + d >= 0 => Some((v + d) as usize),
         _ => None,
     }
+}
+
+/// What fills the slice of a bad index: `T::default()` under `Ignore`, JAX's fill value
+/// under `Fill` (for the types the tests use; written out here, apart from the library's).
+pub fn fill<T: Clone + Default + 'static>(policy: BadIndices) -> T {
+    use num_complex::Complex64;
+    use std::any::Any;
+    if policy != BadIndices::Fill {
+        return T::default();
+    }
+    let mut slot = T::default();
+    let any = &mut slot as &mut dyn Any;
+    if let Some(v) = any.downcast_mut::<i64>() {
+        *v = i64::MIN;
+    } else if let Some(v) = any.downcast_mut::<i32>() {
+        *v = i32::MIN;
+    } else if let Some(v) = any.downcast_mut::<u8>() {
+        *v = u8::MAX;
+    } else if let Some(v) = any.downcast_mut::<f32>() {
+        *v = f32::NAN;
+    } else if let Some(v) = any.downcast_mut::<f64>() {
+        *v = f64::NAN;
+    } else if let Some(v) = any.downcast_mut::<bool>() {
+        *v = true;
+    } else if let Some(v) = any.downcast_mut::<Complex64>() {
+        *v = Complex64::new(f64::NAN, 0.0);
+    }
+    slot
+}
+
+/// Whether a bad index is an error under `policy`.
+fn errors(policy: BadIndices) -> bool {
+    !matches!(policy, BadIndices::Ignore | BadIndices::Fill)
 }
 
 fn all_positions(shape: &[usize]) -> Vec<Vec<usize>> {
@@ -37,7 +70,7 @@ fn all_positions(shape: &[usize]) -> Vec<Vec<usize>> {
 
 /// gather with normalised `axis` and `batch_dims` (valid ones; shape errors are the shape
 /// rule's business).
-pub fn gather<T: Clone + Default>(
+pub fn gather<T: Clone + Default + 'static>(
     params: &ArrayD<T>,
     indices: &ArrayD<i64>,
     axis: usize,
@@ -49,7 +82,7 @@ pub fn gather<T: Clone + Default>(
     out_shape.extend_from_slice(&is[batch_dims..]);
     out_shape.extend_from_slice(&ps[axis + 1..]);
     let out_len: usize = out_shape.iter().product();
-    if out_len > 0 && policy != BadIndices::Ignore {
+    if out_len > 0 && errors(policy) {
         for pos in all_positions(is) {
             let v = indices[IxDyn(&pos)];
             if resolve(policy, v, ps[axis]).is_none() {
@@ -70,7 +103,7 @@ pub fn gather<T: Clone + Default>(
                     ppos.extend_from_slice(&o[axis + k..]);
                     params[IxDyn(&ppos)].clone()
                 }
-                None => T::default(),
+                None => fill::<T>(policy),
             }
         })
         .collect();
@@ -78,7 +111,7 @@ pub fn gather<T: Clone + Default>(
 }
 
 /// gather_nd with valid shapes and `batch_dims`.
-pub fn gather_nd<T: Clone + Default>(
+pub fn gather_nd<T: Clone + Default + 'static>(
     params: &ArrayD<T>,
     indices: &ArrayD<i64>,
     batch_dims: usize,
@@ -99,7 +132,7 @@ pub fn gather_nd<T: Clone + Default>(
             .collect()
     };
     let out_len: usize = out_shape.iter().product();
-    if out_len > 0 && policy != BadIndices::Ignore {
+    if out_len > 0 && errors(policy) {
         for row in all_positions(rows_shape) {
             let v = vector(&row);
             if v.iter()
@@ -127,7 +160,7 @@ pub fn gather_nd<T: Clone + Default>(
                     ppos.extend_from_slice(&o[rows_shape.len()..]);
                     params[IxDyn(&ppos)].clone()
                 }
-                None => T::default(),
+                None => fill::<T>(policy),
             }
         })
         .collect();
