@@ -12,7 +12,8 @@ use errors::{to_py, InvalidArgumentError};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis};
 use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, SparseIds};
 use ndgather::{
-    BadIndices, GatherError, GatherNdOptions, GatherOptions, IndexType, TakeAlongAxisOptions,
+    BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions, IndexType,
+    TakeAlongAxisOptions,
 };
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -52,6 +53,37 @@ impl Call {
             Call::GatherNd(o) => o.gather_nd_records_into(params, indices, out),
             Call::TakeAlongAxis(o) => o.take_along_axis_records_into(params, indices, out),
         }
+    }
+}
+
+/// The policy and fill value for params of `dtype`. Under `"fill"` the Python layer gives
+/// the fill element's bytes (NumPy made them, in params' own dtype and byte order); without
+/// them (strings, records, datetimes) and for object arrays, bad slices are zeros, empty or
+/// None, as under `"ignore"`: records of units cannot take a typed default.
+fn fill_policy(
+    name: &str,
+    fill: Option<Vec<u8>>,
+    dtype: &Bound<'_, numpy::PyArrayDescr>,
+) -> PyResult<(BadIndices, FillValue)> {
+    let policy = policy(name)?;
+    if policy != BadIndices::Fill {
+        return Ok((policy, FillValue::Default));
+    }
+    if dtype.has_object() && fill.is_some() {
+        return Err(PyTypeError::new_err(
+            "object arrays fill bad slices with None; fill_value is not supported for them",
+        ));
+    }
+    match fill {
+        Some(bytes) if !dtype.has_object() => FillValue::bytes(&bytes)
+            .map(|v| (BadIndices::Fill, v))
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "a fill_value of dtype {dtype} takes {} bytes; at most 16 are supported",
+                    bytes.len()
+                ))
+            }),
+        _ => Ok((BadIndices::Ignore, FillValue::Default)),
     }
 }
 
@@ -160,7 +192,8 @@ fn gather_objects<'py>(
 
 /// `tf.gather` on NumPy arrays; see the Python wrapper `ndgather.gather`.
 #[pyfunction]
-#[pyo3(signature = (params, indices, axis, batch_dims, bad_indices, out))]
+#[pyo3(signature = (params, indices, axis, batch_dims, bad_indices, fill, out))]
+#[allow(clippy::too_many_arguments)]
 fn gather<'py>(
     py: Python<'py>,
     params: &Bound<'py, PyUntypedArray>,
@@ -168,11 +201,14 @@ fn gather<'py>(
     axis: Option<i64>,
     batch_dims: i64,
     bad_indices: &str,
+    fill: Option<Vec<u8>>,
     out: Option<&Bound<'py, PyUntypedArray>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let (policy, fill) = fill_policy(bad_indices, fill, &params.dtype())?;
     let mut options = GatherOptions::new()
         .batch_dims(batch_dims)
-        .bad_indices(policy(bad_indices)?);
+        .bad_indices(policy)
+        .fill_value(fill);
     if let Some(axis) = axis {
         options = options.axis(axis);
     }
@@ -181,34 +217,41 @@ fn gather<'py>(
 
 /// `tf.gather_nd` on NumPy arrays; see the Python wrapper `ndgather.gather_nd`.
 #[pyfunction]
-#[pyo3(signature = (params, indices, batch_dims, bad_indices, out))]
+#[pyo3(signature = (params, indices, batch_dims, bad_indices, fill, out))]
 fn gather_nd<'py>(
     py: Python<'py>,
     params: &Bound<'py, PyUntypedArray>,
     indices: &Bound<'py, PyUntypedArray>,
     batch_dims: i64,
     bad_indices: &str,
+    fill: Option<Vec<u8>>,
     out: Option<&Bound<'py, PyUntypedArray>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let (policy, fill) = fill_policy(bad_indices, fill, &params.dtype())?;
     let options = GatherNdOptions::new()
         .batch_dims(batch_dims)
-        .bad_indices(policy(bad_indices)?);
+        .bad_indices(policy)
+        .fill_value(fill);
     run_gather(py, Call::GatherNd(options), params, indices, out)
 }
 
 /// NumPy's `take_along_axis` on NumPy arrays; see the Python wrapper
 /// `ndgather.take_along_axis`.
 #[pyfunction]
-#[pyo3(signature = (arr, indices, axis, bad_indices, out))]
+#[pyo3(signature = (arr, indices, axis, bad_indices, fill, out))]
 fn take_along_axis<'py>(
     py: Python<'py>,
     arr: &Bound<'py, PyUntypedArray>,
     indices: &Bound<'py, PyUntypedArray>,
     axis: i64,
     bad_indices: &str,
+    fill: Option<Vec<u8>>,
     out: Option<&Bound<'py, PyUntypedArray>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let options = TakeAlongAxisOptions::new(axis).bad_indices(policy(bad_indices)?);
+    let (policy, fill) = fill_policy(bad_indices, fill, &arr.dtype())?;
+    let options = TakeAlongAxisOptions::new(axis)
+        .bad_indices(policy)
+        .fill_value(fill);
     run_gather(py, Call::TakeAlongAxis(options), arr, indices, out)
 }
 

@@ -67,6 +67,32 @@ def _numbers(x):
     return a
 
 
+def _fill(bad_indices, fill_value, dtype):
+    """The bytes of the fill element for ``bad_indices="fill"`` (JAX's ``mode="fill"``), made
+    by NumPy in params' own dtype; ``None`` where bad slices are zeros, empty or None."""
+    if bad_indices != "fill":
+        if fill_value is not None:
+            raise ValueError('fill_value needs bad_indices="fill"')
+        return None
+    if dtype.kind == "O":
+        if fill_value is not None:
+            raise TypeError("object arrays fill bad slices with None; fill_value is not "
+                            "supported for them")
+        return None
+    if fill_value is None:  # JAX's defaults
+        if dtype.kind in "fc" or dtype.name == "bfloat16":
+            fill_value = np.nan
+        elif dtype.kind == "i":
+            fill_value = np.iinfo(dtype).min
+        elif dtype.kind == "u":
+            fill_value = np.iinfo(dtype).max
+        elif dtype.kind == "b":
+            fill_value = True
+        else:
+            return None  # strings, bytes, records, datetimes: empty / zeros
+    return np.asarray(fill_value, dtype=dtype).tobytes()
+
+
 def _out(out):
     if out is None or type(out) is _ndarray or isinstance(out, _ndarray):
         return out
@@ -74,7 +100,7 @@ def _out(out):
 
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None,
-           *, bad_indices="error", out=None):
+           *, bad_indices="error", fill_value=None, out=None):
     """Gather slices from ``params`` axis ``axis`` according to ``indices``.
 
     ``tf.gather`` on NumPy arrays: the output has shape
@@ -97,7 +123,12 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
         (TensorFlow on the CPU: InvalidArgumentError naming the first bad index),
         ``"ignore"`` (TensorFlow on the GPU: its slice is zeros, empty strings, or None
         in object arrays), ``"clamp"`` (XLA: clamped into range), ``"wrap"`` (NumPy:
-        negative indices count from the end).
+        negative indices count from the end), ``"fill"`` (JAX's ``mode="fill"``: the slice
+        is ``fill_value``).
+      fill_value: what ``"fill"`` writes, converted to ``params``' dtype by NumPy; by
+        default JAX's: NaN for floating and complex dtypes, the minimum of signed integers,
+        the maximum of unsigned ones, True for bool; empty strings, zeros or None for the
+        other dtypes.
       out: an array of the output's shape and ``params``' dtype to write into (any
         layout; it must not share memory with the inputs). It is returned.
 
@@ -141,12 +172,18 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     array([12, 10, 12])
     >>> ng.gather([10, 11, 12], [2, -1], bad_indices="wrap")
     array([12, 12])
+    >>> ng.gather([1.5, 2.5], [1, 7], bad_indices="fill")
+    array([2.5, nan])
+    >>> ng.gather([10, 11, 12], [2, 7], bad_indices="fill", fill_value=-1)
+    array([12, -1])
     """
-    return _core.gather(_array(params), _indices(indices), axis, batch_dims, bad_indices,
-                        _out(out))
+    params = _array(params)
+    return _core.gather(params, _indices(indices), axis, batch_dims, bad_indices,
+                        _fill(bad_indices, fill_value, params.dtype), _out(out))
 
 
-def gather_nd(params, indices, batch_dims=0, name=None, *, bad_indices="error", out=None):
+def gather_nd(params, indices, batch_dims=0, name=None, *, bad_indices="error",
+              fill_value=None, out=None):
     """Gather slices from ``params`` into an array with shape given by ``indices``.
 
     ``tf.gather_nd`` on NumPy arrays: ``indices[..., :]`` are index vectors into the
@@ -159,8 +196,9 @@ def gather_nd(params, indices, batch_dims=0, name=None, *, bad_indices="error", 
       indices: an array of any integer dtype, of rank at least 1.
       batch_dims: the number of leading batch dimensions (0 or more).
       name: accepted for compatibility and ignored.
-      bad_indices: ``"error"``, ``"ignore"``, ``"clamp"`` or ``"wrap"``, as in
-        :func:`gather`, applied to every component of an index vector.
+      bad_indices: ``"error"``, ``"ignore"``, ``"clamp"``, ``"wrap"`` or ``"fill"``, as
+        in :func:`gather`, applied to every component of an index vector.
+      fill_value: what ``"fill"`` writes, as in :func:`gather`.
       out: an array of the output's shape and ``params``' dtype to write into.
 
     Returns:
@@ -188,8 +226,9 @@ def gather_nd(params, indices, batch_dims=0, name=None, *, bad_indices="error", 
         ...
     ndgather.InvalidArgumentError: indices[0] = [0, 2] does not index into param shape [2,2]
     """
-    return _core.gather_nd(_array(params), _indices(indices), batch_dims, bad_indices,
-                           _out(out))
+    params = _array(params)
+    return _core.gather_nd(params, _indices(indices), batch_dims, bad_indices,
+                           _fill(bad_indices, fill_value, params.dtype), _out(out))
 
 
 def gather_grad(params_shape, indices, grad, axis=None, batch_dims=0):
@@ -233,7 +272,7 @@ def gather_nd_grad(params_shape, indices, grad, batch_dims=0):
                                 batch_dims)
 
 
-def take_along_axis(arr, indices, axis, *, bad_indices="error", out=None):
+def take_along_axis(arr, indices, axis, *, bad_indices="error", fill_value=None, out=None):
     """Take values from ``arr`` by matching 1-d index and data slices along ``axis``.
 
     ``numpy.take_along_axis`` (ONNX's ``GatherElements``): ``indices`` has ``arr``'s rank;
@@ -249,8 +288,10 @@ def take_along_axis(arr, indices, axis, *, bad_indices="error", out=None):
         ``arr`` flattened (``indices`` must then be 1-d), as NumPy does.
       bad_indices: ``"error"`` (the default: InvalidArgumentError naming the first index
         outside ``[0, arr.shape[axis])``), ``"ignore"`` (zeros, empty strings or None),
-        ``"clamp"``, or ``"wrap"`` (negative indices count from the end: NumPy's own
-        behaviour).
+        ``"clamp"``, ``"wrap"`` (negative indices count from the end: NumPy's own
+        behaviour), or ``"fill"`` (JAX's ``mode="fill"``).
+      fill_value: what ``"fill"`` writes (as in :func:`gather`; by default JAX's: NaN for
+        floating types, the minimum or maximum of integers, True for bool).
       out: an array of the output's shape and ``arr``'s dtype to write into (any layout,
         not sharing memory with the inputs). It is returned.
 
@@ -275,11 +316,15 @@ def take_along_axis(arr, indices, axis, *, bad_indices="error", out=None):
     >>> ng.take_along_axis(a, [[-1]], axis=1, bad_indices="wrap")
     array([[20],
            [50]])
+    >>> ng.take_along_axis(a, [[9]], axis=1, bad_indices="fill", fill_value=0)
+    array([[0],
+           [0]])
     """
     arr = _array(arr)
     if axis is None:
         arr, axis = arr.reshape(-1), 0
-    return _core.take_along_axis(arr, _indices(indices), axis, bad_indices, _out(out))
+    return _core.take_along_axis(arr, _indices(indices), axis, bad_indices,
+                                 _fill(bad_indices, fill_value, arr.dtype), _out(out))
 
 
 def take_along_axis_grad(arr_shape, indices, grad, axis, *, bad_indices="error"):

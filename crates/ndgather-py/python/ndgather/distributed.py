@@ -281,7 +281,7 @@ class ShardedTable:
         wanted = [local[pos] for _, pos in groups]
         futures = self._client.map(
             _take, [self._shards[p] for p, _ in groups], wanted,
-            ["ignore" if (w < 0).any() else "error" for w in wanted])
+            [_filling(bad_indices) if (w < 0).any() else "error" for w in wanted])
         for (_, pos), rows in zip(groups, self._client.gather(futures)):
             out[pos] = rows
         return out.reshape(out_shape)
@@ -334,16 +334,24 @@ def _known_shape(x):
     return [int(d) for d in x.shape]
 
 
-def _fill(count, trailing, dtype):
-    """``count`` default-filled slices, as ``bad_indices="ignore"`` leaves them."""
+def _filling(policy):
+    """How a dropped index's slice is filled: JAX's fill values under ``"fill"``, else
+    zeros (``"ignore"``; the other policies drop nothing)."""
+    return "fill" if policy == "fill" else "ignore"
+
+
+def _fill(count, trailing, dtype, policy):
+    """``count`` slices as the policy (``"ignore"`` or ``"fill"``) leaves a bad index's."""
     empty = np.empty((0,) + trailing, dtype)
-    return _gather(empty, np.full(count, -1, np.int64), bad_indices="ignore")
+    return _gather(empty, np.full(count, -1, np.int64), bad_indices=policy)
 
 
-def _assemble(item_shape, trailing, dtype, dropped, pieces, *chunks):
-    """One output block: slices of the touched ``chunks`` at the items' positions."""
+def _assemble(item_shape, trailing, dtype, dropped, policy, pieces, *chunks):
+    """One output block: slices of the touched ``chunks`` at the items' positions, the
+    dropped ones as ``policy`` fills them."""
     count = math.prod(item_shape)
-    out = _fill(count, trailing, dtype) if dropped else np.empty((count,) + trailing, dtype)
+    out = (_fill(count, trailing, dtype, policy) if dropped
+           else np.empty((count,) + trailing, dtype))
     for (positions, local), chunk in zip(pieces, chunks):
         out[positions] = _gather_nd(chunk, local)
     return out.reshape(item_shape + trailing)
@@ -359,7 +367,7 @@ def _group_by_chunk(linear, local, keep):
     return touched, [(g, local[g]) for g in groups]
 
 
-def _take_items(x, coords):
+def _take_items(x, coords, policy):
     """``gather_nd(x, coords)`` with ``batch_dims=0`` on a dask array, for checked
     coordinates (rows of -1: a default-filled slice). Output blocks split the leading item
     axis; each reads only the chunks its items fall in."""
@@ -396,7 +404,7 @@ def _take_items(x, coords):
             trailing = tuple(c[i] for c, i in zip(trailing_chunks, t))
             deps = [blocks[np.unravel_index(u, grid) + t] for u in touched]
             task = dask.delayed(_assemble, pure=True)(
-                block_items, trailing, x.dtype, any_dropped, pieces, *deps)
+                block_items, trailing, x.dtype, any_dropped, _filling(policy), pieces, *deps)
             shape = block_items + trailing
             row.append(da.from_delayed(task, shape, dtype=x.dtype,
                                        meta=np.empty((0,) * len(shape), x.dtype)))
@@ -456,7 +464,7 @@ def gather(x, indices, axis=None, batch_dims=0, *, bad_indices="error"):
     _batch_positions(coords, b)
     coords[..., b] = pos
     coords[pos < 0] = -1
-    taken = _take_items(x.transpose(order), coords)
+    taken = _take_items(x.transpose(order), coords, bad_indices)
     q = indices.ndim - b
     back = (list(range(b)) + list(range(b + q, b + q + a - b)) + list(range(b, b + q))
             + list(range(b + q + a - b, taken.ndim)))
@@ -483,4 +491,4 @@ def gather_nd(x, indices, batch_dims=0, *, bad_indices="error"):
     _batch_positions(coords, b)
     coords[..., b:] = pos
     coords[(pos < 0).any(axis=-1)] = -1
-    return _take_items(x, coords)
+    return _take_items(x, coords, bad_indices)
