@@ -42,6 +42,24 @@ impl Call {
         }
     }
 
+    /// The fill value of the `Fill` policy.
+    pub fn fill(&self) -> ndgather::FillValue {
+        match self {
+            Call::Gather(o) => o.get_fill_value(),
+            Call::GatherNd(o) => o.get_fill_value(),
+            Call::TakeAlongAxis(o) => o.get_fill_value(),
+        }
+    }
+
+    /// The same call with another fill value (the bytes of one element, for records).
+    pub fn with_fill(self, value: ndgather::FillValue) -> Call {
+        match self {
+            Call::Gather(o) => Call::Gather(o.fill_value(value)),
+            Call::GatherNd(o) => Call::GatherNd(o.fill_value(value)),
+            Call::TakeAlongAxis(o) => Call::TakeAlongAxis(o.fill_value(value)),
+        }
+    }
+
     /// How many elements the output has, by the op's shape rule; `None` where the shapes do
     /// not pass it (the op itself then says why).
     pub fn out_len(&self, params: &[usize], indices: &[usize]) -> Option<usize> {

@@ -11,7 +11,7 @@ use crate::error::CliError;
 use half::{bf16, f16};
 use memmap2::Mmap;
 use ndarray::{ArrayViewD, IxDyn, ShapeBuilder, StrideShape};
-use ndgather::{shape::checked_numel, Complex32, Complex64, DType, Tensor, TensorView};
+use ndgather::{shape::checked_numel, Complex32, Complex64, DType, FillValue, Tensor, TensorView};
 
 /// Bytes that stay put while views of them are used.
 pub enum Buffer {
@@ -84,6 +84,14 @@ macro_rules! dispatch {
                 $(DType::$v => typed::<$t>(bytes, dims).map(TensorView::from),)*
                 DType::Bool | DType::String | DType::Bytes => None,
             }
+        }
+
+        /// The bytes of `value`'s element of `dtype`, in native order.
+        fn fill_bytes(dtype: DType, value: FillValue) -> Result<Option<Vec<u8>>, CliError> {
+            Ok(match dtype {
+                $(DType::$v => Some(bytemuck::bytes_of(&value.element::<$t>()?).to_vec()),)*
+                DType::Bool | DType::String | DType::Bytes => None,
+            })
         }
 
         /// A tensor of `dtype` from row-major bytes in native order, copied.
@@ -230,6 +238,14 @@ impl InPlace {
         if let Some(view) = self.typed() {
             return Ok(op.run(&view, indices)?);
         }
+        // Records fill with one element's bytes, in the buffer's byte order.
+        let op = match fill_bytes(self.dtype, op.fill())? {
+            Some(mut bytes) => {
+                swap_parts(&mut bytes, self.part());
+                op.with_fill(FillValue::bytes(&bytes).unwrap_or_default())
+            }
+            None => *op,
+        };
         let out = op.run_records(&TensorView::from(self.records()?), indices)?;
         let out = out
             .into_array::<u8>()

@@ -3,11 +3,12 @@
 
 use ndgather_cli::{bench, call::Call, error, npy, print, progress, source};
 
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand};
 use clap_complete::Shell;
 use error::CliError;
 use ndgather::{
-    examples, BadIndices, GatherError, GatherNdOptions, GatherOptions, TakeAlongAxisOptions, Tensor,
+    examples, BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions,
+    TakeAlongAxisOptions, Tensor,
 };
 use print::PrintOptions;
 use std::io::{IsTerminal, Write};
@@ -23,28 +24,55 @@ struct Cli {
     command: Command,
 }
 
-/// What to do with an out-of-range index.
-#[derive(Copy, Clone, Debug, ValueEnum)]
-enum Policy {
-    /// Fail on the first bad index (TensorFlow on the CPU).
-    Error,
-    /// Fill the slice of a bad index with zeros (TensorFlow on the GPU).
-    Ignore,
-    /// Clamp indices into range (XLA).
-    Clamp,
-    /// Negative indices count from the end (NumPy).
-    Wrap,
+/// `--bad-indices`: a policy of [`BadIndices::ALL`], and for `fill` an optional value.
+#[derive(Copy, Clone, Debug)]
+struct PolicyArg {
+    policy: BadIndices,
+    fill: FillValue,
 }
 
-impl From<Policy> for BadIndices {
-    fn from(p: Policy) -> BadIndices {
-        match p {
-            Policy::Error => BadIndices::Error,
-            Policy::Ignore => BadIndices::Ignore,
-            Policy::Clamp => BadIndices::Clamp,
-            Policy::Wrap => BadIndices::Wrap,
-        }
+/// The policies as `--help` and messages list them.
+fn policy_names() -> String {
+    let names: Vec<String> = BadIndices::ALL
+        .iter()
+        .map(|p| match p {
+            BadIndices::Fill => "fill[=VALUE]".to_string(),
+            other => other.name().to_string(),
+        })
+        .collect();
+    names.join(", ")
+}
+
+fn parse_policy(text: &str) -> Result<PolicyArg, String> {
+    let (name, value) = match text.split_once('=') {
+        Some((name, value)) => (name, Some(value)),
+        None => (text, None),
+    };
+    let policy = BadIndices::ALL
+        .into_iter()
+        .find(|p| p.name() == name)
+        .ok_or_else(|| format!("expected one of {}", policy_names()))?;
+    let fill = match (policy, value) {
+        (_, None) => FillValue::Default,
+        (BadIndices::Fill, Some(v)) => parse_fill(v)?,
+        (_, Some(_)) => return Err(format!("only fill takes a value (fill=VALUE), not {name}")),
+    };
+    Ok(PolicyArg { policy, fill })
+}
+
+/// A fill value: `true`/`false`, an integer, or a number (`nan`, `inf` and `-inf` too).
+fn parse_fill(v: &str) -> Result<FillValue, String> {
+    match v {
+        "true" | "True" => return Ok(FillValue::Bool(true)),
+        "false" | "False" => return Ok(FillValue::Bool(false)),
+        _ => {}
     }
+    if let Ok(i) = v.parse::<i128>() {
+        return Ok(FillValue::Int(i));
+    }
+    v.parse::<f64>()
+        .map(FillValue::float)
+        .map_err(|_| format!("the fill VALUE must be a number or true/false, got '{v}'"))
 }
 
 /// How a printed result looks (NumPy's print options).
@@ -86,9 +114,12 @@ struct Inputs {
     params: String,
     /// indices: integers in any form PARAMS takes, e.g. `ids.npy`, `-` or `[1, 0]`.
     indices: String,
-    /// What to do with an out-of-range index.
-    #[arg(long = "bad-indices", value_enum, default_value = "error")]
-    bad_indices: Policy,
+    /// What an out-of-range index does: error (TensorFlow on the CPU), ignore (zeros, as on
+    /// the GPU), clamp (XLA), wrap (negative from the end, NumPy), fill[=VALUE] (JAX's
+    /// mode="fill": VALUE, by default NaN for floats, the minimum or maximum of integers,
+    /// true for bool).
+    #[arg(long = "bad-indices", value_name = "POLICY", value_parser = parse_policy, default_value = "error")]
+    bad_indices: PolicyArg,
     /// Write the result as .npy to FILE (`-`: standard output) instead of printing it.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -332,7 +363,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         } => {
             let mut options = GatherOptions::new()
                 .batch_dims(batch.batch_dims)
-                .bad_indices(inputs.bad_indices.into());
+                .bad_indices(inputs.bad_indices.policy)
+                .fill_value(inputs.bad_indices.fill);
             if let Some(axis) = axis {
                 options = options.axis(axis);
             }
@@ -353,11 +385,14 @@ fn run(cli: Cli) -> Result<(), CliError> {
             }
             let options = GatherNdOptions::new()
                 .batch_dims(batch.batch_dims)
-                .bad_indices(inputs.bad_indices.into());
+                .bad_indices(inputs.bad_indices.policy)
+                .fill_value(inputs.bad_indices.fill);
             run_op(inputs, Call::GatherNd(options), None)
         }
         Command::TakeAlongAxis { inputs, axis } => {
-            let options = TakeAlongAxisOptions::new(axis).bad_indices(inputs.bad_indices.into());
+            let options = TakeAlongAxisOptions::new(axis)
+                .bad_indices(inputs.bad_indices.policy)
+                .fill_value(inputs.bad_indices.fill);
             run_op(inputs, Call::TakeAlongAxis(options), Some(axis))
         }
         Command::Completions { shell } => {

@@ -473,3 +473,74 @@ fn take_along_axis_from_every_source() {
     ]));
     assert!(err.contains("axis 2 is out of bounds for array of dimension 2 (for params of rank 2, --axis takes -2 to 1)"), "{err}");
 }
+
+#[test]
+fn the_fill_policy() {
+    let run = |args: &[&str]| stdout_of(bin().args(args));
+    assert_eq!(
+        run(&["gather", "[1.5, 2.5]", "[1, 7]", "--bad-indices", "fill"]),
+        "shape=(2,) dtype=float32\n[2.5 nan]\n"
+    );
+    assert_eq!(
+        run(&["gather", "[1, 2]", "[1, 7]", "--bad-indices", "fill"]),
+        "shape=(2,) dtype=int32\n[          2 -2147483648]\n"
+    );
+    assert_eq!(
+        run(&["gather", "[1, 2]", "[1, 7]", "--bad-indices=fill=-1"]),
+        "shape=(2,) dtype=int32\n[ 2 -1]\n"
+    );
+    assert_eq!(
+        run(&[
+            "gather-nd",
+            "[[1.0, 2.0]]",
+            "[[0, 5]]",
+            "--bad-indices",
+            "fill=inf"
+        ]),
+        "shape=(1,) dtype=float32\n[inf]\n"
+    );
+    assert_eq!(
+        run(&[
+            "take-along-axis",
+            "[[1, 2]]",
+            "[[5, 0]]",
+            "--axis",
+            "1",
+            "--bad-indices",
+            "fill=7"
+        ]),
+        "shape=(1, 2) dtype=int32\n[[7 1]]\n"
+    );
+    // Through the records path: a big-endian file, the fill element swapped as the data is.
+    let dir = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = [0.5f64, 1.5].iter().flat_map(|v| v.to_be_bytes()).collect();
+    let p = write(
+        dir.path(),
+        "be.npy",
+        &npy_bytes(">f8", false, &[2], &data, 1),
+    );
+    assert_eq!(
+        run(&[
+            "gather",
+            p.to_str().unwrap(),
+            "[1, 9]",
+            "--bad-indices",
+            "fill=-0.25"
+        ]),
+        "shape=(2,) dtype=float64\n[ 1.5  -0.25]\n"
+    );
+    let err =
+        stderr_of_failure(bin().args(["gather", "[1, 2]", "[7]", "--bad-indices", "fill=2.5"]));
+    assert!(
+        err.contains("fill value 2.5 does not fit elements of type i32"),
+        "{err}"
+    );
+    let out = bin()
+        .args(["gather", "[1]", "[0]", "--bad-indices", "ignore=3"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("only fill takes a value (fill=VALUE), not ignore"));
+    let help = stdout_of(bin().args(["gather", "--help"]));
+    assert!(help.contains("fill[=VALUE]"), "{help}");
+}

@@ -61,6 +61,22 @@ impl FillValue {
         })
     }
 
+    /// The element of type `T` this value fills with (JAX's default for
+    /// [`FillValue::Default`]).
+    ///
+    /// ```
+    /// use ndgather::FillValue;
+    /// assert_eq!(FillValue::Default.element::<i16>().unwrap(), i16::MIN);
+    /// assert_eq!(FillValue::float(0.5).element::<f32>().unwrap(), 0.5);
+    /// assert!(FillValue::Int(256).element::<u8>().is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`GatherError::FillValue`] when the value does not fit `T`.
+    pub fn element<T: Clone + Default + 'static>(self) -> Result<T> {
+        element(self)
+    }
+
     fn describe(self) -> String {
         match self {
             FillValue::Default => "the default".to_string(),
@@ -75,8 +91,16 @@ impl FillValue {
 fn refuse<T>(value: FillValue) -> GatherError {
     GatherError::FillValue {
         value: value.describe(),
-        dtype: std::any::type_name::<T>().to_string(),
+        dtype: short_name(std::any::type_name::<T>()),
     }
+}
+
+/// A type's name without its path: `f16`, `i32`, `String`, `Complex<f32>`.
+fn short_name(full: &str) -> String {
+    full.split('<')
+        .map(|part| part.rsplit("::").next().unwrap_or(part))
+        .collect::<Vec<_>>()
+        .join("<")
 }
 
 /// `v` as `T` when `T` is `U` (`None` otherwise).
