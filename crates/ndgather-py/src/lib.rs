@@ -346,7 +346,7 @@ macro_rules! summing_op {
 
 /// The gradient of `gather` with respect to params; see `ndgather.gather_grad`.
 #[pyfunction]
-#[pyo3(signature = (params_shape, indices, grad, axis, batch_dims))]
+#[pyo3(signature = (params_shape, indices, grad, axis, batch_dims, bad_indices))]
 fn gather_grad<'py>(
     py: Python<'py>,
     params_shape: Vec<i64>,
@@ -354,27 +354,34 @@ fn gather_grad<'py>(
     grad: &Bound<'py, PyUntypedArray>,
     axis: Option<i64>,
     batch_dims: i64,
+    bad_indices: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let shape = dims("params_shape", &params_shape)?;
-    summing_op!(py, grad, indices, |g, i| ndgather::grad::gather_grad(
-        &shape, &i, &g, axis, batch_dims
-    ))
+    let mut options = GatherOptions::new()
+        .batch_dims(batch_dims)
+        .bad_indices(policy(bad_indices)?);
+    if let Some(axis) = axis {
+        options = options.axis(axis);
+    }
+    summing_op!(py, grad, indices, |g, i| options.grad(&shape, &i, &g))
 }
 
 /// The gradient of `gather_nd` with respect to params; see `ndgather.gather_nd_grad`.
 #[pyfunction]
-#[pyo3(signature = (params_shape, indices, grad, batch_dims))]
+#[pyo3(signature = (params_shape, indices, grad, batch_dims, bad_indices))]
 fn gather_nd_grad<'py>(
     py: Python<'py>,
     params_shape: Vec<i64>,
     indices: &Bound<'py, PyUntypedArray>,
     grad: &Bound<'py, PyUntypedArray>,
     batch_dims: i64,
+    bad_indices: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let shape = dims("params_shape", &params_shape)?;
-    summing_op!(py, grad, indices, |g, i| ndgather::grad::gather_nd_grad(
-        &shape, &i, &g, batch_dims
-    ))
+    let options = GatherNdOptions::new()
+        .batch_dims(batch_dims)
+        .bad_indices(policy(bad_indices)?);
+    summing_op!(py, grad, indices, |g, i| options.grad(&shape, &i, &g))
 }
 
 /// The gradient of `take_along_axis` with respect to arr; see

@@ -59,3 +59,18 @@ def test_on_dask():
     got = gather(x, [3, 9], axis=0, bad_indices="fill").compute()
     np.testing.assert_array_equal(got[0], [9.0, 10.0, 11.0])
     assert np.isnan(got[1]).all()
+
+
+def test_gradients_through_filled_slices_are_zero():
+    idx = [1, 9, -1, 1]
+    g = np.array([1.0, 5.0, 7.0, 2.0])
+    np.testing.assert_array_equal(ng.gather_grad((3,), idx, g, bad_indices="fill"), [0.0, 3.0, 0.0])
+    np.testing.assert_array_equal(ng.gather_grad((3,), [1, -1, 1], np.array([1.0, 7.0, 2.0]),
+                                                 bad_indices="wrap"), [0.0, 3.0, 7.0])
+    np.testing.assert_array_equal(ng.gather_grad((3,), idx, g, bad_indices="clamp"), [7.0, 3.0, 5.0])
+    with pytest.raises(ng.InvalidArgumentError, match=r"indices\[1\] = 9 is not in \[0, 3\)"):
+        ng.gather_grad((3,), idx, g)
+    nd = ng.gather_nd_grad((2, 2), [[0, 1], [5, 0]], np.array([1.0, 9.0]), bad_indices="fill")
+    np.testing.assert_array_equal(nd, [[0.0, 1.0], [0.0, 0.0]])
+    t = ng.take_along_axis_grad((1, 2), [[1, 4]], np.array([[3.0, 9.0]]), 1, bad_indices="fill")
+    np.testing.assert_array_equal(t, [[0.0, 3.0]])

@@ -247,6 +247,39 @@ impl GatherOptions {
         self.fill
     }
 
+    /// The gradient of this gather with respect to params, for upstream gradient `grad` (of
+    /// the output's shape), under this policy: see [`crate::grad::gather_grad`]. Indices the
+    /// policy clamps or wraps pass their slices' gradient to where they read; slices it
+    /// fills (`Ignore`, `Fill`) pass none.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// use ndgather::{BadIndices, GatherOptions};
+    /// let fill = GatherOptions::new().bad_indices(BadIndices::Fill);
+    /// let g = fill.grad(&[2], &array![1, 9, 1], &array![1.0, 5.0, 2.0]).unwrap();
+    /// assert_eq!(g, array![0.0, 3.0].into_dyn());
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`GatherOptions::gather`], and [`GatherError::GradShapeMismatch`].
+    pub fn grad<T, I, SI, SG, DI, DG>(
+        &self,
+        params_shape: &[usize],
+        indices: &ArrayBase<SI, DI>,
+        grad: &ArrayBase<SG, DG>,
+    ) -> Result<ArrayD<T>>
+    where
+        T: crate::scatter::Summable,
+        I: IndexType,
+        SI: Data<Elem = I>,
+        SG: Data<Elem = T>,
+        DI: Dimension,
+        DG: Dimension,
+    {
+        let plan = GatherPlan::new::<I>(params_shape, indices.shape(), self.axis, self.batch_dims)?;
+        crate::grad::gather_grad_planned(&plan, params_shape, indices, grad, self.bad_indices)
+    }
+
     /// `tf.gather(params, indices, axis, batch_dims)` into a new array.
     ///
     /// # Errors
@@ -529,6 +562,34 @@ impl GatherNdOptions {
     /// The fill value as set.
     pub fn get_fill_value(&self) -> FillValue {
         self.fill
+    }
+
+    /// The gradient of this gather_nd with respect to params, under this policy (see
+    /// [`GatherOptions::grad`]).
+    ///
+    /// # Errors
+    /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::GradShapeMismatch`].
+    pub fn grad<T, I, SI, SG, DI, DG>(
+        &self,
+        params_shape: &[usize],
+        indices: &ArrayBase<SI, DI>,
+        grad: &ArrayBase<SG, DG>,
+    ) -> Result<ArrayD<T>>
+    where
+        T: crate::scatter::Summable,
+        I: IndexType,
+        SI: Data<Elem = I>,
+        SG: Data<Elem = T>,
+        DI: Dimension,
+        DG: Dimension,
+    {
+        crate::grad::gather_nd_grad_with(
+            params_shape,
+            indices,
+            grad,
+            self.batch_dims,
+            self.bad_indices,
+        )
     }
 
     /// `tf.gather_nd(params, indices, batch_dims)` into a new array.

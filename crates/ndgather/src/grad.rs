@@ -57,9 +57,29 @@ where
     DG: Dimension,
 {
     let plan = GatherPlan::new::<I>(params_shape, indices.shape(), axis.into(), batch_dims)?;
+    gather_grad_planned(&plan, params_shape, indices, grad, BadIndices::Error)
+}
+
+/// [`gather_grad`] on a plan, under `policy`: indices it resolves (clamped, wrapped) get
+/// their slices' gradient, and bad ones it fills (`Ignore`, `Fill`) none.
+pub(crate) fn gather_grad_planned<T, I, SI, SG, DI, DG>(
+    plan: &GatherPlan,
+    params_shape: &[usize],
+    indices: &ArrayBase<SI, DI>,
+    grad: &ArrayBase<SG, DG>,
+    policy: BadIndices,
+) -> Result<ArrayD<T>>
+where
+    T: Summable,
+    I: IndexType,
+    SI: Data<Elem = I>,
+    SG: Data<Elem = T>,
+    DI: Dimension,
+    DG: Dimension,
+{
     check_grad(grad.shape(), &plan.out_shape)?;
     let idx = row_major(indices)?;
-    kernel::check_gather(&idx, &plan, BadIndices::Error)?;
+    kernel::check_gather(&idx, plan, policy)?;
     let src = row_major(grad)?;
     let mut out = zeros::<T>(params_shape)?;
     let (outer, n, gathered) = (plan.outer, plan.n.max(1), plan.gathered);
@@ -67,7 +87,7 @@ where
     scatter_add(&mut out, plan.inner, &src, |k| {
         let (j, rest) = (k % n, k / n);
         let (o, b) = (rest % outer.max(1), rest / outer.max(1));
-        let g = idx[b * n + j].checked_index(gathered)?;
+        let g = policy.resolve(idx[b * n + j], gathered)?;
         Some((b * outer + o) * gathered + g)
     });
     into_array(params_shape, out)
@@ -90,9 +110,28 @@ where
     DI: Dimension,
     DG: Dimension,
 {
+    gather_nd_grad_with(params_shape, indices, grad, batch_dims, BadIndices::Error)
+}
+
+/// [`gather_nd_grad`] under `policy` (see [`gather_grad_planned`]).
+pub(crate) fn gather_nd_grad_with<T, I, SI, SG, DI, DG>(
+    params_shape: &[usize],
+    indices: &ArrayBase<SI, DI>,
+    grad: &ArrayBase<SG, DG>,
+    batch_dims: i64,
+    policy: BadIndices,
+) -> Result<ArrayD<T>>
+where
+    T: Summable,
+    I: IndexType,
+    SI: Data<Elem = I>,
+    SG: Data<Elem = T>,
+    DI: Dimension,
+    DG: Dimension,
+{
     let plan = GatherNdPlan::new::<I>(params_shape, indices.shape(), batch_dims)?;
     check_grad(grad.shape(), &plan.out_shape)?;
-    scatter_nd_batched(indices, grad, params_shape, batch_dims, BadIndices::Error)
+    scatter_nd_batched(indices, grad, params_shape, batch_dims, policy)
 }
 
 /// A sparse gradient, as TensorFlow's `IndexedSlices`: row `indices[k]` of a tensor of

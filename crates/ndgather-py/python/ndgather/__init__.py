@@ -231,7 +231,7 @@ def gather_nd(params, indices, batch_dims=0, name=None, *, bad_indices="error",
                            _fill(bad_indices, fill_value, params.dtype), _out(out))
 
 
-def gather_grad(params_shape, indices, grad, axis=None, batch_dims=0):
+def gather_grad(params_shape, indices, grad, axis=None, batch_dims=0, *, bad_indices="error"):
     """The gradient of :func:`gather` with respect to ``params``.
 
     Zeros of ``params_shape`` with each slice of ``grad`` (the upstream gradient, of the
@@ -244,6 +244,8 @@ def gather_grad(params_shape, indices, grad, axis=None, batch_dims=0):
       grad: the upstream gradient: numbers (int, uint, float16/32/64, bfloat16, complex).
       axis: as in :func:`gather`.
       batch_dims: as in :func:`gather`.
+      bad_indices: the forward gather's policy: indices it clamps or wraps pass their
+        gradient to where they read; slices it fills (``"ignore"``, ``"fill"``) pass none.
 
     Returns:
       An array of ``params_shape`` and ``grad``'s dtype.
@@ -254,10 +256,10 @@ def gather_grad(params_shape, indices, grad, axis=None, batch_dims=0):
            [1., 0., 2.]])
     """
     return _core.gather_grad(params_shape, _indices(indices), _numbers(grad), axis,
-                             batch_dims)
+                             batch_dims, bad_indices)
 
 
-def gather_nd_grad(params_shape, indices, grad, batch_dims=0):
+def gather_nd_grad(params_shape, indices, grad, batch_dims=0, *, bad_indices="error"):
     """The gradient of :func:`gather_nd` with respect to ``params``.
 
     Zeros of ``params_shape`` with each slice of ``grad`` added at its index vector
@@ -269,7 +271,7 @@ def gather_nd_grad(params_shape, indices, grad, batch_dims=0):
            [0., 0., 2.]])
     """
     return _core.gather_nd_grad(params_shape, _indices(indices), _numbers(grad),
-                                batch_dims)
+                                batch_dims, bad_indices)
 
 
 def take_along_axis(arr, indices, axis, *, bad_indices="error", fill_value=None, out=None):
