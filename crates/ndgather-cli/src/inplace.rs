@@ -175,7 +175,7 @@ impl InPlace {
     }
 
     /// A view of the elements as their own type, where they can be so viewed.
-    fn typed(&self) -> Option<TensorView<'_>> {
+    pub fn typed(&self) -> Option<TensorView<'_>> {
         if self.order != ByteOrder::Native {
             return None;
         }

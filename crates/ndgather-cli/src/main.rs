@@ -6,6 +6,7 @@ use ndgather_cli::{bench, call::Call, error, npy, print, progress, source};
 use clap::{CommandFactory, Parser, Subcommand};
 use clap_complete::Shell;
 use error::CliError;
+use ndgather::embedding::{EmbeddingLookup, PartitionStrategy};
 use ndgather::{
     examples, BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions,
     TakeAlongAxisOptions, Tensor,
@@ -189,6 +190,30 @@ enum Command {
         /// The axis to take along; negative counts from the end.
         #[arg(long, allow_negative_numbers = true)]
         axis: i64,
+    },
+    /// tf.nn.embedding_lookup: rows of a table, or of a table split into shards (float16,
+    /// bfloat16, float32 or float64), by ids.
+    #[command(after_help = FORMS_HELP)]
+    EmbeddingLookup {
+        /// The table, or its shards in order; each in any form PARAMS takes (a big table's
+        /// shards stay memory-mapped).
+        #[arg(required = true, num_args = 1.., value_name = "SHARD")]
+        shards: Vec<String>,
+        /// The ids into the whole table, in any form INDICES takes.
+        #[arg(long)]
+        ids: String,
+        /// How ids map to shards: mod (id i is row i / n of shard i % n) or div
+        /// (contiguous ranges).
+        #[arg(long, default_value = "mod", value_parser = ["mod", "div"])]
+        partition_strategy: String,
+        /// Clip each looked-up row to this L2 norm.
+        #[arg(long, value_name = "X")]
+        max_norm: Option<f64>,
+        /// Write the result as .npy to FILE (`-`: standard output) instead of printing it.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        print: PrintArgs,
     },
     /// Runs every worked example of the tf.gather / tf.gather_nd documentation.
     Examples,
@@ -394,6 +419,51 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 .bad_indices(inputs.bad_indices.policy)
                 .fill_value(inputs.bad_indices.fill);
             run_op(inputs, Call::TakeAlongAxis(options), Some(axis))
+        }
+        Command::EmbeddingLookup {
+            shards,
+            ids,
+            partition_strategy,
+            max_norm,
+            output,
+            print,
+        } => {
+            let strategy = PartitionStrategy::from_name(&partition_strategy)
+                .ok_or_else(|| CliError::Usage(format!("unknown strategy {partition_strategy}")))?;
+            let lookup = EmbeddingLookup::new()
+                .partition_strategy(strategy)
+                .max_norm(max_norm);
+            let loaded = shards
+                .iter()
+                .map(|s| source::load("shard", s))
+                .collect::<Result<Vec<_>, _>>()?;
+            let ids = source::load("ids", &ids)?.into_tensor()?;
+            // Shards are read where they lie; big-endian or misaligned ones are copied.
+            let copies = loaded
+                .iter()
+                .map(|s| match s.typed_view() {
+                    Some(_) => Ok(None),
+                    None => s.copy().map(Some),
+                })
+                .collect::<Result<Vec<_>, CliError>>()?;
+            let views = loaded
+                .iter()
+                .zip(&copies)
+                .map(|(s, c)| match c {
+                    Some(t) => Ok(t.view()),
+                    None => s
+                        .typed_view()
+                        .ok_or_else(|| CliError::Internal("a shard lost its view".to_string())),
+                })
+                .collect::<Result<Vec<_>, CliError>>()?;
+            let result = lookup.lookup_views(&views, &ids.view())?;
+            match output {
+                Some(path) => save(&result, &path),
+                None => emit(
+                    &mut std::io::stdout().lock(),
+                    &print::format(&result, &print.options()),
+                ),
+            }
         }
         Command::Completions { shell } => {
             let mut command = Cli::command();

@@ -32,6 +32,23 @@ impl Loaded {
         }
     }
 
+    /// A view of the elements as their own type, if they can be viewed so where they lie
+    /// (not for big-endian or misaligned data: see [`Loaded::copy`]).
+    pub fn typed_view(&self) -> Option<TensorView<'_>> {
+        match self {
+            Loaded::Owned(t) => Some(t.view()),
+            Loaded::InPlace(data) => data.typed(),
+        }
+    }
+
+    /// The whole array in memory, copied.
+    pub fn copy(&self) -> Result<Tensor, CliError> {
+        match self {
+            Loaded::Owned(t) => Ok(t.clone()),
+            Loaded::InPlace(data) => data.to_tensor(),
+        }
+    }
+
     /// Runs `op` with this array as params.
     pub fn gather(&self, op: &Call, indices: &TensorView<'_>) -> Result<Tensor, CliError> {
         match self {

@@ -544,3 +544,54 @@ fn the_fill_policy() {
     let help = stdout_of(bin().args(["gather", "--help"]));
     assert!(help.contains("fill[=VALUE]"), "{help}");
 }
+
+#[test]
+fn embedding_lookup_over_shard_files() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rows 0..5 of a 1-column table split "div": [0, 1, 2] and [3, 4]; the second shard
+    // big-endian (copied rather than mapped).
+    let first = write(
+        dir.path(),
+        "a.npy",
+        &npy_bytes("<f4", false, &[3, 1], &f32_bytes(&[0.0, 1.0, 2.0]), 1),
+    );
+    let be: Vec<u8> = [3.0f32, 4.0].iter().flat_map(|v| v.to_be_bytes()).collect();
+    let second = write(
+        dir.path(),
+        "b.npy",
+        &npy_bytes(">f4", false, &[2, 1], &be, 1),
+    );
+    let (a, b) = (first.to_str().unwrap(), second.to_str().unwrap());
+    let out = stdout_of(bin().args([
+        "embedding-lookup",
+        a,
+        b,
+        "--ids",
+        "[[4, 0], [2, 3]]",
+        "--partition-strategy",
+        "div",
+    ]));
+    assert_eq!(
+        out,
+        "shape=(2, 2, 1) dtype=float32\n[[[4.]\n  [0.]]\n\n [[2.]\n  [3.]]]\n"
+    );
+    let err = stderr_of_failure(bin().args([
+        "embedding-lookup",
+        a,
+        b,
+        "--ids",
+        "[5]",
+        "--partition-strategy",
+        "div",
+    ]));
+    assert!(err.contains("indices[0] = 5 is not in [0, 5)"), "{err}");
+    let out = stdout_of(bin().args([
+        "embedding-lookup",
+        "[[3.0, 4.0]]",
+        "--ids",
+        "[0]",
+        "--max-norm",
+        "1",
+    ]));
+    assert_eq!(out, "shape=(1, 2) dtype=float32\n[[0.6 0.8]]\n");
+}

@@ -33,7 +33,7 @@ use crate::error::{GatherError, Result};
 use crate::grad::IndexedSlices;
 use crate::index::IndexType;
 use crate::plan::unravel;
-use crate::tensor::TensorElement;
+use crate::tensor::{Tensor, TensorElement, TensorView};
 use half::{bf16, f16};
 use ndarray::{ArrayBase, ArrayD, ArrayView1, ArrayView2, ArrayViewD, Data, Dimension, IxDyn};
 use num_traits::{Float, One, Zero};
@@ -761,19 +761,17 @@ fn slices_per_shard<T: Real>(
         .collect()
 }
 
-/// A tensor's view as a float type the lookups take.
+/// Views as a float type the lookups take (all of one dtype).
 fn float_views<'a, T: Real + TensorElement>(
-    tensors: &[&'a crate::tensor::Tensor],
+    views: &[TensorView<'a>],
 ) -> Result<Vec<ArrayViewD<'a, T>>> {
-    tensors
+    views
         .iter()
-        .map(|t| {
-            T::from_tensor(t)
-                .map(|a| a.view())
-                .ok_or_else(|| GatherError::DTypeMismatch {
-                    expected: T::DTYPE.name().to_string(),
-                    found: t.dtype().name().to_string(),
-                })
+        .map(|v| {
+            T::from_view(v).ok_or_else(|| GatherError::DTypeMismatch {
+                expected: T::DTYPE.name().to_string(),
+                found: v.dtype().name().to_string(),
+            })
         })
         .collect()
 }
@@ -808,12 +806,12 @@ macro_rules! with_float {
     };
 }
 
-/// Runs `$body` with `$i` the integer array inside `$t`.
+/// Runs `$body` with `$i` the integer view inside `$t`.
 macro_rules! with_ids {
     ($t:expr, $i:ident => $body:expr) => {
         match $t {
-            crate::tensor::Tensor::I32($i) => $body,
-            crate::tensor::Tensor::I64($i) => $body,
+            TensorView::I32($i) => $body,
+            TensorView::I64($i) => $body,
             other => Err(GatherError::IndicesNotInteger {
                 dtype: other.dtype().name().to_string(),
             }),
@@ -822,13 +820,13 @@ macro_rules! with_ids {
 }
 
 impl EmbeddingLookup {
-    /// [`EmbeddingLookup::lookup`] on dtype-erased tensors (the op API's evaluation): shards
-    /// of one float dtype, `int32` or `int64` ids.
-    pub(crate) fn lookup_tensors(
-        &self,
-        shards: &[&crate::tensor::Tensor],
-        ids: &crate::tensor::Tensor,
-    ) -> Result<crate::tensor::Tensor> {
+    /// [`EmbeddingLookup::lookup`] on dtype-erased views (the op API's evaluation, the
+    /// CLI): shards of one float dtype, `int32` or `int64` ids.
+    ///
+    /// # Errors
+    /// Those of [`EmbeddingLookup::lookup`], [`GatherError::DTypeMismatch`] for shards of
+    /// several dtypes, and [`GatherError::IndicesNotInteger`].
+    pub fn lookup_views(&self, shards: &[TensorView<'_>], ids: &TensorView<'_>) -> Result<Tensor> {
         let first = shards.first().ok_or(GatherError::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
@@ -838,16 +836,21 @@ impl EmbeddingLookup {
         })
     }
 
+    pub(crate) fn lookup_tensors(&self, shards: &[&Tensor], ids: &Tensor) -> Result<Tensor> {
+        let views: Vec<TensorView<'_>> = shards.iter().map(|t| t.view()).collect();
+        self.lookup_views(&views, &ids.view())
+    }
+
     /// [`EmbeddingLookup::lookup_sparse`] on dtype-erased tensors: `indices` an `int64`
     /// matrix, `values` `int32` or `int64`, `dense_shape` `int64`, weights of the shards'
     /// dtype.
     pub(crate) fn lookup_sparse_tensors(
         &self,
-        shards: &[&crate::tensor::Tensor],
-        sparse: [&crate::tensor::Tensor; 3],
-        weights: Option<&crate::tensor::Tensor>,
+        shards: &[&Tensor],
+        sparse: [&Tensor; 3],
+        weights: Option<&Tensor>,
         combiner: Combiner,
-    ) -> Result<crate::tensor::Tensor> {
+    ) -> Result<Tensor> {
         let [indices, values, dense_shape] = sparse;
         let bad = |what: &str| GatherError::SparseTensor {
             reason: format!("{what} must be int64 of the right rank"),
@@ -864,11 +867,12 @@ impl EmbeddingLookup {
         let first = shards.first().ok_or(GatherError::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
+        let shard_views: Vec<TensorView<'_>> = shards.iter().map(|t| t.view()).collect();
         with_float!(first, T => {
-            let views = float_views::<T>(shards)?;
+            let views = float_views::<T>(&shard_views)?;
             let w = match weights {
                 Some(w) => Some(
-                    float_views::<T>(&[w])?
+                    float_views::<T>(&[w.view()])?
                         .remove(0)
                         .into_dimensionality::<ndarray::Ix1>()
                         .map_err(|_| bad("weights"))?,
@@ -879,7 +883,7 @@ impl EmbeddingLookup {
                 Some(w) => Some(SparseIds::new(indices.view(), w.view(), &dense_shape)?),
                 None => None,
             };
-            with_ids!(values, v => {
+            with_ids!(&values.view(), v => {
                 let v = v.view().into_dimensionality::<ndarray::Ix1>().map_err(|_| bad("values"))?;
                 let sp = SparseIds::new(indices.view(), v, &dense_shape)?;
                 Ok(T::into_tensor(self.lookup_sparse(&views, &sp, sp_w.as_ref(), combiner)?))

@@ -69,6 +69,8 @@ macro_rules! dtypes {
             fn from_tensor(tensor: &Tensor) -> Option<&ArrayD<Self>>;
             /// The array inside a tensor of this dtype, by value.
             fn from_tensor_owned(tensor: Tensor) -> std::result::Result<ArrayD<Self>, Tensor>;
+            /// The view inside a tensor view of this dtype.
+            fn from_view<'a>(view: &TensorView<'a>) -> Option<ArrayViewD<'a, Self>>;
         }
 
         $(
@@ -82,6 +84,9 @@ macro_rules! dtypes {
                 }
                 fn from_tensor_owned(tensor: Tensor) -> std::result::Result<ArrayD<Self>, Tensor> {
                     match tensor { Tensor::$variant(a) => Ok(a), other => Err(other) }
+                }
+                fn from_view<'a>(view: &TensorView<'a>) -> Option<ArrayViewD<'a, Self>> {
+                    match view { TensorView::$variant(a) => Some(a.clone()), _ => None }
                 }
             }
 
