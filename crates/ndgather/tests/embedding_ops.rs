@@ -106,3 +106,20 @@ fn sparse_lookup_op_agrees_with_the_library() {
         assert_eq!(out, library);
     }
 }
+
+#[test]
+fn gather_nd_op_takes_the_fill_policy() {
+    use ndgather::op::{GatherNd, GatherNdOpOptions};
+    use ndgather::{BadIndices, FillValue};
+    let scope = Scope::eager();
+    let p = Constant::create(&scope, array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn()).unwrap();
+    let i = Constant::create(&scope, array![[1, 0], [7, 0]].into_dyn()).unwrap();
+    let options = GatherNdOpOptions::new()
+        .bad_indices_policy(BadIndices::Fill)
+        .fill_value(FillValue::float(-1.0));
+    let op = GatherNd::create(&scope, &p, &i, options).unwrap();
+    assert_eq!(
+        op.output().value().unwrap(),
+        array![3.0f32, -1.0].into_dyn()
+    );
+}

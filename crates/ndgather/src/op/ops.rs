@@ -3,6 +3,7 @@
 use super::graph::{NodeKind, Operand, Output, Scope};
 use super::{OpError, OpResult};
 use crate::array::{GatherNdOptions, GatherOptions};
+use crate::fill::FillValue;
 use crate::index::{BadIndices, IndexType};
 use crate::shape::{self, Axis, Shape};
 use crate::tensor::{Tensor, TensorElement};
@@ -220,6 +221,7 @@ impl<T: TensorElement> Operand<T> for Gather<T> {
 pub struct GatherNdOpOptions {
     pub(crate) batch_dims: i64,
     pub(crate) bad_indices: BadIndices,
+    pub(crate) fill: FillValue,
 }
 
 impl GatherNdOpOptions {
@@ -240,10 +242,17 @@ impl GatherNdOpOptions {
         self
     }
 
+    /// The value `BadIndices::Fill` writes (by default JAX's for the element type).
+    pub fn fill_value(mut self, value: FillValue) -> Self {
+        self.fill = value;
+        self
+    }
+
     pub(crate) fn eager(self) -> GatherNdOptions {
         GatherNdOptions::new()
             .batch_dims(self.batch_dims)
             .bad_indices(self.bad_indices)
+            .fill_value(self.fill)
     }
 }
 
