@@ -42,6 +42,16 @@ impl Call {
         }
     }
 
+    /// Whether bad slices are filled with a fill value (`BadIndices::Fill`).
+    pub fn fills(&self) -> bool {
+        let policy = match self {
+            Call::Gather(o) => o.get_bad_indices(),
+            Call::GatherNd(o) => o.get_bad_indices(),
+            Call::TakeAlongAxis(o) => o.get_bad_indices(),
+        };
+        policy == ndgather::BadIndices::Fill
+    }
+
     /// The fill value of the `Fill` policy.
     pub fn fill(&self) -> ndgather::FillValue {
         match self {

@@ -239,7 +239,12 @@ impl InPlace {
             return Ok(op.run(&view, indices)?);
         }
         // Records fill with one element's bytes, in the buffer's byte order.
-        let op = match fill_bytes(self.dtype, op.fill())? {
+        let bytes = if op.fills() {
+            fill_bytes(self.dtype, op.fill())?
+        } else {
+            None
+        };
+        let op = match bytes {
             Some(mut bytes) => {
                 swap_parts(&mut bytes, self.part());
                 op.with_fill(FillValue::bytes(&bytes).unwrap_or_default())

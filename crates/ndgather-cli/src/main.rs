@@ -252,8 +252,9 @@ fn emit(out: &mut impl Write, text: &str) -> Result<(), CliError> {
 /// Writes the result as .npy to `path` (`-`: standard output), with progress for big ones.
 fn save(result: &Tensor, path: &Path) -> Result<(), CliError> {
     let label = path.display().to_string();
-    npy::descr(result)?;
-    let bar = progress::bytes(&format!("writing {label}"), npy::byte_len(result));
+    // The type first: a dtype .npy cannot hold is refused before a file is created.
+    let ts = npy::type_str(result)?;
+    let bar = progress::bytes(&format!("writing {label}"), npy::byte_len(result, &ts));
     let written = if path == Path::new("-") {
         let stdout = std::io::stdout();
         if stdout.is_terminal() {
@@ -263,10 +264,10 @@ fn save(result: &Tensor, path: &Path) -> Result<(), CliError> {
                     .to_string(),
             ));
         }
-        npy::write(bar.wrap_write(stdout.lock()), "<stdout>", result)
+        npy::write(bar.wrap_write(stdout.lock()), "<stdout>", result, ts)
     } else {
         let file = std::fs::File::create(path).map_err(|e| CliError::io(&label, e))?;
-        npy::write(bar.wrap_write(file), &label, result)
+        npy::write(bar.wrap_write(file), &label, result, ts)
     };
     bar.finish_and_clear();
     match written {
@@ -438,24 +439,16 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 .map(|s| source::load("shard", s))
                 .collect::<Result<Vec<_>, _>>()?;
             let ids = source::load("ids", &ids)?.into_tensor()?;
-            // Shards are read where they lie; big-endian or misaligned ones are copied.
-            let copies = loaded
-                .iter()
+            // Shards are read where they lie; big-endian or misaligned ones are copied, after
+            // which every shard has a typed view.
+            let shards = loaded
+                .into_iter()
                 .map(|s| match s.typed_view() {
-                    Some(_) => Ok(None),
-                    None => s.copy().map(Some),
+                    Some(_) => Ok(s),
+                    None => s.copy().map(source::Loaded::Owned),
                 })
                 .collect::<Result<Vec<_>, CliError>>()?;
-            let views = loaded
-                .iter()
-                .zip(&copies)
-                .map(|(s, c)| match c {
-                    Some(t) => Ok(t.view()),
-                    None => s
-                        .typed_view()
-                        .ok_or_else(|| CliError::Internal("a shard lost its view".to_string())),
-                })
-                .collect::<Result<Vec<_>, CliError>>()?;
+            let views: Vec<_> = shards.iter().filter_map(|s| s.typed_view()).collect();
             let result = lookup.lookup_views(&views, &ids.view())?;
             match output {
                 Some(path) => save(&result, &path),

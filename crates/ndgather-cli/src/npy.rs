@@ -193,8 +193,8 @@ fn no_bfloat16() -> CliError {
 }
 
 /// NumPy's type string of a tensor's dtype, for writing; an error for a dtype `.npy` files
-/// cannot hold (check it before creating a file).
-pub fn descr(t: &Tensor) -> Result<String, CliError> {
+/// cannot hold.
+fn descr(t: &Tensor) -> Result<String, CliError> {
     let width = |n: usize| n.max(1);
     Ok(match t {
         Tensor::Bool(_) => "|b1".into(),
@@ -220,12 +220,16 @@ pub fn descr(t: &Tensor) -> Result<String, CliError> {
     })
 }
 
-/// Writes a tensor as C-order `.npy` data, keeping its dtype (`S` and `U` at the width of
-/// the longest element); `label` names the destination in messages.
-pub fn write(out: impl Write, label: &str, t: &Tensor) -> Result<(), CliError> {
-    let ts: TypeStr = descr(t)?
+/// The `.npy` type of a tensor (see [`descr`]), parsed: what [`write()`] writes.
+pub fn type_str(t: &Tensor) -> Result<TypeStr, CliError> {
+    descr(t)?
         .parse()
-        .map_err(|e| CliError::Internal(format!("type string: {e}")))?;
+        .map_err(|e| CliError::Internal(format!("type string: {e}")))
+}
+
+/// Writes a tensor as C-order `.npy` data of type `ts` (from [`type_str`]: its dtype, `S`
+/// and `U` at the width of the longest element); `label` names the destination in messages.
+pub fn write(out: impl Write, label: &str, t: &Tensor, ts: TypeStr) -> Result<(), CliError> {
     let shape: Vec<u64> = t.shape().iter().map(|&d| d as u64).collect();
     let io = |e| CliError::io(label, e);
     macro_rules! write_rows {
@@ -264,18 +268,12 @@ pub fn write(out: impl Write, label: &str, t: &Tensor) -> Result<(), CliError> {
     Ok(())
 }
 
-/// How many bytes of data [`write()`] writes for `t` (for progress).
-pub fn byte_len(t: &Tensor) -> u64 {
-    let item = descr(t)
-        .ok()
-        .and_then(|d| d.parse::<TypeStr>().ok())
-        .map(|ts| {
-            let size = ts.size_field();
-            if ts.type_char() == TypeChar::UnicodeStr {
-                size * 4
-            } else {
-                size
-            }
-        });
-    item.unwrap_or(0) * t.len() as u64
+/// How many bytes of data [`write()`] writes for `t` as `ts` (for progress).
+pub fn byte_len(t: &Tensor, ts: &TypeStr) -> u64 {
+    let units = if ts.type_char() == TypeChar::UnicodeStr {
+        4
+    } else {
+        1
+    };
+    ts.size_field() * units * t.len() as u64
 }

@@ -5,9 +5,10 @@
 //! The same layering as gather: a shape rule ([`AlongPlan::new`]), one pass that checks every
 //! index, then a copy loop over rows of the output (parallel above the kernel's threshold).
 
-use crate::array::{into_array, row_major, with_row_major_out, Element};
+use crate::array::{check_out_shape, into_array, row_major, with_row_major_out, Element, Elements};
 use crate::error::{GatherError, Result};
 use crate::fill::{self, FillValue};
+use crate::grad::check_grad;
 use crate::index::{BadIndices, IndexType};
 use crate::kernel::{self, Slot};
 use crate::output;
@@ -346,7 +347,7 @@ impl TakeAlongAxisOptions {
         D: Dimension,
         DI: Dimension,
     {
-        self.take(params, indices, false)
+        self.take(params, indices, Elements::Plain)
     }
 
     /// `take_along_axis` on a tensor of records: params of shape `shape + [width]` stands for
@@ -379,13 +380,7 @@ impl TakeAlongAxisOptions {
         D: Dimension,
         DI: Dimension,
     {
-        if params.ndim() == 0 {
-            return Err(GatherError::InvalidShape {
-                shape: vec![],
-                reason: "params of records needs a trailing record axis".to_string(),
-            });
-        }
-        self.take(params, indices, true)
+        self.take(params, indices, Elements::Records)
     }
 
     /// [`TakeAlongAxisOptions::take_along_axis`] into a caller's array of the output's shape
@@ -410,7 +405,7 @@ impl TakeAlongAxisOptions {
         DI: Dimension,
         DO: Dimension,
     {
-        self.take_into(params, indices, false, out)
+        self.take_into(params, indices, Elements::Plain, out)
     }
 
     /// [`TakeAlongAxisOptions::take_along_axis_records`] into a caller's array of the
@@ -434,7 +429,7 @@ impl TakeAlongAxisOptions {
         DI: Dimension,
         DO: Dimension,
     {
-        self.take_into(params, indices, true, out)
+        self.take_into(params, indices, Elements::Records, out)
     }
 
     /// The copy into a caller's array.
@@ -442,7 +437,7 @@ impl TakeAlongAxisOptions {
         &self,
         params: &ArrayBase<S, D>,
         indices: &ArrayBase<SI, DI>,
-        records: bool,
+        elements: Elements,
         mut out: ArrayViewMut<'_, T, DO>,
     ) -> Result<()>
     where
@@ -455,15 +450,8 @@ impl TakeAlongAxisOptions {
         DO: Dimension,
     {
         // A caller's array must stay unchanged on error: check every index first.
-        let call = self.prepare(params, indices, records, true)?;
-        if out.shape() != call.out_shape.as_slice() {
-            // In element shapes: without the record axis, for records.
-            let element_shape = |s: &[usize]| s[..s.len() - usize::from(records)].to_vec();
-            return Err(GatherError::OutputShapeMismatch {
-                given: element_shape(out.shape()),
-                expected: element_shape(&call.out_shape),
-            });
-        }
+        let call = self.prepare(params, indices, elements, true)?;
+        check_out_shape(elements, out.shape(), &call.out_shape)?;
         with_row_major_out(
             &mut out,
             |slots| {
@@ -480,7 +468,7 @@ impl TakeAlongAxisOptions {
         &self,
         params: &ArrayBase<S, D>,
         indices: &ArrayBase<SI, DI>,
-        records: bool,
+        elements: Elements,
     ) -> Result<ArrayD<T>>
     where
         T: Element,
@@ -492,7 +480,7 @@ impl TakeAlongAxisOptions {
     {
         // A fresh output is dropped on error, so the copy itself finds bad indices, and the
         // check pass (which names the first) runs only when there is one.
-        let call = self.prepare(params, indices, records, false)?;
+        let call = self.prepare(params, indices, elements, false)?;
         let len = call.plan.out_len.checked_mul(call.record);
         let len = len.ok_or_else(|| GatherError::ShapeOverflow {
             what: "output",
@@ -506,13 +494,12 @@ impl TakeAlongAxisOptions {
         into_array(&call.out_shape, out)
     }
 
-    /// Plans and checks a call on params of `shape`, or of `shape + [record width]` with
-    /// `records`.
+    /// Plans and checks a call on params of plain elements or of records.
     fn prepare<'a, T, I, S, SI, D, DI>(
         &self,
         params: &'a ArrayBase<S, D>,
         indices: &'a ArrayBase<SI, DI>,
-        records: bool,
+        elements: Elements,
         check_first: bool,
     ) -> Result<Prepared<'a, T, I>>
     where
@@ -523,19 +510,15 @@ impl TakeAlongAxisOptions {
         D: Dimension,
         DI: Dimension,
     {
-        let (shape, record) = match params.shape().split_last() {
-            Some((&width, shape)) if records => (shape, width),
-            _ => (params.shape(), 1),
-        };
+        let (shape, record) = elements.split(params.shape())?;
         let plan = AlongPlan::new(shape, indices.shape(), self.axis)?;
         let indices = row_major(indices)?;
         if check_first {
             plan.check(&indices, self.bad_indices)?;
         }
         let mut out_shape = plan.out_shape.clone();
-        if records {
-            out_shape.push(record);
-        }
+        out_shape.extend(record);
+        let record = record.unwrap_or(1);
         Ok(Prepared {
             fill: fill::record::<T>(self.bad_indices, self.fill, record)?,
             values: row_major(params)?,
@@ -579,12 +562,7 @@ impl TakeAlongAxisOptions {
         DG: Dimension,
     {
         let plan = AlongPlan::new(params_shape, indices.shape(), self.axis)?;
-        if grad.shape() != plan.out_shape.as_slice() {
-            return Err(GatherError::GradShapeMismatch {
-                expected: plan.out_shape.clone(),
-                found: grad.shape().to_vec(),
-            });
-        }
+        check_grad(grad.shape(), &plan.out_shape)?;
         let idx = row_major(indices)?;
         plan.check(&idx, self.bad_indices)?;
         let upstream = row_major(grad)?;

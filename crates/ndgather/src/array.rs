@@ -51,29 +51,40 @@ impl<'a, T: Element> Source<'a, T> {
         row_major(params).map(Source::RowMajor)
     }
 
+    /// The copy, then, under `Fill`, the fill record over the slices of bad indices (the
+    /// kernels default-fill them).
     fn gather<I: IndexType, O: kernel::Slot<T>>(
         &self,
         indices: &[I],
         plan: &GatherPlan,
         policy: BadIndices,
+        fill: Option<&[T]>,
         out: &mut [O],
     ) {
         match self {
             Source::RowMajor(p) => kernel::gather(p, indices, plan, policy, out),
             Source::InPlace(v) => strided::gather(v, indices, plan, policy, out),
         }
+        if let Some(f) = fill {
+            fill::gather(indices, plan, policy, f, out);
+        }
     }
 
+    /// As [`Source::gather`], for gather_nd.
     fn gather_nd<I: IndexType, O: kernel::Slot<T>>(
         &self,
         indices: &[I],
         plan: &GatherNdPlan,
         policy: BadIndices,
+        fill: Option<&[T]>,
         out: &mut [O],
     ) {
         match self {
             Source::RowMajor(p) => kernel::gather_nd(p, indices, plan, policy, out),
             Source::InPlace(v) => strided::gather_nd(v, indices, plan, policy, out),
+        }
+        if let Some(f) = fill {
+            fill::gather_nd(indices, plan, policy, f, out);
         }
     }
 }
@@ -88,7 +99,7 @@ pub(crate) fn into_array<T>(shape: &[usize], data: Vec<T>) -> Result<ArrayD<T>> 
 
 /// Whether params' last axis is part of the tensor or holds the values of each element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Elements {
+pub(crate) enum Elements {
     /// Every array element is a tensor element.
     Plain,
     /// The last axis holds each tensor element's values (see `gather_records`).
@@ -97,7 +108,7 @@ enum Elements {
 
 impl Elements {
     /// The tensor's shape, and the record width if params holds records.
-    fn split(self, params_shape: &[usize]) -> Result<(&[usize], Option<usize>)> {
+    pub(crate) fn split(self, params_shape: &[usize]) -> Result<(&[usize], Option<usize>)> {
         match self {
             Elements::Plain => Ok((params_shape, None)),
             Elements::Records => match params_shape.split_last() {
@@ -121,7 +132,11 @@ fn widened<P>(plan: P, record: Option<usize>, widen: fn(P, usize) -> Result<P>) 
 
 /// Checks a caller's output shape; a mismatch is reported in element shapes (without the
 /// record axis, for records).
-fn check_out_shape(elements: Elements, given: &[usize], expected: &[usize]) -> Result<()> {
+pub(crate) fn check_out_shape(
+    elements: Elements,
+    given: &[usize],
+    expected: &[usize],
+) -> Result<()> {
     if given == expected {
         return Ok(());
     }
@@ -460,10 +475,7 @@ impl GatherOptions {
         let params = Source::of(params, plan.out_len)?;
         let policy = self.bad_indices;
         let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
-            params.gather(&idx, &plan, policy, slots);
-            if let Some(f) = &fill {
-                fill::gather(&idx, &plan, policy, f, slots);
-            }
+            params.gather(&idx, &plan, policy, fill.as_deref(), slots)
         })?;
         into_array(&plan.out_shape, out)
     }
@@ -492,18 +504,11 @@ impl GatherOptions {
         let fill = fill::record::<T>(self.bad_indices, self.fill, record.unwrap_or(1))?;
         let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
-        let filled = |slots: &mut [T]| {
-            params.gather(&idx, &wide, policy, slots);
-            if let Some(f) = &fill {
-                fill::gather(&idx, &wide, policy, f, slots);
-            }
-        };
-        with_row_major_out(&mut out, filled, |slots| {
-            params.gather(&idx, &wide, policy, slots);
-            if let Some(f) = &fill {
-                fill::gather(&idx, &wide, policy, f, slots);
-            }
-        })
+        with_row_major_out(
+            &mut out,
+            |slots| params.gather(&idx, &wide, policy, fill.as_deref(), slots),
+            |slots| params.gather(&idx, &wide, policy, fill.as_deref(), slots),
+        )
     }
 }
 
@@ -776,10 +781,7 @@ impl GatherNdOptions {
         let params = Source::of(params, plan.out_len)?;
         let policy = self.bad_indices;
         let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
-            params.gather_nd(&idx, &plan, policy, slots);
-            if let Some(f) = &fill {
-                fill::gather_nd(&idx, &plan, policy, f, slots);
-            }
+            params.gather_nd(&idx, &plan, policy, fill.as_deref(), slots)
         })?;
         into_array(&plan.out_shape, out)
     }
@@ -808,18 +810,11 @@ impl GatherNdOptions {
         let fill = fill::record::<T>(self.bad_indices, self.fill, record.unwrap_or(1))?;
         let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
-        let filled = |slots: &mut [T]| {
-            params.gather_nd(&idx, &wide, policy, slots);
-            if let Some(f) = &fill {
-                fill::gather_nd(&idx, &wide, policy, f, slots);
-            }
-        };
-        with_row_major_out(&mut out, filled, |slots| {
-            params.gather_nd(&idx, &wide, policy, slots);
-            if let Some(f) = &fill {
-                fill::gather_nd(&idx, &wide, policy, f, slots);
-            }
-        })
+        with_row_major_out(
+            &mut out,
+            |slots| params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
+            |slots| params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
+        )
     }
 }
 

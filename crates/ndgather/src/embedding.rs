@@ -30,12 +30,12 @@
 
 use crate::array::{into_array, row_major, Element};
 use crate::error::{GatherError, Result};
-use crate::grad::IndexedSlices;
+use crate::grad::{check_grad, IndexedSlices};
 use crate::index::IndexType;
 use crate::plan::unravel;
 use crate::tensor::{Tensor, TensorElement, TensorView};
 use half::{bf16, f16};
-use ndarray::{ArrayBase, ArrayD, ArrayView1, ArrayView2, ArrayViewD, Data, Dimension, IxDyn};
+use ndarray::{ArrayBase, ArrayD, ArrayView1, ArrayView2, ArrayViewD, Data, Dimension};
 use num_traits::{Float, One, Zero};
 use std::borrow::Cow;
 
@@ -265,10 +265,17 @@ impl EmbeddingLookup {
         self
     }
 
-    /// The shard and row of id `id`, the `k`th of `shape`.
-    fn place(&self, id: i128, k: usize, shape: &[usize], rows: &[usize]) -> Result<(usize, usize)> {
+    /// The shard and row of id `id`, the `k`th of `shape`, among shards of `rows` rows
+    /// (`total` in all).
+    fn place(
+        &self,
+        id: i128,
+        k: usize,
+        shape: &[usize],
+        rows: &[usize],
+        total: i128,
+    ) -> Result<(usize, usize)> {
         let n = rows.len() as i128;
-        let total: i128 = rows.iter().map(|&r| r as i128).sum();
         let (p, r) = match self.strategy {
             _ if n == 1 => (0, id),
             PartitionStrategy::Mod => (id.rem_euclid(n), id.div_euclid(n)),
@@ -299,20 +306,23 @@ impl EmbeddingLookup {
         Ok((p as usize, r as usize))
     }
 
-    fn places<I: IndexType>(
+    /// The shard and row of each of `ids` (of `shape`) in `table`.
+    fn places<T: Clone, I: IndexType>(
         &self,
+        table: &Table<'_, T>,
         ids: &[I],
         shape: &[usize],
-        rows: &[usize],
     ) -> Result<Vec<(usize, usize)>> {
+        let rows: Vec<usize> = table.shards.iter().map(|s| s.1).collect();
+        let total: i128 = rows.iter().map(|&r| r as i128).sum();
         ids.iter()
             .enumerate()
-            .map(|(k, &id)| self.place(id.to_i128(), k, shape, rows))
+            .map(|(k, &id)| self.place(id.to_i128(), k, shape, &rows, total))
             .collect()
     }
 
     fn clip_norm<T: Real>(&self) -> Option<T::Acc> {
-        self.max_norm.map(|m| round::<T>(num::<T::Acc>(m)))
+        self.max_norm.map(|m| round::<T>(from_f64::<T::Acc>(m)))
     }
 
     /// `tf.nn.embedding_lookup(params, ids, partition_strategy, max_norm)`: the rows of
@@ -335,9 +345,7 @@ impl EmbeddingLookup {
         DI: Dimension,
     {
         let table = Table::new(shards)?;
-        let ids_flat = row_major(ids)?;
-        let rows: Vec<usize> = table.shards.iter().map(|s| s.1).collect();
-        let places = self.places(&ids_flat, ids.shape(), &rows)?;
+        let places = self.places(&table, &row_major(ids)?, ids.shape())?;
         let mut out = Vec::new();
         out.try_reserve_exact(places.len().saturating_mul(table.row_len))
             .map_err(|_| GatherError::OutOfMemory {
@@ -380,15 +388,8 @@ impl EmbeddingLookup {
         let table = Table::new(shards)?;
         let mut expected = ids.shape().to_vec();
         expected.extend(&table.row_shape);
-        if grad.shape() != expected.as_slice() {
-            return Err(GatherError::GradShapeMismatch {
-                expected,
-                found: grad.shape().to_vec(),
-            });
-        }
-        let ids_flat = row_major(ids)?;
-        let rows: Vec<usize> = table.shards.iter().map(|s| s.1).collect();
-        let places = self.places(&ids_flat, ids.shape(), &rows)?;
+        check_grad(grad.shape(), &expected)?;
+        let places = self.places(&table, &row_major(ids)?, ids.shape())?;
         let upstream = row_major(grad)?;
         let d = table.row_len;
         let per_id = places.iter().enumerate().map(|(k, &place)| {
@@ -434,14 +435,7 @@ impl EmbeddingLookup {
             match &sparse.weights {
                 Some(w) => {
                     let sum = weighted_sum(&sparse, range.clone(), w);
-                    let scale = match combiner {
-                        Combiner::Sum => None,
-                        Combiner::Mean => Some(sequential(range.clone().map(|k| w[k]))),
-                        Combiner::SqrtN => {
-                            let squares = range.clone().map(|k| w[k].powi(2));
-                            Some(sequential(squares).sqrt())
-                        }
-                    };
+                    let scale = weight_denominator(w, range.clone(), combiner);
                     for (o, s) in dst.iter_mut().zip(sum) {
                         *o = match scale {
                             None => s,
@@ -483,12 +477,7 @@ impl EmbeddingLookup {
         let table = &sparse.table;
         let mut expected = vec![sp_ids.batch];
         expected.extend(&table.row_shape);
-        if grad.shape() != expected.as_slice() {
-            return Err(GatherError::GradShapeMismatch {
-                expected,
-                found: grad.shape().to_vec(),
-            });
-        }
+        check_grad(grad.shape(), &expected)?;
         let upstream = row_major(grad)?;
         let d = table.row_len;
         let zero = T::Acc::zero();
@@ -502,13 +491,10 @@ impl EmbeddingLookup {
             // What each id of the row receives, as TensorFlow's gradients compute it:
             // `g / den * w` through div_no_nan (0 where den is 0), `g * w` for sums,
             // `g * scale` (1/count or 1/sqrt(count), in f64) without weights.
-            let den = match (&sparse.weights, combiner) {
-                (Some(w), Combiner::Mean) => Some(sequential(range.clone().map(|k| w[k]))),
-                (Some(w), Combiner::SqrtN) => {
-                    Some(sequential(range.clone().map(|k| w[k].powi(2))).sqrt())
-                }
-                _ => None,
-            };
+            let den = sparse
+                .weights
+                .as_ref()
+                .and_then(|w| weight_denominator(w, range.clone(), combiner));
             let scale = match (&sparse.weights, combiner) {
                 (None, Combiner::Mean) => count_scale::<T>(n as f64),
                 (None, Combiner::SqrtN) => count_scale::<T>((n as f64).sqrt()),
@@ -561,9 +547,8 @@ impl EmbeddingLookup {
                 });
             }
         }
-        let ids: Vec<I> = sp_ids.values.iter().copied().collect();
-        let rows: Vec<usize> = table.shards.iter().map(|s| s.1).collect();
-        let places = self.places(&ids, &[ids.len()], &rows)?;
+        let ids = row_major(&sp_ids.values)?;
+        let places = self.places(&table, &ids, &[ids.len()])?;
         let clip = self.clip_norm::<T>();
         let values = places
             .iter()
@@ -603,13 +588,8 @@ struct Sparse<'a, T: Real> {
 }
 
 /// `x` in the arithmetic's type (rounded as a cast rounds).
-fn num<A: Float>(x: f64) -> A {
+fn from_f64<A: Float>(x: f64) -> A {
     num_traits::cast(x).unwrap_or_else(A::nan)
-}
-
-/// `num` under the name that reads as a count.
-fn num_of<A: Float>(x: f64) -> A {
-    num(x)
 }
 
 /// Left-to-right sum, starting from the first term (as TensorFlow's segment sums).
@@ -618,10 +598,24 @@ fn sequential<A: Float>(mut terms: impl Iterator<Item = A>) -> A {
     terms.fold(first, |s, t| s + t)
 }
 
+/// What a weighted combiner divides a batch row's sum by: the sum of its weights
+/// (`"mean"`), the root of the sum of their squares (`"sqrtn"`), nothing (`"sum"`).
+fn weight_denominator<A: Float>(
+    w: &[A],
+    range: std::ops::Range<usize>,
+    combiner: Combiner,
+) -> Option<A> {
+    match combiner {
+        Combiner::Sum => None,
+        Combiner::Mean => Some(sequential(range.map(|k| w[k]))),
+        Combiner::SqrtN => Some(sequential(range.map(|k| w[k].powi(2))).sqrt()),
+    }
+}
+
 /// `1 / m` for a count-based scale, as TensorFlow's sparse segment gradient: in `f64`, then
 /// rounded to `T`.
 fn count_scale<T: Real>(m: f64) -> T::Acc {
-    round::<T>(num(1.0 / m.max(1.0)))
+    round::<T>(from_f64(1.0 / m.max(1.0)))
 }
 
 /// The weighted sum of a batch row's embeddings: `embeddings *= weights`, then
@@ -660,8 +654,8 @@ fn unweighted<T: Real>(
         r => r,
     };
     let m = match combiner {
-        Combiner::Mean if num < 10 => num_of::<T::Acc>(num as f64),
-        Combiner::SqrtN if num < 10 => num_of::<T::Acc>((num as f64).sqrt()),
+        Combiner::Mean if num < 10 => from_f64::<T::Acc>(num as f64),
+        Combiner::SqrtN if num < 10 => from_f64::<T::Acc>((num as f64).sqrt()),
         _ => T::Acc::one(),
     };
     let scale = T::Acc::one() / m;
@@ -675,8 +669,8 @@ fn unweighted<T: Real>(
         }
         if num >= 10 {
             match combiner {
-                Combiner::Mean => s = s / num_of::<T::Acc>(num as f64),
-                Combiner::SqrtN => s = s / num_of::<T::Acc>((num as f64).sqrt()),
+                Combiner::Mean => s = s / from_f64::<T::Acc>(num as f64),
+                Combiner::SqrtN => s = s / from_f64::<T::Acc>((num as f64).sqrt()),
                 Combiner::Sum => {}
             }
         }
@@ -717,7 +711,7 @@ fn clip_row_grad<T: Real>(row: &[T], g: &[T], c: T::Acc) -> Vec<T> {
         let x = round::<T>(t.acc() * c);
         round::<T>(round::<T>(round::<T>(-x / n) / n) * gv.acc())
     })));
-    let half: T::Acc = num(0.5);
+    let half: T::Acc = from_f64(0.5);
     let s = round::<T>(round::<T>(half * dy) / n);
     row.iter()
         .zip(g)
@@ -748,12 +742,7 @@ fn slices_per_shard<T: Real>(
             let mut dense_shape = vec![*rows];
             dense_shape.extend(&table.row_shape);
             Ok(IndexedSlices {
-                values: ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(|e| {
-                    GatherError::InvalidShape {
-                        shape: shape.clone(),
-                        reason: e.to_string(),
-                    }
-                })?,
+                values: into_array(&shape, values)?,
                 indices,
                 dense_shape,
             })

@@ -26,7 +26,8 @@ use crate::plan::{GatherNdPlan, GatherPlan};
 use crate::scatter::{scatter_add, scatter_nd_batched, Summable};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
 
-fn check_grad(found: &[usize], expected: &[usize]) -> Result<()> {
+/// An upstream gradient of the forward output's shape, or [`GatherError::GradShapeMismatch`].
+pub(crate) fn check_grad(found: &[usize], expected: &[usize]) -> Result<()> {
     if found == expected {
         Ok(())
     } else {
