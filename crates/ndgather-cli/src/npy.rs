@@ -220,7 +220,8 @@ fn descr(t: &Tensor) -> Result<String, CliError> {
     })
 }
 
-/// The `.npy` type of a tensor (see [`descr`]), parsed: what [`write()`] writes.
+/// The `.npy` type of a tensor (its dtype; `S` and `U` at the width of the longest
+/// element), parsed: what [`write()`] writes. An error for a dtype `.npy` cannot hold.
 pub fn type_str(t: &Tensor) -> Result<TypeStr, CliError> {
     descr(t)?
         .parse()
