@@ -49,7 +49,7 @@ impl Bytes<'_> {
     }
 
     pub fn policy(&mut self) -> BadIndices {
-        [BadIndices::Error, BadIndices::Ignore, BadIndices::Clamp, BadIndices::Wrap][(self.byte() % 4) as usize]
+        BadIndices::ALL[self.byte() as usize % BadIndices::ALL.len()]
     }
 }
 

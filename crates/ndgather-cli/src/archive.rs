@@ -6,7 +6,7 @@ use crate::inplace::{Buffer, ByteOrder, InPlace};
 use crate::npy;
 use crate::source::Loaded;
 use memmap2::Mmap;
-use ndgather::{DType, Tensor};
+use ndgather::{DType, Kind, Tensor};
 use safetensors::{Dtype, SafeTensors};
 use std::io::Read;
 use std::path::Path;
@@ -100,25 +100,20 @@ pub fn npz_member(path: &Path, data: Mmap, member: Option<&str>) -> Result<Loade
     npy::parse(&label, Buffer::Heap(bytes), 0, end)
 }
 
-/// The dtype of a safetensors tensor, if ndgather has it.
+/// The dtype of a safetensors tensor, if ndgather has it: its kind, and its width from
+/// safetensors' bit size.
 fn dtype_of(dtype: Dtype) -> Option<DType> {
-    Some(match dtype {
-        Dtype::BOOL => DType::Bool,
-        Dtype::U8 => DType::U8,
-        Dtype::I8 => DType::I8,
-        Dtype::I16 => DType::I16,
-        Dtype::U16 => DType::U16,
-        Dtype::F16 => DType::F16,
-        Dtype::BF16 => DType::BF16,
-        Dtype::I32 => DType::I32,
-        Dtype::U32 => DType::U32,
-        Dtype::F32 => DType::F32,
-        Dtype::C64 => DType::C64,
-        Dtype::F64 => DType::F64,
-        Dtype::I64 => DType::I64,
-        Dtype::U64 => DType::U64,
+    let kind = match dtype {
+        Dtype::BOOL => Kind::Bool,
+        Dtype::I8 | Dtype::I16 | Dtype::I32 | Dtype::I64 => Kind::Int,
+        Dtype::U8 | Dtype::U16 | Dtype::U32 | Dtype::U64 => Kind::Uint,
+        Dtype::F16 | Dtype::F32 | Dtype::F64 => Kind::Float,
+        Dtype::BF16 => Kind::BrainFloat,
+        Dtype::C64 => Kind::Complex,
+        // Sub-byte and 8-bit floats, and types safetensors adds later: no dtype here.
         _ => return None,
-    })
+    };
+    DType::of(kind, dtype.bitsize() / 8)
 }
 
 /// A tensor of a safetensors file, used where it lies in the mapped file (safetensors data

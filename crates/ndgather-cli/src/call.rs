@@ -45,9 +45,9 @@ impl Call {
     /// Whether bad slices are filled with a fill value (`BadIndices::Fill`).
     pub fn fills(&self) -> bool {
         let policy = match self {
-            Call::Gather(o) => o.get_bad_indices(),
-            Call::GatherNd(o) => o.get_bad_indices(),
-            Call::TakeAlongAxis(o) => o.get_bad_indices(),
+            Call::Gather(o) => o.bad_indices,
+            Call::GatherNd(o) => o.bad_indices,
+            Call::TakeAlongAxis(o) => o.bad_indices,
         };
         policy == ndgather::BadIndices::Fill
     }
@@ -55,9 +55,9 @@ impl Call {
     /// The fill value of the `Fill` policy.
     pub fn fill(&self) -> ndgather::FillValue {
         match self {
-            Call::Gather(o) => o.get_fill_value(),
-            Call::GatherNd(o) => o.get_fill_value(),
-            Call::TakeAlongAxis(o) => o.get_fill_value(),
+            Call::Gather(o) => o.fill_value,
+            Call::GatherNd(o) => o.fill_value,
+            Call::TakeAlongAxis(o) => o.fill_value,
         }
     }
 
@@ -76,16 +76,10 @@ impl Call {
         let (p, i) = (Shape::known(params), Shape::known(indices));
         let out = match self {
             Call::Gather(o) => {
-                let axis = o.get_axis().map_or(Axis::Default, Axis::Given);
-                gather_shape(&p, &i, axis, o.get_batch_dims(), None)
-                    .ok()?
-                    .output
+                let axis = o.axis.map_or(Axis::Default, Axis::Given);
+                gather_shape(&p, &i, axis, o.batch_dims, None).ok()?.output
             }
-            Call::GatherNd(o) => {
-                gather_nd_shape(&p, &i, o.get_batch_dims(), None)
-                    .ok()?
-                    .output
-            }
+            Call::GatherNd(o) => gather_nd_shape(&p, &i, o.batch_dims, None).ok()?.output,
             Call::TakeAlongAxis(o) => Shape::known(&o.out_shape(params, indices).ok()?),
         };
         out.num_elements()

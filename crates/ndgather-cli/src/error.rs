@@ -14,7 +14,7 @@ pub enum CliError {
         /// The argument's name.
         arg: &'static str,
         /// What was wrong.
-        source: ndgather::literal::LiteralError,
+        source: crate::literal::LiteralError,
     },
     /// A file could not be opened, read or written.
     #[error("{path}: {source}")]

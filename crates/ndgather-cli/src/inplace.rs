@@ -8,10 +8,9 @@
 
 use crate::call::Call;
 use crate::error::CliError;
-use half::{bf16, f16};
 use memmap2::Mmap;
 use ndarray::{ArrayViewD, IxDyn, ShapeBuilder, StrideShape};
-use ndgather::{shape::checked_numel, Complex32, Complex64, DType, FillValue, Tensor, TensorView};
+use ndgather::{shape::checked_numel, with_dtype, DType, FillValue, Kind, Tensor, TensorView};
 
 /// Bytes that stay put while views of them are used.
 pub enum Buffer {
@@ -61,53 +60,35 @@ pub struct InPlace {
     order: ByteOrder,
 }
 
-macro_rules! dispatch {
-    ($($v:ident $t:ty),*) => {
-        /// The size of one element of a plain dtype in bytes, and of the parts that are
-        /// byte-swapped one by one (a complex number's two halves); `None` for the others.
-        pub fn plain_size(dtype: DType) -> Option<(usize, usize)> {
-            let size = match dtype {
-                $(DType::$v => std::mem::size_of::<$t>(),)*
-                DType::Bool | DType::String | DType::Bytes => return None,
-            };
-            let complex = matches!(dtype, DType::C64 | DType::C128);
-            Some((size, if complex { size / 2 } else { size }))
-        }
-
-        /// A view of the data as its own type, if it is aligned for it.
-        fn typed_view<'a>(
-            dtype: DType,
-            bytes: &'a [u8],
-            dims: StrideShape<IxDyn>,
-        ) -> Option<TensorView<'a>> {
-            match dtype {
-                $(DType::$v => typed::<$t>(bytes, dims).map(TensorView::from),)*
-                DType::Bool | DType::String | DType::Bytes => None,
-            }
-        }
-
-        /// The bytes of `value`'s element of `dtype`, in native order.
-        fn fill_bytes(dtype: DType, value: FillValue) -> Result<Option<Vec<u8>>, CliError> {
-            Ok(match dtype {
-                $(DType::$v => Some(bytemuck::bytes_of(&value.element::<$t>()?).to_vec()),)*
-                DType::Bool | DType::String | DType::Bytes => None,
-            })
-        }
-
-        /// A tensor of `dtype` from row-major bytes in native order, copied.
-        fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Option<Tensor> {
-            match dtype {
-                $(DType::$v => collect::<$t>(shape, bytes),)*
-                DType::Bool | DType::String | DType::Bytes => None,
-            }
-        }
-    };
+/// The size of one element of a plain dtype in bytes, and of the parts that are byte-swapped
+/// one by one (a complex number's two halves); `None` for the others. Plain dtypes are the
+/// dtype table's numbers: Bool, String and Bytes are not plain (not every byte pattern is a
+/// value).
+pub fn plain_size(dtype: DType) -> Option<(usize, usize)> {
+    let size = with_dtype!(dtype, number T => std::mem::size_of::<T>(), else return None);
+    let complex = dtype.kind() == Kind::Complex;
+    Some((size, if complex { size / 2 } else { size }))
 }
-// The plain-number dtypes, with their Rust types: the one list this module's dispatches are
-// made from. Bool, String and Bytes are not plain (not every byte pattern is a value).
-dispatch! {
-    I8 i8, I16 i16, I32 i32, I64 i64, U8 u8, U16 u16, U32 u32, U64 u64,
-    F16 f16, BF16 bf16, F32 f32, F64 f64, C64 Complex32, C128 Complex64
+
+/// A view of the data as its own type, if it is aligned for it.
+fn typed_view<'a>(
+    dtype: DType,
+    bytes: &'a [u8],
+    dims: StrideShape<IxDyn>,
+) -> Option<TensorView<'a>> {
+    with_dtype!(dtype, number T => typed::<T>(bytes, dims).map(TensorView::from), else None)
+}
+
+/// The bytes of `value`'s element of `dtype`, in native order.
+fn fill_bytes(dtype: DType, value: FillValue) -> Result<Option<Vec<u8>>, CliError> {
+    Ok(with_dtype!(dtype,
+        number T => Some(bytemuck::bytes_of(&value.element::<T>()?).to_vec()),
+        else None))
+}
+
+/// A tensor of `dtype` from row-major bytes in native order, copied.
+fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Option<Tensor> {
+    with_dtype!(dtype, number T => collect::<T>(shape, bytes), else None)
 }
 
 fn typed<T: bytemuck::Pod>(bytes: &[u8], dims: StrideShape<IxDyn>) -> Option<ArrayViewD<'_, T>> {

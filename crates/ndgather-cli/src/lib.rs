@@ -3,8 +3,8 @@
 //! writing, NumPy-style printing and the benchmark harness.
 //!
 //! ```
-//! let t = ndgather::literal::parse("[[0, 1, 2], [10, 11, 12]]").unwrap();
-//! let out = t.gather(&ndgather::literal::parse("[1]").unwrap(), &ndgather::GatherOptions::new()).unwrap();
+//! let t = ndgather_cli::literal::parse("[[0, 1, 2], [10, 11, 12]]").unwrap();
+//! let out = t.gather(&ndgather_cli::literal::parse("[1]").unwrap(), &ndgather::GatherOptions::new()).unwrap();
 //! assert_eq!(ndgather_cli::print::format(&out, &Default::default()), "shape=(1, 3) dtype=int32\n[[10 11 12]]");
 //! ```
 
@@ -12,7 +12,9 @@ pub mod archive;
 pub mod bench;
 pub mod call;
 pub mod error;
+pub mod examples;
 pub mod inplace;
+pub mod literal;
 pub mod npy;
 pub mod print;
 pub mod progress;

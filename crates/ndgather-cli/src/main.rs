@@ -1,15 +1,15 @@
 //! `ndgather`: TensorFlow's `tf.gather` and `tf.gather_nd` from the command line, over
 //! `.npy` files, `.npz` members, safetensors tensors, standard input and inline literals.
 
-use ndgather_cli::{bench, call::Call, error, npy, print, progress, source};
+use ndgather_cli::{bench, call::Call, error, examples, npy, print, progress, source};
 
 use clap::{CommandFactory, Parser, Subcommand};
 use clap_complete::Shell;
 use error::CliError;
 use ndgather::embedding::{EmbeddingLookup, PartitionStrategy};
 use ndgather::{
-    examples, BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions,
-    TakeAlongAxisOptions, Tensor,
+    BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions, TakeAlongAxisOptions,
+    Tensor,
 };
 use print::PrintOptions;
 use std::io::{IsTerminal, Write};
@@ -50,7 +50,8 @@ fn parse_policy(text: &str) -> Result<PolicyArg, String> {
         None => (text, None),
     };
     let policy = BadIndices::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .find(|p| p.name() == name)
         .ok_or_else(|| format!("expected one of {}", policy_names()))?;
     let fill = match (policy, value) {

@@ -6,38 +6,25 @@ use crate::inplace::{plain_size, Buffer, ByteOrder, InPlace};
 use crate::source::Loaded;
 use half::f16;
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
-use ndgather::{shape::checked_numel, Complex32, Complex64, DType, Tensor};
+use ndgather::{shape::checked_numel, Complex32, Complex64, DType, Kind, Tensor};
 use npyz::{Deserialize, Endianness, NpyFile, NpyHeader, Order, TypeChar, TypeStr, WriterBuilder};
 use std::io::{Cursor, Write};
 
 /// The dtype of a `.npy` type string, and the size of one element in bytes.
 fn element(ts: &TypeStr) -> Option<(DType, usize)> {
     let size = ts.size_field() as usize;
-    let dtype = match (ts.type_char(), size) {
-        (TypeChar::Bool, 1) => DType::Bool,
-        (TypeChar::Int, 1) => DType::I8,
-        (TypeChar::Int, 2) => DType::I16,
-        (TypeChar::Int, 4) => DType::I32,
-        (TypeChar::Int, 8) => DType::I64,
-        (TypeChar::Uint, 1) => DType::U8,
-        (TypeChar::Uint, 2) => DType::U16,
-        (TypeChar::Uint, 4) => DType::U32,
-        (TypeChar::Uint, 8) => DType::U64,
-        (TypeChar::Float, 2) => DType::F16,
-        (TypeChar::Float, 4) => DType::F32,
-        (TypeChar::Float, 8) => DType::F64,
-        (TypeChar::Complex, 8) => DType::C64,
-        (TypeChar::Complex, 16) => DType::C128,
-        (TypeChar::ByteStr, _) => DType::Bytes,
-        (TypeChar::UnicodeStr, _) => DType::String,
-        _ => return None,
-    };
-    let bytes = if dtype == DType::String {
-        size.checked_mul(4)?
-    } else {
-        size
-    };
-    Some((dtype, bytes))
+    let fixed = |kind| DType::of(kind, size).map(|d| (d, size));
+    match ts.type_char() {
+        TypeChar::Bool => fixed(Kind::Bool),
+        TypeChar::Int => fixed(Kind::Int),
+        TypeChar::Uint => fixed(Kind::Uint),
+        TypeChar::Float => fixed(Kind::Float),
+        TypeChar::Complex => fixed(Kind::Complex),
+        TypeChar::ByteStr => Some((DType::Bytes, size)),
+        TypeChar::UnicodeStr => Some((DType::String, size.checked_mul(4)?)),
+        // Times, raw bytes, objects: not ndgather's dtypes.
+        _ => None,
+    }
 }
 
 fn owned<T: ndgather::TensorElement + Deserialize>(
@@ -177,11 +164,13 @@ pub fn parse(label: &str, buffer: Buffer, start: usize, end: usize) -> Result<Lo
         return Ok(Loaded::InPlace(data));
     }
     let data = &bytes[offset..];
-    let tensor = match dtype {
-        DType::Bool => owned::<bool>(data, header, &shape, fortran),
-        DType::String => owned::<String>(data, header, &shape, fortran),
-        DType::Bytes => owned::<Vec<u8>>(data, header, &shape, fortran),
-        other => Err(format!("{other} is not plain and not read")),
+    let tensor = match dtype.kind() {
+        Kind::Bool => owned::<bool>(data, header, &shape, fortran),
+        Kind::String => owned::<String>(data, header, &shape, fortran),
+        Kind::Bytes => owned::<Vec<u8>>(data, header, &shape, fortran),
+        Kind::Int | Kind::Uint | Kind::Float | Kind::BrainFloat | Kind::Complex => {
+            Err(format!("{dtype} is plain, and read in place"))
+        }
     };
     tensor.map(Loaded::Owned).map_err(fail)
 }
@@ -192,31 +181,40 @@ fn no_bfloat16() -> CliError {
     )
 }
 
-/// NumPy's type string of a tensor's dtype, for writing; an error for a dtype `.npy` files
-/// cannot hold.
+/// NumPy's type string of a tensor's dtype, for writing (little-endian; `S` and `U` at the
+/// width of the longest element); an error for a dtype `.npy` files cannot hold.
 fn descr(t: &Tensor) -> Result<String, CliError> {
     let width = |n: usize| n.max(1);
-    Ok(match t {
-        Tensor::Bool(_) => "|b1".into(),
-        Tensor::I8(_) => "|i1".into(),
-        Tensor::I16(_) => "<i2".into(),
-        Tensor::I32(_) => "<i4".into(),
-        Tensor::I64(_) => "<i8".into(),
-        Tensor::U8(_) => "|u1".into(),
-        Tensor::U16(_) => "<u2".into(),
-        Tensor::U32(_) => "<u4".into(),
-        Tensor::U64(_) => "<u8".into(),
-        Tensor::F16(_) => "<f2".into(),
-        Tensor::F32(_) => "<f4".into(),
-        Tensor::F64(_) => "<f8".into(),
-        Tensor::C64(_) => "<c8".into(),
-        Tensor::C128(_) => "<c16".into(),
-        Tensor::Bytes(a) => format!("|S{}", width(a.iter().map(Vec::len).max().unwrap_or(0))),
-        Tensor::String(a) => format!(
-            "<U{}",
-            width(a.iter().map(|s| s.chars().count()).max().unwrap_or(0))
-        ),
-        Tensor::BF16(_) => return Err(no_bfloat16()),
+    let fixed = |code: char| {
+        let size = t.dtype().size().unwrap_or(1);
+        let order = if size == 1 { '|' } else { '<' };
+        format!("{order}{code}{size}")
+    };
+    Ok(match t.dtype().kind() {
+        Kind::Bool => fixed('b'),
+        Kind::Int => fixed('i'),
+        Kind::Uint => fixed('u'),
+        Kind::Float => fixed('f'),
+        Kind::Complex => fixed('c'),
+        Kind::Bytes => {
+            let longest = t
+                .as_array::<Vec<u8>>()
+                .into_iter()
+                .flatten()
+                .map(Vec::len)
+                .max();
+            format!("|S{}", width(longest.unwrap_or(0)))
+        }
+        Kind::String => {
+            let longest = t
+                .as_array::<String>()
+                .into_iter()
+                .flatten()
+                .map(|s| s.chars().count())
+                .max();
+            format!("<U{}", width(longest.unwrap_or(0)))
+        }
+        Kind::BrainFloat => return Err(no_bfloat16()),
     })
 }
 

@@ -193,7 +193,7 @@ pub fn load(arg: &'static str, text: &str) -> Result<Loaded, CliError> {
         }
     }
     if looks_literal(text) {
-        return ndgather::literal::parse(text)
+        return crate::literal::parse(text)
             .map(Loaded::Owned)
             .map_err(|source| CliError::Literal { arg, source });
     }

@@ -1,158 +1,99 @@
-//! The package's dtype tables: which NumPy index dtypes map to which Rust integer, and which
-//! numeric dtypes the summing ops (gradients and scatters) accept. Gathers need no table: they
-//! move any dtype as units of bytes (`raw.rs`).
+//! NumPy dtypes to the core's dtype table: which arrays are indices, numbers (the summing ops:
+//! gradients and scatters) and real floats (embedding tables), each dispatched to its Rust
+//! type by `ndgather::with_dtype!`. Gathers need no table: they move any dtype as units of
+//! bytes (`raw.rs`).
 
+use ndgather::{DType, Kind};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
-/// Runs `$body` with `$i` a read-only `ArrayViewD` of the integer array `$array` (any
-/// integer dtype, native byte order), or returns a `TypeError`.
+/// Runs `$body` with `$i` a read-only `ArrayViewD` of the integer array `$array` (a dtype of
+/// the core's `index` role, native byte order), or returns a `TypeError`.
 macro_rules! with_indices {
     ($array:expr, $i:ident => $body:expr) => {{
         let array: &Bound<'_, numpy::PyUntypedArray> = $array;
-        $crate::dtypes::with_indices!(@try array, $i => $body; i64, i32, i16, i8, u64, u32, u16, u8)
+        let not_integer = || $crate::dtypes::not_integer("indices", array);
+        match $crate::dtypes::dtype_of(array) {
+            Some(dtype) => ndgather::with_dtype!(dtype, index T => (|| {
+                let typed = array.cast::<numpy::PyArrayDyn<T>>().map_err(|_| not_integer())?;
+                let guard = numpy::PyArrayMethods::try_readonly(typed)?;
+                let $i = guard.as_array();
+                $body
+            })(), else Err(not_integer())),
+            None => Err(not_integer()),
+        }
     }};
-    (@try $array:ident, $i:ident => $body:expr; $($t:ty),*) => {
-        (|| {
-            $(
-                if let Ok(typed) = $array.cast::<numpy::PyArrayDyn<$t>>() {
-                    let guard = numpy::PyArrayMethods::try_readonly(typed)?;
-                    let $i = guard.as_array();
-                    return $body;
-                }
-            )*
-            Err($crate::dtypes::not_integer("indices", $array))
-        })()
-    };
 }
 pub(crate) use with_indices;
 
-/// Runs `$body` with `$T` the Rust type of the numeric array `$array` (a summable dtype in
-/// native byte order), or returns a `TypeError`.
+/// Runs `$body` with `$T` the Rust type of the numeric array `$array` (a dtype of the core's
+/// `number` role, native byte order), or returns a `TypeError`.
 macro_rules! with_number_type {
     ($array:expr, $T:ident => $body:expr) => {{
         let array: &Bound<'_, numpy::PyUntypedArray> = $array;
-        match $crate::dtypes::number_kind(array) {
-            Some(('i', 1)) => {
-                type $T = i8;
-                $body
-            }
-            Some(('i', 2)) => {
-                type $T = i16;
-                $body
-            }
-            Some(('i', 4)) => {
-                type $T = i32;
-                $body
-            }
-            Some(('i', 8)) => {
-                type $T = i64;
-                $body
-            }
-            Some(('u', 1)) => {
-                type $T = u8;
-                $body
-            }
-            Some(('u', 2)) => {
-                type $T = u16;
-                $body
-            }
-            Some(('u', 4)) => {
-                type $T = u32;
-                $body
-            }
-            Some(('u', 8)) => {
-                type $T = u64;
-                $body
-            }
-            Some(('f', 2)) => {
-                type $T = half::f16;
-                $body
-            }
-            Some(('b', 2)) => {
-                type $T = half::bf16;
-                $body
-            }
-            Some(('f', 4)) => {
-                type $T = f32;
-                $body
-            }
-            Some(('f', 8)) => {
-                type $T = f64;
-                $body
-            }
-            Some(('c', 8)) => {
-                type $T = num_complex::Complex32;
-                $body
-            }
-            Some(('c', 16)) => {
-                type $T = num_complex::Complex64;
-                $body
-            }
-            _ => Err($crate::dtypes::not_number(array)),
+        match $crate::dtypes::dtype_of(array) {
+            Some(dtype) => ndgather::with_dtype!(dtype, number $T => $body,
+                else Err($crate::dtypes::not_number(array))),
+            None => Err($crate::dtypes::not_number(array)),
         }
     }};
 }
 pub(crate) use with_number_type;
 
-/// Runs `$body` with `$T` the Rust type of the floating-point array `$array` (float16,
-/// bfloat16, float32, float64 in native byte order), or returns a `TypeError`.
+/// Runs `$body` with `$T` the Rust type of the floating-point array `$array` (a dtype of the
+/// core's `real` role: float16, bfloat16, float32, float64 in native byte order), or returns
+/// a `TypeError`.
 macro_rules! with_float_type {
     ($array:expr, $T:ident => $body:expr) => {{
         let array: &Bound<'_, numpy::PyUntypedArray> = $array;
-        match $crate::dtypes::number_kind(array) {
-            Some(('f', 2)) => {
-                type $T = half::f16;
-                $body
-            }
-            Some(('b', 2)) => {
-                type $T = half::bf16;
-                $body
-            }
-            Some(('f', 4)) => {
-                type $T = f32;
-                $body
-            }
-            Some(('f', 8)) => {
-                type $T = f64;
-                $body
-            }
-            _ => Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                "embedding tables must be float16, bfloat16, float32 or float64, got dtype {}",
-                array.dtype()
-            ))),
+        let error = || pyo3::exceptions::PyTypeError::new_err(format!(
+            "embedding tables must be {}, got dtype {}",
+            ndgather::DType::names_where(ndgather::DType::is_real),
+            array.dtype()
+        ));
+        match $crate::dtypes::dtype_of(array) {
+            Some(dtype) => ndgather::with_dtype!(dtype, real $T => $body, else Err(error())),
+            None => Err(error()),
         }
     }};
 }
 pub(crate) use with_float_type;
 
-/// `(kind, itemsize)` of a numeric dtype in native byte order: NumPy's kind character, or
-/// `'b'` for ml_dtypes' `bfloat16`.
-pub(crate) fn number_kind(array: &Bound<'_, PyUntypedArray>) -> Option<(char, usize)> {
+/// The dtype of a fixed-width NumPy array in native byte order: NumPy's kind and item size
+/// (ml_dtypes' `bfloat16` for brain floats); `None` for any other.
+pub(crate) fn dtype_of(array: &Bound<'_, PyUntypedArray>) -> Option<DType> {
     let dtype = array.dtype();
     if dtype.is_native_byteorder() == Some(false) {
         return None;
     }
-    let kind = dtype.kind() as char;
     let size = dtype.itemsize();
-    if matches!(kind, 'i' | 'u' | 'f' | 'c') {
-        return Some((kind, size));
-    }
-    let name = dtype.getattr("name").ok()?;
-    (size == 2 && name.extract::<String>().ok()? == "bfloat16").then_some(('b', 2))
+    let kind = match dtype.kind() {
+        b'b' => Kind::Bool,
+        b'i' => Kind::Int,
+        b'u' => Kind::Uint,
+        b'f' => Kind::Float,
+        b'c' => Kind::Complex,
+        _ if dtype.getattr("name").ok()?.extract::<String>().ok()? == "bfloat16" => {
+            Kind::BrainFloat
+        }
+        _ => return None,
+    };
+    DType::of(kind, size)
 }
 
 pub(crate) fn not_integer(what: &str, array: &Bound<'_, PyUntypedArray>) -> PyErr {
     PyTypeError::new_err(format!(
-        "{what} must be an array of integers (int8 to int64, uint8 to uint64), got dtype {}",
+        "{what} must be an array of integers ({}), got dtype {}",
+        DType::names_where(DType::is_index),
         array.dtype()
     ))
 }
 
 pub(crate) fn not_number(array: &Bound<'_, PyUntypedArray>) -> PyErr {
     PyTypeError::new_err(format!(
-        "expected an array of numbers (int, uint, float16/32/64, bfloat16, complex64/128), got dtype {}",
+        "expected an array of numbers ({}), got dtype {}",
+        DType::names_where(DType::is_number),
         array.dtype()
     ))
 }

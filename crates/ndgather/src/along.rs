@@ -5,12 +5,14 @@
 //! The same layering as gather: a shape rule ([`AlongPlan::new`]), one pass that checks every
 //! index, then a copy loop over rows of the output (parallel above the kernel's threshold).
 
-use crate::array::{check_out_shape, into_array, row_major, with_row_major_out, Element, Elements};
 use crate::error::{GatherError, Result};
 use crate::fill::{self, FillValue};
 use crate::grad::check_grad;
 use crate::index::{BadIndices, IndexType};
 use crate::kernel::{self, Slot};
+use crate::layout::{
+    check_out_shape, into_array, row_major, with_row_major_out, Element, Elements,
+};
 use crate::output;
 use crate::plan::unravel;
 use crate::scatter::Summable;
@@ -37,10 +39,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// assert_eq!(wrap.take_along_axis(&scores, &array![[-1]]).unwrap(), array![[20], [50]].into_dyn());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct TakeAlongAxisOptions {
-    axis: i64,
-    bad_indices: BadIndices,
-    fill: FillValue,
+    /// The axis (negative counts from the end).
+    pub axis: i64,
+    /// What to do with out-of-range indices.
+    pub bad_indices: BadIndices,
+    /// The value [`BadIndices::Fill`] writes (by default JAX's for the element type).
+    pub fill_value: FillValue,
 }
 
 /// A checked call, flattened for the loops: offsets in elements of row-major params and
@@ -276,7 +282,7 @@ impl TakeAlongAxisOptions {
         TakeAlongAxisOptions {
             axis,
             bad_indices: BadIndices::Error,
-            fill: FillValue::Default,
+            fill_value: FillValue::Default,
         }
     }
 
@@ -292,25 +298,10 @@ impl TakeAlongAxisOptions {
         self
     }
 
-    /// The axis, as given.
-    pub fn get_axis(&self) -> i64 {
-        self.axis
-    }
-
-    /// The policy for out-of-range indices.
-    pub fn get_bad_indices(&self) -> BadIndices {
-        self.bad_indices
-    }
-
     /// The value [`BadIndices::Fill`] writes (by default JAX's for the element type).
     pub fn fill_value(mut self, value: FillValue) -> Self {
-        self.fill = value;
+        self.fill_value = value;
         self
-    }
-
-    /// The fill value as set.
-    pub fn get_fill_value(&self) -> FillValue {
-        self.fill
     }
 
     /// The output's shape for params and indices of these shapes, after NumPy's checks.
@@ -452,15 +443,20 @@ impl TakeAlongAxisOptions {
         // A caller's array must stay unchanged on error: check every index first.
         let call = self.prepare(params, indices, elements, true)?;
         check_out_shape(elements, out.shape(), &call.out_shape)?;
-        with_row_major_out(
-            &mut out,
-            |slots| {
-                call.copy(slots);
-            },
-            |slots| {
-                call.copy(slots);
-            },
-        )
+        // SAFETY: `Prepared::copy` writes every slot of its output: each row's slots are copied,
+        // filled or default-filled (its contract).
+        #[allow(unsafe_code)]
+        unsafe {
+            with_row_major_out(
+                &mut out,
+                |slots| {
+                    call.copy(slots);
+                },
+                |slots| {
+                    call.copy(slots);
+                },
+            )
+        }
     }
 
     /// The copy into a fresh array.
@@ -487,7 +483,9 @@ impl TakeAlongAxisOptions {
             shape: call.out_shape.clone(),
         })?;
         let mut bad = false;
-        let out = output::fresh(len, &call.out_shape, |slots| bad = call.copy(slots))?;
+        // SAFETY: `Prepared::copy` writes every slot of its output (its contract).
+        #[allow(unsafe_code)]
+        let out = unsafe { output::fresh(len, &call.out_shape, |slots| bad = call.copy(slots))? };
         if bad {
             call.plan.check(&call.indices, call.policy)?;
         }
@@ -520,7 +518,7 @@ impl TakeAlongAxisOptions {
         out_shape.extend(record);
         let record = record.unwrap_or(1);
         Ok(Prepared {
-            fill: fill::record::<T>(self.bad_indices, self.fill, record)?,
+            fill: fill::record::<T>(self.bad_indices, self.fill_value, record)?,
             values: row_major(params)?,
             indices,
             plan,

@@ -1,37 +1,16 @@
 //! The typed front end on `ndarray`: params and indices as any array or view, of any layout.
 
-use crate::error::{GatherError, Result};
+pub use crate::dtype::Element;
+use crate::error::Result;
 use crate::fill::{self, FillValue};
 use crate::index::{BadIndices, IndexType};
 use crate::kernel;
+use crate::layout::{check_out_shape, into_array, row_major, with_row_major_out, Elements};
 use crate::output;
 use crate::plan::{GatherNdPlan, GatherPlan};
 use crate::strided;
-use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, Data, Dimension, IxDyn};
+use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, Data, Dimension};
 use std::borrow::Cow;
-
-/// What can be gathered: any `Clone + Default` type (`Default` fills the slices of ignored
-/// bad indices, as TensorFlow's `T()`). Numbers, `bool`, `half`'s floats, `num-complex`'s
-/// complex numbers, `String` and `Vec<u8>` all are.
-pub trait Element: Clone + Default + Send + Sync + 'static {}
-impl<T: Clone + Default + Send + Sync + 'static> Element for T {}
-
-/// The elements of an array in row-major order, borrowed when the array is already laid out
-/// so; a copy otherwise, refused with an error (not an abort) when it cannot be allocated.
-pub(crate) fn row_major<A: Clone, S: Data<Elem = A>, D: Dimension>(
-    a: &ArrayBase<S, D>,
-) -> Result<Cow<'_, [A]>> {
-    if let Some(s) = a.as_slice() {
-        return Ok(Cow::Borrowed(s));
-    }
-    let mut v = Vec::new();
-    v.try_reserve_exact(a.len())
-        .map_err(|_| GatherError::OutOfMemory {
-            bytes: a.len().saturating_mul(std::mem::size_of::<A>()),
-        })?;
-    v.extend(a.iter().cloned());
-    Ok(Cow::Owned(v))
-}
 
 /// params as the copy loops read it: row-major elements (borrowed, or copied once), or a
 /// view of any layout read in place when params far outweighs the output.
@@ -89,84 +68,12 @@ impl<'a, T: Element> Source<'a, T> {
     }
 }
 
-/// An array of `shape` from row-major data.
-pub(crate) fn into_array<T>(shape: &[usize], data: Vec<T>) -> Result<ArrayD<T>> {
-    ArrayD::from_shape_vec(IxDyn(shape), data).map_err(|e| GatherError::InvalidShape {
-        shape: shape.to_vec(),
-        reason: e.to_string(),
-    })
-}
-
-/// Whether params' last axis is part of the tensor or holds the values of each element.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Elements {
-    /// Every array element is a tensor element.
-    Plain,
-    /// The last axis holds each tensor element's values (see `gather_records`).
-    Records,
-}
-
-impl Elements {
-    /// The tensor's shape, and the record width if params holds records.
-    pub(crate) fn split(self, params_shape: &[usize]) -> Result<(&[usize], Option<usize>)> {
-        match self {
-            Elements::Plain => Ok((params_shape, None)),
-            Elements::Records => match params_shape.split_last() {
-                Some((&width, shape)) => Ok((shape, Some(width))),
-                None => Err(GatherError::InvalidShape {
-                    shape: vec![],
-                    reason: "params of records needs a trailing record axis".to_string(),
-                }),
-            },
-        }
-    }
-}
-
 /// `plan` widened to records of `record` values, if any.
 fn widened<P>(plan: P, record: Option<usize>, widen: fn(P, usize) -> Result<P>) -> Result<P> {
     match record {
         Some(r) => widen(plan, r),
         None => Ok(plan),
     }
-}
-
-/// Checks a caller's output shape; a mismatch is reported in element shapes (without the
-/// record axis, for records).
-pub(crate) fn check_out_shape(
-    elements: Elements,
-    given: &[usize],
-    expected: &[usize],
-) -> Result<()> {
-    if given == expected {
-        return Ok(());
-    }
-    let element_shape = |s: &[usize]| match elements {
-        Elements::Plain => s.to_vec(),
-        Elements::Records => s[..s.len().saturating_sub(1)].to_vec(),
-    };
-    Err(GatherError::OutputShapeMismatch {
-        given: element_shape(given),
-        expected: element_shape(expected),
-    })
-}
-
-/// Runs `body` on a caller's output in row-major order: in place when it is laid out so,
-/// otherwise into a fresh buffer whose values are then moved into place.
-pub(crate) fn with_row_major_out<T: Element, D: Dimension>(
-    out: &mut ArrayViewMut<'_, T, D>,
-    body: impl Fn(&mut [T]) + Sync,
-    fresh: impl FnOnce(&mut [std::mem::MaybeUninit<T>]),
-) -> Result<()> {
-    if let Some(slice) = out.as_slice_mut() {
-        body(slice);
-        return Ok(());
-    }
-    let buf = output::fresh(out.len(), out.shape(), fresh)?;
-    // `iter_mut` walks a view in logical (row-major) order, whatever its strides.
-    for (o, v) in out.iter_mut().zip(buf) {
-        *o = v;
-    }
-    Ok(())
 }
 
 /// A checked call's output shape and, for each index value in row-major order, the position
@@ -198,11 +105,16 @@ pub struct Resolved {
 /// assert_eq!(out, array![[1, 2], [3, 4], [5, 6]].into_dyn());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct GatherOptions {
-    axis: Option<i64>,
-    batch_dims: i64,
-    bad_indices: BadIndices,
-    fill: FillValue,
+    /// The axis of params to gather along (negative counts from the end); `None`: the first non-batch dimension.
+    pub axis: Option<i64>,
+    /// The number of leading batch dimensions shared by params and indices; negative counts from rank(indices).
+    pub batch_dims: i64,
+    /// What to do with out-of-range indices.
+    pub bad_indices: BadIndices,
+    /// The value [`BadIndices::Fill`] writes (by default JAX's for the element type).
+    pub fill_value: FillValue,
 }
 
 impl GatherOptions {
@@ -236,30 +148,10 @@ impl GatherOptions {
         self
     }
 
-    /// The axis, if set.
-    pub fn get_axis(&self) -> Option<i64> {
-        self.axis
-    }
-
-    /// batch_dims as set.
-    pub fn get_batch_dims(&self) -> i64 {
-        self.batch_dims
-    }
-
-    /// The bad-index policy.
-    pub fn get_bad_indices(&self) -> BadIndices {
-        self.bad_indices
-    }
-
     /// The value [`BadIndices::Fill`] writes (by default JAX's for the element type).
     pub fn fill_value(mut self, value: FillValue) -> Self {
-        self.fill = value;
+        self.fill_value = value;
         self
-    }
-
-    /// The fill value as set.
-    pub fn get_fill_value(&self) -> FillValue {
-        self.fill
     }
 
     /// The gradient of this gather with respect to params, for upstream gradient `grad` (of
@@ -276,7 +168,7 @@ impl GatherOptions {
     /// ```
     ///
     /// # Errors
-    /// Those of [`GatherOptions::gather`], and [`GatherError::GradShapeMismatch`].
+    /// Those of [`GatherOptions::gather`], and [`crate::GatherError::GradShapeMismatch`].
     pub fn grad<T, I, SI, SG, DI, DG>(
         &self,
         params_shape: &[usize],
@@ -300,7 +192,7 @@ impl GatherOptions {
     /// # Errors
     /// TensorFlow's shape errors (axis or batch_dims out of range, batch shapes that differ),
     /// the first bad index under [`BadIndices::Error`], `Clamp` and `Wrap`, and
-    /// [`GatherError::OutOfMemory`] when the output cannot be allocated.
+    /// [`crate::GatherError::OutOfMemory`] when the output cannot be allocated.
     pub fn gather<T, I, S, SI, D, DI>(
         &self,
         params: &ArrayBase<S, D>,
@@ -335,7 +227,7 @@ impl GatherOptions {
     /// ```
     ///
     /// # Errors
-    /// Those of [`GatherOptions::gather`], and [`GatherError::InvalidShape`] for params of
+    /// Those of [`GatherOptions::gather`], and [`crate::GatherError::InvalidShape`] for params of
     /// rank 0 (no record axis).
     pub fn gather_records<T, I, S, SI, D, DI>(
         &self,
@@ -357,7 +249,7 @@ impl GatherOptions {
     /// out in row-major order). On error `out` is left unchanged.
     ///
     /// # Errors
-    /// Those of [`GatherOptions::gather`], and [`GatherError::OutputShapeMismatch`].
+    /// Those of [`GatherOptions::gather`], and [`crate::GatherError::OutputShapeMismatch`].
     pub fn gather_into<T, I, S, SI, D, DI, DO>(
         &self,
         params: &ArrayBase<S, D>,
@@ -380,7 +272,7 @@ impl GatherOptions {
     /// record axis included). On error `out` is left unchanged.
     ///
     /// # Errors
-    /// Those of [`GatherOptions::gather_records`], and [`GatherError::OutputShapeMismatch`].
+    /// Those of [`GatherOptions::gather_records`], and [`crate::GatherError::OutputShapeMismatch`].
     pub fn gather_records_into<T, I, S, SI, D, DI, DO>(
         &self,
         params: &ArrayBase<S, D>,
@@ -470,13 +362,18 @@ impl GatherOptions {
         let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
         let idx = row_major(indices)?;
         kernel::check_gather(&idx, &plan, self.bad_indices)?;
-        let fill = fill::record::<T>(self.bad_indices, self.fill, record.unwrap_or(1))?;
+        let fill = fill::record::<T>(self.bad_indices, self.fill_value, record.unwrap_or(1))?;
         let plan = widened(plan, record, GatherPlan::widen)?;
         let params = Source::of(params, plan.out_len)?;
         let policy = self.bad_indices;
-        let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
-            params.gather(&idx, &plan, policy, fill.as_deref(), slots)
-        })?;
+        // SAFETY: Source::gather runs kernel::gather and strided::gather write every slot of `out` (their contract: each
+        // item is copied or default-filled), and fill::gather only overwrites.
+        #[allow(unsafe_code)]
+        let out = unsafe {
+            output::fresh(plan.out_len, &plan.out_shape, |slots| {
+                params.gather(&idx, &plan, policy, fill.as_deref(), slots)
+            })?
+        };
         into_array(&plan.out_shape, out)
     }
 
@@ -501,14 +398,18 @@ impl GatherOptions {
         check_out_shape(elements, out.shape(), &wide.out_shape)?;
         let idx = row_major(indices)?;
         kernel::check_gather(&idx, &plan, self.bad_indices)?;
-        let fill = fill::record::<T>(self.bad_indices, self.fill, record.unwrap_or(1))?;
+        let fill = fill::record::<T>(self.bad_indices, self.fill_value, record.unwrap_or(1))?;
         let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
-        with_row_major_out(
-            &mut out,
-            |slots| params.gather(&idx, &wide, policy, fill.as_deref(), slots),
-            |slots| params.gather(&idx, &wide, policy, fill.as_deref(), slots),
-        )
+        // SAFETY: the fresh closure is Source::gather, which writes every slot (as above).
+        #[allow(unsafe_code)]
+        unsafe {
+            with_row_major_out(
+                &mut out,
+                |slots| params.gather(&idx, &wide, policy, fill.as_deref(), slots),
+                |slots| params.gather(&idx, &wide, policy, fill.as_deref(), slots),
+            )
+        }
     }
 }
 
@@ -524,10 +425,14 @@ impl GatherOptions {
 /// assert_eq!(out, array![[3, 4, 5], [0, 0, 0]].into_dyn());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct GatherNdOptions {
-    batch_dims: i64,
-    bad_indices: BadIndices,
-    fill: FillValue,
+    /// The number of leading batch dimensions shared by params and indices (≥ 0).
+    pub batch_dims: i64,
+    /// What to do with out-of-range indices.
+    pub bad_indices: BadIndices,
+    /// The value [`BadIndices::Fill`] writes (by default JAX's for the element type).
+    pub fill_value: FillValue,
 }
 
 impl GatherNdOptions {
@@ -548,32 +453,17 @@ impl GatherNdOptions {
         self
     }
 
-    /// batch_dims as set.
-    pub fn get_batch_dims(&self) -> i64 {
-        self.batch_dims
-    }
-
-    /// The bad-index policy.
-    pub fn get_bad_indices(&self) -> BadIndices {
-        self.bad_indices
-    }
-
     /// The value [`BadIndices::Fill`] writes (by default JAX's for the element type).
     pub fn fill_value(mut self, value: FillValue) -> Self {
-        self.fill = value;
+        self.fill_value = value;
         self
-    }
-
-    /// The fill value as set.
-    pub fn get_fill_value(&self) -> FillValue {
-        self.fill
     }
 
     /// The gradient of this gather_nd with respect to params, under this policy (see
     /// [`GatherOptions::grad`]).
     ///
     /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::GradShapeMismatch`].
+    /// Those of [`GatherNdOptions::gather_nd`], and [`crate::GatherError::GradShapeMismatch`].
     pub fn grad<T, I, SI, SG, DI, DG>(
         &self,
         params_shape: &[usize],
@@ -602,7 +492,7 @@ impl GatherNdOptions {
     /// # Errors
     /// TensorFlow's shape errors (scalar params or indices, batch_dims out of range, an index
     /// depth above params' rank, batch shapes that differ), the first bad index vector under
-    /// [`BadIndices::Error`], `Clamp` and `Wrap`, and [`GatherError::OutOfMemory`].
+    /// [`BadIndices::Error`], `Clamp` and `Wrap`, and [`crate::GatherError::OutOfMemory`].
     pub fn gather_nd<T, I, S, SI, D, DI>(
         &self,
         params: &ArrayBase<S, D>,
@@ -633,7 +523,7 @@ impl GatherNdOptions {
     /// ```
     ///
     /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::InvalidShape`] for params
+    /// Those of [`GatherNdOptions::gather_nd`], and [`crate::GatherError::InvalidShape`] for params
     /// of rank 0.
     pub fn gather_nd_records<T, I, S, SI, D, DI>(
         &self,
@@ -655,7 +545,7 @@ impl GatherNdOptions {
     /// unchanged.
     ///
     /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::OutputShapeMismatch`].
+    /// Those of [`GatherNdOptions::gather_nd`], and [`crate::GatherError::OutputShapeMismatch`].
     pub fn gather_nd_into<T, I, S, SI, D, DI, DO>(
         &self,
         params: &ArrayBase<S, D>,
@@ -679,7 +569,7 @@ impl GatherNdOptions {
     ///
     /// # Errors
     /// Those of [`GatherNdOptions::gather_nd_records`], and
-    /// [`GatherError::OutputShapeMismatch`].
+    /// [`crate::GatherError::OutputShapeMismatch`].
     pub fn gather_nd_records_into<T, I, S, SI, D, DI, DO>(
         &self,
         params: &ArrayBase<S, D>,
@@ -776,13 +666,18 @@ impl GatherNdOptions {
         let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
         let idx = row_major(indices)?;
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
-        let fill = fill::record::<T>(self.bad_indices, self.fill, record.unwrap_or(1))?;
+        let fill = fill::record::<T>(self.bad_indices, self.fill_value, record.unwrap_or(1))?;
         let plan = widened(plan, record, GatherNdPlan::widen)?;
         let params = Source::of(params, plan.out_len)?;
         let policy = self.bad_indices;
-        let out = output::fresh(plan.out_len, &plan.out_shape, |slots| {
-            params.gather_nd(&idx, &plan, policy, fill.as_deref(), slots)
-        })?;
+        // SAFETY: Source::gather_nd runs kernel::gather_nd and strided::gather_nd write every slot of `out` (their
+        // contract: each item is copied or default-filled), and fill::gather_nd only overwrites.
+        #[allow(unsafe_code)]
+        let out = unsafe {
+            output::fresh(plan.out_len, &plan.out_shape, |slots| {
+                params.gather_nd(&idx, &plan, policy, fill.as_deref(), slots)
+            })?
+        };
         into_array(&plan.out_shape, out)
     }
 
@@ -807,14 +702,18 @@ impl GatherNdOptions {
         check_out_shape(elements, out.shape(), &wide.out_shape)?;
         let idx = row_major(indices)?;
         kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
-        let fill = fill::record::<T>(self.bad_indices, self.fill, record.unwrap_or(1))?;
+        let fill = fill::record::<T>(self.bad_indices, self.fill_value, record.unwrap_or(1))?;
         let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
-        with_row_major_out(
-            &mut out,
-            |slots| params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
-            |slots| params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
-        )
+        // SAFETY: the fresh closure is Source::gather_nd, which writes every slot (as above).
+        #[allow(unsafe_code)]
+        unsafe {
+            with_row_major_out(
+                &mut out,
+                |slots| params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
+                |slots| params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
+            )
+        }
     }
 }
 
@@ -827,6 +726,9 @@ impl GatherNdOptions {
 /// let rows = ndgather::gather(&params, &array![3, 1]).unwrap();
 /// assert_eq!(rows, array![[30.0, 31.0, 32.0], [10.0, 11.0, 12.0]].into_dyn());
 /// ```
+///
+/// # Errors
+/// Those of [`GatherOptions::gather`] with the default options.
 pub fn gather<T, I, S, SI, D, DI>(
     params: &ArrayBase<S, D>,
     indices: &ArrayBase<SI, DI>,
@@ -851,6 +753,9 @@ where
 /// let out = ndgather::gather_nd(&params, &array![[0, 0], [1, 1]]).unwrap();
 /// assert_eq!(out, array!["a", "d"].mapv(String::from).into_dyn());
 /// ```
+///
+/// # Errors
+/// Those of [`GatherNdOptions::gather_nd`] with the default options.
 pub fn gather_nd<T, I, S, SI, D, DI>(
     params: &ArrayBase<S, D>,
     indices: &ArrayBase<SI, DI>,

@@ -28,12 +28,12 @@
 //! assert_eq!(out, array![[2.0, 2.0], [0.0, 0.0], [0.0, 0.0]].into_dyn());
 //! ```
 
-use crate::array::{into_array, row_major, Element};
+use crate::dtype::{DType, Tensor, TensorElement, TensorView};
 use crate::error::{GatherError, Result};
 use crate::grad::{check_grad, IndexedSlices};
 use crate::index::IndexType;
+use crate::layout::{into_array, row_major, Element};
 use crate::plan::unravel;
-use crate::tensor::{Tensor, TensorElement, TensorView};
 use half::{bf16, f16};
 use ndarray::{ArrayBase, ArrayD, ArrayView1, ArrayView2, ArrayViewD, Data, Dimension};
 use num_traits::{Float, One, Zero};
@@ -758,51 +758,36 @@ fn float_views<'a, T: Real + TensorElement>(
         .iter()
         .map(|v| {
             T::from_view(v).ok_or_else(|| GatherError::DTypeMismatch {
-                expected: T::DTYPE.name().to_string(),
-                found: v.dtype().name().to_string(),
+                expected: T::DTYPE,
+                found: v.dtype(),
             })
         })
         .collect()
 }
 
-/// Runs `$body` with `$T` the float type of the tensor `$first`, or returns an error naming
-/// the float types.
+/// Runs `$body` with `$T` the float type of the tensor `$first` (the dtype table's `real`
+/// role), or returns an error naming the float types.
 macro_rules! with_float {
     ($first:expr, $T:ident => $body:expr) => {
-        match $first.dtype() {
-            crate::tensor::DType::F16 => {
-                type $T = f16;
-                $body
-            }
-            crate::tensor::DType::BF16 => {
-                type $T = bf16;
-                $body
-            }
-            crate::tensor::DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            crate::tensor::DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            other => Err(GatherError::EmbeddingShards {
-                reason: format!(
-                    "embedding tables must be float16, bfloat16, float32 or float64, got {other}"
-                ),
-            }),
-        }
+        crate::with_dtype!($first.dtype(), real $T => $body, else Err(GatherError::EmbeddingShards {
+            reason: format!(
+                "embedding tables must be {}, got {}",
+                DType::names_where(DType::is_real),
+                $first.dtype()
+            ),
+        }))
     };
 }
 
-/// Runs `$body` with `$i` the integer view inside `$t`.
+/// Runs `$body` with `$i` the integer view inside `$t`: `int32` or `int64`, TensorFlow's
+/// `Tindices` of the embedding ops (a narrower list than the dtype table's `index` role).
 macro_rules! with_ids {
     ($t:expr, $i:ident => $body:expr) => {
         match $t {
             TensorView::I32($i) => $body,
             TensorView::I64($i) => $body,
             other => Err(GatherError::IndicesNotInteger {
-                dtype: other.dtype().name().to_string(),
+                dtype: other.dtype(),
             }),
         }
     };

@@ -1,8 +1,16 @@
-//! The one error type of the crate.
+//! The one error type of the crate, in sections: argument and shape checks, index values,
+//! outputs and memory, the summing ops and embeddings, and the dtype-erased API.
 //!
 //! Every variant carries the values that caused it, and `Display` gives TensorFlow's
-//! wording where TensorFlow has one (see `tf-semantics.md` in the project's shared spec).
+//! wording where TensorFlow has one: the texts of its kernels
+//! ([`gather_op.cc`](https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/kernels/gather_op.cc),
+//! [`gather_nd_op.cc`](https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/kernels/gather_nd_op.cc))
+//! and shape functions
+//! ([`array_ops.cc`](https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/ops/array_ops.cc)),
+//! checked against TensorFlow 2.21 by the repository's conformance cases
+//! (`crates/ndgather/tests/data/tf_cases.jsonl`, described in `tf_cases.README.md` beside it).
 
+use crate::dtype::DType;
 use std::fmt;
 
 /// Which op a message belongs to: TensorFlow words a few checks differently in
@@ -19,6 +27,8 @@ pub enum OpKind {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum GatherError {
+    // ---- Checks of the arguments and shapes, made before any index is read (TensorFlow's order
+    // and wording; take_along_axis's are NumPy's).
     /// params is a scalar (rank 0).
     #[error("{}", match op { OpKind::Gather => "params must be at least 1 dimensional", OpKind::GatherNd => "params must be at least a vector" })]
     ParamsScalar {
@@ -106,13 +116,41 @@ pub enum GatherError {
     IndexTypeTooSmall {
         /// `params.shape[k]` (gather) or `params.NumElements()` (gather_nd).
         what: String,
-        /// TensorFlow's name of the index type (`int16`, `int32`, `int64`).
-        index_type: &'static str,
+        /// The index type (`int16`, `int32`, `int64`).
+        index_type: DType,
         /// The size that does not fit.
         size: usize,
         /// The largest value of the index type.
         max: u64,
     },
+    /// take_along_axis: params and indices of different ranks (NumPy's wording).
+    #[error("`indices` and `arr` must have the same number of dimensions (arr has {params_rank}, indices {indices_rank})")]
+    AlongRankMismatch {
+        /// rank(params).
+        params_rank: usize,
+        /// rank(indices).
+        indices_rank: usize,
+    },
+    /// take_along_axis: `axis` outside `[-rank, rank)` (NumPy's wording).
+    #[error("axis {axis} is out of bounds for array of dimension {rank}")]
+    AlongAxisOutOfRange {
+        /// The axis as given.
+        axis: i64,
+        /// rank(params).
+        rank: usize,
+    },
+    /// take_along_axis: an axis other than `axis` where params and indices differ and
+    /// neither is 1.
+    #[error("shape mismatch: indices of shape {} cannot be broadcast to arr of shape {} (axis {axis}: sizes must be equal, or one of them 1)", shape_string(indices_shape), shape_string(params_shape))]
+    AlongShapeMismatch {
+        /// The first axis that does not broadcast.
+        axis: usize,
+        /// params' shape.
+        params_shape: Vec<usize>,
+        /// indices' shape.
+        indices_shape: Vec<usize>,
+    },
+    // ---- Index values outside what they address.
     /// gather_nd: rows are requested from an empty params.
     #[error(
         "Requested more than 0 entries, but params is empty.  Params shape: {}",
@@ -147,6 +185,22 @@ pub enum GatherError {
         /// batch_dims of the call.
         batch_dims: usize,
     },
+    /// An embedding id outside the table, or outside the shard the strategy gives it.
+    #[error("{}", match shard {
+        None => format!("indices{} = {value} is not in [0, {total})", position_string(position)),
+        Some((p, r)) => format!("indices{} = {value} is row {r} of shard {p}, which has no such row (the shards hold {total} rows; check the partition strategy)", position_string(position)),
+    })]
+    BadEmbeddingId {
+        /// Where in the ids.
+        position: Vec<usize>,
+        /// The id.
+        value: i128,
+        /// The rows of all shards together.
+        total: usize,
+        /// The shard and row the strategy gives the id, when that row does not exist.
+        shard: Option<(usize, usize)>,
+    },
+    // ---- Outputs and memory.
     /// A shape's element count (or byte size) does not fit in memory's address space.
     #[error(
         "shape {} of {what} is too large: its size overflows the address space",
@@ -176,6 +230,15 @@ pub enum GatherError {
         /// The shape the result needs.
         expected: Vec<usize>,
     },
+    /// An ndarray shape could not be made from the data (a bug if ever seen).
+    #[error("invalid array shape {}: {reason}", shape_string(shape))]
+    InvalidShape {
+        /// The shape.
+        shape: Vec<usize>,
+        /// What ndarray said.
+        reason: String,
+    },
+    // ---- Scatters, gradients and embedding lookups.
     /// scatter_nd: `updates` does not have the shape `indices.shape[:-1] + shape[depth:]`.
     #[error(
         "updates has shape {}, but indices and shape need {}",
@@ -249,54 +312,19 @@ pub enum GatherError {
         /// indices.shape.
         indices_shape: Vec<usize>,
     },
-    /// take_along_axis: params and indices of different ranks (NumPy's wording).
-    #[error("`indices` and `arr` must have the same number of dimensions (arr has {params_rank}, indices {indices_rank})")]
-    AlongRankMismatch {
-        /// rank(params).
-        params_rank: usize,
-        /// rank(indices).
-        indices_rank: usize,
-    },
-    /// take_along_axis: `axis` outside `[-rank, rank)` (NumPy's wording).
-    #[error("axis {axis} is out of bounds for array of dimension {rank}")]
-    AlongAxisOutOfRange {
-        /// The axis as given.
-        axis: i64,
-        /// rank(params).
-        rank: usize,
-    },
-    /// take_along_axis: an axis other than `axis` where params and indices differ and
-    /// neither is 1.
-    #[error("shape mismatch: indices of shape {} cannot be broadcast to arr of shape {} (axis {axis}: sizes must be equal, or one of them 1)", shape_string(indices_shape), shape_string(params_shape))]
-    AlongShapeMismatch {
-        /// The first axis that does not broadcast.
-        axis: usize,
-        /// params' shape.
-        params_shape: Vec<usize>,
-        /// indices' shape.
-        indices_shape: Vec<usize>,
-    },
     /// An embedding lookup's table: no shards, or shards whose rows differ.
     #[error("{reason}")]
     EmbeddingShards {
         /// What is wrong.
         reason: String,
     },
-    /// An embedding id outside the table, or outside the shard the strategy gives it.
-    #[error("{}", match shard {
-        None => format!("indices{} = {value} is not in [0, {total})", position_string(position)),
-        Some((p, r)) => format!("indices{} = {value} is row {r} of shard {p}, which has no such row (the shards hold {total} rows; check the partition strategy)", position_string(position)),
-    })]
-    BadEmbeddingId {
-        /// Where in the ids.
-        position: Vec<usize>,
-        /// The id.
-        value: i128,
-        /// The rows of all shards together.
-        total: usize,
-        /// The shard and row the strategy gives the id, when that row does not exist.
-        shard: Option<(usize, usize)>,
+    /// Sparse ids or weights whose parts disagree.
+    #[error("invalid SparseTensor: {reason}")]
+    SparseTensor {
+        /// What is wrong.
+        reason: String,
     },
+    // ---- Values and dtypes of the dtype-erased API and the options.
     /// A fill value the element type cannot hold.
     #[error("fill value {value} does not fit elements of type {dtype}")]
     FillValue {
@@ -305,33 +333,22 @@ pub enum GatherError {
         /// The element type.
         dtype: String,
     },
-    /// Sparse ids or weights whose parts disagree.
-    #[error("invalid SparseTensor: {reason}")]
-    SparseTensor {
-        /// What is wrong.
-        reason: String,
-    },
-    /// An ndarray shape could not be made from the data (a bug if ever seen).
-    #[error("invalid array shape {}: {reason}", shape_string(shape))]
-    InvalidShape {
-        /// The shape.
-        shape: Vec<usize>,
-        /// What ndarray said.
-        reason: String,
-    },
     /// Dtype-erased API: indices are not of an integer dtype.
-    #[error("indices must be an integer tensor (int16, int32, int64, uint8, uint16, uint32 or uint64), got {dtype}")]
+    #[error(
+        "indices must be an integer tensor ({}), got {dtype}",
+        DType::names_where(DType::is_index)
+    )]
     IndicesNotInteger {
         /// The dtype found.
-        dtype: String,
+        dtype: DType,
     },
     /// Dtype-erased API: a tensor of one dtype was given where another was needed.
     #[error("expected a tensor of dtype {expected}, got {found}")]
     DTypeMismatch {
         /// The dtype needed.
-        expected: String,
+        expected: DType,
         /// The dtype found.
-        found: String,
+        found: DType,
     },
     /// Dtype-erased API: data length and shape disagree.
     #[error(

@@ -16,11 +16,11 @@
 //! assert_eq!(g, array![[1.0, 0.0, 0.0], [0.0, 0.0, 2.0]].into_dyn());
 //! ```
 
-use crate::array::into_array;
-use crate::array::row_major;
 use crate::error::{GatherError, Result};
 use crate::index::{BadIndices, IndexType};
 use crate::kernel;
+use crate::layout::into_array;
+use crate::layout::row_major;
 use crate::output::defaults as zeros;
 use crate::plan::{GatherNdPlan, GatherPlan};
 use crate::scatter::{scatter_add, scatter_nd_batched, Summable};

@@ -15,9 +15,9 @@ use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
 /// Work (bytes moved) below which a call stays on the calling thread.
-pub const PARALLEL_MIN_BYTES: usize = 1 << 18;
+pub(crate) const PARALLEL_MIN_BYTES: usize = 1 << 18;
 /// Bytes moved per parallel task, about.
-pub const CHUNK_BYTES: usize = 1 << 16;
+pub(crate) const CHUNK_BYTES: usize = 1 << 16;
 /// Indices below which the index check stays on the calling thread.
 const PARALLEL_MIN_INDICES: usize = 1 << 16;
 /// Indices per block of the index check.
@@ -493,3 +493,6 @@ fn gather_nd_any<T, I, O>(
         }
     });
 }
+
+#[cfg(test)]
+mod tests;

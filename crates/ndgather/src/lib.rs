@@ -30,8 +30,8 @@
 //! ## The pieces
 //! - [`shape`]: the shape rules, on shapes with unknown dimensions or rank; the eager ops
 //!   use the same functions.
-//! - [`plan`]: a valid call flattened to `[batch, outer, gathered, inner]` (gather) or
-//!   `batch × rows` index vectors of `depth` components (gather_nd).
+//! - the plan (private): a valid call flattened to `[batch, outer, gathered, inner]`
+//!   (gather) or `batch × rows` index vectors of `depth` components (gather_nd).
 //! - the copy kernels (private): one pass that checks every index, then slice copies.
 //! - front ends: [`gather`], [`gather_nd`], [`GatherOptions`] and [`GatherNdOptions`] on any
 //!   `ndarray` array or view; [`Tensor`], dtype-erased, for callers that learn the dtype at
@@ -58,21 +58,25 @@
 //!   the unsigned index types have no such limit.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod along;
 mod array;
+mod dtype;
 pub mod embedding;
 mod error;
-pub mod examples;
 mod fill;
 pub mod grad;
 mod index;
-pub mod kernel;
-pub mod literal;
+mod kernel;
+mod layout;
+/// Lets unit tests name the crate as its users do (`ndgather::…`).
+#[cfg(test)]
+extern crate self as ndgather;
 pub mod op;
 #[allow(unsafe_code)]
 mod output;
-pub mod plan;
+mod plan;
 #[allow(unsafe_code)]
 mod prefetch;
 pub mod scatter;
@@ -82,10 +86,10 @@ mod tensor;
 
 pub use along::TakeAlongAxisOptions;
 pub use array::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
+pub use dtype::{DType, Kind, Tensor, TensorElement, TensorView};
 pub use error::{GatherError, OpKind, Result};
 pub use fill::FillValue;
-pub use index::{BadIndices, IndexType};
-pub use tensor::{DType, Tensor, TensorElement, TensorView};
+pub use index::{BadIndices, IndexLimit, IndexType};
 
 pub use half::{bf16, f16};
 

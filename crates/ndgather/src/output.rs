@@ -1,16 +1,21 @@
 //! Fresh outputs: allocated without being zeroed, backed by 2 MiB pages where the OS offers
 //! them (fewer page faults on large outputs), and handed over only once every element is
-//! written. The crate's only `unsafe` code is here.
+//! written. Its `unsafe fn fresh` states the one promise its callers make (the closure writes
+//! every slot), and each call site names the kernel that keeps it.
 
 use crate::error::{GatherError, Result};
 use std::mem::MaybeUninit;
 
 /// Outputs at least this large are advised to use transparent huge pages.
-pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
+pub(crate) const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 
-/// A vector of `len` elements, each written by `fill` (which must write every slot of the
-/// slice it is given; the kernels do).
-pub(crate) fn fresh<T>(
+/// A vector of `len` elements, each written by `fill`.
+///
+/// # Safety
+/// `fill` must initialise every element of the slice it is given (the kernels' contract:
+/// each writes every slot of its output). Were it to leave one uninitialised, the vector
+/// would hold an uninitialised value.
+pub(crate) unsafe fn fresh<T>(
     len: usize,
     shape: &[usize],
     fill: impl FnOnce(&mut [MaybeUninit<T>]),
@@ -28,10 +33,10 @@ pub(crate) fn fresh<T>(
     advise_huge_pages(&mut v, bytes);
     let slots = &mut v.spare_capacity_mut()[..len];
     fill(slots);
-    // SAFETY: `slots` are the first `len` elements of the capacity, and `fill` initialised
-    // every one of them: the kernels write each output slot exactly once (the property and
-    // conformance tests compare every element). Were `fill` to panic, `set_len` is not
-    // reached and the vector drops as empty (leaking, never reading, what was written).
+    // SAFETY: `slots` are the first `len` elements of the capacity (reserved above), and
+    // `fill` initialised every one of them: the caller's promise, this function's `# Safety`
+    // contract. Were `fill` to panic, `set_len` is not reached and the vector drops as empty
+    // (leaking, never reading, what was written).
     unsafe { v.set_len(len) };
     Ok(v)
 }
@@ -42,11 +47,14 @@ pub(crate) fn defaults<T: Clone + Default>(shape: &[usize]) -> Result<Vec<T>> {
         what: "output",
         shape: shape.to_vec(),
     })?;
-    fresh(len, shape, |slots| {
-        slots.iter_mut().for_each(|s| {
-            s.write(T::default());
+    // SAFETY: the closure writes every slot it is given.
+    unsafe {
+        fresh(len, shape, |slots| {
+            slots.iter_mut().for_each(|s| {
+                s.write(T::default());
+            })
         })
-    })
+    }
 }
 
 /// Asks the OS to back the 2 MiB-aligned interior of a large allocation with huge pages.

@@ -26,7 +26,7 @@ fn unresolved(params: &[usize], indices: &[usize]) -> GatherError {
 
 /// `gather` as `[batch, outer, gathered, inner]` → `[batch, outer, n, inner]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GatherPlan {
+pub(crate) struct GatherPlan {
     /// Product of the batch dimensions.
     pub batch: usize,
     /// Product of params' dimensions between the batch dimensions and `axis`.
@@ -54,7 +54,7 @@ pub struct GatherPlan {
 impl GatherPlan {
     /// Plans `gather` for known shapes, or returns the first error TensorFlow would report
     /// before looking at index values.
-    pub fn new<I: IndexType>(
+    pub(crate) fn new<I: IndexType>(
         params: &[usize],
         indices: &[usize],
         axis: Option<i64>,
@@ -109,7 +109,7 @@ impl GatherPlan {
 /// `gather_nd` as `batch × rows` index vectors of `depth` components, each selecting a slice
 /// of `slice` contiguous elements.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GatherNdPlan {
+pub(crate) struct GatherNdPlan {
     /// Product of the batch dimensions.
     pub batch: usize,
     /// Index vectors per batch element.
@@ -139,7 +139,7 @@ pub struct GatherNdPlan {
 impl GatherNdPlan {
     /// Plans `gather_nd` for known shapes, or returns the first error TensorFlow would report
     /// before looking at index values.
-    pub fn new<I: IndexType>(
+    pub(crate) fn new<I: IndexType>(
         params: &[usize],
         indices: &[usize],
         batch_dims: i64,

@@ -17,10 +17,10 @@
 //! assert_eq!(sums, array![[6, 8], [3, 4]].into_dyn());
 //! ```
 
-use crate::array::{into_array, row_major, Element};
 use crate::error::{GatherError, Result};
 use crate::index::{BadIndices, IndexType};
 use crate::kernel;
+use crate::layout::{into_array, row_major, Element};
 use crate::output;
 use crate::plan::{unravel, GatherNdPlan};
 use crate::shape::checked_numel;

@@ -20,6 +20,7 @@
 //! ```
 
 use crate::error::{GatherError, OpKind, Result};
+use crate::index::IndexLimit;
 use std::fmt;
 
 /// One dimension: `Some(size)`, or `None` where it is not known.
@@ -219,7 +220,7 @@ pub fn gather_shape(
     indices: &Shape,
     axis: Axis,
     batch_dims: i64,
-    index_limit: Option<(&'static str, u64)>,
+    index_limit: Option<IndexLimit>,
 ) -> Result<GatherShape> {
     let params_rank = params.rank();
     if params_rank == Some(0) {
@@ -306,7 +307,15 @@ pub fn gather_shape(
         }
     }
 
-    if let (Some(a), Some(p), Some((index_type, max))) = (axis_n, params.dims(), index_limit) {
+    if let (
+        Some(a),
+        Some(p),
+        Some(IndexLimit {
+            dtype: index_type,
+            max,
+        }),
+    ) = (axis_n, params.dims(), index_limit)
+    {
         if let Some(Some(size)) = p.get(a) {
             if *size as u64 > max {
                 return Err(GatherError::IndexTypeTooSmall {
@@ -351,7 +360,7 @@ pub fn gather_nd_shape(
     params: &Shape,
     indices: &Shape,
     batch_dims: i64,
-    index_limit: Option<(&'static str, u64)>,
+    index_limit: Option<IndexLimit>,
 ) -> Result<GatherNdShape> {
     if batch_dims < 0 {
         return Err(GatherError::NegativeBatchDims { batch_dims });
@@ -395,8 +404,13 @@ pub fn gather_nd_shape(
         }
     }
 
-    if let (Some((index_type, max)), Some(Some(n))) =
-        (index_limit, params.dims().map(|_| params.num_elements()))
+    if let (
+        Some(IndexLimit {
+            dtype: index_type,
+            max,
+        }),
+        Some(Some(n)),
+    ) = (index_limit, params.dims().map(|_| params.num_elements()))
     {
         if n as u64 > max {
             return Err(GatherError::IndexTypeTooSmall {

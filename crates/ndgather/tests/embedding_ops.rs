@@ -115,7 +115,7 @@ fn gather_nd_op_takes_the_fill_policy() {
     let p = Constant::create(&scope, array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn()).unwrap();
     let i = Constant::create(&scope, array![[1, 0], [7, 0]].into_dyn()).unwrap();
     let options = GatherNdOpOptions::new()
-        .bad_indices_policy(BadIndices::Fill)
+        .bad_indices(BadIndices::Fill)
         .fill_value(FillValue::float(-1.0));
     let op = GatherNd::create(&scope, &p, &i, options).unwrap();
     assert_eq!(

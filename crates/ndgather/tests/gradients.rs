@@ -4,19 +4,35 @@
 use ndarray::{array, ArrayD, IxDyn};
 use ndgather::grad::{gather_grad, gather_grad_sparse, gather_nd_grad, gather_nd_grad_sparse};
 use ndgather::scatter::{scatter_nd, unsorted_segment_sum};
-use ndgather::{literal, BadIndices, GatherError, GatherNdOptions, GatherOptions};
+use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions};
 use proptest::prelude::*;
 
-fn f64s(text: &str) -> ArrayD<f64> {
-    literal::parse(text)
-        .unwrap()
-        .into_array::<i32>()
-        .unwrap()
-        .mapv(|v| v as f64)
+/// An array from a nested list of integers, written as JSON (`[[1, 0], [2, 3]]`).
+fn i32s(text: &str) -> ArrayD<i32> {
+    fn walk(v: &serde_json::Value, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<i32>) {
+        match v {
+            serde_json::Value::Array(items) => {
+                if shape.len() == depth {
+                    shape.push(items.len());
+                }
+                assert_eq!(shape[depth], items.len(), "ragged list");
+                items.iter().for_each(|x| walk(x, depth + 1, shape, out));
+            }
+            x => out.push(x.as_i64().expect("an integer") as i32),
+        }
+    }
+    let (mut shape, mut data) = (vec![], vec![]);
+    walk(
+        &serde_json::from_str(text).unwrap(),
+        0,
+        &mut shape,
+        &mut data,
+    );
+    ArrayD::from_shape_vec(IxDyn(&shape), data).unwrap()
 }
 
-fn i32s(text: &str) -> ArrayD<i32> {
-    literal::parse(text).unwrap().into_array::<i32>().unwrap()
+fn f64s(text: &str) -> ArrayD<f64> {
+    i32s(text).mapv(f64::from)
 }
 
 #[test]

@@ -54,7 +54,7 @@ fn gather_reads_any_layout_in_place() {
     let store = layouts();
     for (name, params) in &views(&store) {
         let owned = &store.base;
-        for policy in BadIndices::ALL {
+        for &policy in BadIndices::ALL {
             for (axis, batch_dims, idx) in [
                 (
                     1,
@@ -104,7 +104,7 @@ fn gather_nd_reads_any_layout_in_place() {
     let store = layouts();
     for (name, params) in views(&store) {
         let owned = &store.base;
-        for policy in BadIndices::ALL {
+        for &policy in BadIndices::ALL {
             for (batch_dims, idx) in [
                 (
                     0,

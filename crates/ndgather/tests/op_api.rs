@@ -1,125 +1,14 @@
-//! The op-wrapper API: the seed pages' examples through it (eager and graph), names and
-//! scopes, shape inference with unknown dimensions and rank, create-time and feed errors, and
+//! The op-wrapper API (the seed pages' examples through it are in ndgather-cli's
+//! doc_examples test, next to the examples): names and scopes, shape inference with unknown dimensions and rank, create-time and feed errors, and
 //! chained gathers run many times.
 
 use ndarray::{array, ArrayD};
-use ndgather::examples::{self, Op};
 use ndgather::op::{
     Constant, Feeds, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, OpError, Operand,
     Output, Placeholder, Scope, Session,
 };
 use ndgather::shape::Shape;
-use ndgather::{BadIndices, GatherError, Tensor, TensorElement};
-
-/// Runs one documented example through the op API, eagerly and as a graph with placeholders
-/// of unknown dimensions, and checks both against the documented result.
-fn run_example<T: TensorElement + PartialEq + std::fmt::Debug>(
-    ex: &examples::DocExample,
-    params: ArrayD<T>,
-    indices: ArrayD<i32>,
-) {
-    let expected = ex.check().unwrap().into_array::<T>().unwrap();
-    // Eager.
-    let scope = Scope::eager();
-    let p = Constant::create(&scope, params.clone()).unwrap();
-    let i = Constant::create(&scope, indices.clone()).unwrap();
-    let eager: Output<T> = match ex.op {
-        Op::Gather { axis, batch_dims } => {
-            let axis = axis.unwrap_or(if batch_dims < 0 {
-                batch_dims + indices.ndim() as i64
-            } else {
-                batch_dims
-            });
-            let a = Constant::scalar(&scope, axis).unwrap();
-            Gather::create(
-                &scope,
-                &p,
-                &i,
-                &a,
-                GatherOpOptions::new().batch_dims(batch_dims),
-            )
-            .unwrap()
-            .output()
-        }
-        Op::GatherNd { batch_dims } => GatherNd::create(
-            &scope,
-            &p,
-            &i,
-            GatherNdOpOptions::new().batch_dims(batch_dims),
-        )
-        .unwrap()
-        .output(),
-    };
-    assert_eq!(eager.value().unwrap(), expected, "{} (eager)", ex.call);
-    // Graph, with placeholders whose dimensions are unknown until fed.
-    let graph = Scope::graph();
-    let p = Placeholder::<T>::create(&graph, Shape::unknown_dims(params.ndim())).unwrap();
-    let i = Placeholder::<i32>::create(&graph, Shape::unknown_dims(indices.ndim())).unwrap();
-    let out: Output<T> = match ex.op {
-        Op::Gather { axis, batch_dims } => {
-            let axis = axis.unwrap_or(if batch_dims < 0 {
-                batch_dims + indices.ndim() as i64
-            } else {
-                batch_dims
-            });
-            let a = Constant::scalar(&graph, axis as i32).unwrap();
-            Gather::create(
-                &graph,
-                &p,
-                &i,
-                &a,
-                GatherOpOptions::new().batch_dims(batch_dims),
-            )
-            .unwrap()
-            .output()
-        }
-        Op::GatherNd { batch_dims } => GatherNd::create(
-            &graph,
-            &p,
-            &i,
-            GatherNdOpOptions::new().batch_dims(batch_dims),
-        )
-        .unwrap()
-        .output(),
-    };
-    assert!(
-        out.shape().accepts(expected.shape()),
-        "{}: static {} vs {:?}",
-        ex.call,
-        out.shape(),
-        expected.shape()
-    );
-    let feeds = Feeds::new()
-        .feed(&p, params)
-        .unwrap()
-        .feed(&i, indices)
-        .unwrap();
-    assert_eq!(
-        Session::new(&graph).run(&out, &feeds).unwrap(),
-        expected,
-        "{} (graph)",
-        ex.call
-    );
-}
-
-#[test]
-fn seed_examples_through_the_op_api() {
-    let mut count = 0;
-    for ex in examples::ALL {
-        let (Ok(params), Ok(indices)) = (ex.params.tensor(), ex.indices.tensor()) else {
-            panic!("{}", ex.call)
-        };
-        let indices = indices.into_array::<i32>().unwrap();
-        match params {
-            Tensor::String(p) => run_example(ex, p, indices),
-            Tensor::F32(p) => run_example(ex, p, indices),
-            Tensor::I32(p) => run_example(ex, p, indices),
-            other => panic!("unexpected dtype {}", other.dtype()),
-        }
-        count += 1;
-    }
-    assert_eq!(count, examples::ALL.len());
-}
+use ndgather::{BadIndices, GatherError};
 
 #[test]
 fn names_are_unique_and_scoped() {
@@ -274,7 +163,7 @@ fn invalid_combinations_fail_at_create() {
         &e,
         &p,
         &i,
-        GatherNdOpOptions::new().bad_indices_policy(BadIndices::Ignore),
+        GatherNdOpOptions::new().bad_indices(BadIndices::Ignore),
     )
     .unwrap();
     assert_eq!(ignored.output().value().unwrap(), array![0].into_dyn());

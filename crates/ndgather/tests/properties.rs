@@ -249,12 +249,12 @@ impl GatherCase {
         let params = params_of(&self.params, |k| k as u8);
         let options = self.options();
         let out = options.gather(&params, &self.indices());
-        let axis = options.get_axis().map_or(Axis::Default, Axis::Given);
+        let axis = options.axis.map_or(Axis::Default, Axis::Given);
         let rule = gather_shape(
             &Shape::known(&self.params),
             &Shape::known(&self.indices),
             axis,
-            options.get_batch_dims(),
+            options.batch_dims,
             None,
         );
         match &out {
@@ -268,7 +268,7 @@ impl GatherCase {
             &masked(&self.params, pm),
             &masked(&self.indices, im),
             axis,
-            options.get_batch_dims(),
+            options.batch_dims,
             None,
         );
         if let Ok(out) = &out {

@@ -1,8 +1,8 @@
 //! The dtype-erased API: every element type and every index type, and its own errors.
 
 use ndgather::{
-    bf16, f16, literal, Complex32, Complex64, DType, GatherError, GatherNdOptions, GatherOptions,
-    Tensor, TensorElement,
+    bf16, f16, Complex32, Complex64, DType, GatherError, GatherNdOptions, GatherOptions, Tensor,
+    TensorElement,
 };
 
 fn tensor<T: TensorElement>(shape: &[usize], data: Vec<T>) -> Tensor {
@@ -160,35 +160,4 @@ fn construction_and_access() {
         assert_eq!(DType::from_name(d.name()), Some(d));
         assert_eq!(Tensor::zeros(d, &[0]).unwrap().dtype(), d);
     }
-}
-
-#[test]
-fn literals() {
-    let t = literal::parse("[[1, 2], [3, 4]]").unwrap();
-    assert_eq!((t.dtype(), t.shape()), (DType::I32, &[2usize, 2][..]));
-    assert_eq!(literal::parse("[3000000000]").unwrap().dtype(), DType::I64);
-    assert_eq!(
-        literal::parse("[True, false]").unwrap().dtype(),
-        DType::Bool
-    );
-    assert_eq!(
-        literal::parse(r#"[b"a", b'b']"#).unwrap(),
-        tensor(&[2], vec![b"a".to_vec(), b"b".to_vec()])
-    );
-    assert_eq!(
-        literal::parse(r#"["a", 'b\'c']"#).unwrap(),
-        tensor(&[2], vec!["a".to_string(), "b'c".to_string()])
-    );
-    assert_eq!(literal::parse("[[], []]").unwrap().shape(), &[2, 0]);
-    assert_eq!(
-        literal::parse(" -1.5e1 ").unwrap(),
-        tensor(&[], vec![-15.0f32])
-    );
-    for bad in [
-        "[1, [2]]", "[[1], 2]", "[1, 'a']", "[1,", "[1] x", "'abc", "[1e]", "nope", "",
-    ] {
-        assert!(literal::parse(bad).is_err(), "{bad}");
-    }
-    let deep = "[".repeat(100) + &"]".repeat(100);
-    assert!(literal::parse(&deep).is_err());
 }

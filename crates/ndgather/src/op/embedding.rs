@@ -3,12 +3,13 @@
 //! [`super::GatherNd`]: shapes inferred at creation, evaluated now in an eager scope or when a
 //! [`super::Session`] runs a graph.
 
-use super::graph::{NodeKind, Operand, Output, Scope};
-use super::{OpError, OpResult};
+use super::error::OpResult;
+use super::graph::{Operand, Output, Scope};
+use super::node::NodeKind;
+use crate::dtype::TensorElement;
 use crate::embedding::{Combiner, EmbeddingLookup as Lookup, PartitionStrategy, Real};
 use crate::index::IndexType;
 use crate::shape::Shape;
-use crate::tensor::{Tensor, TensorElement};
 
 /// Options of [`EmbeddingLookup`] and [`EmbeddingLookupSparse`]: the partition strategy,
 /// `max_norm`, and for the sparse op the combiner.
@@ -44,13 +45,9 @@ impl EmbeddingOpOptions {
 }
 
 fn in_scope<T: TensorElement>(scope: &Scope, outputs: &[Output<T>]) -> OpResult<()> {
-    match outputs.iter().find(|o| !o.in_graph(scope)) {
-        Some(o) => Err(OpError::ForeignOperand { name: o.op_name() }),
-        None => Ok(()),
-    }
+    outputs.iter().try_for_each(|o| scope.check(o))
 }
 
-/// The static shape `lead + shard rows' shape`, from the first shard.
 fn lookup_shape(lead: Option<Vec<Option<usize>>>, shards: &[Output<impl TensorElement>]) -> Shape {
     let rows = shards.first().map(|s| s.shape());
     match (lead, rows.as_ref().and_then(|r| r.dims())) {
@@ -63,13 +60,6 @@ fn lookup_shape(lead: Option<Vec<Option<usize>>>, shards: &[Output<impl TensorEl
 }
 
 /// The values of all outputs, if every one has a value (an eager scope).
-fn values(outputs: &[Output<impl TensorElement>], scope: &Scope) -> Option<Vec<Tensor>> {
-    if !scope.is_eager() {
-        return None;
-    }
-    outputs.iter().map(|o| o.tensor()).collect()
-}
-
 /// `EmbeddingLookup`: the rows of `ids` from a table given as its shards.
 ///
 /// ```
@@ -98,7 +88,7 @@ impl<T: TensorElement + Real> EmbeddingLookup<T> {
     ///
     /// # Errors
     /// The lookup's errors ([`crate::GatherError::BadEmbeddingId`], …) in an eager scope, and
-    /// [`OpError::ForeignOperand`].
+    /// [`super::OpError::ForeignOperand`].
     pub fn create<I: IndexType + TensorElement>(
         scope: &Scope,
         shards: &[Output<T>],
@@ -108,26 +98,14 @@ impl<T: TensorElement + Real> EmbeddingLookup<T> {
         let ids = ids.as_output();
         in_scope(scope, shards)?;
         in_scope(scope, std::slice::from_ref(&ids))?;
-        let value = match (
-            values(shards, scope),
-            ids.tensor().filter(|_| scope.is_eager()),
-        ) {
-            (Some(s), Some(i)) => {
-                let refs: Vec<&Tensor> = s.iter().collect();
-                Some(options.lookup.lookup_tensors(&refs, &i)?)
-            }
-            _ => None,
-        };
         let lead = ids.shape().dims().map(<[_]>::to_vec);
-        let shape = value
-            .as_ref()
-            .map_or_else(|| lookup_shape(lead, shards), |v| Shape::known(v.shape()));
+        let shape = lookup_shape(lead, shards);
         let kind = NodeKind::EmbeddingLookup {
             shards: shards.iter().map(|s| s.node).collect(),
             ids: ids.node,
-            options,
+            lookup: options.lookup,
         };
-        let node = scope.add("EmbeddingLookup", kind, T::DTYPE, shape, value);
+        let node = scope.add_op("EmbeddingLookup", kind, T::DTYPE, shape)?;
         Ok(EmbeddingLookup {
             output: scope.output(node),
         })
@@ -161,7 +139,7 @@ impl<T: TensorElement + Real> EmbeddingLookupSparse<T> {
     /// `weights` (the values of a `SparseTensor` with the same indices).
     ///
     /// # Errors
-    /// The lookup's errors in an eager scope, and [`OpError::ForeignOperand`].
+    /// The lookup's errors in an eager scope, and [`super::OpError::ForeignOperand`].
     pub fn create<I: IndexType + TensorElement>(
         scope: &Scope,
         shards: &[Output<T>],
@@ -179,34 +157,18 @@ impl<T: TensorElement + Real> EmbeddingLookupSparse<T> {
         in_scope(scope, &[indices.clone(), dense_shape.clone()])?;
         in_scope(scope, std::slice::from_ref(&ids))?;
         in_scope(scope, weights.as_slice())?;
-        let inputs = [indices.tensor(), ids.tensor(), dense_shape.tensor()];
-        let value = match (values(shards, scope), inputs) {
-            (Some(s), [Some(ix), Some(v), Some(d)]) => {
-                let refs: Vec<&Tensor> = s.iter().collect();
-                let w = weights.as_ref().and_then(Output::tensor);
-                Some(options.lookup.lookup_sparse_tensors(
-                    &refs,
-                    [&ix, &v, &d],
-                    w.as_ref(),
-                    options.combiner,
-                )?)
-            }
-            _ => None,
-        };
         let batch = dense_shape
             .value()
             .and_then(|d| d.first().map(|&b| usize::try_from(b).ok()));
-        let lead = Some(vec![batch.flatten()]);
-        let shape = value
-            .as_ref()
-            .map_or_else(|| lookup_shape(lead, shards), |v| Shape::known(v.shape()));
+        let shape = lookup_shape(Some(vec![batch.flatten()]), shards);
         let kind = NodeKind::EmbeddingLookupSparse {
             shards: shards.iter().map(|s| s.node).collect(),
             sparse: [indices.node, ids.node, dense_shape.node],
             weights: weights.map(|w| w.node),
-            options,
+            lookup: options.lookup,
+            combiner: options.combiner,
         };
-        let node = scope.add("EmbeddingLookupSparse", kind, T::DTYPE, shape, value);
+        let node = scope.add_op("EmbeddingLookupSparse", kind, T::DTYPE, shape)?;
         Ok(EmbeddingLookupSparse {
             output: scope.output(node),
         })

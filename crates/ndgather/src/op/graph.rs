@@ -1,105 +1,14 @@
 //! Scopes, the graph they add to, and the typed handles of op outputs.
 
+use crate::dtype::{DType, Tensor, TensorElement};
 use crate::shape::Shape;
-use crate::tensor::{DType, Tensor, TensorElement};
 use ndarray::ArrayD;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::embedding::EmbeddingOpOptions;
-use super::ops::{GatherNdOpOptions, GatherOpOptions};
-
-/// What a node computes.
-#[derive(Debug, Clone)]
-pub(crate) enum NodeKind {
-    Constant,
-    Placeholder,
-    Gather {
-        params: usize,
-        indices: usize,
-        axis: usize,
-        options: GatherOpOptions,
-    },
-    GatherNd {
-        params: usize,
-        indices: usize,
-        options: GatherNdOpOptions,
-    },
-    /// The gradient of the Gather node `op` for the upstream gradient `grad`.
-    GatherGrad {
-        op: usize,
-        grad: usize,
-    },
-    /// The gradient of the GatherNd node `op` for the upstream gradient `grad`.
-    GatherNdGrad {
-        op: usize,
-        grad: usize,
-    },
-    EmbeddingLookup {
-        shards: Vec<usize>,
-        ids: usize,
-        options: EmbeddingOpOptions,
-    },
-    EmbeddingLookupSparse {
-        shards: Vec<usize>,
-        /// The ids' `indices`, `values` and `dense_shape`.
-        sparse: [usize; 3],
-        weights: Option<usize>,
-        options: EmbeddingOpOptions,
-    },
-}
-
-impl NodeKind {
-    /// The nodes whose values this one's evaluation reads (for a gradient: the upstream
-    /// gradient and the forward op's inputs, not the forward op itself).
-    pub(crate) fn inputs(&self, nodes: &[Node]) -> Vec<usize> {
-        match self {
-            NodeKind::Constant | NodeKind::Placeholder => vec![],
-            NodeKind::Gather {
-                params,
-                indices,
-                axis,
-                ..
-            } => vec![*params, *indices, *axis],
-            NodeKind::GatherNd {
-                params, indices, ..
-            } => vec![*params, *indices],
-            NodeKind::GatherGrad { op, grad } | NodeKind::GatherNdGrad { op, grad } => {
-                let mut v = vec![*grad];
-                if let Some(forward) = nodes.get(*op) {
-                    v.extend(forward.kind.inputs(nodes));
-                }
-                v
-            }
-            NodeKind::EmbeddingLookup { shards, ids, .. } => {
-                shards.iter().copied().chain([*ids]).collect()
-            }
-            NodeKind::EmbeddingLookupSparse {
-                shards,
-                sparse,
-                weights,
-                ..
-            } => shards
-                .iter()
-                .chain(sparse)
-                .chain(weights)
-                .copied()
-                .collect(),
-        }
-    }
-}
-
-/// One op of a graph, with its single output.
-#[derive(Debug, Clone)]
-pub(crate) struct Node {
-    pub(crate) name: String,
-    pub(crate) kind: NodeKind,
-    pub(crate) dtype: DType,
-    pub(crate) shape: Shape,
-    /// Constants' values, and every eager op's result.
-    pub(crate) value: Option<Tensor>,
-}
+use super::error::{OpError, OpResult};
+use super::node::{Node, NodeKind};
 
 /// The ops of one graph (or of one eager context), in creation order: an op's inputs always
 /// come before it.
@@ -183,8 +92,9 @@ impl Scope {
         }
     }
 
-    /// Adds a node; returns its id.
-    pub(crate) fn add(
+    /// Adds a node with its value, if any: a constant's (or an eager op's), or none for a
+    /// placeholder (or a graph's op). Returns its id.
+    pub(crate) fn add_input(
         &self,
         default_name: &str,
         kind: NodeKind,
@@ -203,6 +113,39 @@ impl Scope {
             value,
         });
         g.nodes.len() - 1
+    }
+
+    /// Adds an op of static shape `shape`; in an eager scope it runs now (the value's shape
+    /// replaces the static one). Returns its id.
+    pub(crate) fn add_op(
+        &self,
+        default_name: &str,
+        kind: NodeKind,
+        dtype: DType,
+        shape: Shape,
+    ) -> OpResult<usize> {
+        let value = if self.eager {
+            let g = lock(&self.graph);
+            let nodes = &g.nodes;
+            Some(kind.run(nodes, &|n: usize| {
+                nodes.get(n).and_then(|m| m.value.as_ref())
+            })?)
+        } else {
+            None
+        };
+        let shape = value.as_ref().map_or(shape, |v| Shape::known(v.shape()));
+        Ok(self.add_input(default_name, kind, dtype, shape, value))
+    }
+
+    /// Checks that `output` belongs to this scope's graph.
+    pub(crate) fn check<T: TensorElement>(&self, output: &Output<T>) -> OpResult<()> {
+        if output.in_graph(self) {
+            Ok(())
+        } else {
+            Err(OpError::ForeignOperand {
+                name: output.op_name(),
+            })
+        }
     }
 
     pub(crate) fn output<T: TensorElement>(&self, node: usize) -> Output<T> {
@@ -260,11 +203,6 @@ impl<T: TensorElement> Output<T> {
     /// The value: every output of an eager scope has one, and so does a graph's constant.
     pub fn value(&self) -> Option<ArrayD<T>> {
         self.with_node(|n| n.value.as_ref().and_then(|t| t.as_array::<T>().cloned()))
-    }
-
-    /// The value as a dtype-erased tensor (a copy), where there is one.
-    pub(crate) fn tensor(&self) -> Option<Tensor> {
-        self.with_node(|n| n.value.clone())
     }
 
     pub(crate) fn in_graph(&self, scope: &Scope) -> bool {

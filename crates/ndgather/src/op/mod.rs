@@ -14,7 +14,7 @@
 //! | `Constant.create(scope, …)` | [`Constant::create`] |
 //! | `Placeholder.create(scope, TFloat32.class, Placeholder.shape(…))` | [`Placeholder::create`] |
 //! | `Gather.create(scope, params, indices, axis, Gather.batchDims(1L))` | [`Gather::create`] with [`GatherOpOptions::batch_dims`] |
-//! | `GatherNd.create(scope, params, indices, GatherNd.badIndicesPolicy("IGNORE"))` | [`GatherNd::create`] with [`GatherNdOpOptions::bad_indices_policy`] |
+//! | `GatherNd.create(scope, params, indices, GatherNd.badIndicesPolicy("IGNORE"))` | [`GatherNd::create`] with [`GatherNdOpOptions::bad_indices`] (one name across ndgather's front ends) |
 //! | `op.output()` | [`Gather::output`], [`GatherNd::output`] |
 //! | `session.runner().feed(p, t).fetch(o).run()` | [`Session::run`] with [`Feeds`] |
 //! | the registered gradients of `GatherV2` / `GatherNd` | [`Gather::grad`], [`GatherNd::grad`] |
@@ -67,69 +67,18 @@
 //! ```
 
 mod embedding;
+mod error;
 mod grad;
 mod graph;
+mod node;
 mod ops;
 mod session;
 
 pub use embedding::{EmbeddingLookup, EmbeddingLookupSparse, EmbeddingOpOptions};
+pub use error::{OpError, OpResult};
 pub use grad::GradElement;
 pub use graph::{Operand, Output, Scope};
 pub use ops::{
     AxisType, Constant, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, Placeholder,
 };
 pub use session::{Feeds, Session};
-
-use crate::error::GatherError;
-
-/// Errors of the op API: the op's own errors, with TensorFlow's wording, and the graph's.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum OpError {
-    /// The gather itself refused (at creation, or when run).
-    #[error(transparent)]
-    Gather(#[from] GatherError),
-    /// A placeholder was run without a value.
-    #[error("You must feed a value for placeholder tensor '{name}' with dtype {dtype} and shape {shape}")]
-    MissingFeed {
-        /// The placeholder's name.
-        name: String,
-        /// Its dtype.
-        dtype: String,
-        /// Its static shape.
-        shape: String,
-    },
-    /// A feed's shape does not fit its placeholder's.
-    #[error("You must feed a value for placeholder tensor '{name}' with shape {expected}, but the value has shape {found}")]
-    FeedShape {
-        /// The placeholder's name.
-        name: String,
-        /// The placeholder's static shape.
-        expected: String,
-        /// The fed shape.
-        found: String,
-    },
-    /// An operand belongs to another graph or scope.
-    #[error("operand '{name}' belongs to another graph")]
-    ForeignOperand {
-        /// The operand's op name.
-        name: String,
-    },
-    /// Something that only a graph can do was asked of an eager scope, or the reverse.
-    #[error("{0}")]
-    Mode(String),
-    /// The axis operand is not a scalar.
-    #[error("axis must be scalar")]
-    AxisNotScalar,
-    /// A feed or fetch names an output of the wrong dtype (only possible through `Tensor`).
-    #[error("expected dtype {expected}, got {found}")]
-    DType {
-        /// The dtype needed.
-        expected: String,
-        /// The dtype given.
-        found: String,
-    },
-}
-
-/// Shorthand for `Result<T, OpError>`.
-pub type OpResult<T> = std::result::Result<T, OpError>;

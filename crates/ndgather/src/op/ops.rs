@@ -1,21 +1,14 @@
 //! The ops: constants, placeholders, Gather and GatherNd.
 
-use super::graph::{NodeKind, Operand, Output, Scope};
-use super::{OpError, OpResult};
+use super::error::{OpError, OpResult};
+use super::graph::{Operand, Output, Scope};
+use super::node::NodeKind;
 use crate::array::{GatherNdOptions, GatherOptions};
+use crate::dtype::TensorElement;
 use crate::fill::FillValue;
 use crate::index::{BadIndices, IndexType};
 use crate::shape::{self, Axis, Shape};
-use crate::tensor::{Tensor, TensorElement};
 use ndarray::{ArrayD, IxDyn};
-
-fn check_graph<T: TensorElement>(scope: &Scope, o: &Output<T>) -> OpResult<()> {
-    if o.in_graph(scope) {
-        Ok(())
-    } else {
-        Err(OpError::ForeignOperand { name: o.op_name() })
-    }
-}
 
 /// An op with a fixed value.
 #[derive(Debug, Clone)]
@@ -27,7 +20,7 @@ impl<T: TensorElement> Constant<T> {
     /// A constant holding `value`.
     pub fn create(scope: &Scope, value: ArrayD<T>) -> OpResult<Constant<T>> {
         let shape = Shape::known(value.shape());
-        let node = scope.add(
+        let node = scope.add_input(
             "Const",
             NodeKind::Constant,
             T::DTYPE,
@@ -71,7 +64,7 @@ impl<T: TensorElement> Placeholder<T> {
                     .to_string(),
             ));
         }
-        let node = scope.add("Placeholder", NodeKind::Placeholder, T::DTYPE, shape, None);
+        let node = scope.add_input("Placeholder", NodeKind::Placeholder, T::DTYPE, shape, None);
         Ok(Placeholder {
             output: scope.output(node),
         })
@@ -113,19 +106,11 @@ impl AxisType for i64 {
     }
 }
 
-/// The axis as a number, from a tensor of `i32` or `i64`.
-pub(crate) fn axis_value(t: &Tensor) -> Option<i64> {
-    match t {
-        Tensor::I32(a) if a.ndim() == 0 => a.first().map(|&v| v as i64),
-        Tensor::I64(a) if a.ndim() == 0 => a.first().copied(),
-        _ => None,
-    }
-}
-
 /// Options of [`Gather`] (TF Java's `Gather.Options`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GatherOpOptions {
-    pub(crate) batch_dims: i64,
+    /// The core's options (the axis comes from the op's `axis` operand).
+    gather: GatherOptions,
 }
 
 impl GatherOpOptions {
@@ -136,7 +121,7 @@ impl GatherOpOptions {
 
     /// The number of batch dimensions (TF Java's `Gather.batchDims`).
     pub fn batch_dims(mut self, batch_dims: i64) -> Self {
-        self.batch_dims = batch_dims;
+        self.gather = self.gather.batch_dims(batch_dims);
         self
     }
 }
@@ -165,14 +150,15 @@ impl<T: TensorElement> Gather<T> {
         A: AxisType,
     {
         let (p, i, a) = (params.as_output(), indices.as_output(), axis.as_output());
-        check_graph(scope, &p)?;
-        check_graph(scope, &i)?;
-        check_graph(scope, &a)?;
+        scope.check(&p)?;
+        scope.check(&i)?;
+        scope.check(&a)?;
         if a.shape().rank().is_some_and(|r| r != 0) {
             return Err(OpError::AxisNotScalar);
         }
         let axis_value = a.value().and_then(|v| v.first().map(|&x| x.to_i64()));
         let axis_spec = axis_value.map_or(Axis::Unknown, Axis::Given);
+        let options = options.gather;
         let rule = shape::gather_shape(
             &p.shape(),
             &i.shape(),
@@ -180,25 +166,13 @@ impl<T: TensorElement> Gather<T> {
             options.batch_dims,
             I::TF_LIMIT,
         )?;
-        let value = match (scope.is_eager(), p.value(), i.value(), axis_value) {
-            (true, Some(pv), Some(iv), Some(ax)) => Some(T::into_tensor(
-                GatherOptions::new()
-                    .axis(ax)
-                    .batch_dims(options.batch_dims)
-                    .gather(&pv, &iv)?,
-            )),
-            _ => None,
-        };
-        let shape = value
-            .as_ref()
-            .map_or(rule.output, |v| Shape::known(v.shape()));
         let kind = NodeKind::Gather {
             params: p.node,
             indices: i.node,
             axis: a.node,
             options,
         };
-        let node = scope.add("Gather", kind, T::DTYPE, shape, value);
+        let node = scope.add_op("Gather", kind, T::DTYPE, rule.output)?;
         Ok(Gather {
             output: scope.output(node),
         })
@@ -219,9 +193,8 @@ impl<T: TensorElement> Operand<T> for Gather<T> {
 /// Options of [`GatherNd`] (TF Java's `GatherNd.Options`, with Python's `batch_dims`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GatherNdOpOptions {
-    pub(crate) batch_dims: i64,
-    pub(crate) bad_indices: BadIndices,
-    pub(crate) fill: FillValue,
+    /// The core's options.
+    gather_nd: GatherNdOptions,
 }
 
 impl GatherNdOpOptions {
@@ -232,27 +205,21 @@ impl GatherNdOpOptions {
 
     /// The number of batch dimensions (TensorFlow's Python `tf.gather_nd`).
     pub fn batch_dims(mut self, batch_dims: i64) -> Self {
-        self.batch_dims = batch_dims;
+        self.gather_nd = self.gather_nd.batch_dims(batch_dims);
         self
     }
 
-    /// What to do with bad indices (TF Java's `GatherNd.badIndicesPolicy`).
-    pub fn bad_indices_policy(mut self, policy: BadIndices) -> Self {
-        self.bad_indices = policy;
+    /// What to do with bad indices: TF Java's `GatherNd.badIndicesPolicy`, under the name the
+    /// other front ends use.
+    pub fn bad_indices(mut self, policy: BadIndices) -> Self {
+        self.gather_nd = self.gather_nd.bad_indices(policy);
         self
     }
 
     /// The value `BadIndices::Fill` writes (by default JAX's for the element type).
     pub fn fill_value(mut self, value: FillValue) -> Self {
-        self.fill = value;
+        self.gather_nd = self.gather_nd.fill_value(value);
         self
-    }
-
-    pub(crate) fn eager(self) -> GatherNdOptions {
-        GatherNdOptions::new()
-            .batch_dims(self.batch_dims)
-            .bad_indices(self.bad_indices)
-            .fill_value(self.fill)
     }
 }
 
@@ -279,24 +246,16 @@ impl<T: TensorElement> GatherNd<T> {
         I: IndexType + TensorElement,
     {
         let (p, i) = (params.as_output(), indices.as_output());
-        check_graph(scope, &p)?;
-        check_graph(scope, &i)?;
+        scope.check(&p)?;
+        scope.check(&i)?;
+        let options = options.gather_nd;
         let rule = shape::gather_nd_shape(&p.shape(), &i.shape(), options.batch_dims, I::TF_LIMIT)?;
-        let value = match (scope.is_eager(), p.value(), i.value()) {
-            (true, Some(pv), Some(iv)) => {
-                Some(T::into_tensor(options.eager().gather_nd(&pv, &iv)?))
-            }
-            _ => None,
-        };
-        let shape = value
-            .as_ref()
-            .map_or(rule.output, |v| Shape::known(v.shape()));
         let kind = NodeKind::GatherNd {
             params: p.node,
             indices: i.node,
             options,
         };
-        let node = scope.add("GatherNd", kind, T::DTYPE, shape, value);
+        let node = scope.add_op("GatherNd", kind, T::DTYPE, rule.output)?;
         Ok(GatherNd {
             output: scope.output(node),
         })

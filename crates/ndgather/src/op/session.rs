@@ -1,11 +1,10 @@
 //! Running a graph: feeds for placeholders, fetches of outputs.
 
-use super::graph::{lock, NodeKind, Operand, Scope, SharedGraph};
-use super::ops::axis_value;
-use super::{OpError, OpResult};
-use crate::array::GatherOptions;
+use super::error::{OpError, OpResult};
+use super::graph::{lock, Operand, Scope, SharedGraph};
+use super::node::{Node, NodeKind};
+use crate::dtype::{Tensor, TensorElement};
 use crate::shape::Shape;
-use crate::tensor::{Tensor, TensorElement};
 use ndarray::ArrayD;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -75,7 +74,7 @@ impl Session {
         let mut results = self.run_many(&[fetch as &dyn Operand<T>], feeds)?;
         results
             .pop()
-            .ok_or_else(|| OpError::Mode("a run of one fetch returned nothing".into()))
+            .ok_or_else(|| OpError::Internal("a run of one fetch returned nothing".into()))
     }
 
     /// Evaluates several fetches in one run (shared ops run once).
@@ -94,8 +93,8 @@ impl Session {
             .map(|t| {
                 let found = t.dtype();
                 t.into_array::<T>().map_err(|_| OpError::DType {
-                    expected: T::DTYPE.name().to_string(),
-                    found: found.name().to_string(),
+                    expected: T::DTYPE.to_string(),
+                    found,
                 })
             })
             .collect()
@@ -108,110 +107,23 @@ impl Session {
             }
         }
         let graph = lock(&self.graph);
-        // The ops the fetches need, stopping at fed outputs.
-        let mut needed = vec![false; graph.nodes.len()];
-        let mut stack: Vec<usize> = fetches.to_vec();
-        while let Some(n) = stack.pop() {
-            if std::mem::replace(&mut needed[n], true) || feeds.values.contains_key(&n) {
-                continue;
-            }
-            stack.extend(graph.nodes[n].kind.inputs(&graph.nodes));
-        }
+        let needed = needed(&graph.nodes, fetches, feeds);
         // Inputs precede their ops, so one pass in creation order evaluates everything.
         // Constants and feeds are borrowed, not copied per run; only computed values are owned.
         let mut values: HashMap<usize, Cow<'_, Tensor>> = HashMap::new();
-        fn input<'v>(
-            values: &'v HashMap<usize, Cow<'_, Tensor>>,
-            n: usize,
-        ) -> OpResult<&'v Tensor> {
-            values
-                .get(&n)
-                .map(|v| &**v)
-                .ok_or_else(|| OpError::Mode(format!("input {n} was not evaluated")))
-        }
         for (n, node) in graph.nodes.iter().enumerate().filter(|&(n, _)| needed[n]) {
-            let value = if let Some(fed) = feeds.values.get(&n) {
-                Cow::Borrowed(fed)
-            } else {
-                Cow::Owned(match &node.kind {
-                    NodeKind::Constant => {
-                        let constant = node.value.as_ref();
-                        values.insert(
-                            n,
-                            Cow::Borrowed(
-                                constant.ok_or_else(|| {
-                                    OpError::Mode("constant without value".into())
-                                })?,
-                            ),
-                        );
-                        continue;
-                    }
-                    NodeKind::Placeholder => {
-                        return Err(OpError::MissingFeed {
-                            name: node.name.clone(),
-                            dtype: node.dtype.name().to_string(),
-                            shape: node.shape.to_string(),
-                        })
-                    }
-                    NodeKind::Gather {
-                        params,
-                        indices,
-                        axis,
-                        options,
-                    } => {
-                        let axis =
-                            axis_value(input(&values, *axis)?).ok_or(OpError::AxisNotScalar)?;
-                        let o = GatherOptions::new()
-                            .axis(axis)
-                            .batch_dims(options.batch_dims);
-                        input(&values, *params)?.gather(input(&values, *indices)?, &o)?
-                    }
-                    NodeKind::GatherNd {
-                        params,
-                        indices,
-                        options,
-                    } => input(&values, *params)?
-                        .gather_nd(input(&values, *indices)?, &options.eager())?,
-                    NodeKind::EmbeddingLookup {
-                        shards,
-                        ids,
-                        options,
-                    } => {
-                        let shards = shards
-                            .iter()
-                            .map(|&s| input(&values, s))
-                            .collect::<OpResult<Vec<_>>>()?;
-                        options
-                            .lookup
-                            .lookup_tensors(&shards, input(&values, *ids)?)?
-                    }
-                    NodeKind::EmbeddingLookupSparse {
-                        shards,
-                        sparse,
-                        weights,
-                        options,
-                    } => {
-                        let shards = shards
-                            .iter()
-                            .map(|&s| input(&values, s))
-                            .collect::<OpResult<Vec<_>>>()?;
-                        let [i, v, d] = *sparse;
-                        let sparse = [input(&values, i)?, input(&values, v)?, input(&values, d)?];
-                        let w = weights.map(|w| input(&values, w)).transpose()?;
-                        options.lookup.lookup_sparse_tensors(
-                            &shards,
-                            sparse,
-                            w,
-                            options.combiner,
-                        )?
-                    }
-                    NodeKind::GatherGrad { op, grad } | NodeKind::GatherNdGrad { op, grad } => {
-                        let forward = &graph.nodes[*op].kind;
-                        super::grad::grad_value(forward, input(&values, *grad)?, |n| {
-                            input(&values, n)
-                        })?
-                    }
-                })
+            let value = match (feeds.values.get(&n), &node.kind) {
+                (Some(fed), _) => Cow::Borrowed(fed),
+                (None, NodeKind::Constant) => {
+                    Cow::Borrowed(node.value.as_ref().ok_or_else(|| {
+                        OpError::Internal(format!("constant '{}' without a value", node.name))
+                    })?)
+                }
+                (None, NodeKind::Placeholder) => return Err(missing_feed(node)),
+                (None, kind) => {
+                    let lookup = |m: usize| values.get(&m).map(|v| &**v);
+                    Cow::Owned(kind.run(&graph.nodes, &lookup)?)
+                }
             };
             values.insert(n, value);
         }
@@ -219,15 +131,35 @@ impl Session {
         let mut results = Vec::with_capacity(fetches.len());
         for (k, &n) in fetches.iter().enumerate() {
             let value = if fetches[k + 1..].contains(&n) {
-                input(&values, n)?.clone()
+                values.get(&n).map(|v| v.clone().into_owned())
             } else {
-                values
-                    .remove(&n)
-                    .ok_or_else(|| OpError::Mode(format!("fetch {n} was not evaluated")))?
-                    .into_owned()
+                values.remove(&n).map(Cow::into_owned)
             };
-            results.push(value);
+            results.push(
+                value.ok_or_else(|| OpError::Internal(format!("fetch {n} was not evaluated")))?,
+            );
         }
         Ok(results)
+    }
+}
+
+/// Which nodes the fetches need, stopping at fed outputs.
+fn needed(nodes: &[Node], fetches: &[usize], feeds: &Feeds) -> Vec<bool> {
+    let mut needed = vec![false; nodes.len()];
+    let mut stack: Vec<usize> = fetches.to_vec();
+    while let Some(n) = stack.pop() {
+        if std::mem::replace(&mut needed[n], true) || feeds.values.contains_key(&n) {
+            continue;
+        }
+        stack.extend(nodes[n].kind.inputs(nodes));
+    }
+    needed
+}
+
+fn missing_feed(node: &Node) -> OpError {
+    OpError::MissingFeed {
+        name: node.name.clone(),
+        dtype: node.dtype,
+        shape: node.shape.to_string(),
     }
 }

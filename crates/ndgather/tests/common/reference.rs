@@ -22,9 +22,8 @@ pub fn resolve(policy: BadIndices, v: i64, dim: usize) -> Option<usize> {
     }
     match policy {
         BadIndices::Error | BadIndices::Ignore | BadIndices::Fill => None,
-        BadIndices::Clamp if d > 0 => Some(v.clamp(0, d - 1) as usize),
-        BadIndices::Wrap if v < 0 && v + d >= 0 => Some((v + d) as usize),
-        _ => None,
+        BadIndices::Clamp => (d > 0).then(|| v.clamp(0, d - 1) as usize),
+        BadIndices::Wrap => (v < 0 && v + d >= 0).then(|| (v + d) as usize),
     }
 }
 

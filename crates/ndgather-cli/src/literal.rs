@@ -7,14 +7,15 @@
 //! is `int32`, so that `[]` can be indices.
 //!
 //! ```
-//! use ndgather::{literal, DType};
+//! use ndgather::DType;
+//! use ndgather_cli::literal;
 //! let t = literal::parse("[[0, 1.0, 2.0], [10.0, 11.0, 12.0]]").unwrap();
 //! assert_eq!((t.dtype(), t.shape()), (DType::F32, &[2usize, 3][..]));
 //! assert_eq!(literal::parse("3").unwrap().shape(), &[] as &[usize]);
 //! assert!(literal::parse("[[1], [2, 3]]").is_err());
 //! ```
 
-use crate::tensor::Tensor;
+use ndgather::Tensor;
 
 /// Why a literal could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -229,7 +230,7 @@ pub fn parse(text: &str) -> Result<Tensor, LiteralError> {
         reason: reason.to_string(),
     };
     let all = |f: fn(&Node) -> bool| leaves.iter().all(|n| f(n));
-    let build = |t: Result<Tensor, crate::GatherError>| t.map_err(|e| err(&e.to_string()));
+    let build = |t: Result<Tensor, ndgather::GatherError>| t.map_err(|e| err(&e.to_string()));
     if leaves.is_empty() || all(|n| matches!(n, Node::Int(_))) {
         let ints: Vec<i128> = leaves
             .iter()
@@ -305,4 +306,39 @@ pub fn parse(text: &str) -> Result<Tensor, LiteralError> {
     Err(err(
         "elements of different kinds (numbers, booleans, strings, bytes) in one literal",
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+    use ndgather::{DType, Tensor, TensorElement};
+
+    fn tensor<T: TensorElement>(shape: &[usize], data: Vec<T>) -> Tensor {
+        Tensor::from_shape_vec(shape, data).unwrap()
+    }
+
+    #[test]
+    fn literals_and_their_dtypes() {
+        let t = parse("[[1, 2], [3, 4]]").unwrap();
+        assert_eq!((t.dtype(), t.shape()), (DType::I32, &[2usize, 2][..]));
+        assert_eq!(parse("[3000000000]").unwrap().dtype(), DType::I64);
+        assert_eq!(parse("[True, false]").unwrap().dtype(), DType::Bool);
+        assert_eq!(
+            parse(r#"[b"a", b'b']"#).unwrap(),
+            tensor(&[2], vec![b"a".to_vec(), b"b".to_vec()])
+        );
+        assert_eq!(
+            parse(r#"["a", 'b\'c']"#).unwrap(),
+            tensor(&[2], vec!["a".to_string(), "b'c".to_string()])
+        );
+        assert_eq!(parse("[[], []]").unwrap().shape(), &[2, 0]);
+        assert_eq!(parse(" -1.5e1 ").unwrap(), tensor(&[], vec![-15.0f32]));
+        for bad in [
+            "[1, [2]]", "[[1], 2]", "[1, 'a']", "[1,", "[1] x", "'abc", "[1e]", "nope", "",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+        let deep = "[".repeat(100) + &"]".repeat(100);
+        assert!(parse(&deep).is_err());
+    }
 }

@@ -1,12 +1,13 @@
-//! The fast paths at their boundaries: slice sizes around each specialisation, outputs on both
+//! Unit tests of the kernels (they need the kernels' private thresholds): the fast paths at their boundaries: slice sizes around each specialisation, outputs on both
 //! sides of the parallel threshold and of the huge-page size, chunks that split a run of
 //! indices, bad indices far apart in long index arrays, and thread counts from 1 to many.
 
-mod common;
+#[allow(unreachable_pub, dead_code)]
+#[path = "../../tests/common/reference.rs"]
+mod reference;
 
-use common::reference;
+use super::{CHUNK_BYTES, PARALLEL_MIN_BYTES};
 use ndarray::{ArrayD, Dimension, IxDyn, ShapeBuilder, Slice};
-use ndgather::kernel::{CHUNK_BYTES, PARALLEL_MIN_BYTES};
 use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions};
 
 fn lcg(seed: &mut u64) -> u64 {

@@ -4,14 +4,13 @@
 //! them all.
 //!
 //! ```
-//! for example in ndgather::examples::ALL {
+//! for example in ndgather_cli::examples::ALL {
 //!     example.check().unwrap();
 //! }
 //! ```
 
-use crate::array::{GatherNdOptions, GatherOptions};
 use crate::literal;
-use crate::tensor::Tensor;
+use ndgather::{GatherNdOptions, GatherOptions, Tensor};
 
 /// Which op an example calls, with its options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

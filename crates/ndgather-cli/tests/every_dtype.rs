@@ -1,0 +1,184 @@
+//! Every `DType` of the core's table through every front end that dispatches on it: the
+//! dtype-erased gather and gather_nd (with every index dtype), the `.npy` round trip (all but
+//! bfloat16, which `.npy` cannot hold), printing, the op API's gradients for the dtypes with
+//! one, and the role predicates against the kinds. A dtype added to the table but missed by a
+//! front end fails here, if not already at compile time.
+
+use ndarray::{ArrayD, IxDyn};
+use ndgather::op::{Constant, GatherNd, GatherNdOpOptions, GradElement, Scope};
+use ndgather::{with_dtype, DType, GatherNdOptions, GatherOptions, Kind, Tensor};
+use ndgather_cli::inplace::Buffer;
+use ndgather_cli::{npy, print};
+
+/// A `[3, 2]` tensor of `dtype` whose elements all differ (but bool's).
+fn sample(dtype: DType) -> Tensor {
+    let values: Vec<i64> = (0..6).collect();
+    let shape = [3, 2];
+    match dtype.kind() {
+        Kind::Bool => Tensor::from_shape_vec(&shape, values.iter().map(|v| v % 2 == 1).collect()),
+        Kind::String => {
+            Tensor::from_shape_vec(&shape, values.iter().map(|v| format!("s{v}")).collect())
+        }
+        // No NUL bytes: `.npy` S strings drop trailing NULs, as NumPy does.
+        Kind::Bytes => Tensor::from_shape_vec(
+            &shape,
+            values.iter().map(|v| vec![b'a' + *v as u8; 2]).collect(),
+        ),
+        Kind::Int | Kind::Uint | Kind::Float | Kind::BrainFloat | Kind::Complex => {
+            with_dtype!(dtype, number T => Tensor::from_shape_vec(
+                &shape,
+                values.iter().map(|&v| <T as small::FromSmall>::from_small(v as i32)).collect(),
+            ), else unreachable!("{dtype} is a number"))
+        }
+    }
+    .unwrap()
+}
+
+/// Numbers from small integers, for every number type of the table (a type added to the
+/// table's numbers without one here fails to compile).
+mod small {
+    pub trait FromSmall {
+        fn from_small(v: i32) -> Self;
+    }
+    macro_rules! casts {
+        ($($t:ty => $f:expr),* $(,)?) => {$(
+            impl FromSmall for $t {
+                fn from_small(v: i32) -> Self {
+                    let f: fn(i32) -> $t = $f;
+                    f(v)
+                }
+            }
+        )*};
+    }
+    casts! {
+        i8 => |v| v as i8, i16 => |v| v as i16, i32 => |v| v, i64 => |v| v as i64,
+        u8 => |v| v as u8, u16 => |v| v as u16, u32 => |v| v as u32, u64 => |v| v as u64,
+        half::f16 => |v| half::f16::from_f32(v as f32), half::bf16 => |v| half::bf16::from_f32(v as f32),
+        f32 => |v| v as f32, f64 => |v| v as f64,
+        num_complex::Complex32 => |v| num_complex::Complex32::new(v as f32, -1.0),
+        num_complex::Complex64 => |v| num_complex::Complex64::new(v as f64, -1.0),
+    }
+}
+
+fn index_tensor(dtype: DType, values: &[i64], shape: &[usize]) -> Tensor {
+    with_dtype!(dtype, index I => Tensor::from(
+        ArrayD::from_shape_vec(IxDyn(shape), values.iter().map(|&v| v as I).collect()).unwrap()),
+        else unreachable!("{dtype} is an index dtype"))
+}
+
+#[test]
+fn every_dtype_through_gather_and_gather_nd_with_every_index_dtype() {
+    for &dtype in DType::ALL {
+        let params = sample(dtype);
+        let rows = params
+            .gather(
+                &index_tensor(DType::I32, &[2, 0], &[2]),
+                &GatherOptions::new(),
+            )
+            .unwrap();
+        for &index in DType::ALL.iter().filter(|d| d.is_index()) {
+            let out = params
+                .gather(&index_tensor(index, &[2, 0], &[2]), &GatherOptions::new())
+                .unwrap_or_else(|e| panic!("{dtype} by {index}: {e}"));
+            assert_eq!((out.dtype(), out.shape()), (dtype, &[2usize, 2][..]));
+            assert_eq!(out, rows, "{dtype} by {index}");
+            let nd = params
+                .gather_nd(
+                    &index_tensor(index, &[2, 0], &[2, 1]),
+                    &GatherNdOptions::new(),
+                )
+                .unwrap();
+            assert_eq!(nd, rows, "{dtype} gather_nd by {index}");
+        }
+        // Non-index dtypes are refused as indices, naming the dtype.
+        for &bad in DType::ALL.iter().filter(|d| !d.is_index()) {
+            let err = params
+                .gather(&sample(bad), &GatherOptions::new())
+                .unwrap_err();
+            assert!(err.to_string().ends_with(&format!("got {bad}")), "{err}");
+        }
+    }
+}
+
+#[test]
+fn every_dtype_through_npy_and_printing() {
+    for &dtype in DType::ALL {
+        let t = sample(dtype);
+        let printed = print::format(&t, &Default::default());
+        assert!(printed.contains(&format!("dtype={dtype}")), "{printed}");
+        if dtype.kind() == Kind::BrainFloat {
+            assert!(npy::type_str(&t).is_err(), "bfloat16 has no .npy type");
+            continue;
+        }
+        let ts = npy::type_str(&t).unwrap();
+        let mut bytes = Vec::new();
+        npy::write(&mut bytes, "test", &t, ts).unwrap();
+        let end = bytes.len();
+        let back = npy::parse("test", Buffer::Heap(bytes), 0, end)
+            .unwrap()
+            .into_tensor()
+            .unwrap();
+        assert_eq!(back, t, "{dtype} through .npy");
+    }
+}
+
+/// The op API's GatherNd gradient, gathering row 2 twice: twice row 2 there, zero elsewhere.
+fn check_gradient<T>(t: &Tensor)
+where
+    T: GradElement + std::ops::Add<Output = T> + PartialEq + std::fmt::Debug,
+{
+    let p = t.as_array::<T>().unwrap().clone();
+    let scope = Scope::eager();
+    let params = Constant::create(&scope, p.clone()).unwrap();
+    let indices = Constant::create(&scope, ndarray::array![[2i64], [2]].into_dyn()).unwrap();
+    let op = GatherNd::create(&scope, &params, &indices, GatherNdOpOptions::new()).unwrap();
+    let upstream = Constant::create(&scope, op.output().value().unwrap()).unwrap();
+    let grad = op.grad(&scope, &upstream).unwrap().value().unwrap();
+    let mut expected = ArrayD::<T>::default(p.raw_dim());
+    for j in 0..2 {
+        expected[[2, j]] = p[[2, j]] + p[[2, j]];
+    }
+    assert_eq!(grad, expected, "{}", t.dtype());
+}
+
+#[test]
+fn every_dtype_with_a_gradient_through_the_op_api() {
+    let mut checked = 0;
+    for &dtype in DType::ALL {
+        let t = sample(dtype);
+        checked += with_dtype!(dtype, grad T => { check_gradient::<T>(&t); 1 }, else 0);
+    }
+    assert_eq!(checked, DType::ALL.iter().filter(|d| d.has_grad()).count());
+}
+
+#[test]
+fn roles_agree_with_kinds() {
+    for &dtype in DType::ALL {
+        let kind = dtype.kind();
+        assert_eq!(DType::from_name(dtype.name()), Some(dtype));
+        assert_eq!(
+            dtype.is_index(),
+            matches!(kind, Kind::Int | Kind::Uint),
+            "{dtype}"
+        );
+        assert_eq!(
+            dtype.size().is_some(),
+            !matches!(kind, Kind::String | Kind::Bytes)
+        );
+        assert_eq!(
+            dtype.is_number(),
+            dtype.size().is_some() && kind != Kind::Bool
+        );
+        assert_eq!(
+            dtype.has_grad(),
+            matches!(kind, Kind::Float | Kind::BrainFloat | Kind::Complex)
+        );
+        assert_eq!(
+            dtype.is_real(),
+            matches!(kind, Kind::Float | Kind::BrainFloat)
+        );
+        if let Some(size) = dtype.size() {
+            assert_eq!(DType::of(kind, size), Some(dtype));
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! The one table of element types. Everything that depends on the element type — [`DType`],
+//! [`Tensor`], [`TensorView`], [`TensorElement`], the index and gradient dtypes, the names in
+//! messages, and every dispatch from a run-time dtype to a Rust type ([`with_dtype!`](crate::with_dtype!)) — is
+//! derived from the table in `__dtype_table!` below. Adding an element type is one line there;
+//! a front end that matches on [`Tensor`]'s variants (printing, say) then fails to compile
+//! until it handles the new one, and `tests/every_dtype.rs` walks every dtype through every
+//! front end.
+
+use ndarray::{ArrayD, ArrayViewD};
+
+/// What can be gathered: any `Clone + Default` type (`Default` fills the slices of ignored
+/// bad indices, as TensorFlow's `T()`). Numbers, `bool`, `half`'s floats, `num-complex`'s
+/// complex numbers, `String` and `Vec<u8>` all are.
+pub trait Element: Clone + Default + Send + Sync + 'static {}
+impl<T: Clone + Default + Send + Sync + 'static> Element for T {}
+
+/// The table: `Variant(Rust type) = "TensorFlow name", kind, [roles]`. Roles:
+/// - `index`: a dtype of indices in the dtype-erased API and the Python package (TensorFlow's,
+///   `int8` and the unsigned ones);
+/// - `number`: a fixed-width number (the summing ops' dtypes; plain bytes in a file);
+/// - `grad`: a dtype with a gradient (floating-point and complex, as TensorFlow);
+/// - `real`: a real floating-point dtype (embedding tables).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __dtype_table {
+    ([$($callback:tt)+] $args:tt) => {
+        $($callback)+ ! { $args
+            Bool(bool) = "bool", Bool, [];
+            I8(i8) = "int8", Int, [index number];
+            I16(i16) = "int16", Int, [index number];
+            I32(i32) = "int32", Int, [index number];
+            I64(i64) = "int64", Int, [index number];
+            U8(u8) = "uint8", Uint, [index number];
+            U16(u16) = "uint16", Uint, [index number];
+            U32(u32) = "uint32", Uint, [index number];
+            U64(u64) = "uint64", Uint, [index number];
+            F16($crate::f16) = "float16", Float, [number grad real];
+            BF16($crate::bf16) = "bfloat16", BrainFloat, [number grad real];
+            F32(f32) = "float32", Float, [number grad real];
+            F64(f64) = "float64", Float, [number grad real];
+            C64($crate::Complex32) = "complex64", Complex, [number grad];
+            C128($crate::Complex64) = "complex128", Complex, [number grad];
+            String(String) = "string", String, [];
+            Bytes(Vec<u8>) = "bytes", Bytes, [];
+        }
+    };
+}
+
+/// Expands to `yes` when `role` is among `[roles]` (or is `all`), to `no` otherwise; one arm
+/// per role, since a literal match is how `macro_rules` compares two names. The recursion is
+/// at most as deep as an entry has roles.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_role {
+    (all [$($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
+    (index [index $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
+    (number [number $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
+    (grad [grad $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
+    (real [real $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
+    ($role:ident [$other:ident $($r:ident)*] $yes:tt else $no:tt) => {
+        $crate::__if_role!{$role [$($r)*] $yes else $no}
+    };
+    ($role:ident [] $yes:tt else {$($no:tt)*}) => { $($no)* };
+}
+
+/// The match of [`with_dtype!`](crate::with_dtype!): every dtype has an arm, so no dtype can be missed.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __match_dtype {
+    ({ $role:ident, $dtype:expr, $T:ident, $body:expr, $fallback:expr }
+     $($v:ident($t:ty) = $name:literal, $kind:ident, [$($r:ident)*];)*) => {
+        match $dtype {
+            $($crate::DType::$v => $crate::__if_role!{$role [$($r)*] {{
+                #[allow(dead_code)]
+                type $T = $t;
+                $body
+            }} else { $fallback }},)*
+        }
+    };
+}
+
+/// Runs `body` with the type `T` of a run-time [`DType`]: the one dispatch from a dtype to a
+/// Rust type, derived from the crate's dtype table. `with_dtype!(dtype, T => body)` covers
+/// every dtype; `with_dtype!(dtype, ROLE T => body, else fallback)` covers the dtypes of one
+/// role (`index`, `number`, `grad` or `real`; see [`DType::is_index`], [`DType::is_number`],
+/// [`DType::has_grad`], [`DType::is_real`]) and evaluates `fallback` for the others. The body
+/// is compiled once per type, so it may use any trait the concrete types have.
+///
+/// ```
+/// use ndgather::{with_dtype, DType};
+/// fn width(dtype: DType) -> Option<usize> {
+///     with_dtype!(dtype, number T => Some(std::mem::size_of::<T>()), else None)
+/// }
+/// assert_eq!(width(DType::C64), Some(8));
+/// assert_eq!(width(DType::String), None);
+/// let zero = with_dtype!(DType::BF16, T => ndgather::Tensor::from(ndarray::ArrayD::<T>::default(ndarray::IxDyn(&[2]))));
+/// assert_eq!(zero.dtype(), DType::BF16);
+/// ```
+#[macro_export]
+macro_rules! with_dtype {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        $crate::__dtype_table! {[$crate::__match_dtype] { all, $dtype, $T, $body, () }}
+    };
+    ($dtype:expr, $role:ident $T:ident => $body:expr, else $fallback:expr) => {
+        $crate::__dtype_table! {[$crate::__match_dtype] { $role, $dtype, $T, $body, $fallback }}
+    };
+}
+
+/// The match of [`with_tensor!`](crate::with_tensor!): every dtype has an arm.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __match_tensor {
+    ({ $role:ident, $enum:ident, $value:expr, $a:ident => $body:expr, $other:ident => $fallback:expr }
+     $($v:ident($t:ty) = $name:literal, $kind:ident, [$($r:ident)*];)*) => {
+        match $value {
+            $(
+                #[allow(unused_variables)]
+                $crate::$enum::$v($a) => $crate::__if_role!{$role [$($r)*] {$body} else {{
+                    let $other = $crate::DType::$v;
+                    $fallback
+                }}},
+            )*
+        }
+    };
+}
+
+/// Runs `body` with `a` bound to the array inside a [`Tensor`] or [`TensorView`] (named by
+/// its first argument), whatever its dtype: `with_tensor!(Tensor, &t, a => body)`; or for the
+/// dtypes of one role (as in [`with_dtype!`](crate::with_dtype!)), with `dtype` bound to the value's [`DType`]
+/// otherwise: `with_tensor!(Tensor, &t, ROLE a => body, else dtype => fallback)`. The body is
+/// compiled once per dtype.
+///
+/// ```
+/// use ndgather::{ndarray::array, with_tensor, Tensor};
+/// let t = Tensor::from(array![1.5f32, 2.5].into_dyn());
+/// assert_eq!(with_tensor!(Tensor, &t, a => a.len()), 2);
+/// let sum = with_tensor!(Tensor, &t, real a => a.iter().map(|&v| f64::from(v)).sum(), else _dtype => 0.0);
+/// assert_eq!(sum, 4.0);
+/// ```
+#[macro_export]
+macro_rules! with_tensor {
+    ($enum:ident, $value:expr, $a:ident => $body:expr) => {
+        $crate::__dtype_table!{[$crate::__match_tensor] { all, $enum, $value, $a => $body, _dtype => () }}
+    };
+    ($enum:ident, $value:expr, $role:ident $a:ident => $body:expr, else $other:ident => $fallback:expr) => {
+        $crate::__dtype_table!{[$crate::__match_tensor] { $role, $enum, $value, $a => $body, $other => $fallback }}
+    };
+}
+
+/// The kind of an element type: what a file format or NumPy calls it, with its width
+/// ([`DType::size`]) making the dtype.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `bool`.
+    Bool,
+    /// Signed integers.
+    Int,
+    /// Unsigned integers.
+    Uint,
+    /// IEEE floating-point numbers.
+    Float,
+    /// bfloat16 (8 exponent bits; NumPy has no such type, `ml_dtypes` adds one).
+    BrainFloat,
+    /// Complex numbers of two IEEE floats.
+    Complex,
+    /// Unicode text.
+    String,
+    /// Byte strings.
+    Bytes,
+}
+
+macro_rules! define_dtypes {
+    ({} $($variant:ident($t:ty) = $name:literal, $kind:ident, [$($role:ident)*];)*) => {
+        /// The element type of a [`Tensor`]; names are TensorFlow's.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum DType {
+            $(
+                #[doc = concat!("`", stringify!($t), "` (`", $name, "`)")]
+                $variant,
+            )*
+        }
+
+        impl DType {
+            /// Every dtype.
+            pub const ALL: &'static [DType] = &[$(DType::$variant),*];
+
+            /// TensorFlow's name of the dtype (`float32`, `int64`, `string`, …).
+            pub fn name(self) -> &'static str {
+                match self { $(DType::$variant => $name),* }
+            }
+
+            /// The kind of the dtype.
+            pub fn kind(self) -> Kind {
+                match self { $(DType::$variant => Kind::$kind),* }
+            }
+        }
+
+        /// A tensor of any supported element type.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Tensor {
+            $(
+                #[doc = concat!("Elements of type `", stringify!($t), "`.")]
+                $variant(ArrayD<$t>),
+            )*
+        }
+
+        /// A borrowed view of a tensor of any supported element type, of any layout; what the
+        /// dtype-erased ops run on (a [`Tensor`] lends one with [`Tensor::view`]).
+        #[derive(Debug, Clone)]
+        pub enum TensorView<'a> {
+            $(
+                #[doc = concat!("Elements of type `", stringify!($t), "`.")]
+                $variant(ArrayViewD<'a, $t>),
+            )*
+        }
+
+        $(
+            impl TensorElement for $t {
+                const DTYPE: DType = DType::$variant;
+                fn into_tensor(array: ArrayD<Self>) -> Tensor {
+                    Tensor::$variant(array)
+                }
+                fn from_tensor(tensor: &Tensor) -> Option<&ArrayD<Self>> {
+                    match tensor { Tensor::$variant(a) => Some(a), _ => None }
+                }
+                fn from_tensor_owned(tensor: Tensor) -> std::result::Result<ArrayD<Self>, Tensor> {
+                    match tensor { Tensor::$variant(a) => Ok(a), other => Err(other) }
+                }
+                fn from_view<'a>(view: &TensorView<'a>) -> Option<ArrayViewD<'a, Self>> {
+                    match view { TensorView::$variant(a) => Some(a.clone()), _ => None }
+                }
+            }
+
+            impl From<ArrayD<$t>> for Tensor {
+                fn from(array: ArrayD<$t>) -> Tensor {
+                    Tensor::$variant(array)
+                }
+            }
+
+            impl<'a> From<ArrayViewD<'a, $t>> for TensorView<'a> {
+                fn from(view: ArrayViewD<'a, $t>) -> TensorView<'a> {
+                    TensorView::$variant(view)
+                }
+            }
+        )*
+    };
+}
+
+__dtype_table!([define_dtypes] {});
+
+/// Element types that a [`Tensor`] can hold: the types of the dtype table.
+pub trait TensorElement: Element {
+    /// The dtype of this type.
+    const DTYPE: DType;
+    /// Wraps an array in a tensor.
+    fn into_tensor(array: ArrayD<Self>) -> Tensor;
+    /// The array inside a tensor of this dtype.
+    fn from_tensor(tensor: &Tensor) -> Option<&ArrayD<Self>>;
+    /// The array inside a tensor of this dtype, by value.
+    fn from_tensor_owned(tensor: Tensor) -> std::result::Result<ArrayD<Self>, Tensor>;
+    /// The view inside a tensor view of this dtype.
+    fn from_view<'a>(view: &TensorView<'a>) -> Option<ArrayViewD<'a, Self>>;
+}
+
+impl DType {
+    /// The dtype of a TensorFlow name.
+    pub fn from_name(name: &str) -> Option<DType> {
+        DType::ALL.iter().copied().find(|d| d.name() == name)
+    }
+
+    /// The dtype of a kind and element size in bytes (`(Kind::Float, 4)`: `F32`); `None` for
+    /// none, and for the variable-width kinds (strings and bytes).
+    ///
+    /// ```
+    /// use ndgather::{DType, Kind};
+    /// assert_eq!(DType::of(Kind::Uint, 2), Some(DType::U16));
+    /// assert_eq!(DType::of(Kind::Float, 3), None);
+    /// ```
+    pub fn of(kind: Kind, size: usize) -> Option<DType> {
+        DType::ALL
+            .iter()
+            .copied()
+            .find(|d| d.kind() == kind && d.size() == Some(size))
+    }
+
+    /// The size of one element in bytes; `None` for the variable-width kinds (`string`,
+    /// `bytes`), whose elements own their data.
+    pub fn size(self) -> Option<usize> {
+        match self.kind() {
+            Kind::String | Kind::Bytes => None,
+            _ => Some(with_dtype!(self, T => std::mem::size_of::<T>())),
+        }
+    }
+
+    /// Whether tensors of this dtype can be indices (the table's `index` role).
+    pub fn is_index(self) -> bool {
+        with_dtype!(self, index T => true, else false)
+    }
+
+    /// Whether the dtype is a fixed-width number (the table's `number` role): what the summing
+    /// ops (scatters, gradients) accept.
+    pub fn is_number(self) -> bool {
+        with_dtype!(self, number T => true, else false)
+    }
+
+    /// Whether the dtype has a gradient (the table's `grad` role: floating-point and complex).
+    pub fn has_grad(self) -> bool {
+        with_dtype!(self, grad T => true, else false)
+    }
+
+    /// Whether the dtype is a real floating-point type (the table's `real` role).
+    pub fn is_real(self) -> bool {
+        with_dtype!(self, real T => true, else false)
+    }
+
+    /// The names of the dtypes for which `role` holds, for messages.
+    ///
+    /// ```
+    /// use ndgather::DType;
+    /// assert_eq!(DType::names_where(DType::is_real), "float16, bfloat16, float32 or float64");
+    /// ```
+    pub fn names_where(role: fn(DType) -> bool) -> String {
+        let names: Vec<&str> = DType::ALL
+            .iter()
+            .filter(|d| role(**d))
+            .map(|d| d.name())
+            .collect();
+        match names.split_last() {
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+}
+
+impl std::fmt::Display for DType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,102 @@
+//! How arrays are laid out for the kernels: row-major data borrowed or copied once, arrays made from it, record views, and callers' outputs of any layout.
+
+pub(crate) use crate::dtype::Element;
+use crate::error::{GatherError, Result};
+use crate::output;
+use ndarray::{ArrayBase, ArrayD, ArrayViewMut, Data, Dimension, IxDyn};
+use std::borrow::Cow;
+
+/// The elements of an array in row-major order, borrowed when the array is already laid out
+/// so; a copy otherwise, refused with an error (not an abort) when it cannot be allocated.
+pub(crate) fn row_major<A: Clone, S: Data<Elem = A>, D: Dimension>(
+    a: &ArrayBase<S, D>,
+) -> Result<Cow<'_, [A]>> {
+    if let Some(s) = a.as_slice() {
+        return Ok(Cow::Borrowed(s));
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(a.len())
+        .map_err(|_| GatherError::OutOfMemory {
+            bytes: a.len().saturating_mul(std::mem::size_of::<A>()),
+        })?;
+    v.extend(a.iter().cloned());
+    Ok(Cow::Owned(v))
+}
+
+/// An array of `shape` from row-major data.
+pub(crate) fn into_array<T>(shape: &[usize], data: Vec<T>) -> Result<ArrayD<T>> {
+    ArrayD::from_shape_vec(IxDyn(shape), data).map_err(|e| GatherError::InvalidShape {
+        shape: shape.to_vec(),
+        reason: e.to_string(),
+    })
+}
+
+/// Whether params' last axis is part of the tensor or holds the values of each element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Elements {
+    /// Every array element is a tensor element.
+    Plain,
+    /// The last axis holds each tensor element's values (see `gather_records`).
+    Records,
+}
+
+impl Elements {
+    /// The tensor's shape, and the record width if params holds records.
+    pub(crate) fn split(self, params_shape: &[usize]) -> Result<(&[usize], Option<usize>)> {
+        match self {
+            Elements::Plain => Ok((params_shape, None)),
+            Elements::Records => match params_shape.split_last() {
+                Some((&width, shape)) => Ok((shape, Some(width))),
+                None => Err(GatherError::InvalidShape {
+                    shape: vec![],
+                    reason: "params of records needs a trailing record axis".to_string(),
+                }),
+            },
+        }
+    }
+}
+
+/// Checks a caller's output shape; a mismatch is reported in element shapes (without the
+/// record axis, for records).
+pub(crate) fn check_out_shape(
+    elements: Elements,
+    given: &[usize],
+    expected: &[usize],
+) -> Result<()> {
+    if given == expected {
+        return Ok(());
+    }
+    let element_shape = |s: &[usize]| match elements {
+        Elements::Plain => s.to_vec(),
+        Elements::Records => s[..s.len().saturating_sub(1)].to_vec(),
+    };
+    Err(GatherError::OutputShapeMismatch {
+        given: element_shape(given),
+        expected: element_shape(expected),
+    })
+}
+
+/// Runs `body` on a caller's output in row-major order: in place when it is laid out so,
+/// otherwise `fresh` into a fresh buffer whose values are then moved into place.
+///
+/// # Safety
+/// `fresh` must initialise every element of the slice it is given (as
+/// [`output::fresh`]'s `fill`).
+#[allow(unsafe_code)]
+pub(crate) unsafe fn with_row_major_out<T: Element, D: Dimension>(
+    out: &mut ArrayViewMut<'_, T, D>,
+    body: impl Fn(&mut [T]) + Sync,
+    fresh: impl FnOnce(&mut [std::mem::MaybeUninit<T>]),
+) -> Result<()> {
+    if let Some(slice) = out.as_slice_mut() {
+        body(slice);
+        return Ok(());
+    }
+    // SAFETY: `fresh` writes every slot: this function's own `# Safety` contract.
+    let buf = unsafe { output::fresh(out.len(), out.shape(), fresh)? };
+    // `iter_mut` walks a view in logical (row-major) order, whatever its strides.
+    for (o, v) in out.iter_mut().zip(buf) {
+        *o = v;
+    }
+    Ok(())
+}
