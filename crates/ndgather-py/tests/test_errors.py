@@ -72,6 +72,20 @@ def test_bad_policy_name_is_a_value_error():
         ng.gather([1], [0], bad_indices="nearest")
 
 
+def test_stub_lists_the_policies_of_the_core():
+    """The .pyi stub's BadIndices Literal is the core's BadIndices::ALL, in order."""
+    import ast
+    import pathlib
+    import re
+
+    with pytest.raises(ValueError) as err:
+        ng.gather([1], [0], bad_indices="nearest")
+    core = ast.literal_eval(re.search(r"one of (\[.*?\])", str(err.value)).group(1))
+    stub = pathlib.Path(ng.__file__).with_name("__init__.pyi").read_text()
+    literal = re.search(r"^BadIndices = Literal\[(.*)\]$", stub, re.M).group(1)
+    assert list(ast.literal_eval(f"[{literal}]")) == core
+
+
 def test_out_problems_are_reported():
     with pytest.raises(ValueError, match="read-only"):
         out = np.zeros(1)

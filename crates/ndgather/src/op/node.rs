@@ -140,8 +140,7 @@ impl NodeKind {
                 axis,
                 options,
             } => {
-                let axis = axis_value(values.value(*axis)?)?;
-                let options = options.axis(axis);
+                let options = with_axis(options, *axis, values)?;
                 values
                     .value(*params)?
                     .gather(values.value(*indices)?, &options)?
@@ -188,7 +187,7 @@ impl NodeKind {
                 axis,
                 options,
             } => {
-                let options = options.axis(axis_value(values.value(*axis)?)?);
+                let options = with_axis(options, *axis, values)?;
                 let shape = values.value(*params)?.shape();
                 Ok(grad_of!(options, shape, values.value(*indices)?, upstream))
             }
@@ -207,12 +206,17 @@ impl NodeKind {
     }
 }
 
-/// The axis as a number, from a scalar tensor of `i32` or `i64` (TensorFlow's `Taxis`).
-fn axis_value(t: &Tensor) -> OpResult<i64> {
-    match t {
+/// A Gather node's options with its axis: the value of the `axis` node, a scalar of `i32`
+/// or `i64` (TensorFlow's `Taxis`).
+fn with_axis<'v>(
+    options: &GatherOptions,
+    axis: usize,
+    values: &impl Values<'v>,
+) -> OpResult<GatherOptions> {
+    let axis = match values.value(axis)? {
         Tensor::I32(a) if a.ndim() == 0 => a.first().map(|&v| i64::from(v)),
         Tensor::I64(a) if a.ndim() == 0 => a.first().copied(),
         _ => None,
-    }
-    .ok_or(OpError::AxisNotScalar)
+    };
+    Ok(options.axis(axis.ok_or(OpError::AxisNotScalar)?))
 }

@@ -131,7 +131,7 @@ impl Session {
         let mut results = Vec::with_capacity(fetches.len());
         for (k, &n) in fetches.iter().enumerate() {
             let value = if fetches[k + 1..].contains(&n) {
-                values.get(&n).map(|v| v.clone().into_owned())
+                values.get(&n).map(|v| Tensor::clone(v))
             } else {
                 values.remove(&n).map(Cow::into_owned)
             };
