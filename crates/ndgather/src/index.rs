@@ -37,10 +37,6 @@ pub trait IndexType: Copy + Send + Sync + std::fmt::Debug + 'static + sealed::Se
 
     /// The value as a position in `[0, limit)`, or `None` when it is outside.
     fn checked_index(self, limit: usize) -> Option<usize>;
-
-    /// The value converted with wrapping (negative values become huge): for addresses that
-    /// are only hints, such as prefetches, and are bounds-checked before any use.
-    fn wrapping_usize(self) -> usize;
 }
 
 macro_rules! impl_index {
@@ -51,10 +47,6 @@ macro_rules! impl_index {
             #[inline]
             fn to_i128(self) -> i128 {
                 self as i128
-            }
-            #[inline(always)]
-            fn wrapping_usize(self) -> usize {
-                self as usize
             }
             #[inline]
             fn checked_index(self, limit: usize) -> Option<usize> {

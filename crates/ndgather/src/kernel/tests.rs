@@ -6,7 +6,7 @@
 #[path = "../../tests/common/reference.rs"]
 mod reference;
 
-use super::{CHUNK_BYTES, PARALLEL_MIN_BYTES};
+use super::{CHUNK_BYTES, FLAT_BLOCK, PARALLEL_MIN_BYTES};
 use ndarray::{ArrayD, Dimension, IxDyn, ShapeBuilder, Slice};
 use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions};
 
@@ -208,6 +208,61 @@ fn policies_on_the_fast_paths() {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "{policy:?}"),
             (Err(a), Err(_)) => assert!(matches!(a, GatherError::BadIndex { .. })),
             (a, b) => panic!("{policy:?}: {a:?} vs {b:?}"),
+        }
+    }
+}
+
+/// gather_nd flattens index vectors to offsets block by block: bad vectors in several blocks
+/// (the first and last row of a block among them), batch elements whose rows do not divide a
+/// block, scalar and wider slices, under every policy, on 1 and 2 threads.
+#[test]
+fn policies_on_the_flattened_gather_nd_path() {
+    let rows = 2 * FLAT_BLOCK + 77;
+    for (pshape, bd) in [
+        (vec![40, 30], 0),
+        (vec![40, 30, 3], 0),
+        (vec![3, 40, 30], 1),
+    ] {
+        let p = params(&pshape);
+        let ishape: Vec<usize> = if bd == 0 {
+            vec![rows, 2]
+        } else {
+            vec![3, rows, 2]
+        };
+        let mut s = 5u64;
+        let mut i = ArrayD::from_shape_fn(IxDyn(&ishape), |ix| {
+            (lcg(&mut s) % pshape[bd + ix[ix.ndim() - 1]] as u64) as i64
+        });
+        let flat = i.as_slice_mut().unwrap();
+        for (row, bad) in [
+            (0, -1),
+            (FLAT_BLOCK - 1, 40),
+            (FLAT_BLOCK, 30),
+            (rows - 1, -31),
+        ] {
+            flat[2 * row + usize::from(bad == 30 || bad == -31)] = bad;
+        }
+        for policy in BadIndices::ALL.iter().copied() {
+            let o = GatherNdOptions::new()
+                .batch_dims(bd as i64)
+                .bad_indices(policy);
+            let expected = reference::gather_nd(&p, &i, bd, policy);
+            for threads in [1, 2] {
+                match (in_pool(threads, || o.gather_nd(&p, &i)), &expected) {
+                    // Bit patterns: the fill value is NaN.
+                    (Ok(a), Ok(b)) => assert_eq!(
+                        a.mapv(f32::to_bits),
+                        b.mapv(f32::to_bits),
+                        "{pshape:?} {policy:?}"
+                    ),
+                    (Err(a), Err(reference::RefError::BadIndexVector(at, values))) => assert!(
+                        matches!(&a, GatherError::BadIndexVector { position, values: v, .. }
+                            if position == at && v.iter().map(|&x| x as i64).eq(values.iter().copied())),
+                        "{a:?}"
+                    ),
+                    (a, b) => panic!("{pshape:?} {policy:?}: {a:?} vs {b:?}"),
+                }
+            }
         }
     }
 }
