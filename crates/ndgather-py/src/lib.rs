@@ -663,6 +663,12 @@ fn unsorted_segment_sum<'py>(
     })
 }
 
+/// Sets the most bytes of freed outputs kept for reuse; see `ndgather.set_output_cache_limit`.
+#[pyfunction]
+fn set_output_cache_limit(max_bytes: usize) -> usize {
+    ndgather::set_recycle_limit(max_bytes)
+}
+
 /// The extension module `ndgather._core`.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -684,5 +690,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(unsorted_segment_sum, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather_nd, m)?)?;
+    m.add_function(wrap_pyfunction!(set_output_cache_limit, m)?)?;
     Ok(())
 }

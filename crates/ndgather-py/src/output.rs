@@ -5,13 +5,32 @@ use numpy::npyffi::{self, npy_intp, PY_ARRAY_API};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use std::any::Any;
 
 /// Owns the memory of an array made by [`array_from_vec`]; NumPy keeps it as the array's
-/// base object and drops it with the last view.
+/// base object and drops it with the last view, when the memory goes back to the core for a
+/// later output (`ndgather::recycle`: its pages stay mapped).
 #[pyclass(frozen, module = "ndgather._core")]
 struct RustBuffer {
-    _data: Box<dyn Any + Send + Sync>,
+    data: Option<Box<dyn GiveBack>>,
+}
+
+/// A vector of results that can be given back to the core.
+trait GiveBack: Send + Sync {
+    fn give_back(self: Box<Self>);
+}
+
+impl<T: Send + Sync + 'static> GiveBack for Vec<T> {
+    fn give_back(self: Box<Self>) {
+        ndgather::recycle(ndarray::Array1::from_vec(*self));
+    }
+}
+
+impl Drop for RustBuffer {
+    fn drop(&mut self) {
+        if let Some(data) = self.data.take() {
+            data.give_back();
+        }
+    }
 }
 
 /// A C-ordered NumPy array of `dtype` and `shape` over `data` (moved, not copied).
@@ -37,7 +56,7 @@ pub(crate) fn array_from_vec<'py, T: Copy + Send + Sync + 'static>(
     let owner = Bound::new(
         py,
         RustBuffer {
-            _data: Box::new(data),
+            data: Some(Box::new(data)),
         },
     )?;
     // SAFETY:

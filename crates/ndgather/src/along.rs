@@ -15,6 +15,7 @@ use crate::layout::{
 };
 use crate::output;
 use crate::plan::unravel;
+use crate::prefetch::{prefetch_distance, prefetch_slice};
 use crate::scatter::Summable;
 use ndarray::{ArrayBase, ArrayD, ArrayViewMut, Data, Dimension};
 use std::borrow::Cow;
@@ -224,13 +225,21 @@ impl<T: Element, I: IndexType> Prepared<'_, T, I> {
         let (p_step, i_step) = (plan.params_steps[last], plan.indices_steps[last]);
         let item_bytes = n * record * std::mem::size_of::<T>();
         let bad = AtomicBool::new(false);
+        let contiguous = record == 1 && p_step == 0 && i_step == 1 && plan.axis_step == 1;
+        // Rows of params read ahead of the copy (the contiguous case reads one row per row).
+        let ahead = prefetch_distance(plan.along * std::mem::size_of::<T>());
         kernel::for_chunks(slots, n * record, item_bytes, |first, chunk| {
             let mut seen_bad = false;
+            let rows = chunk.len() / (n * record);
             for (r, out_row) in chunk.chunks_exact_mut(n * record).enumerate() {
                 let (p_base, i_base) = plan.row_bases(first + r);
-                if record == 1 && p_step == 0 && i_step == 1 && plan.axis_step == 1 {
+                if contiguous {
                     // Along the last axis, rows of both inputs contiguous: the common case
                     // (top-k, argsort), one tight loop per row.
+                    if r + ahead < rows {
+                        let (p_next, _) = plan.row_bases(first + r + ahead);
+                        prefetch_slice(&self.values[p_next..p_next + plan.along]);
+                    }
                     let src = &self.values[p_base..p_base + plan.along];
                     let idx = &self.indices[i_base..i_base + n];
                     for (dst, &i) in out_row.iter_mut().zip(idx) {

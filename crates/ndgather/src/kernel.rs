@@ -10,7 +10,7 @@
 use crate::error::{GatherError, Result};
 use crate::index::{BadIndices, IndexType};
 use crate::plan::{unravel, GatherNdPlan, GatherPlan};
-use crate::prefetch::prefetch;
+use crate::prefetch::{prefetch, prefetch_distance, prefetch_slice};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
@@ -22,35 +22,6 @@ pub(crate) const CHUNK_BYTES: usize = 1 << 16;
 const PARALLEL_MIN_INDICES: usize = 1 << 16;
 /// Indices per block of the index check.
 const CHECK_BLOCK: usize = 1 << 14;
-/// Cache lines requested ahead of the copy: random reads are bound by memory latency, and
-/// prefetching keeps more of them in flight. Measured on the suite (`ndgather bench`, this
-/// machine): 24 scalars ahead gave `elems_1d` 35 ms and 128 gave 18 ms; `rows_small` (16-byte
-/// slices) went from 12 ms at 6 slices ahead to 3–5 ms at 128; beyond 128 lines nothing
-/// changed.
-const PREFETCH_LINES: usize = 128;
-/// Cache lines requested of each slice (its first KiB).
-const PREFETCH_LINES_PER_SLICE: usize = 16;
-const CACHE_LINE: usize = 64;
-
-/// How many slices of `slice_bytes` each to prefetch ahead of the copy.
-fn prefetch_distance(slice_bytes: usize) -> usize {
-    PREFETCH_LINES
-        / slice_bytes
-            .div_ceil(CACHE_LINE)
-            .clamp(1, PREFETCH_LINES_PER_SLICE)
-}
-
-/// Requests the cache lines of `slice` (up to [`PREFETCH_LINES_PER_SLICE`] of them).
-#[inline(always)]
-fn prefetch_slice<T>(slice: &[T]) {
-    let step = (CACHE_LINE / std::mem::size_of::<T>().max(1)).max(1);
-    slice
-        .iter()
-        .step_by(step)
-        .take(PREFETCH_LINES_PER_SLICE)
-        .for_each(prefetch);
-}
-
 /// A slot of the output: uninitialised memory of a fresh output, or an element of a caller's
 /// buffer.
 pub(crate) trait Slot<T>: Send + Sized {

@@ -79,6 +79,7 @@ mod output;
 mod plan;
 #[allow(unsafe_code)]
 mod prefetch;
+mod recycle;
 pub mod scatter;
 pub mod shape;
 mod strided;
@@ -90,6 +91,7 @@ pub use dtype::{DType, Kind, Tensor, TensorElement, TensorView};
 pub use error::{GatherError, OpKind, Result};
 pub use fill::FillValue;
 pub use index::{BadIndices, IndexLimit, IndexType};
+pub use recycle::{recycle, recycle_limit, set_recycle_limit};
 
 pub use half::{bf16, f16};
 

@@ -1,5 +1,6 @@
-//! Fresh outputs: allocated without being zeroed, backed by 2 MiB pages where the OS offers
-//! them (fewer page faults on large outputs), and handed over only once every element is
+//! Fresh outputs: a buffer given back by [`crate::recycle`] where one fits, else allocated
+//! without being zeroed and backed by 2 MiB pages where the OS offers them (fewer page faults
+//! on large outputs); and handed over only once every element is
 //! written. Its `unsafe fn fresh` states the one promise its callers make (the closure writes
 //! every slot), and each call site names the kernel that keeps it.
 
@@ -15,7 +16,7 @@ pub(crate) const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 /// `fill` must initialise every element of the slice it is given (the kernels' contract:
 /// each writes every slot of its output). Were it to leave one uninitialised, the vector
 /// would hold an uninitialised value.
-pub(crate) unsafe fn fresh<T>(
+pub(crate) unsafe fn fresh<T: 'static>(
     len: usize,
     shape: &[usize],
     fill: impl FnOnce(&mut [MaybeUninit<T>]),
@@ -27,10 +28,16 @@ pub(crate) unsafe fn fresh<T>(
             what: "output",
             shape: shape.to_vec(),
         })?;
-    let mut v: Vec<T> = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| GatherError::OutOfMemory { bytes })?;
-    advise_huge_pages(&mut v, bytes);
+    let mut v: Vec<T> = match crate::recycle::take(len) {
+        Some(v) => v,
+        None => {
+            let mut v = Vec::new();
+            v.try_reserve_exact(len)
+                .map_err(|_| GatherError::OutOfMemory { bytes })?;
+            advise_huge_pages(&mut v, bytes);
+            v
+        }
+    };
     let slots = &mut v.spare_capacity_mut()[..len];
     fill(slots);
     // SAFETY: `slots` are the first `len` elements of the capacity (reserved above), and
@@ -42,7 +49,7 @@ pub(crate) unsafe fn fresh<T>(
 }
 
 /// `T::default()` in every element of a fresh output of `shape`.
-pub(crate) fn defaults<T: Clone + Default>(shape: &[usize]) -> Result<Vec<T>> {
+pub(crate) fn defaults<T: Clone + Default + 'static>(shape: &[usize]) -> Result<Vec<T>> {
     let len = crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {
         what: "output",
         shape: shape.to_vec(),

@@ -35,6 +35,7 @@ __all__ = [
     "embedding_lookup_sparse_grad",
     "scatter_nd",
     "unsorted_segment_sum",
+    "set_output_cache_limit",
 ]
 
 InvalidArgumentError = _core.InvalidArgumentError
@@ -510,3 +511,25 @@ def unsorted_segment_sum(data, segment_ids, num_segments, *, bad_indices="error"
     """
     return _core.unsorted_segment_sum(_numbers(data), _indices(segment_ids), num_segments,
                                       bad_indices)
+
+
+def set_output_cache_limit(max_bytes):
+    """Sets how many bytes of freed result arrays ndgather keeps for its next results, and
+    returns the previous limit (1 GiB by default).
+
+    A fresh result costs the OS's page faults and zeroing, often more than the gather
+    itself. So when NumPy frees an array ndgather made (4 MiB or larger), its memory goes
+    back to ndgather, and the next result of the same dtype and about the same size is
+    written into it. At most 4 arrays and ``max_bytes`` are kept, the oldest dropped
+    first; ``0`` keeps none and frees what is kept.
+
+    >>> import ndgather as ng
+    >>> previous = ng.set_output_cache_limit(0)
+    >>> previous
+    1073741824
+    >>> ng.set_output_cache_limit(previous)
+    0
+    """
+    if max_bytes < 0:
+        raise ValueError(f"max_bytes must be non-negative, got {max_bytes}")
+    return _core.set_output_cache_limit(max_bytes)
