@@ -424,10 +424,16 @@ where
 {
     let ahead = prefetch_distance(slice * std::mem::size_of::<T>());
     if slice == 1 {
-        let hint = |o: usize| params.get(o).map(prefetch);
-        offsets.iter().take(ahead).for_each(|&o| _ = hint(o));
+        let hint = |o: usize| {
+            if let Some(v) = params.get(o) {
+                prefetch(v);
+            }
+        };
+        offsets.iter().take(ahead).for_each(|&o| hint(o));
         for (t, (dst, &o)) in out.iter_mut().zip(offsets).enumerate() {
-            offsets.get(t + ahead).map(|&a| hint(a));
+            if let Some(&a) = offsets.get(t + ahead) {
+                hint(a);
+            }
             match params.get(o) {
                 Some(v) => dst.put(v),
                 None => dst.put_default(),
@@ -436,10 +442,16 @@ where
         return;
     }
     let at = |offset: usize| params.get(offset..offset.checked_add(slice)?);
-    let hint = |o: usize| at(o).map(prefetch_slice);
-    offsets.iter().take(ahead).for_each(|&o| _ = hint(o));
+    let hint = |o: usize| {
+        if let Some(s) = at(o) {
+            prefetch_slice(s);
+        }
+    };
+    offsets.iter().take(ahead).for_each(|&o| hint(o));
     for (t, (dst, &o)) in out.chunks_exact_mut(slice).zip(offsets).enumerate() {
-        offsets.get(t + ahead).map(|&a| hint(a));
+        if let Some(&a) = offsets.get(t + ahead) {
+            hint(a);
+        }
         match at(o) {
             Some(src) => O::put_slice(dst, src),
             None => dst.iter_mut().for_each(Slot::put_default),

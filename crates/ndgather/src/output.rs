@@ -1,8 +1,8 @@
 //! Fresh outputs: a buffer given back by [`crate::recycle`] where one fits, else allocated
 //! without being zeroed and backed by 2 MiB pages where the OS offers them (fewer page faults
-//! on large outputs); and handed over only once every element is
-//! written. Its `unsafe fn fresh` states the one promise its callers make (the closure writes
-//! every slot), and each call site names the kernel that keeps it.
+//! on large outputs); handed over only once every element is written. Its `unsafe fn fresh`
+//! states the one promise its callers make (the closure writes every slot), and each call
+//! site names the kernel that keeps it.
 
 use crate::error::{GatherError, Result};
 use std::mem::MaybeUninit;

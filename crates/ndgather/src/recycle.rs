@@ -10,7 +10,7 @@
 //! small blocks itself.
 
 use ndarray::{ArrayBase, Dimension, OwnedRepr};
-use std::any::{Any, TypeId};
+use std::any::Any;
 use std::sync::Mutex;
 
 /// Buffers smaller than this are not kept (the allocator recycles blocks this small itself).
@@ -21,11 +21,9 @@ pub(crate) const MAX_BUFFERS: usize = 4;
 pub(crate) const DEFAULT_LIMIT: usize = 1 << 30;
 
 struct Buffer {
-    element: TypeId,
-    /// Capacity in elements.
-    capacity: usize,
+    /// Its capacity in bytes (what the limit counts, whatever the element type).
     bytes: usize,
-    /// A `Vec<T>` of length 0, for the `T` of `element`.
+    /// A `Vec<T>` of length 0: its type and capacity say which outputs it fits.
     vec: Box<dyn Any + Send>,
 }
 
@@ -45,12 +43,17 @@ fn pool() -> std::sync::MutexGuard<'static, Pool> {
 }
 
 impl Pool {
-    /// Drops the oldest buffers until the pool is within its limits.
-    fn trim(&mut self) {
+    /// Takes out the oldest buffers until the pool is within its limits; the caller drops
+    /// them once the lock is released (freeing memory is a system call).
+    #[must_use]
+    fn trim(&mut self) -> Vec<Buffer> {
         let mut total: usize = self.buffers.iter().map(|b| b.bytes).sum();
-        while total > self.limit || self.buffers.len() > MAX_BUFFERS {
-            total -= self.buffers.remove(0).bytes;
+        let mut over = 0;
+        while total > self.limit || self.buffers.len() - over > MAX_BUFFERS {
+            total -= self.buffers[over].bytes;
+            over += 1;
         }
+        self.buffers.drain(..over).collect()
     }
 }
 
@@ -82,16 +85,13 @@ pub fn recycle<T: Send + 'static, D: Dimension>(array: ArrayBase<OwnedRepr<T>, D
     }
     vec.clear();
     let mut pool = pool();
-    if bytes > pool.limit {
-        return;
-    }
     pool.buffers.push(Buffer {
-        element: TypeId::of::<T>(),
-        capacity: vec.capacity(),
         bytes,
         vec: Box::new(vec),
     });
-    pool.trim();
+    let dropped = pool.trim();
+    drop(pool);
+    drop(dropped);
 }
 
 /// A kept buffer of `T` with room for `len` elements and at most a quarter more (empty), if
@@ -102,7 +102,9 @@ pub(crate) fn take<T: 'static>(len: usize) -> Option<Vec<T>> {
     }
     let mut pool = pool();
     let fits = |b: &Buffer| {
-        b.element == TypeId::of::<T>() && b.capacity >= len && b.capacity - len <= len / 4
+        b.vec
+            .downcast_ref::<Vec<T>>()
+            .is_some_and(|v| (len..=len + len / 4).contains(&v.capacity()))
     };
     let at = pool.buffers.iter().rposition(fits)?;
     let buffer = pool.buffers.remove(at);
@@ -121,7 +123,9 @@ pub(crate) fn take<T: 'static>(len: usize) -> Option<Vec<T>> {
 pub fn set_recycle_limit(bytes: usize) -> usize {
     let mut pool = pool();
     let before = std::mem::replace(&mut pool.limit, bytes);
-    pool.trim();
+    let dropped = pool.trim();
+    drop(pool);
+    drop(dropped);
     before
 }
 
@@ -165,7 +169,7 @@ mod tests {
         let kept = |pool: &Pool| {
             pool.buffers
                 .iter()
-                .filter(|b| b.element == TypeId::of::<Probe>())
+                .filter(|b| b.vec.is::<Vec<Probe>>())
                 .count()
         };
         assert_eq!(kept(&pool()), MAX_BUFFERS);

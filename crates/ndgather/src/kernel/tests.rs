@@ -233,14 +233,15 @@ fn policies_on_the_flattened_gather_nd_path() {
         let mut i = ArrayD::from_shape_fn(IxDyn(&ishape), |ix| {
             (lcg(&mut s) % pshape[bd + ix[ix.ndim() - 1]] as u64) as i64
         });
+        // (row, component, value): out of range below and above, in either component.
         let flat = i.as_slice_mut().unwrap();
-        for (row, bad) in [
-            (0, -1),
-            (FLAT_BLOCK - 1, 40),
-            (FLAT_BLOCK, 30),
-            (rows - 1, -31),
+        for (row, component, bad) in [
+            (0, 0, -1),
+            (FLAT_BLOCK - 1, 0, 40),
+            (FLAT_BLOCK, 1, 30),
+            (rows - 1, 1, -31),
         ] {
-            flat[2 * row + usize::from(bad == 30 || bad == -31)] = bad;
+            flat[2 * row + component] = bad;
         }
         for policy in BadIndices::ALL.iter().copied() {
             let o = GatherNdOptions::new()
