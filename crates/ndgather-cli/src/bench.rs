@@ -1,10 +1,16 @@
 //! `ndgather bench SUITE.json`: times each case of the shared benchmark suite in-process, in
 //! two modes (`alloc`: a fresh output per call; `into`: the caller's buffer reused), beside
 //! this machine's memcpy bandwidth measured in the same run.
+//!
+//! Strings are timed as each front end holds them: `alloc` gathers a dtype-erased
+//! [`Tensor`] (a [`ndgather::Strings`]: one byte buffer and spans), `into` an `ndarray` array of
+//! `Vec<u8>` into a reused array (each element's allocation reused by `clone_from`).
 
 use crate::error::CliError;
 use ndarray::{ArrayD, IxDyn};
-use ndgather::{Element, GatherNdOptions, GatherOptions, IndexType, TakeAlongAxisOptions};
+use ndgather::{
+    Element, GatherNdOptions, GatherOptions, IndexType, TakeAlongAxisOptions, Tensor, TensorView,
+};
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -218,6 +224,14 @@ impl Call {
         }
     }
 
+    fn tensor(self, p: &TensorView<'_>, i: &TensorView<'_>) -> ndgather::Result<Tensor> {
+        match self {
+            Call::Gather(o) => p.gather(i, &o),
+            Call::GatherNd(o) => p.gather_nd(i, &o),
+            Call::TakeAlongAxis(o) => p.take_along_axis(i, &o),
+        }
+    }
+
     fn into<T: Element, I: IndexType>(
         self,
         p: &ArrayD<T>,
@@ -242,21 +256,41 @@ pub struct Timing {
     pub bytes_moved: usize,
 }
 
+/// What a case's params are timed as: a typed array in both modes, or (strings) a
+/// dtype-erased [`Tensor`] in `alloc` mode and the typed array in `into` mode.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AllocAs {
+    Array,
+    Tensor,
+}
+
 /// Runs one case in both modes.
 fn run_typed<T: Element, I: IndexType + TryFrom<u64>>(
     case: &Case,
     params: &ArrayD<T>,
     rng: &mut Rng,
-    runs: usize,
+    (runs, alloc_as): (usize, AllocAs),
     payload: impl Fn(&ArrayD<T>) -> usize,
-) -> Result<Vec<Timing>, CliError> {
+) -> Result<Vec<Timing>, CliError>
+where
+    ArrayD<T>: Into<Tensor>,
+    ArrayD<I>: Into<Tensor>,
+{
     let indices = indices::<I>(case, rng)?;
     let call = Call::of(case);
     let mut out = call.alloc(params, &indices)?;
     let bytes_moved = 2 * payload(&out) + indices.len() * std::mem::size_of::<I>();
-    let alloc_s = time(runs, || {
-        drop(std::hint::black_box(call.alloc(params, &indices)))
-    });
+    let alloc_s = match alloc_as {
+        AllocAs::Array => time(runs, || {
+            drop(std::hint::black_box(call.alloc(params, &indices)))
+        }),
+        AllocAs::Tensor => {
+            let (p, i): (Tensor, Tensor) = (params.clone().into(), indices.clone().into());
+            let (p, i) = (p.view(), i.view());
+            call.tensor(&p, &i)?;
+            time(runs, || drop(std::hint::black_box(call.tensor(&p, &i))))
+        }
+    };
     let into_s = time(runs, || {
         let _ = std::hint::black_box(call.into(params, &indices, &mut out));
     });
@@ -291,9 +325,12 @@ fn with_indices<T: Element>(
     case: &Case,
     params: &ArrayD<T>,
     rng: &mut Rng,
-    runs: usize,
+    runs: (usize, AllocAs),
     payload: impl Fn(&ArrayD<T>) -> usize,
-) -> Result<Vec<Timing>, CliError> {
+) -> Result<Vec<Timing>, CliError>
+where
+    ArrayD<T>: Into<Tensor>,
+{
     match case.index_dtype.as_str() {
         "int32" => run_typed::<T, i32>(case, params, rng, runs, payload),
         "int64" => run_typed::<T, i64>(case, params, rng, runs, payload),
@@ -306,11 +343,11 @@ fn run_case(case: &Case, runs: usize) -> Result<Vec<Timing>, CliError> {
     match case.params["dtype"].as_str().unwrap_or("") {
         "float32" => {
             let p = uniform_params(case, &mut rng, |u| u as f32)?;
-            with_indices(case, &p, &mut rng, runs, |o| o.len() * 4)
+            with_indices(case, &p, &mut rng, (runs, AllocAs::Array), |o| o.len() * 4)
         }
         "float64" => {
             let p = uniform_params(case, &mut rng, |u| u)?;
-            with_indices(case, &p, &mut rng, runs, |o| o.len() * 8)
+            with_indices(case, &p, &mut rng, (runs, AllocAs::Array), |o| o.len() * 8)
         }
         "string" => {
             let lo = case.params["min_len"].as_u64().unwrap_or(1);
@@ -331,6 +368,7 @@ fn run_case(case: &Case, runs: usize) -> Result<Vec<Timing>, CliError> {
                 .collect();
             let p = ArrayD::from_shape_vec(IxDyn(&case.params_shape), data)
                 .map_err(|e| bad(&e.to_string()))?;
+            let runs = (runs, AllocAs::Tensor);
             with_indices(case, &p, &mut rng, runs, |o| o.iter().map(Vec::len).sum())
         }
         other => Err(bad(&format!("params dtype {other}"))),

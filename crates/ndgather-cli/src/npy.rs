@@ -197,21 +197,17 @@ fn descr(t: &Tensor) -> Result<String, CliError> {
         Kind::Float => fixed('f'),
         Kind::Complex => fixed('c'),
         Kind::Bytes => {
-            let longest = t
-                .as_array::<Vec<u8>>()
-                .into_iter()
-                .flatten()
-                .map(Vec::len)
-                .max();
+            let longest = match t {
+                Tensor::Bytes(s) => s.iter().map(<[u8]>::len).max(),
+                _ => None,
+            };
             format!("|S{}", width(longest.unwrap_or(0)))
         }
         Kind::String => {
-            let longest = t
-                .as_array::<String>()
-                .into_iter()
-                .flatten()
-                .map(|s| s.chars().count())
-                .max();
+            let longest = match t {
+                Tensor::String(s) => s.iter().map(|s| s.chars().count()).max(),
+                _ => None,
+            };
             format!("<U{}", width(longest.unwrap_or(0)))
         }
         Kind::BrainFloat => return Err(no_bfloat16()),
@@ -260,8 +256,8 @@ pub fn write(out: impl Write, label: &str, t: &Tensor, ts: TypeStr) -> Result<()
         Tensor::F64(a) => write_rows!(a, f64, v => v),
         Tensor::C64(a) => write_rows!(a, Complex32, v => v),
         Tensor::C128(a) => write_rows!(a, Complex64, v => v),
-        Tensor::Bytes(a) => write_rows!(a, [u8], v => v.as_slice()),
-        Tensor::String(a) => write_rows!(a, str, v => v.as_str()),
+        Tensor::Bytes(a) => write_rows!(a, [u8], v => v),
+        Tensor::String(a) => write_rows!(a, str, v => v),
         Tensor::BF16(_) => return Err(no_bfloat16()),
     }
     Ok(())

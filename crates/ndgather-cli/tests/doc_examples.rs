@@ -278,7 +278,7 @@ fn seed_examples_through_the_op_api() {
         };
         let indices = indices.into_array::<i32>().unwrap();
         match params {
-            Tensor::String(p) => run_example(ex, p, indices),
+            Tensor::String(p) => run_example(ex, p.to_array(), indices),
             Tensor::F32(p) => run_example(ex, p, indices),
             Tensor::I32(p) => run_example(ex, p, indices),
             other => panic!("unexpected dtype {}", other.dtype()),

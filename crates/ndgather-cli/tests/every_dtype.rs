@@ -127,7 +127,7 @@ fn check_gradient<T>(t: &Tensor)
 where
     T: GradElement + std::ops::Add<Output = T> + PartialEq + std::fmt::Debug,
 {
-    let p = t.as_array::<T>().unwrap().clone();
+    let p = t.to_array::<T>().unwrap().into_owned();
     let scope = Scope::eager();
     let params = Constant::create(&scope, p.clone()).unwrap();
     let indices = Constant::create(&scope, ndarray::array![[2i64], [2]].into_dyn()).unwrap();

@@ -6,7 +6,8 @@
 //! until it handles the new one, and `tests/every_dtype.rs` walks every dtype through every
 //! front end.
 
-use ndarray::{ArrayD, ArrayViewD};
+use crate::strings::Strings;
+use ndarray::{ArrayD, ArrayViewD, CowArray, IxDyn};
 
 /// What can be gathered: any `Clone + Default` type (`Default` fills the slices of ignored
 /// bad indices, as TensorFlow's `T()`). Numbers, `bool`, `half`'s floats, `num-complex`'s
@@ -19,7 +20,9 @@ impl<T: Clone + Default + Send + Sync + 'static> Element for T {}
 ///   `int8` and the unsigned ones);
 /// - `number`: a fixed-width number (the summing ops' dtypes; plain bytes in a file);
 /// - `grad`: a dtype with a gradient (floating-point and complex, as TensorFlow);
-/// - `real`: a real floating-point dtype (embedding tables).
+/// - `real`: a real floating-point dtype (embedding tables);
+/// - `strings`: a variable-width dtype, which a [`Tensor`] holds as a
+///   [`Strings`](crate::Strings) (the others, the `fixed` dtypes, as an `ndarray` array).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __dtype_table {
@@ -40,19 +43,25 @@ macro_rules! __dtype_table {
             F64(f64) = "float64", Float, [number grad real];
             C64($crate::Complex32) = "complex64", Complex, [number grad];
             C128($crate::Complex64) = "complex128", Complex, [number grad];
-            String(String) = "string", String, [];
-            Bytes(Vec<u8>) = "bytes", Bytes, [];
+            String(String) = "string", String, [strings];
+            Bytes(Vec<u8>) = "bytes", Bytes, [strings];
         }
     };
 }
 
-/// Expands to `yes` when `role` is among `[roles]` (or is `all`), to `no` otherwise; one arm
-/// per role, since a literal match is how `macro_rules` compares two names. The recursion is
-/// at most as deep as an entry has roles.
+/// Expands to `yes` when `role` is among `[roles]` (or is `all`; `fixed` holds where
+/// `strings` does not), to `no` otherwise; one arm per role, since a literal match is how
+/// `macro_rules` compares two names. The recursion is at most as deep as an entry has roles.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __if_role {
     (all [$($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
+    (fixed [strings $($r:ident)*] $yes:tt else {$($no:tt)*}) => { $($no)* };
+    (fixed [$other:ident $($r:ident)*] $yes:tt else $no:tt) => {
+        $crate::__if_role!{fixed [$($r)*] $yes else $no}
+    };
+    (fixed [] {$($yes:tt)*} else $no:tt) => { $($yes)* };
+    (strings [strings $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (index [index $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (number [number $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (grad [grad $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
@@ -82,8 +91,9 @@ macro_rules! __match_dtype {
 /// Runs `body` with the type `T` of a run-time [`DType`]: the one dispatch from a dtype to a
 /// Rust type, derived from the crate's dtype table. `with_dtype!(dtype, T => body)` covers
 /// every dtype; `with_dtype!(dtype, ROLE T => body, else fallback)` covers the dtypes of one
-/// role (`index`, `number`, `grad` or `real`; see [`DType::is_index`], [`DType::is_number`],
-/// [`DType::has_grad`], [`DType::is_real`]) and evaluates `fallback` for the others. The body
+/// role (`index`, `number`, `grad`, `real`, `strings` or `fixed`; see [`DType::is_index`],
+/// [`DType::is_number`], [`DType::has_grad`], [`DType::is_real`], [`DType::size`]) and
+/// evaluates `fallback` for the others. The body
 /// is compiled once per type, so it may use any trait the concrete types have.
 ///
 /// ```
@@ -125,7 +135,7 @@ macro_rules! __match_tensor {
 }
 
 /// Runs `body` with `a` bound to the array inside a [`Tensor`] or [`TensorView`] (named by
-/// its first argument), whatever its dtype: `with_tensor!(Tensor, &t, a => body)`; or for the
+/// its first argument; a [`Strings`](crate::Strings) for the `strings` dtypes), whatever its dtype: `with_tensor!(Tensor, &t, a => body)`; or for the
 /// dtypes of one role (as in [`with_dtype!`](crate::with_dtype!)), with `dtype` bound to the value's [`DType`]
 /// otherwise: `with_tensor!(Tensor, &t, ROLE a => body, else dtype => fallback)`. The body is
 /// compiled once per dtype.
@@ -195,12 +205,14 @@ macro_rules! define_dtypes {
             }
         }
 
-        /// A tensor of any supported element type.
+        /// A tensor of any supported element type: an `ndarray` array of a fixed-width type,
+        /// or a [`Strings`] (one byte buffer and each element's span of it) of strings or
+        /// byte strings.
         #[derive(Debug, Clone, PartialEq)]
         pub enum Tensor {
             $(
                 #[doc = concat!("Elements of type `", stringify!($t), "`.")]
-                $variant(ArrayD<$t>),
+                $variant($crate::__if_role!{fixed [$($role)*] {ArrayD<$t>} else {Strings<$t>}}),
             )*
         }
 
@@ -210,38 +222,91 @@ macro_rules! define_dtypes {
         pub enum TensorView<'a> {
             $(
                 #[doc = concat!("Elements of type `", stringify!($t), "`.")]
-                $variant(ArrayViewD<'a, $t>),
+                $variant($crate::__if_role!{fixed [$($role)*] {ArrayViewD<'a, $t>} else {&'a Strings<$t>}}),
             )*
+        }
+
+        impl Tensor {
+            /// The element type.
+            pub fn dtype(&self) -> DType {
+                match self { $(Tensor::$variant(_) => DType::$variant),* }
+            }
+
+            /// A borrowed view.
+            pub fn view(&self) -> TensorView<'_> {
+                match self {
+                    $(Tensor::$variant(a) => TensorView::$variant(
+                        $crate::__if_role!{fixed [$($role)*] {a.view()} else {a}}
+                    ),)*
+                }
+            }
+        }
+
+        impl TensorView<'_> {
+            /// The element type.
+            pub fn dtype(&self) -> DType {
+                match self { $(TensorView::$variant(_) => DType::$variant),* }
+            }
         }
 
         $(
             impl TensorElement for $t {
                 const DTYPE: DType = DType::$variant;
                 fn into_tensor(array: ArrayD<Self>) -> Tensor {
-                    Tensor::$variant(array)
+                    Tensor::$variant(array.into())
                 }
-                fn from_tensor(tensor: &Tensor) -> Option<&ArrayD<Self>> {
-                    match tensor { Tensor::$variant(a) => Some(a), _ => None }
+                fn to_array(tensor: &Tensor) -> Option<CowArray<'_, Self, IxDyn>> {
+                    match tensor {
+                        Tensor::$variant(a) => Some(
+                            $crate::__if_role!{fixed [$($role)*] {a.view().into()} else {a.to_array().into()}}
+                        ),
+                        _ => None,
+                    }
                 }
                 fn from_tensor_owned(tensor: Tensor) -> std::result::Result<ArrayD<Self>, Tensor> {
-                    match tensor { Tensor::$variant(a) => Ok(a), other => Err(other) }
-                }
-                fn from_view<'a>(view: &TensorView<'a>) -> Option<ArrayViewD<'a, Self>> {
-                    match view { TensorView::$variant(a) => Some(a.clone()), _ => None }
+                    match tensor {
+                        Tensor::$variant(a) => Ok(
+                            $crate::__if_role!{fixed [$($role)*] {a} else {a.to_array()}}
+                        ),
+                        other => Err(other),
+                    }
                 }
             }
 
             impl From<ArrayD<$t>> for Tensor {
                 fn from(array: ArrayD<$t>) -> Tensor {
-                    Tensor::$variant(array)
+                    <$t>::into_tensor(array)
                 }
             }
 
-            impl<'a> From<ArrayViewD<'a, $t>> for TensorView<'a> {
-                fn from(view: ArrayViewD<'a, $t>) -> TensorView<'a> {
-                    TensorView::$variant(view)
+            $crate::__if_role!{fixed [$($role)*] {
+                impl ArrayElement for $t {
+                    fn from_tensor(tensor: &Tensor) -> Option<&ArrayD<Self>> {
+                        match tensor { Tensor::$variant(a) => Some(a), _ => None }
+                    }
+                    fn from_view<'a>(view: &TensorView<'a>) -> Option<ArrayViewD<'a, Self>> {
+                        match view { TensorView::$variant(a) => Some(a.clone()), _ => None }
+                    }
                 }
-            }
+
+                impl<'a> From<ArrayViewD<'a, $t>> for TensorView<'a> {
+                    fn from(view: ArrayViewD<'a, $t>) -> TensorView<'a> {
+                        TensorView::$variant(view)
+                    }
+                }
+            } else {
+                impl From<Strings<$t>> for Tensor {
+                    fn from(strings: Strings<$t>) -> Tensor {
+                        Tensor::$variant(strings)
+                    }
+                }
+
+                impl<'a> From<&'a Strings<$t>> for TensorView<'a> {
+                    fn from(strings: &'a Strings<$t>) -> TensorView<'a> {
+                        TensorView::$variant(strings)
+                    }
+                }
+            }}
         )*
     };
 }
@@ -252,12 +317,20 @@ __dtype_table!([define_dtypes] {});
 pub trait TensorElement: Element {
     /// The dtype of this type.
     const DTYPE: DType;
-    /// Wraps an array in a tensor.
+    /// Wraps an array in a tensor (for `String` and `Vec<u8>`, copies it into a [`Strings`]).
     fn into_tensor(array: ArrayD<Self>) -> Tensor;
+    /// The elements of a tensor of this dtype as an array: borrowed for the fixed-width
+    /// types, copied out of the [`Strings`] for `String` and `Vec<u8>`.
+    fn to_array(tensor: &Tensor) -> Option<CowArray<'_, Self, IxDyn>>;
+    /// The elements of a tensor of this dtype as an array, by value.
+    fn from_tensor_owned(tensor: Tensor) -> std::result::Result<ArrayD<Self>, Tensor>;
+}
+
+/// Element types that a [`Tensor`] holds as an `ndarray` array: every fixed-width type of
+/// the table (the `strings` dtypes are held as [`Strings`]).
+pub trait ArrayElement: TensorElement {
     /// The array inside a tensor of this dtype.
     fn from_tensor(tensor: &Tensor) -> Option<&ArrayD<Self>>;
-    /// The array inside a tensor of this dtype, by value.
-    fn from_tensor_owned(tensor: Tensor) -> std::result::Result<ArrayD<Self>, Tensor>;
     /// The view inside a tensor view of this dtype.
     fn from_view<'a>(view: &TensorView<'a>) -> Option<ArrayViewD<'a, Self>>;
 }
@@ -286,10 +359,7 @@ impl DType {
     /// The size of one element in bytes; `None` for the variable-width kinds (`string`,
     /// `bytes`), whose elements own their data.
     pub fn size(self) -> Option<usize> {
-        match self.kind() {
-            Kind::String | Kind::Bytes => None,
-            _ => Some(with_dtype!(self, T => std::mem::size_of::<T>())),
-        }
+        with_dtype!(self, fixed T => Some(std::mem::size_of::<T>()), else None)
     }
 
     /// Whether tensors of this dtype can be indices (the table's `index` role).

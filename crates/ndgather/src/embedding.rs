@@ -28,7 +28,7 @@
 //! assert_eq!(out, array![[2.0, 2.0], [0.0, 0.0], [0.0, 0.0]].into_dyn());
 //! ```
 
-use crate::dtype::{DType, Tensor, TensorElement, TensorView};
+use crate::dtype::{ArrayElement, DType, Tensor, TensorElement, TensorView};
 use crate::error::{GatherError, Result};
 use crate::grad::{check_grad, IndexedSlices};
 use crate::index::IndexType;
@@ -751,7 +751,7 @@ fn slices_per_shard<T: Real>(
 }
 
 /// Views as a float type the lookups take (all of one dtype).
-fn float_views<'a, T: Real + TensorElement>(
+fn float_views<'a, T: Real + ArrayElement>(
     views: &[TensorView<'a>],
 ) -> Result<Vec<ArrayViewD<'a, T>>> {
     views

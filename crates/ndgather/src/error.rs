@@ -350,6 +350,16 @@ pub enum GatherError {
         /// The dtype found.
         found: DType,
     },
+    /// Dtype-erased API: an op on records of fixed-width values (`gather_records`, …) was
+    /// given a tensor of strings.
+    #[error(
+        "records need a fixed-width dtype, got {dtype}: gather the tensor itself (gather, \
+         gather_nd, take_along_axis)"
+    )]
+    NotFixedWidth {
+        /// The dtype found.
+        dtype: DType,
+    },
     /// Dtype-erased API: data length and shape disagree.
     #[error(
         "shape {} needs {expected} elements, but {found} were given",

@@ -35,7 +35,7 @@
 //! - the copy kernels (private): one pass that checks every index, then slice copies.
 //! - front ends: [`gather`], [`gather_nd`], [`GatherOptions`] and [`GatherNdOptions`] on any
 //!   `ndarray` array or view; [`Tensor`], dtype-erased, for callers that learn the dtype at
-//!   run time.
+//!   run time, whose strings are [`Strings`] (one byte buffer and each element's span).
 //!
 //! ## Semantics
 //! - `gather`: output shape `params.shape[:axis] + indices.shape[batch_dims:] +
@@ -83,15 +83,18 @@ mod recycle;
 pub mod scatter;
 pub mod shape;
 mod strided;
+mod string_gather;
+mod strings;
 mod tensor;
 
 pub use along::TakeAlongAxisOptions;
 pub use array::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
-pub use dtype::{DType, Kind, Tensor, TensorElement, TensorView};
+pub use dtype::{ArrayElement, DType, Kind, Tensor, TensorElement, TensorView};
 pub use error::{GatherError, OpKind, Result};
 pub use fill::FillValue;
 pub use index::{BadIndices, IndexLimit, IndexType};
 pub use recycle::{recycle, recycle_limit, set_recycle_limit};
+pub use strings::{StringElement, Strings};
 
 pub use half::{bf16, f16};
 

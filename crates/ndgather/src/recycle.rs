@@ -78,7 +78,11 @@ impl Pool {
 /// assert_eq!(again, params.into_dyn());
 /// ```
 pub fn recycle<T: Send + 'static, D: Dimension>(array: ArrayBase<OwnedRepr<T>, D>) {
-    let (mut vec, _) = array.into_raw_vec_and_offset();
+    give_back(array.into_raw_vec_and_offset().0);
+}
+
+/// Keeps a vector's memory for a later fresh output, as [`recycle`] does an array's.
+pub(crate) fn give_back<T: Send + 'static>(mut vec: Vec<T>) {
     let bytes = vec.capacity().saturating_mul(std::mem::size_of::<T>());
     if bytes < MIN_BYTES {
         return;

@@ -4,16 +4,95 @@
 
 use crate::along::TakeAlongAxisOptions;
 use crate::array::{GatherNdOptions, GatherOptions};
-use crate::dtype::{DType, Tensor, TensorElement, TensorView};
+use crate::dtype::{ArrayElement, DType, Element, Tensor, TensorElement, TensorView};
 use crate::error::{GatherError, Result};
+use crate::index::IndexType;
+use crate::strings::{StringElement, Strings};
 use crate::with_tensor;
-use ndarray::{ArrayD, ArrayViewD, IxDyn};
+use ndarray::{ArrayD, ArrayViewD, CowArray, IxDyn};
 
-/// Runs `$body` with `$a` bound to the view inside `$view`, whatever its dtype, and wraps
-/// the resulting array in a tensor of the same dtype.
+/// What the dtype-erased ops run on: a view of a fixed-width dtype's array, or a
+/// [`Strings`]. Each op has one body for every dtype (`with_tensor!`), which calls these.
+trait Operand {
+    /// What an op returns for this operand.
+    type Out: Into<Tensor>;
+    fn gather<I: IndexType>(&self, i: &ArrayViewD<'_, I>, o: &GatherOptions) -> Result<Self::Out>;
+    fn gather_nd<I: IndexType>(
+        &self,
+        i: &ArrayViewD<'_, I>,
+        o: &GatherNdOptions,
+    ) -> Result<Self::Out>;
+    fn take_along_axis<I: IndexType>(
+        &self,
+        i: &ArrayViewD<'_, I>,
+        o: &TakeAlongAxisOptions,
+    ) -> Result<Self::Out>;
+}
+
+impl<T: Element> Operand for ArrayViewD<'_, T>
+where
+    ArrayD<T>: Into<Tensor>,
+{
+    type Out = ArrayD<T>;
+    fn gather<I: IndexType>(&self, i: &ArrayViewD<'_, I>, o: &GatherOptions) -> Result<ArrayD<T>> {
+        o.gather(self, i)
+    }
+    fn gather_nd<I: IndexType>(
+        &self,
+        i: &ArrayViewD<'_, I>,
+        o: &GatherNdOptions,
+    ) -> Result<ArrayD<T>> {
+        o.gather_nd(self, i)
+    }
+    fn take_along_axis<I: IndexType>(
+        &self,
+        i: &ArrayViewD<'_, I>,
+        o: &TakeAlongAxisOptions,
+    ) -> Result<ArrayD<T>> {
+        o.take_along_axis(self, i)
+    }
+}
+
+impl<T: StringElement> Operand for &Strings<T>
+where
+    Strings<T>: Into<Tensor>,
+{
+    type Out = Strings<T>;
+    fn gather<I: IndexType>(&self, i: &ArrayViewD<'_, I>, o: &GatherOptions) -> Result<Strings<T>> {
+        Strings::gather(self, i, o)
+    }
+    fn gather_nd<I: IndexType>(
+        &self,
+        i: &ArrayViewD<'_, I>,
+        o: &GatherNdOptions,
+    ) -> Result<Strings<T>> {
+        Strings::gather_nd(self, i, o)
+    }
+    fn take_along_axis<I: IndexType>(
+        &self,
+        i: &ArrayViewD<'_, I>,
+        o: &TakeAlongAxisOptions,
+    ) -> Result<Strings<T>> {
+        Strings::take_along_axis(self, i, o)
+    }
+}
+
+/// Runs `$body` with `$a` bound to the operand inside `$view`, whatever its dtype, and wraps
+/// the result in a tensor of the same dtype.
 macro_rules! map_view {
     ($view:expr, $a:ident => $body:expr) => {
-        with_tensor!(TensorView, $view, $a => Tensor::from($body))
+        with_tensor!(TensorView, $view, $a => $body.map(Into::into))
+    };
+}
+
+/// Runs `$body` with `$a` bound to the view inside `$view`, for the fixed-width dtypes (the
+/// records ops), and wraps the resulting array in a tensor of the same dtype; an error for the
+/// `strings` dtypes.
+macro_rules! map_fixed_view {
+    ($view:expr, $a:ident => $body:expr) => {
+        with_tensor!(TensorView, $view, fixed $a => $body.map(Tensor::from), else dtype => {
+            Err(GatherError::NotFixedWidth { dtype })
+        })
     };
 }
 
@@ -28,11 +107,6 @@ macro_rules! with_indices {
 }
 
 impl Tensor {
-    /// The element type.
-    pub fn dtype(&self) -> DType {
-        with_tensor!(Tensor, self, a => dtype_of(a.view()))
-    }
-
     /// The shape.
     pub fn shape(&self) -> &[usize] {
         with_tensor!(Tensor, self, a => a.shape())
@@ -83,9 +157,22 @@ impl Tensor {
         crate::with_dtype!(dtype, T => zeros_of::<T>(shape))
     }
 
-    /// The array inside, if the tensor is of dtype `T`.
-    pub fn as_array<T: TensorElement>(&self) -> Option<&ArrayD<T>> {
+    /// The array inside, if the tensor is of the fixed-width dtype `T`.
+    pub fn as_array<T: ArrayElement>(&self) -> Option<&ArrayD<T>> {
         T::from_tensor(self)
+    }
+
+    /// The elements as an array, if the tensor is of dtype `T`: borrowed for the fixed-width
+    /// dtypes, copied out of the [`Strings`] for `String` and `Vec<u8>`.
+    ///
+    /// ```
+    /// use ndgather::{ndarray::array, Tensor};
+    /// let t = Tensor::from(array!["a", "bc"].mapv(String::from).into_dyn());
+    /// assert_eq!(t.to_array::<String>().unwrap()[[1]], "bc");
+    /// assert!(t.to_array::<f32>().is_none());
+    /// ```
+    pub fn to_array<T: TensorElement>(&self) -> Option<CowArray<'_, T, IxDyn>> {
+        T::to_array(self)
     }
 
     /// The array inside, or [`GatherError::DTypeMismatch`].
@@ -104,7 +191,7 @@ impl Tensor {
     /// let indices = Tensor::from_shape_vec(&[], vec![3i32]).unwrap();
     /// let out = params.gather(&indices, &GatherOptions::new()).unwrap();
     /// assert_eq!(out.shape(), &[] as &[usize]);
-    /// assert_eq!(out.as_array::<String>().unwrap().first().unwrap(), "p3");
+    /// assert_eq!(out.to_array::<String>().unwrap().first().unwrap(), "p3");
     /// ```
     ///
     /// # Errors
@@ -120,19 +207,9 @@ impl Tensor {
     pub fn gather_nd(&self, indices: &Tensor, options: &GatherNdOptions) -> Result<Tensor> {
         self.view().gather_nd(&indices.view(), options)
     }
-
-    /// A borrowed view.
-    pub fn view(&self) -> TensorView<'_> {
-        with_tensor!(Tensor, self, a => TensorView::from(a.view()))
-    }
 }
 
 impl TensorView<'_> {
-    /// The element type.
-    pub fn dtype(&self) -> DType {
-        with_tensor!(TensorView, self, a => dtype_of(a.view()))
-    }
-
     /// The shape.
     pub fn shape(&self) -> &[usize] {
         with_tensor!(TensorView, self, a => a.shape())
@@ -144,7 +221,7 @@ impl TensorView<'_> {
     /// # Errors
     /// Those of [`GatherOptions::gather`], and [`GatherError::IndicesNotInteger`].
     pub fn gather(&self, indices: &TensorView<'_>, options: &GatherOptions) -> Result<Tensor> {
-        with_indices!(indices, i => Ok(map_view!(self, p => options.gather(p, i)?)))
+        with_indices!(indices, i => map_view!(self, p => p.gather(&i.view(), options)))
     }
 
     /// `tf.gather_nd(self, indices, batch_dims)` into a new tensor; `indices` must have an
@@ -153,7 +230,7 @@ impl TensorView<'_> {
     /// # Errors
     /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::IndicesNotInteger`].
     pub fn gather_nd(&self, indices: &TensorView<'_>, options: &GatherNdOptions) -> Result<Tensor> {
-        with_indices!(indices, i => Ok(map_view!(self, p => options.gather_nd(p, i)?)))
+        with_indices!(indices, i => map_view!(self, p => p.gather_nd(&i.view(), options)))
     }
 
     /// `take_along_axis(self, indices, axis)` into a new tensor (see
@@ -164,7 +241,7 @@ impl TensorView<'_> {
     /// let params = Tensor::from(array![["a", "b"], ["c", "d"]].mapv(String::from).into_dyn());
     /// let indices = Tensor::from(array![[1i64], [0]].into_dyn());
     /// let out = params.view().take_along_axis(&indices.view(), &TakeAlongAxisOptions::new(1)).unwrap();
-    /// assert_eq!(out.as_array::<String>().unwrap().iter().collect::<Vec<_>>(), ["b", "c"]);
+    /// assert_eq!(out.to_array::<String>().unwrap().iter().collect::<Vec<_>>(), ["b", "c"]);
     /// ```
     ///
     /// # Errors
@@ -175,20 +252,21 @@ impl TensorView<'_> {
         indices: &TensorView<'_>,
         options: &TakeAlongAxisOptions,
     ) -> Result<Tensor> {
-        with_indices!(indices, i => Ok(map_view!(self, p => options.take_along_axis(p, i)?)))
+        with_indices!(indices, i => map_view!(self, p => p.take_along_axis(&i.view(), options)))
     }
 
     /// [`TakeAlongAxisOptions::take_along_axis_records`] on a view whose last axis holds each
     /// element's values (see [`TensorView::gather_records`]).
     ///
     /// # Errors
-    /// Those of [`TakeAlongAxisOptions::take_along_axis_records`].
+    /// Those of [`TakeAlongAxisOptions::take_along_axis_records`];
+    /// [`GatherError::NotFixedWidth`] for the `string` and `bytes` dtypes.
     pub fn take_along_axis_records(
         &self,
         indices: &TensorView<'_>,
         options: &TakeAlongAxisOptions,
     ) -> Result<Tensor> {
-        with_indices!(indices, i => Ok(map_view!(self, p => options.take_along_axis_records(p, i)?)))
+        with_indices!(indices, i => map_fixed_view!(self, p => options.take_along_axis_records(p, i)))
     }
 
     /// [`GatherOptions::gather_records`] on a view whose last axis holds each element's
@@ -205,33 +283,31 @@ impl TensorView<'_> {
     /// ```
     ///
     /// # Errors
-    /// Those of [`GatherOptions::gather_records`].
+    /// Those of [`GatherOptions::gather_records`]; [`GatherError::NotFixedWidth`] for the
+    /// `string` and `bytes` dtypes.
     pub fn gather_records(
         &self,
         indices: &TensorView<'_>,
         options: &GatherOptions,
     ) -> Result<Tensor> {
-        with_indices!(indices, i => Ok(map_view!(self, p => options.gather_records(p, i)?)))
+        with_indices!(indices, i => map_fixed_view!(self, p => options.gather_records(p, i)))
     }
 
     /// [`GatherNdOptions::gather_nd_records`] on a view whose last axis holds each element's
     /// values (see [`TensorView::gather_records`]).
     ///
     /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd_records`].
+    /// Those of [`GatherNdOptions::gather_nd_records`]; [`GatherError::NotFixedWidth`] for
+    /// the `string` and `bytes` dtypes.
     pub fn gather_nd_records(
         &self,
         indices: &TensorView<'_>,
         options: &GatherNdOptions,
     ) -> Result<Tensor> {
-        with_indices!(indices, i => Ok(map_view!(self, p => options.gather_nd_records(p, i)?)))
+        with_indices!(indices, i => map_fixed_view!(self, p => options.gather_nd_records(p, i)))
     }
 }
 
 fn zeros_of<T: TensorElement>(shape: &[usize]) -> Result<Tensor> {
     Tensor::from_shape_vec(shape, crate::output::defaults::<T>(shape)?)
-}
-
-fn dtype_of<T: TensorElement>(_: ArrayViewD<'_, T>) -> DType {
-    T::DTYPE
 }

@@ -39,8 +39,8 @@ fn jax_fill_values_for_every_dtype() {
             Tensor::F64(a) => a[1].is_nan(),
             Tensor::C64(a) => a[1].re.is_nan() && a[1].im == 0.0,
             Tensor::C128(a) => a[1].re.is_nan() && a[1].im == 0.0,
-            Tensor::String(a) => a[1].is_empty(),
-            Tensor::Bytes(a) => a[1].is_empty(),
+            Tensor::String(a) => a.get(1).is_some_and(|s| s.is_empty()),
+            Tensor::Bytes(a) => a.get(1).is_some_and(|s| s.is_empty()),
         };
         assert!(ok, "{dtype}: {text}");
     }

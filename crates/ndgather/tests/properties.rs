@@ -7,7 +7,7 @@ mod common;
 use common::reference::{self, RefError};
 use ndarray::{ArrayD, ArrayViewD, Axis as NdAxis, Dimension, IxDyn, ShapeBuilder, Slice};
 use ndgather::shape::{gather_nd_shape, gather_shape, Axis, Shape};
-use ndgather::{BadIndices, Complex64, GatherError, GatherNdOptions, GatherOptions};
+use ndgather::{BadIndices, Complex64, GatherError, GatherNdOptions, GatherOptions, Strings};
 use proptest::prelude::*;
 use proptest::sample::select;
 
@@ -75,6 +75,31 @@ fn with_layout<T: Clone + Default, R>(
         }
         _ => f(a.view()),
     }
+}
+
+/// Text of varied length for element `k`: empty for some, multi-byte characters in others.
+fn text(k: usize) -> String {
+    format!("{}{}", "é".repeat(k % 3), "x".repeat(k % 5))
+}
+
+/// One call on `String`s of `shape` (see [`text`]), through the typed API (itself checked
+/// against the reference) and through a [`Strings`], gives the same shape and elements, or
+/// the same error.
+fn strings_agree(
+    shape: &[usize],
+    typed: impl Fn(&ArrayD<String>) -> Result<ArrayD<String>, GatherError>,
+    packed: impl Fn(&Strings<String>) -> Result<Strings<String>, GatherError>,
+) -> Result<(), TestCaseError> {
+    let params = params_of(shape, text);
+    match (typed(&params), packed(&Strings::from_array(&params))) {
+        (Ok(a), Ok(s)) => {
+            prop_assert_eq!(s.shape(), a.shape());
+            prop_assert_eq!(&s.to_array(), &a);
+            prop_assert_eq!(s.byte_len(), a.iter().map(String::len).sum::<usize>());
+        }
+        (a, b) => prop_assert_eq!(a.err(), b.err()),
+    }
+    Ok(())
 }
 
 fn params_of<T>(shape: &[usize], make: impl Fn(usize) -> T) -> ArrayD<T> {
@@ -245,6 +270,15 @@ impl GatherCase {
         Ok(())
     }
 
+    fn check_strings(&self) -> Result<(), TestCaseError> {
+        let (indices, options) = (self.indices(), self.options());
+        strings_agree(
+            &self.params,
+            |p| options.gather(p, &indices),
+            |s| s.gather(&indices.view(), &options),
+        )
+    }
+
     fn check_shape_rule(&self) -> Result<(), TestCaseError> {
         let params = params_of(&self.params, |k| k as u8);
         let options = self.options();
@@ -395,6 +429,15 @@ impl GatherNdCase {
         Ok(())
     }
 
+    fn check_strings(&self) -> Result<(), TestCaseError> {
+        let (indices, options) = (self.indices(), self.options());
+        strings_agree(
+            &self.params,
+            |p| options.gather_nd(p, &indices),
+            |s| s.gather_nd(&indices.view(), &options),
+        )
+    }
+
     fn check_shape_rule(&self) -> Result<(), TestCaseError> {
         let params = params_of(&self.params, |k| k as u8);
         let out = self.options().gather_nd(&params, &self.indices());
@@ -436,6 +479,11 @@ proptest! {
     }
 
     #[test]
+    fn gather_of_strings_agrees_with_the_typed_api(case in gather_case()) {
+        case.check_strings()?;
+    }
+
+    #[test]
     fn gather_shape_rule_agrees_with_eager(case in gather_case()) {
         case.check_shape_rule()?;
     }
@@ -445,6 +493,11 @@ proptest! {
         case.check(|k| k as f64 * 0.25)?;
         case.check(|k| format!("s{k}"))?;
         case.check(|k| (k % 251) as u8)?;
+    }
+
+    #[test]
+    fn gather_nd_of_strings_agrees_with_the_typed_api(case in gather_nd_case()) {
+        case.check_strings()?;
     }
 
     #[test]

@@ -7,7 +7,7 @@
 mod common;
 
 use ndarray::{array, ArrayD, Dimension, IxDyn, ShapeBuilder};
-use ndgather::{BadIndices, Complex64, GatherError, TakeAlongAxisOptions};
+use ndgather::{BadIndices, Complex64, GatherError, Strings, TakeAlongAxisOptions};
 use proptest::prelude::*;
 use proptest::sample::select;
 
@@ -165,6 +165,13 @@ proptest! {
             prop_assert_eq!(show(&ours(&floats, &indices, a, policy, fortran)), show(&reference(&floats, &indices, axis, policy)));
             prop_assert_eq!(show(&ours(&strings, &indices, a, policy, fortran)), show(&reference(&strings, &indices, axis, policy)));
             prop_assert_eq!(show(&ours(&complex, &indices, a, policy, fortran)), show(&reference(&complex, &indices, axis, policy)));
+        }
+        // A tensor of strings as one buffer gathers as the typed array of `String`s.
+        let packed = Strings::<String>::from_array(&strings);
+        let options = TakeAlongAxisOptions::new(axis as i64).bad_indices(policy);
+        match (options.take_along_axis(&strings, &indices), packed.take_along_axis(&indices.view(), &options)) {
+            (Ok(a), Ok(s)) => prop_assert_eq!(s.to_array(), a),
+            (a, b) => prop_assert_eq!(a.err(), b.err()),
         }
         let _ = n;
     }

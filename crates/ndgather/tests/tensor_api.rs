@@ -88,8 +88,14 @@ fn rows(t: &Tensor, picks: &[usize]) -> Tensor {
         Tensor::F64(a) => pick!(a),
         Tensor::C64(a) => pick!(a),
         Tensor::C128(a) => pick!(a),
-        Tensor::String(a) => pick!(a),
-        Tensor::Bytes(a) => pick!(a),
+        Tensor::String(a) => {
+            let a = a.to_array();
+            pick!(a)
+        }
+        Tensor::Bytes(a) => {
+            let a = a.to_array();
+            pick!(a)
+        }
     }
 }
 
@@ -160,4 +166,31 @@ fn construction_and_access() {
         assert_eq!(DType::from_name(d.name()), Some(d));
         assert_eq!(Tensor::zeros(d, &[0]).unwrap().dtype(), d);
     }
+}
+
+#[test]
+fn a_string_tensor_is_one_buffer_and_has_no_records() {
+    let words = ndarray::array![["a", "bb"], ["ccc", ""]].mapv(String::from);
+    let t = Tensor::from(words.clone().into_dyn());
+    let Tensor::String(s) = &t else {
+        panic!("{t:?}")
+    };
+    assert_eq!(s.byte_len(), 6);
+    assert_eq!(s.iter().collect::<Vec<_>>(), ["a", "bb", "ccc", ""]);
+    assert_eq!(t.to_array::<String>().unwrap(), words.clone().into_dyn());
+    assert_eq!(t.clone().into_array::<String>().unwrap(), words.into_dyn());
+    let indices = Tensor::from(ndarray::array![1i32].into_dyn());
+    let err = t
+        .view()
+        .gather_records(&indices.view(), &GatherOptions::new())
+        .unwrap_err();
+    assert_eq!(
+        err,
+        GatherError::NotFixedWidth {
+            dtype: DType::String
+        }
+    );
+    assert!(err
+        .to_string()
+        .starts_with("records need a fixed-width dtype, got string"));
 }

@@ -194,8 +194,16 @@ fn formatted(t: &Tensor, at: &[usize], options: &PrintOptions) -> Vec<String> {
         Tensor::F64(a) => floats(pick(a, at).into_iter().map(Float::F64).collect(), options),
         Tensor::C64(a) => complexes(pick(a, at).into_iter().map(pair32).collect(), options),
         Tensor::C128(a) => complexes(pick(a, at).into_iter().map(pair64).collect(), options),
-        Tensor::String(a) => pick(a, at).iter().map(|s| text::str_repr(s)).collect(),
-        Tensor::Bytes(a) => pick(a, at).iter().map(|b| text::bytes_repr(b)).collect(),
+        Tensor::String(a) => at
+            .iter()
+            .filter_map(|&p| a.get(p))
+            .map(text::str_repr)
+            .collect(),
+        Tensor::Bytes(a) => at
+            .iter()
+            .filter_map(|&p| a.get(p))
+            .map(text::bytes_repr)
+            .collect(),
     }
 }
 
@@ -228,8 +236,8 @@ fn scalar_str(t: &Tensor) -> String {
         Tensor::F64(a) => one(a).map(|v| float::scalar(Float::F64(v), false, false)),
         Tensor::C64(a) => one(a).map(|v| complex(Float::F32(v.re), Float::F32(v.im))),
         Tensor::C128(a) => one(a).map(|v| complex(Float::F64(v.re), Float::F64(v.im))),
-        Tensor::String(a) => one(a),
-        Tensor::Bytes(a) => one(a).map(|b| text::bytes_repr(&b)),
+        Tensor::String(a) => a.get(0).map(str::to_string),
+        Tensor::Bytes(a) => a.get(0).map(text::bytes_repr),
     };
     text.unwrap_or_default()
 }

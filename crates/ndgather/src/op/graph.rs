@@ -202,7 +202,11 @@ impl<T: TensorElement> Output<T> {
 
     /// The value: every output of an eager scope has one, and so does a graph's constant.
     pub fn value(&self) -> Option<ArrayD<T>> {
-        self.with_node(|n| n.value.as_ref().and_then(|t| t.as_array::<T>().cloned()))
+        self.with_node(|n| {
+            n.value
+                .as_ref()
+                .and_then(|t| t.to_array::<T>().map(|a| a.into_owned()))
+        })
     }
 
     pub(crate) fn in_graph(&self, scope: &Scope) -> bool {
