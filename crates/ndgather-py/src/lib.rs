@@ -181,10 +181,7 @@ fn gather_objects<'py>(
             }))
         }
         Some(out) => out.clone(),
-        None => py
-            .import("numpy")?
-            .call_method1("empty", (shape, dtype))?
-            .cast_into::<PyUntypedArray>()?,
+        None => output::null_object_array(py, &shape),
     };
     output::store_objects(py, &target, &into_vec(addresses))?;
     Ok(target.into_any())

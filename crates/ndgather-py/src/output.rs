@@ -1,8 +1,9 @@
 //! Results handed to Python: a NumPy array of the caller's dtype over the buffer Rust filled,
 //! without a copy; and object arrays, whose elements need reference counts.
 
+use ndarray::IxDyn;
 use numpy::npyffi::{self, npy_intp, PY_ARRAY_API};
-use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray};
+use numpy::{PyArray, PyArrayDescr, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -92,6 +93,21 @@ pub(crate) fn array_from_vec<'py, T: Copy + Send + Sync + 'static>(
         }
         Ok(array)
     }
+}
+
+/// A new object array of `shape` whose slots are all null, for [`store_objects`] to fill
+/// (its every slot, before the array reaches Python): `np.empty` would first store `None`
+/// in each slot, a reference that the store then gives up again.
+pub(crate) fn null_object_array<'py>(
+    py: Python<'py>,
+    shape: &[usize],
+) -> Bound<'py, PyUntypedArray> {
+    // SAFETY: rust-numpy's `new` leaves the elements uninitialised only for types that are
+    // trivially copyable; an array of Python objects is zero-initialised by NumPy (null
+    // slots, which NumPy itself accepts as `None` when releasing an array), so the array is
+    // valid as it is. The caller fills every slot before handing it to Python.
+    let array = unsafe { PyArray::<Py<PyAny>, _>::new(py, IxDyn(shape), false) };
+    array.as_untyped().clone()
 }
 
 /// Stores the objects whose addresses `pointers` holds (null: `None`) into the object array
