@@ -197,6 +197,14 @@ fn collect<T>(
     })
 }
 
+/// A string of this many bytes or fewer is copied as one block of this size wherever the
+/// source and the part have that much room from its start: one fixed-size move instead of a
+/// call to `memcpy` per string. The block's bytes past the string land where the chunk's
+/// next strings are copied afterwards, so each is overwritten. Measured on the suite's
+/// `strings` case (strings of 5 to 40 bytes): 550-760 -> 350-415 us quick, 5.8-6.7 -> 3.6-4.5
+/// ms full.
+const BLOCK: usize = 64;
+
 /// Copies the strings at `spans` into `part` (exactly their length together), which starts
 /// at byte `start` of the new buffer, and points each span at its copy.
 fn copy_chunk(
@@ -219,11 +227,21 @@ fn copy_chunk(
             prefetch_slice(s);
         }
         let span = &mut spans[k];
-        let from = match *span {
-            Span::FILL => fill,
-            s => &source[s.start..s.end],
+        let (from, block) = match *span {
+            Span::FILL => (fill, None),
+            s => (
+                &source[s.start..s.end],
+                source[s.start..].first_chunk::<BLOCK>(),
+            ),
         };
-        <MaybeUninit<u8> as Slot<u8>>::put_slice(&mut part[at..at + from.len()], from);
+        match (block, part[at..].first_chunk_mut::<BLOCK>()) {
+            (Some(block), Some(slots)) if from.len() <= BLOCK => {
+                slots.iter_mut().zip(block).for_each(|(d, s)| {
+                    d.write(*s);
+                });
+            }
+            _ => <MaybeUninit<u8> as Slot<u8>>::put_slice(&mut part[at..at + from.len()], from),
+        }
         *span = Span {
             start: start + at,
             end: start + at + from.len(),
@@ -238,14 +256,17 @@ mod tests {
     use ndarray::{ArrayD, IxDyn};
 
     /// Large enough for the parallel copy (many chunks of spans, some bad indices in each),
-    /// on 1 and 2 threads, under every policy: the same elements as the typed API's gather of
-    /// the same `Vec<u8>`s.
+    /// on 1 and 2 threads, under every policy, with strings shorter and longer than the
+    /// block copy's block: the same elements as the typed API's gather of the same
+    /// `Vec<u8>`s.
     #[test]
     fn the_parallel_copy_under_every_policy() {
         let n = 5_000;
         let params: ArrayD<Vec<u8>> = ArrayD::from_shape_fn(IxDyn(&[n]), |ix| {
             let k = ix[0];
-            (0..k % 41).map(|j| (k + j) as u8).collect()
+            (0..k % (2 * super::BLOCK + 9))
+                .map(|j| (k + j) as u8)
+                .collect()
         });
         let packed = Strings::<Vec<u8>>::from_array(&params);
         let count = 4 * super::COPY_CHUNK + 123;
