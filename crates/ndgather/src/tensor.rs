@@ -175,6 +175,13 @@ impl Tensor {
         T::to_array(self)
     }
 
+    /// Gives the tensor's memory to the pool of fresh outputs ([`crate::recycle`]), for a
+    /// value its owner knows is dead (an op graph's intermediate result). A [`Strings`]
+    /// gives its buffers back when dropped.
+    pub(crate) fn recycle(self) {
+        with_tensor!(Tensor, self, fixed a => crate::recycle::recycle(a), else _dtype => ())
+    }
+
     /// The array inside, or [`GatherError::DTypeMismatch`].
     pub fn into_array<T: TensorElement>(self) -> Result<ArrayD<T>> {
         T::from_tensor_owned(self).map_err(|t| GatherError::DTypeMismatch {

@@ -111,6 +111,7 @@ impl Session {
         // Inputs precede their ops, so one pass in creation order evaluates everything.
         // Constants and feeds are borrowed, not copied per run; only computed values are owned.
         let mut values: HashMap<usize, Cow<'_, Tensor>> = HashMap::new();
+        let mut readers = readers(&graph.nodes, &needed, feeds);
         for (n, node) in graph.nodes.iter().enumerate().filter(|&(n, _)| needed[n]) {
             let value = match (feeds.values.get(&n), &node.kind) {
                 (Some(fed), _) => Cow::Borrowed(fed),
@@ -122,7 +123,19 @@ impl Session {
                 (None, NodeKind::Placeholder) => return Err(missing_feed(node)),
                 (None, kind) => {
                     let lookup = |m: usize| values.get(&m).map(|v| &**v);
-                    Cow::Owned(kind.run(&graph.nodes, &lookup)?)
+                    let value = kind.run(&graph.nodes, &lookup)?;
+                    // A computed input that no later op reads and no fetch asks for is dead:
+                    // its memory goes to the pool of fresh outputs, for this run's later ops
+                    // and the next run's.
+                    for m in kind.inputs(&graph.nodes) {
+                        readers[m] -= 1;
+                        if readers[m] == 0 && !fetches.contains(&m) {
+                            if let Some(Cow::Owned(dead)) = values.remove(&m) {
+                                dead.recycle();
+                            }
+                        }
+                    }
+                    Cow::Owned(value)
                 }
             };
             values.insert(n, value);
@@ -156,10 +169,89 @@ fn needed(nodes: &[Node], fetches: &[usize], feeds: &Feeds) -> Vec<bool> {
     needed
 }
 
+/// How many of the ops a run evaluates read each node's value (an op reading one input twice
+/// counts twice).
+fn readers(nodes: &[Node], needed: &[bool], feeds: &Feeds) -> Vec<usize> {
+    let mut readers = vec![0; nodes.len()];
+    let evaluated = |&(n, node): &(usize, &Node)| {
+        needed[n]
+            && !feeds.values.contains_key(&n)
+            && !matches!(node.kind, NodeKind::Constant | NodeKind::Placeholder)
+    };
+    for (_, node) in nodes.iter().enumerate().filter(evaluated) {
+        for m in node.kind.inputs(nodes) {
+            readers[m] += 1;
+        }
+    }
+    readers
+}
+
 fn missing_feed(node: &Node) -> OpError {
     OpError::MissingFeed {
         name: node.name.clone(),
         dtype: node.dtype,
         shape: node.shape.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::op::{Constant, Feeds, Gather, GatherOpOptions, Placeholder, Scope, Session};
+    use crate::shape::Shape;
+    use ndarray::{Array1, ArrayD, IxDyn};
+
+    /// A graph `rows = gather(table, all rows reversed)`, `picked = gather(rows, [0, 1, 2])`
+    /// of `u16` rows of 2 (a type and size no other unit test's outputs have, as the pool is
+    /// process-wide): `rows` is a 6 MB intermediate.
+    fn chain() -> (Scope, Placeholder<u16>, [Gather<u16>; 2], ArrayD<u16>) {
+        let n = 1_500_007;
+        let graph = Scope::graph();
+        let table = Placeholder::<u16>::create(&graph, Shape::unknown()).unwrap();
+        let all = Array1::from_iter((0..n as i64).rev()).into_dyn();
+        let all = Constant::create(&graph, all).unwrap();
+        let first = Constant::create(&graph, Array1::from(vec![0i64, 1, 2]).into_dyn()).unwrap();
+        let axis = Constant::scalar(&graph, 0i32).unwrap();
+        let options = GatherOpOptions::new;
+        let rows = Gather::create(&graph, &table, &all, &axis, options()).unwrap();
+        let picked = Gather::create(&graph, &rows.output(), &first, &axis, options()).unwrap();
+        let values = ArrayD::from_shape_fn(IxDyn(&[n, 2]), |ix| (ix[0] * 2 + ix[1]) as u16);
+        (graph, table, [rows, picked], values)
+    }
+
+    #[test]
+    fn a_dead_intermediate_goes_to_the_output_pool() {
+        let (graph, table, [rows, picked], values) = chain();
+        let len = values.len();
+        let feeds = Feeds::new().feed(&table, values.clone()).unwrap();
+        let out = Session::new(&graph).run(&picked.output(), &feeds).unwrap();
+        let n = len / 2;
+        let expected =
+            ndarray::Array2::from_shape_fn((3, 2), |(r, c)| ((n - 1 - r) * 2 + c) as u16);
+        assert_eq!(out, expected.into_dyn());
+        let kept = crate::recycle::take::<u16>(len).expect("the intermediate's buffer");
+        assert!(kept.capacity() >= len);
+        // Fetched, the intermediate is the caller's: nothing goes to the pool.
+        let both = Session::new(&graph)
+            .run_many(&[&rows.output(), &picked.output()], &feeds)
+            .unwrap();
+        assert_eq!(both[0].shape(), values.shape());
+        assert!(crate::recycle::take::<u16>(len).is_none());
+        // Read by two ops, it lives until the second has run.
+        let first = Constant::create(&graph, Array1::from(vec![0i64, 1, 2]).into_dyn()).unwrap();
+        let axis = Constant::scalar(&graph, 0i32).unwrap();
+        let again = Gather::create(
+            &graph,
+            &rows.output(),
+            &first,
+            &axis,
+            GatherOpOptions::new(),
+        );
+        let again = again.unwrap().output();
+        let two = Session::new(&graph)
+            .run_many(&[&picked.output(), &again], &feeds)
+            .unwrap();
+        assert_eq!(two[0], two[1]);
+        assert_eq!(two[0], out);
+        assert!(crate::recycle::take::<u16>(len).is_some());
     }
 }
