@@ -201,9 +201,10 @@ mod tests {
     use ndarray::{Array1, ArrayD, IxDyn};
 
     /// A graph `rows = gather(table, all rows reversed)`, `picked = gather(rows, [0, 1, 2])`
-    /// of `u16` rows of 2 (a type and size no other unit test's outputs have, as the pool is
-    /// process-wide): `rows` is a 6 MB intermediate.
-    fn chain() -> (Scope, Placeholder<u16>, [Gather<u16>; 2], ArrayD<u16>) {
+    /// and `again` (the same as `picked`, a second reader of `rows`), of `u16` rows of 2 (a
+    /// type and size no other unit test's outputs have, as the pool is process-wide): `rows`
+    /// is a 6 MB intermediate.
+    fn chain() -> (Scope, Placeholder<u16>, [Gather<u16>; 3], ArrayD<u16>) {
         let n = 1_500_007;
         let graph = Scope::graph();
         let table = Placeholder::<u16>::create(&graph, Shape::unknown()).unwrap();
@@ -214,13 +215,14 @@ mod tests {
         let options = GatherOpOptions::new;
         let rows = Gather::create(&graph, &table, &all, &axis, options()).unwrap();
         let picked = Gather::create(&graph, &rows.output(), &first, &axis, options()).unwrap();
+        let again = Gather::create(&graph, &rows.output(), &first, &axis, options()).unwrap();
         let values = ArrayD::from_shape_fn(IxDyn(&[n, 2]), |ix| (ix[0] * 2 + ix[1]) as u16);
-        (graph, table, [rows, picked], values)
+        (graph, table, [rows, picked, again], values)
     }
 
     #[test]
     fn a_dead_intermediate_goes_to_the_output_pool() {
-        let (graph, table, [rows, picked], values) = chain();
+        let (graph, table, [rows, picked, again], values) = chain();
         let len = values.len();
         let feeds = Feeds::new().feed(&table, values.clone()).unwrap();
         let out = Session::new(&graph).run(&picked.output(), &feeds).unwrap();
@@ -237,18 +239,8 @@ mod tests {
         assert_eq!(both[0].shape(), values.shape());
         assert!(crate::recycle::take::<u16>(len).is_none());
         // Read by two ops, it lives until the second has run.
-        let first = Constant::create(&graph, Array1::from(vec![0i64, 1, 2]).into_dyn()).unwrap();
-        let axis = Constant::scalar(&graph, 0i32).unwrap();
-        let again = Gather::create(
-            &graph,
-            &rows.output(),
-            &first,
-            &axis,
-            GatherOpOptions::new(),
-        );
-        let again = again.unwrap().output();
         let two = Session::new(&graph)
-            .run_many(&[&picked.output(), &again], &feeds)
+            .run_many(&[&picked.output(), &again.output()], &feeds)
             .unwrap();
         assert_eq!(two[0], two[1]);
         assert_eq!(two[0], out);
