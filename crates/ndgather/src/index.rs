@@ -40,7 +40,7 @@ pub trait IndexType: Copy + Send + Sync + std::fmt::Debug + 'static + sealed::Se
 }
 
 macro_rules! impl_index {
-    ($($t:ty => $tf:expr),* $(,)?) => {$(
+    ($($t:ty => $tf:expr, $kind:ident $(as $u:ty)?;)*) => {$(
         impl sealed::Sealed for $t {}
         impl IndexType for $t {
             const TF_LIMIT: Option<IndexLimit> = $tf;
@@ -50,23 +50,41 @@ macro_rules! impl_index {
             }
             #[inline]
             fn checked_index(self, limit: usize) -> Option<usize> {
-                // Negative values fail the conversion; large ones fail the comparison.
-                usize::try_from(self).ok().filter(|&u| u < limit)
+                position!($kind self, limit $(, $u)?)
             }
         }
     )*};
 }
 
+/// The body of [`IndexType::checked_index`].
+macro_rules! position {
+    // One comparison in the index's own width, so that a loop of them vectorises. Read as
+    // unsigned, a negative value is at least `cap` = 2^(bits - 1), and the bound is `limit`
+    // capped there.
+    (signed $i:expr, $limit:expr, $u:ty) => {{
+        let cap = <$u>::MAX / 2 + 1;
+        let bound = match <$u>::try_from($limit) {
+            Ok(l) if l < cap => l,
+            _ => cap,
+        };
+        let u = $i as $u;
+        (u < bound).then_some(u as usize)
+    }};
+    (unsigned $i:expr, $limit:expr) => {
+        usize::try_from($i).ok().filter(|&u| u < $limit)
+    };
+}
+
 impl_index! {
-    i8 => None,
-    i16 => Some(IndexLimit { dtype: DType::I16, max: i16::MAX as u64 }),
-    i32 => Some(IndexLimit { dtype: DType::I32, max: i32::MAX as u64 }),
-    i64 => Some(IndexLimit { dtype: DType::I64, max: i64::MAX as u64 }),
-    u8 => None,
-    u16 => None,
-    u32 => None,
-    u64 => None,
-    usize => None,
+    i8 => None, signed as u8;
+    i16 => Some(IndexLimit { dtype: DType::I16, max: i16::MAX as u64 }), signed as u16;
+    i32 => Some(IndexLimit { dtype: DType::I32, max: i32::MAX as u64 }), signed as u32;
+    i64 => Some(IndexLimit { dtype: DType::I64, max: i64::MAX as u64 }), signed as u64;
+    u8 => None, unsigned;
+    u16 => None, unsigned;
+    u32 => None, unsigned;
+    u64 => None, unsigned;
+    usize => None, unsigned;
 }
 
 /// Defines [`BadIndices`], its list [`BadIndices::ALL`] and its names from one list, so a new
@@ -184,5 +202,98 @@ impl BadIndices {
             .iter()
             .copied()
             .find(|p| p.name().eq_ignore_ascii_case(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IndexType;
+    use proptest::prelude::*;
+
+    /// The obvious definition, in a width that holds every value and limit.
+    fn reference<I: IndexType>(i: I, limit: usize) -> Option<usize> {
+        let v = i.to_i128();
+        (v >= 0 && v < limit as i128).then_some(v as usize)
+    }
+
+    /// Values near each edge of the type's range and of its non-negative range.
+    fn edges<I: IndexType + TryFrom<i128>>() -> Vec<I> {
+        let candidates = [
+            -(1i128 << 63),
+            -(1i128 << 31) - 1,
+            -(1 << 31),
+            -129,
+            -128,
+            -1,
+            0,
+            1,
+            126,
+            127,
+            128,
+            255,
+            256,
+            32767,
+            32768,
+            65535,
+            (1 << 31) - 1,
+            1 << 31,
+            (1 << 32) - 1,
+            1 << 32,
+            (1 << 63) - 1,
+            1 << 63,
+            (1 << 64) - 1,
+        ];
+        candidates
+            .into_iter()
+            .filter_map(|v| I::try_from(v).ok())
+            .collect()
+    }
+
+    fn agrees_on_edges<I: IndexType + TryFrom<i128>>() {
+        let values = edges::<I>();
+        let limits = edges::<u64>()
+            .into_iter()
+            .filter_map(|l| usize::try_from(l).ok())
+            .chain([usize::MAX, usize::MAX - 1]);
+        for limit in limits {
+            for &i in &values {
+                assert_eq!(
+                    i.checked_index(limit),
+                    reference(i, limit),
+                    "{i:?} < {limit}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn checked_index_agrees_with_the_wide_comparison_at_every_edge() {
+        agrees_on_edges::<i8>();
+        agrees_on_edges::<i16>();
+        agrees_on_edges::<i32>();
+        agrees_on_edges::<i64>();
+        agrees_on_edges::<u8>();
+        agrees_on_edges::<u16>();
+        agrees_on_edges::<u32>();
+        agrees_on_edges::<u64>();
+        agrees_on_edges::<usize>();
+    }
+
+    proptest! {
+        #[test]
+        fn checked_index_agrees_with_the_wide_comparison(
+            v in any::<i64>(),
+            small in any::<i16>(),
+            limit in prop_oneof![0usize..70_000, any::<usize>()],
+        ) {
+            prop_assert_eq!(v.checked_index(limit), reference(v, limit));
+            prop_assert_eq!((v as u64).checked_index(limit), reference(v as u64, limit));
+            prop_assert_eq!((v as u32).checked_index(limit), reference(v as u32, limit));
+            prop_assert_eq!((v as i32).checked_index(limit), reference(v as i32, limit));
+            prop_assert_eq!(small.checked_index(limit), reference(small, limit));
+            prop_assert_eq!((small as u16).checked_index(limit), reference(small as u16, limit));
+            prop_assert_eq!((small as i8).checked_index(limit), reference(small as i8, limit));
+            prop_assert_eq!((small as u8).checked_index(limit), reference(small as u8, limit));
+        }
     }
 }

@@ -115,7 +115,12 @@ pub(crate) fn check_gather<I: IndexType>(
         return Ok(());
     }
     let gathered = plan.gathered;
-    match first_bad(indices, |&i| policy.resolve(i, gathered).is_none()) {
+    let bad = match policy {
+        // The default policy's test alone, so that the loop is one comparison per index.
+        BadIndices::Error => first_bad(indices, |&i| i.checked_index(gathered).is_none()),
+        _ => first_bad(indices, |&i| policy.resolve(i, gathered).is_none()),
+    };
+    match bad {
         None => Ok(()),
         Some(k) => Err(GatherError::BadIndex {
             position: unravel(k, &plan.indices_shape),
@@ -269,45 +274,12 @@ pub(crate) fn check_gather_nd<I: IndexType>(
     if plan.out_len == 0 || plan.depth == 0 || !policy.errors() {
         return Ok(());
     }
-    let dims = &plan.dims;
-    let bad = if plan.depth == 1 {
-        let dim = dims[0];
-        first_bad(indices, |&i| policy.resolve(i, dim).is_none())
-    } else {
-        // Each element is tested against its component's dimension; the first bad element
-        // names the first bad row.
-        let depth = plan.depth;
-        let cycle: Vec<usize> = (0..CHECK_BLOCK - CHECK_BLOCK % depth)
-            .map(|k| dims[k % depth])
-            .collect();
-        let rows_per_block = cycle.len() / depth;
-        let block_has_bad = |block: &[I]| {
-            block
-                .iter()
-                .zip(&cycle)
-                .fold(false, |acc, (&i, &d)| acc | policy.resolve(i, d).is_none())
-        };
-        let blocks = indices.chunks(rows_per_block * depth);
-        let block = if indices.len() < PARALLEL_MIN_INDICES || rayon::current_num_threads() < 2 {
-            blocks.clone().position(block_has_bad)
-        } else {
-            let flags: Vec<bool> = indices
-                .par_chunks(rows_per_block * depth)
-                .map(block_has_bad)
-                .collect();
-            flags.iter().position(|&f| f)
-        };
-        block.and_then(|b| {
-            let start = b * rows_per_block;
-            indices[start * depth..]
-                .chunks_exact(depth)
-                .position(|row| {
-                    row.iter()
-                        .zip(dims)
-                        .any(|(&i, &dim)| policy.resolve(i, dim).is_none())
-                })
-                .map(|r| start + r)
-        })
+    let bad = match policy {
+        // The default policy's test alone, so that the loop is one comparison per index.
+        BadIndices::Error => {
+            first_bad_vector(indices, plan, |i: I, dim| i.checked_index(dim).is_none())
+        }
+        _ => first_bad_vector(indices, plan, |i: I, dim| policy.resolve(i, dim).is_none()),
     };
     match bad {
         None => Ok(()),
@@ -321,6 +293,35 @@ pub(crate) fn check_gather_nd<I: IndexType>(
             batch_dims: plan.batch_dims,
         }),
     }
+}
+
+/// The first index vector (of `plan.depth` components, at least 1) with a component for
+/// which `bad(component, its dimension)` holds.
+fn first_bad_vector<I: IndexType>(
+    indices: &[I],
+    plan: &GatherNdPlan,
+    bad: impl Fn(I, usize) -> bool + Sync + Send,
+) -> Option<usize> {
+    // Index depths known at compile time make each vector's test a few unrolled steps.
+    match plan.dims[..] {
+        [a] => first_bad_of_depth(indices, [a], bad),
+        [a, b] => first_bad_of_depth(indices, [a, b], bad),
+        [a, b, c] => first_bad_of_depth(indices, [a, b, c], bad),
+        _ => indices
+            .par_chunks_exact(plan.depth)
+            .position_first(|row| row.iter().zip(&plan.dims).any(|(&i, &dim)| bad(i, dim))),
+    }
+}
+
+fn first_bad_of_depth<const D: usize, I: IndexType>(
+    indices: &[I],
+    dims: [usize; D],
+    bad: impl Fn(I, usize) -> bool + Sync + Send,
+) -> Option<usize> {
+    let (vectors, _) = indices.as_chunks::<D>();
+    first_bad(vectors, |row| {
+        (0..D).fold(false, |acc, k| acc | bad(row[k], dims[k]))
+    })
 }
 
 /// Copies the slice of every index vector, in row-major order, into `out` (exactly

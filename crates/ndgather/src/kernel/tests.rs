@@ -149,17 +149,20 @@ fn first_bad_index_whatever_the_threads() {
             }
         );
     }
-    // gather_nd: the first bad row, with rows split across check blocks.
-    let p2 = params(&[300, 300]);
-    let mut rows = indices(&[200_000, 2], 300, 4);
-    rows[[150_001, 1]] = 300;
-    rows[[199_999, 0]] = -3;
-    for threads in [1, 2, 4] {
-        let err = in_pool(threads, || ndgather::gather_nd(&p2, &rows).unwrap_err());
-        assert!(
-            matches!(&err, GatherError::BadIndexVector { position, .. } if position == &vec![150_001]),
-            "{err:?}"
-        );
+    // gather_nd: the first bad row, with rows split across check blocks, at the depths
+    // with a test of their own (1 to 3) and the general one.
+    for depth in 1..=5 {
+        let p2 = params(&vec![7; depth]);
+        let mut rows = indices(&[200_000, depth], 7, 4);
+        rows[[150_001, depth - 1]] = 7;
+        rows[[199_999, 0]] = -3;
+        for threads in [1, 2, 4] {
+            let err = in_pool(threads, || ndgather::gather_nd(&p2, &rows).unwrap_err());
+            assert!(
+                matches!(&err, GatherError::BadIndexVector { position, .. } if position == &vec![150_001]),
+                "depth {depth}: {err:?}"
+            );
+        }
     }
 }
 
