@@ -115,12 +115,7 @@ pub(crate) fn check_gather<I: IndexType>(
         return Ok(());
     }
     let gathered = plan.gathered;
-    let bad = match policy {
-        // The default policy's test alone, so that the loop is one comparison per index.
-        BadIndices::Error => first_bad(indices, |&i| i.checked_index(gathered).is_none()),
-        _ => first_bad(indices, |&i| policy.resolve(i, gathered).is_none()),
-    };
-    match bad {
+    match first_bad_vector(indices, &[gathered], policy) {
         None => Ok(()),
         Some(k) => Err(GatherError::BadIndex {
             position: unravel(k, &plan.indices_shape),
@@ -274,14 +269,7 @@ pub(crate) fn check_gather_nd<I: IndexType>(
     if plan.out_len == 0 || plan.depth == 0 || !policy.errors() {
         return Ok(());
     }
-    let bad = match policy {
-        // The default policy's test alone, so that the loop is one comparison per index.
-        BadIndices::Error => {
-            first_bad_vector(indices, plan, |i: I, dim| i.checked_index(dim).is_none())
-        }
-        _ => first_bad_vector(indices, plan, |i: I, dim| policy.resolve(i, dim).is_none()),
-    };
-    match bad {
+    match first_bad_vector(indices, &plan.dims, policy) {
         None => Ok(()),
         Some(r) => Err(GatherError::BadIndexVector {
             position: unravel(r, &plan.rows_shape),
@@ -295,21 +283,37 @@ pub(crate) fn check_gather_nd<I: IndexType>(
     }
 }
 
-/// The first index vector (of `plan.depth` components, at least 1) with a component for
-/// which `bad(component, its dimension)` holds.
+/// The first index vector (of one component per entry of `dims`) with a component that is
+/// bad against its dimension under `policy`.
 fn first_bad_vector<I: IndexType>(
     indices: &[I],
-    plan: &GatherNdPlan,
+    dims: &[usize],
+    policy: BadIndices,
+) -> Option<usize> {
+    match policy {
+        // The default policy's test alone, so that the loop is one comparison per index.
+        BadIndices::Error => {
+            first_bad_against(indices, dims, |i: I, d| i.checked_index(d).is_none())
+        }
+        _ => first_bad_against(indices, dims, |i: I, d| policy.resolve(i, d).is_none()),
+    }
+}
+
+/// The first index vector with a component for which `bad(component, its dimension)` holds.
+fn first_bad_against<I: IndexType>(
+    indices: &[I],
+    dims: &[usize],
     bad: impl Fn(I, usize) -> bool + Sync + Send,
 ) -> Option<usize> {
     // Index depths known at compile time make each vector's test a few unrolled steps.
-    match plan.dims[..] {
+    match *dims {
+        [] => None,
         [a] => first_bad_of_depth(indices, [a], bad),
         [a, b] => first_bad_of_depth(indices, [a, b], bad),
         [a, b, c] => first_bad_of_depth(indices, [a, b, c], bad),
         _ => indices
-            .par_chunks_exact(plan.depth)
-            .position_first(|row| row.iter().zip(&plan.dims).any(|(&i, &dim)| bad(i, dim))),
+            .par_chunks_exact(dims.len())
+            .position_first(|row| row.iter().zip(dims).any(|(&i, &dim)| bad(i, dim))),
     }
 }
 
