@@ -91,6 +91,35 @@ fn chunks_that_split_runs_of_indices() {
     check_gather(&[7, 9, 41, 3], &[7, 501], 2, 1);
 }
 
+/// The copy asks for slices ahead of it across the end of each run of indices into the next
+/// run's params row: runs shorter than, equal to and longer than that distance (128 small
+/// slices, 32 of 256 bytes), bad indices among them under the policies that copy past them,
+/// many runs per chunk, on 1 and 2 threads.
+#[test]
+fn runs_around_the_prefetch_distance() {
+    for inner in [1, 4, 64] {
+        for n in [3, 31, 32, 33, 127, 128, 129, 300] {
+            let p = params(&[50, 200, inner]);
+            let mut s = (inner * 1000 + n) as u64;
+            let i = ArrayD::from_shape_fn(IxDyn(&[n]), |_| (lcg(&mut s) % 240) as i64 - 20);
+            for policy in [BadIndices::Ignore, BadIndices::Clamp, BadIndices::Wrap] {
+                let expected = reference::gather(&p, &i, 1, 0, policy);
+                let o = GatherOptions::new().axis(1).bad_indices(policy);
+                for threads in [1, 2] {
+                    let got = in_pool(threads, || o.gather(&p, &i));
+                    match (&got, &expected) {
+                        (Ok(g), Ok(e)) => assert_eq!(g, e, "inner {inner}, n {n}, {policy:?}"),
+                        _ => assert!(
+                            got.is_err() && expected.is_err(),
+                            "inner {inner}, n {n}, {policy:?}: {got:?}"
+                        ),
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn huge_page_outputs() {
     // 8 MiB of output: advised for huge pages; values must be unaffected.
