@@ -156,9 +156,18 @@ impl BadIndices {
     /// (an error under `Error`, `Clamp` and `Wrap`; a default-filled slice under `Ignore`).
     #[inline]
     pub fn resolve<I: IndexType>(self, i: I, limit: usize) -> Option<usize> {
-        if let Some(u) = i.checked_index(limit) {
-            return Some(u);
+        match i.checked_index(limit) {
+            Some(u) => Some(u),
+            None => self.resolve_bad(i, limit),
         }
+    }
+
+    /// [`Self::resolve`] of an index outside `[0, limit)`. Out of line, so that a copy loop
+    /// holds one comparison per index and no dispatch on the policy (which, inlined, became
+    /// a jump through a table for every index vector of gather_nd).
+    #[cold]
+    #[inline(never)]
+    fn resolve_bad<I: IndexType>(self, i: I, limit: usize) -> Option<usize> {
         match self {
             BadIndices::Error | BadIndices::Ignore | BadIndices::Fill => None,
             BadIndices::Clamp => {
