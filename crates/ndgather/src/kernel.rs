@@ -173,11 +173,6 @@ pub(crate) fn gather<T, I, O>(
                 0 => (&params[..0], &indices[..0]),
                 len => run_at(next_b, next_o, 0, len),
             };
-            for &i in &idx[asked.min(run)..ahead.min(run)] {
-                if let Some(g) = i.checked_index(gathered) {
-                    prefetch(&row[g * inner]);
-                }
-            }
             let ctx = SliceCopy {
                 row,
                 idx,
@@ -188,6 +183,10 @@ pub(crate) fn gather<T, I, O>(
                 split: run.saturating_sub(ahead),
                 policy,
             };
+            // The first slices of the run, less those the previous run asked for.
+            for at in asked.min(run)..ahead.min(run) {
+                ctx.ask(row, idx, at, inner);
+            }
             let dst = &mut chunk[k * inner..(k + run) * inner];
             match inner {
                 1 => ctx.run_scalar(dst),
@@ -243,24 +242,17 @@ impl<T: Clone + Default + Sync, I: IndexType> SliceCopy<'_, T, I> {
         }
     }
 
-    /// Slices of one element, each stored as a value: the same loops as [`Self::copy_slices`],
-    /// whose slice copies of one element measured 1.5-2x slower here (`elems_1d`,
-    /// `sorted_1d`).
+    /// Slices of one element, each stored as a value ([`Self::copy_slices`]' slice copies of
+    /// one element measured 1.5-2x slower here: `elems_1d`, `sorted_1d`).
     #[inline(never)]
     fn run_scalar<O: Slot<T>>(&self, dst: &mut [O]) {
         let (own, last) = dst.split_at_mut(self.split);
-        let copy = |d: &mut O, i: I| match self.policy.resolve(i, self.gathered) {
-            Some(g) => d.put(&self.row[g]),
-            None => d.put_default(),
-        };
-        for (t, (d, &i)) in own.iter_mut().zip(self.idx).enumerate() {
-            self.ask(self.row, self.idx, t + self.ahead, 1);
-            copy(d, i);
-        }
-        for (t, (d, &i)) in last.iter_mut().zip(&self.idx[self.split..]).enumerate() {
-            self.ask(self.next_row, self.next_idx, t, 1);
-            copy(d, i);
-        }
+        self.each_slice(own.iter_mut(), last.iter_mut(), 1, |d, i| {
+            match self.policy.resolve(i, self.gathered) {
+                Some(g) => d.put(&self.row[g]),
+                None => d.put_default(),
+            }
+        });
     }
 
     /// Slices of a length known at compile time: the copy becomes a few moves. Not inlined
@@ -275,21 +267,34 @@ impl<T: Clone + Default + Sync, I: IndexType> SliceCopy<'_, T, I> {
         self.copy_slices(dst, inner)
     }
 
-    /// The copy of the run: the slices ahead are this run's up to `split`, then the next's.
     #[inline(always)]
     fn copy_slices<O: Slot<T>>(&self, dst: &mut [O], inner: usize) {
         let (own, last) = dst.split_at_mut(self.split * inner);
-        for (t, (d, &i)) in own.chunks_exact_mut(inner).zip(self.idx).enumerate() {
+        self.each_slice(
+            own.chunks_exact_mut(inner),
+            last.chunks_exact_mut(inner),
+            inner,
+            |d, i| self.copy(d, i, inner),
+        );
+    }
+
+    /// Runs `copy(destination, index)` over the run's slices, `own` (the first `split`) then
+    /// `last`, asking `ahead` of each: this run's slices while there are, then the next's.
+    #[inline(always)]
+    fn each_slice<D>(
+        &self,
+        own: impl Iterator<Item = D>,
+        last: impl Iterator<Item = D>,
+        inner: usize,
+        copy: impl Fn(D, I),
+    ) {
+        for (t, (d, &i)) in own.zip(self.idx).enumerate() {
             self.ask(self.row, self.idx, t + self.ahead, inner);
-            self.copy(d, i, inner);
+            copy(d, i);
         }
-        for (t, (d, &i)) in last
-            .chunks_exact_mut(inner)
-            .zip(&self.idx[self.split..])
-            .enumerate()
-        {
+        for (t, (d, &i)) in last.zip(&self.idx[self.split..]).enumerate() {
             self.ask(self.next_row, self.next_idx, t, inner);
-            self.copy(d, i, inner);
+            copy(d, i);
         }
     }
 }
