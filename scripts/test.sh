@@ -11,15 +11,17 @@ echo "== set-up: .venv with crates/ndgather-py/requirements-dev.txt"
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -r crates/ndgather-py/requirements-dev.txt
 
+# Every build below is in the `ci` profile (Cargo.toml): optimised, with debug assertions
+# and overflow checks on.
 echo "== style: cargo fmt, clippy, doc"
 cargo fmt --all --check
-cargo clippy --workspace --all-targets --release -q -- -D warnings
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --release -q
+cargo clippy --workspace --all-targets --profile ci -q -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --profile ci -q
 
 echo "== Rust tests (the extension crate has none of its own: pytest tests it below)"
-cargo test --workspace --exclude ndgather-py --release
+cargo test --workspace --exclude ndgather-py --profile ci
 
 echo "== Python extension into .venv, then pytest (tests and doctests)"
 VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
-    .venv/bin/maturin develop --release -q -m crates/ndgather-py/Cargo.toml
+    .venv/bin/maturin develop --profile ci -q -m crates/ndgather-py/Cargo.toml
 (cd crates/ndgather-py && ../../.venv/bin/python -m pytest -q -p no:cacheprovider)

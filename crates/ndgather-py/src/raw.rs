@@ -124,13 +124,19 @@ impl Raw {
     /// Shape and strides in units of `U`, with the record axis appended, for a view whose
     /// first element is at the returned pointer; the axes whose stride was negative are
     /// listed to be inverted after the view is made (ndarray's constructors take
-    /// non-negative strides).
+    /// non-negative strides). A view of no elements gets a dangling pointer and row-major
+    /// strides over its shape with each zero length counted as one: they name no position
+    /// twice, as ndarray's constructors ask of every view (all-zero strides would not).
     fn unit_geometry<U>(&self) -> (NonNull<U>, Vec<usize>, Vec<usize>, Vec<usize>) {
         let unit = std::mem::size_of::<U>();
         let mut shape = self.shape.clone();
         shape.push(self.itemsize / unit);
         if self.is_empty() || self.itemsize == 0 {
-            let strides = vec![0; shape.len()];
+            let mut strides = vec![1usize; shape.len()];
+            for k in (1..shape.len()).rev() {
+                // NumPy keeps the product of the nonzero lengths within isize::MAX.
+                strides[k - 1] = strides[k].saturating_mul(shape[k].max(1));
+            }
             return (NonNull::dangling(), shape, strides, vec![]);
         }
         let mut low = self.data;
@@ -159,7 +165,7 @@ impl Raw {
         let (ptr, shape, strides, inverted) = self.unit_geometry::<U>();
         // SAFETY:
         // - `ptr` is the lowest-addressed element of a live NumPy array (kept alive by
-        //   `_owner` for 'a), or dangling with all strides zero for an empty array; moving
+        //   `_owner` for 'a), or dangling for an empty array (a view of no element); moving
         //   along every axis stays inside NumPy's allocation, as NumPy's own shape and
         //   strides describe it, and the record axis covers exactly one item's bytes.
         // - `check_unit` above verified that the address is aligned for `U` and that the

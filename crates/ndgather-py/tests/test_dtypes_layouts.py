@@ -165,3 +165,42 @@ def test_empty_and_zero_size_elements():
     same(ng.gather(np.zeros((4, 0)), [3, 1]), np.zeros((2, 0)))
     zero_width = np.zeros(3, dtype=[])
     assert ng.gather(zero_width, [2, 0]).shape == (2,)
+
+
+def test_empty_arrays_at_any_address_and_shape():
+    # NumPy calls an empty array aligned whatever its address (a slice of a byte buffer, as
+    # pickle and Dask make them); its zero lengths may sit between longer axes. Both once
+    # broke a precondition of ndarray's views (seen only with debug assertions on, as in the
+    # test command's `ci` build).
+    raw = np.zeros(17, np.uint8)
+    for dtype in ["i4", "i8", "u2"]:
+        empty = raw[1:1 + np.dtype(dtype).itemsize].view(dtype)[:0]
+        same(ng.gather(np.arange(5.0), empty), np.zeros((0,)))
+        same(ng.gather_nd(np.arange(5.0), empty.reshape(0, 1)), np.zeros((0,)))
+    for dtype in ["f4", "O", "S3"]:
+        params = np.zeros((3, 4, 0, 1, 1), dtype)
+        same(ng.gather(params, np.zeros((1, 0, 4), "i8"), axis=3),
+             np.zeros((3, 4, 0, 1, 0, 4, 1), dtype))
+        out = np.zeros((3, 4, 0, 2, 1), dtype)
+        assert ng.gather(params, [0, 0], axis=3, out=out) is out
+
+
+def misaligned(values, dtype):
+    """`values` in a C-ordered array of `dtype` one byte past an aligned address."""
+    values = np.asarray(values, dtype)
+    m = np.zeros(values.nbytes + 1, np.uint8)[1:].view(dtype).reshape(values.shape)
+    m[...] = values
+    assert not m.flags.aligned and m.flags.c_contiguous
+    return m
+
+
+def test_misaligned_indices_and_numbers_are_read_right():
+    # np.ascontiguousarray keeps such an array as it is (it is contiguous): the package must
+    # copy it to an aligned one before the extension views it.
+    idx = misaligned([2, 0, 1], "i8")
+    same(ng.gather(np.arange(5.0), idx), np.array([2.0, 0.0, 1.0]))
+    same(ng.gather_nd(np.arange(5.0), idx.reshape(3, 1)), np.array([2.0, 0.0, 1.0]))
+    grad = misaligned([1.0, 2.0, 3.0], "f8")
+    same(ng.gather_grad([4], idx, grad), np.array([2.0, 3.0, 1.0, 0.0]))
+    same(ng.embedding_lookup_grad(np.zeros((3, 1)), idx, misaligned([[1.0]] * 3, "f8"))[0][1],
+         np.ones((3, 1)))

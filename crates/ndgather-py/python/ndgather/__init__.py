@@ -54,7 +54,7 @@ def _indices(x):
     a = x if type(x) is _ndarray else np.asarray(x)
     if a.dtype.kind in "iu":
         if not (a.dtype.isnative and a.flags.aligned):
-            a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
+            a = np.require(a, a.dtype.newbyteorder("="), ["C", "A"])
     elif a.size == 0 and not isinstance(x, _ndarray):
         a = a.astype(np.intp)
     return a
@@ -64,7 +64,7 @@ def _numbers(x):
     """Numbers in native byte order, aligned, for the summing ops."""
     a = _array(x)
     if not (a.dtype.isnative and a.flags.aligned):
-        a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
+        a = np.require(a, a.dtype.newbyteorder("="), ["C", "A"])
     return a
 
 
@@ -365,8 +365,8 @@ def _sparse(sp, what, dtype=None):
         indices, values, dense_shape = sp
     except (TypeError, ValueError):
         raise TypeError(f"{what} must be (indices, values, dense_shape), got {type(sp).__name__}")
-    indices = np.ascontiguousarray(np.asarray(indices), dtype=np.int64)
-    values = _indices(values) if dtype is None else np.ascontiguousarray(values, dtype=dtype)
+    indices = np.require(indices, np.int64, ["C", "A"])
+    values = _indices(values) if dtype is None else np.require(values, dtype, ["C", "A"])
     return indices, values, [int(d) for d in np.asarray(dense_shape).reshape(-1)]
 
 
@@ -418,7 +418,7 @@ def embedding_lookup_grad(params, ids, grad, partition_strategy="mod", max_norm=
     """
     shards = _shards(params)
     return [tuple(t) for t in _core.embedding_lookup_grad(
-        shards, _indices(ids), np.ascontiguousarray(grad, dtype=shards[0].dtype),
+        shards, _indices(ids), np.require(grad, shards[0].dtype, ["C", "A"]),
         partition_strategy, max_norm)]
 
 
@@ -478,7 +478,7 @@ def embedding_lookup_sparse_grad(params, sp_ids, sp_weights, grad, combiner="mea
     shards = _shards(params)
     return [tuple(t) for t in _core.embedding_lookup_sparse_grad(
         shards, _sparse(sp_ids, "sp_ids"), _sparse(sp_weights, "sp_weights", shards[0].dtype),
-        np.ascontiguousarray(grad, dtype=shards[0].dtype), combiner, partition_strategy,
+        np.require(grad, shards[0].dtype, ["C", "A"]), combiner, partition_strategy,
         max_norm)]
 
 
