@@ -10,8 +10,10 @@ run (medians of --repeat runs after a warm-up):
 - one process calling ``ndgather.gather`` on the whole table (a memory map of the same
   files, concatenated in memory): the cost of distribution.
 
-Every result is checked against the one-process answer. Needs the test command's .venv:
+Every result is checked against the one-process answer. Needs the test command's .venv,
+with the extension rebuilt for speed (the test command builds it in the `ci` profile):
 
+    VIRTUAL_ENV=$PWD/.venv .venv/bin/maturin develop --release -q -m crates/ndgather-py/Cargo.toml
     .venv/bin/python bench/sharded_lookup.py [--rows 4194304] [--dir /tmp/ng-shards] [--out f.json]
 """
 import argparse
