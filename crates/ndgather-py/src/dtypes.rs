@@ -3,13 +3,9 @@
 //! type by `ndgather::with_dtype!`. Gathers need no table: they move any dtype as units of
 //! bytes (`raw.rs`).
 
-use ndarray::ArrayViewD;
 use ndgather::{DType, Kind};
-use numpy::{
-    Element, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray,
-    PyUntypedArrayMethods,
-};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
 /// Runs `$body` with `$i` a read-only `ArrayViewD` of the integer array `$array` (a dtype of
@@ -20,9 +16,7 @@ macro_rules! with_indices {
         let not_integer = || $crate::dtypes::not_integer("indices", array);
         match $crate::dtypes::dtype_of(array) {
             Some(dtype) => ndgather::with_dtype!(dtype, index T => (|| {
-                let typed = array.cast::<numpy::PyArrayDyn<T>>().map_err(|_| not_integer())?;
-                let guard = numpy::PyArrayMethods::try_readonly(typed)?;
-                let $i = $crate::dtypes::index_view(&guard)?;
+                let $i = $crate::raw::typed_view::<T>(array)?;
                 $body
             })(), else Err(not_integer())),
             None => Err(not_integer()),
@@ -84,26 +78,6 @@ pub(crate) fn dtype_of(array: &Bound<'_, PyUntypedArray>) -> Option<DType> {
         _ => return None,
     };
     DType::of(kind, size)
-}
-
-/// The elements of an index array as an ndarray view. NumPy calls an empty array aligned
-/// whatever its address (a slice of a byte buffer, as pickle and Dask make them), while a
-/// view's address must be aligned even when it names no element: an empty array gets a view
-/// of no memory; a nonempty one at an unaligned address (which the package converts before
-/// it gets here) is an error.
-pub(crate) fn index_view<'a, T: Element>(
-    guard: &'a PyReadonlyArrayDyn<'_, T>,
-) -> PyResult<ArrayViewD<'a, T>> {
-    if guard.len() == 0 {
-        return ArrayViewD::from_shape(guard.shape(), &[])
-            .map_err(|e| PyValueError::new_err(e.to_string()));
-    }
-    if !(guard.data() as usize).is_multiple_of(std::mem::align_of::<T>()) {
-        return Err(PyValueError::new_err(
-            "indices are not aligned for their dtype; pass a copy of them (indices.copy())",
-        ));
-    }
-    Ok(guard.as_array())
 }
 
 pub(crate) fn not_integer(what: &str, array: &Bound<'_, PyUntypedArray>) -> PyErr {

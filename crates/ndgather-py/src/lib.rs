@@ -9,7 +9,7 @@ mod raw;
 
 use dtypes::{dims, shape_of, with_float_type, with_indices, with_number_type};
 use errors::{to_py, InvalidArgumentError};
-use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis};
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD};
 use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, SparseIds};
 use ndgather::{
     BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions, IndexType,
@@ -18,7 +18,7 @@ use ndgather::{
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use raw::{with_unit, Plain, Raw};
+use raw::{typed_view, with_unit, Plain, Raw};
 
 /// A gather, a gather_nd or a take_along_axis with its options: they share everything but
 /// the core's call.
@@ -312,28 +312,13 @@ fn resolve_gather_nd<'py>(
     to_py_resolved(py, indices, result.map_err(to_py)?)
 }
 
-/// A read-only typed view of a numeric array (no record axis).
-fn number_view<'a, T: Plain>(array: &'a Bound<'_, PyUntypedArray>) -> PyResult<ArrayViewD<'a, T>> {
-    let mut view = Raw::of(array).view::<T>(array)?;
-    let last = Axis(view.ndim() - 1);
-    if view.len_of(last) != 1 {
-        return Err(PyTypeError::new_err(format!(
-            "internal error: dtype {} read as {}",
-            array.dtype(),
-            std::any::type_name::<T>()
-        )));
-    }
-    view.index_axis_inplace(last, 0);
-    Ok(view)
-}
-
 /// Runs a summing op of the core on numbers `values` and integer `ids`, with the GIL
 /// released, and returns its result as an array of `values`' dtype.
 macro_rules! summing_op {
     ($py:expr, $values:expr, $ids:expr, |$v:ident, $i:ident| $call:expr) => {{
         let (py, values, ids) = ($py, $values, $ids);
         with_number_type!(values, T => {
-            let $v = number_view::<T>(values)?;
+            let $v = typed_view::<T>(values)?;
             let result = with_indices!(ids, $i => Ok(py.detach(|| $call)))?.map_err(to_py)?;
             let shape = result.shape().to_vec();
             output::array_from_vec(py, &values.dtype(), &shape, into_vec(result))
@@ -414,7 +399,7 @@ fn shard_views<'a, T: Plain>(
                     shard.dtype()
                 )));
             }
-            number_view::<T>(shard)
+            typed_view::<T>(shard)
         })
         .collect()
 }
@@ -478,7 +463,7 @@ fn embedding_lookup_grad<'py>(
     let first = shards.first().ok_or_else(no_shards)?;
     with_float_type!(first, T => {
         let views = shard_views::<T>(&shards)?;
-        let g = number_view::<T>(grad)?;
+        let g = typed_view::<T>(grad)?;
         let slices = with_indices!(ids, i => Ok(py.detach(|| lookup.lookup_grad(&views, &i, &g))))?;
         slices_to_py(py, &first.dtype(), slices.map_err(to_py)?)
     })
@@ -522,7 +507,7 @@ fn sparse_call<'py>(
     })?;
     let first = shards.first().ok_or_else(no_shards)?;
     let matrix = |a: &Bound<'py, PyUntypedArray>| -> PyResult<ndarray::Array2<i64>> {
-        let v = number_view::<i64>(a)?;
+        let v = typed_view::<i64>(a)?;
         v.into_dimensionality::<ndarray::Ix2>()
             .map(|v| v.to_owned())
             .map_err(|_| {
@@ -537,7 +522,7 @@ fn sparse_call<'py>(
         let weights = match &sp_weights {
             Some((w_indices, w_values, w_shape)) => {
                 let w_matrix = matrix(w_indices)?;
-                let w_values = number_view::<T>(w_values)?
+                let w_values = typed_view::<T>(w_values)?
                     .into_dimensionality::<ndarray::Ix1>()
                     .map_err(|_| InvalidArgumentError::new_err("sparse values must be a vector"))?
                     .to_owned();
@@ -549,7 +534,7 @@ fn sparse_call<'py>(
             Some((m, v, shape)) => Some(SparseIds::new(m.view(), v.view(), shape).map_err(to_py)?),
             None => None,
         };
-        let g = grad.map(number_view::<T>).transpose()?;
+        let g = grad.map(typed_view::<T>).transpose()?;
         with_indices!(ids_values, i => {
             let i = i.into_dimensionality::<ndarray::Ix1>()
                 .map_err(|_| InvalidArgumentError::new_err("sparse values must be a vector"))?;

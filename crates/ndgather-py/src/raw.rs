@@ -13,7 +13,7 @@
 
 use ndarray::{ArrayViewD, ArrayViewMutD, Axis, IxDyn, ShapeBuilder};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::ptr::NonNull;
 
@@ -256,3 +256,22 @@ macro_rules! with_unit {
     };
 }
 pub(crate) use with_unit;
+
+/// A read-only view of a fixed-width array as its Rust type `T` (numbers, indices): the
+/// unit view without its record axis, so empty, strided, reversed and unaligned arrays are
+/// handled as [`Raw::view`] handles them.
+pub(crate) fn typed_view<'a, T: Plain>(
+    array: &'a Bound<'_, PyUntypedArray>,
+) -> PyResult<ArrayViewD<'a, T>> {
+    let mut view = Raw::of(array).view::<T>(array)?;
+    let last = Axis(view.ndim() - 1);
+    if view.len_of(last) != 1 {
+        return Err(PyTypeError::new_err(format!(
+            "internal error: dtype {} read as {}",
+            array.dtype(),
+            std::any::type_name::<T>()
+        )));
+    }
+    view.index_axis_inplace(last, 0);
+    Ok(view)
+}

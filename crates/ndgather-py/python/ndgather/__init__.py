@@ -48,13 +48,20 @@ def _array(x):
     return x if type(x) is _ndarray else np.asarray(x)
 
 
+def _native(a):
+    """`a` itself if its dtype is in native byte order and it is aligned, else a copy that is
+    (np.ascontiguousarray would keep a contiguous array that is not aligned)."""
+    if a.dtype.isnative and a.flags.aligned:
+        return a
+    return np.require(a, a.dtype.newbyteorder("="), ["C", "A"])
+
+
 def _indices(x):
     """Indices as an integer array the extension reads in place: native byte order and
     aligned (others are converted); an empty list means "no indices" rather than float64."""
     a = x if type(x) is _ndarray else np.asarray(x)
     if a.dtype.kind in "iu":
-        if not (a.dtype.isnative and a.flags.aligned):
-            a = np.require(a, a.dtype.newbyteorder("="), ["C", "A"])
+        a = _native(a)
     elif a.size == 0 and not isinstance(x, _ndarray):
         a = a.astype(np.intp)
     return a
@@ -62,10 +69,7 @@ def _indices(x):
 
 def _numbers(x):
     """Numbers in native byte order, aligned, for the summing ops."""
-    a = _array(x)
-    if not (a.dtype.isnative and a.flags.aligned):
-        a = np.require(a, a.dtype.newbyteorder("="), ["C", "A"])
-    return a
+    return _native(_array(x))
 
 
 def _fill(bad_indices, fill_value, dtype):
