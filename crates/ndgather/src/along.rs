@@ -19,7 +19,6 @@ use crate::prefetch::{prefetch_distance, prefetch_slice};
 use crate::scatter::Summable;
 use ndarray::{ArrayBase, ArrayD, ArrayViewMut, Data, Dimension};
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Options of `take_along_axis`: the axis (negative counts from the end) and the policy for
 /// bad indices.
@@ -224,11 +223,10 @@ impl<T: Element, I: IndexType> Prepared<'_, T, I> {
         let last = plan.out_shape.len() - 1;
         let (p_step, i_step) = (plan.params_steps[last], plan.indices_steps[last]);
         let item_bytes = n * record * std::mem::size_of::<T>();
-        let bad = AtomicBool::new(false);
         let contiguous = record == 1 && p_step == 0 && i_step == 1 && plan.axis_step == 1;
         // Rows of params read ahead of the copy (the contiguous case reads one row per row).
         let ahead = prefetch_distance(plan.along * std::mem::size_of::<T>());
-        kernel::for_chunks(slots, n * record, item_bytes, |first, chunk| {
+        kernel::for_chunks_any(slots, n * record, item_bytes, |first, chunk| {
             let mut seen_bad = false;
             let rows = chunk.len() / (n * record);
             for (r, out_row) in chunk.chunks_exact_mut(n * record).enumerate() {
@@ -277,11 +275,8 @@ impl<T: Element, I: IndexType> Prepared<'_, T, I> {
                     }
                 }
             }
-            if seen_bad {
-                bad.store(true, Ordering::Relaxed);
-            }
-        });
-        bad.into_inner()
+            seen_bad
+        })
     }
 }
 

@@ -31,7 +31,8 @@ impl<'a, T: Element> Source<'a, T> {
     }
 
     /// The copy, then, under `Fill`, the fill record over the slices of bad indices (the
-    /// kernels default-fill them).
+    /// kernels default-fill them). Returns whether an index resolved to no slice (see
+    /// `kernel::gather`).
     fn gather<I: IndexType, O: kernel::Slot<T>>(
         &self,
         indices: &[I],
@@ -39,14 +40,15 @@ impl<'a, T: Element> Source<'a, T> {
         policy: BadIndices,
         fill: Option<&[T]>,
         out: &mut [O],
-    ) {
-        match self {
+    ) -> bool {
+        let unresolved = match self {
             Source::RowMajor(p) => kernel::gather(p, indices, plan, policy, out),
             Source::InPlace(v) => strided::gather(v, indices, plan, policy, out),
-        }
+        };
         if let Some(f) = fill {
             fill::gather(indices, plan, policy, f, out);
         }
+        unresolved
     }
 
     /// As [`Source::gather`], for gather_nd.
@@ -57,14 +59,15 @@ impl<'a, T: Element> Source<'a, T> {
         policy: BadIndices,
         fill: Option<&[T]>,
         out: &mut [O],
-    ) {
-        match self {
+    ) -> bool {
+        let unresolved = match self {
             Source::RowMajor(p) => kernel::gather_nd(p, indices, plan, policy, out),
             Source::InPlace(v) => strided::gather_nd(v, indices, plan, policy, out),
-        }
+        };
         if let Some(f) = fill {
             fill::gather_nd(indices, plan, policy, f, out);
         }
+        unresolved
     }
 }
 
@@ -361,20 +364,25 @@ impl GatherOptions {
     {
         let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
         let idx = row_major(indices)?;
-        kernel::check_gather(&idx, &plan, self.bad_indices)?;
         let fill = fill::record::<T>(self.bad_indices, self.fill_value, record.unwrap_or(1))?;
-        let plan = widened(plan, record, GatherPlan::widen)?;
-        let params = Source::of(params, plan.out_len)?;
+        let wide = widened(plan.clone(), record, GatherPlan::widen)?;
+        let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
+        let mut unresolved = false;
         // SAFETY: Source::gather runs kernel::gather and strided::gather write every slot of `out` (their contract: each
         // item is copied or default-filled), and fill::gather only overwrites.
         #[allow(unsafe_code)]
         let out = unsafe {
-            output::fresh(plan.out_len, &plan.out_shape, |slots| {
-                params.gather(&idx, &plan, policy, fill.as_deref(), slots)
+            output::fresh(wide.out_len, &wide.out_shape, |slots| {
+                unresolved = params.gather(&idx, &wide, policy, fill.as_deref(), slots)
             })?
         };
-        into_array(&plan.out_shape, out)
+        // A fresh output is dropped on error, so the copy itself meets any bad index (each
+        // default-filled), and the check pass, which names the first, runs only then.
+        if unresolved {
+            kernel::check_gather(&idx, &plan, policy)?;
+        }
+        into_array(&wide.out_shape, out)
     }
 
     fn gather_into_as<T, I, S, SI, D, DI, DO>(
@@ -401,13 +409,15 @@ impl GatherOptions {
         let fill = fill::record::<T>(self.bad_indices, self.fill_value, record.unwrap_or(1))?;
         let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
+        // The indices were checked above, so an index the copy leaves unresolved is one the
+        // policy default-fills, not an error.
         // SAFETY: the fresh closure is Source::gather, which writes every slot (as above).
         #[allow(unsafe_code)]
         unsafe {
             with_row_major_out(
                 &mut out,
-                |slots| params.gather(&idx, &wide, policy, fill.as_deref(), slots),
-                |slots| params.gather(&idx, &wide, policy, fill.as_deref(), slots),
+                |slots| _ = params.gather(&idx, &wide, policy, fill.as_deref(), slots),
+                |slots| _ = params.gather(&idx, &wide, policy, fill.as_deref(), slots),
             )
         }
     }
@@ -665,20 +675,24 @@ impl GatherNdOptions {
     {
         let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
         let idx = row_major(indices)?;
-        kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
         let fill = fill::record::<T>(self.bad_indices, self.fill_value, record.unwrap_or(1))?;
-        let plan = widened(plan, record, GatherNdPlan::widen)?;
-        let params = Source::of(params, plan.out_len)?;
+        let wide = widened(plan.clone(), record, GatherNdPlan::widen)?;
+        let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
+        let mut unresolved = false;
         // SAFETY: Source::gather_nd runs kernel::gather_nd and strided::gather_nd write every slot of `out` (their
         // contract: each item is copied or default-filled), and fill::gather_nd only overwrites.
         #[allow(unsafe_code)]
         let out = unsafe {
-            output::fresh(plan.out_len, &plan.out_shape, |slots| {
-                params.gather_nd(&idx, &plan, policy, fill.as_deref(), slots)
+            output::fresh(wide.out_len, &wide.out_shape, |slots| {
+                unresolved = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots)
             })?
         };
-        into_array(&plan.out_shape, out)
+        // The check pass runs only when the copy met a bad index vector (as in `gather_as`).
+        if unresolved {
+            kernel::check_gather_nd(&idx, &plan, policy)?;
+        }
+        into_array(&wide.out_shape, out)
     }
 
     fn gather_nd_into_as<T, I, S, SI, D, DI, DO>(
@@ -705,13 +719,15 @@ impl GatherNdOptions {
         let fill = fill::record::<T>(self.bad_indices, self.fill_value, record.unwrap_or(1))?;
         let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
+        // The indices were checked above, so an index the copy leaves unresolved is one the
+        // policy default-fills, not an error.
         // SAFETY: the fresh closure is Source::gather_nd, which writes every slot (as above).
         #[allow(unsafe_code)]
         unsafe {
             with_row_major_out(
                 &mut out,
-                |slots| params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
-                |slots| params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
+                |slots| _ = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
+                |slots| _ = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
             )
         }
     }

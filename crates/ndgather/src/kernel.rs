@@ -2,6 +2,11 @@
 //! slices of params into the output. They see only flat row-major slices and a validated plan;
 //! shapes and options were dealt with before.
 //!
+//! The loops default-fill the slots of an index their policy resolves to no slice, and say
+//! whether they met one. So a fresh output (dropped on error) skips the check pass: the copy
+//! runs first, and the check, which names the first bad index, runs only if the copy met one.
+//! A caller's buffer must stay unchanged on error, so its calls check first.
+//!
 //! Both passes run on the calling thread for small calls and on rayon's pool above
 //! [`PARALLEL_MIN_BYTES`], splitting the output into chunks of about [`CHUNK_BYTES`]. Each
 //! chunk is written by one task, so the result does not depend on the number of threads, and
@@ -13,6 +18,7 @@ use crate::plan::{unravel, GatherNdPlan, GatherPlan};
 use crate::prefetch::{prefetch, prefetch_distance, prefetch_slice};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Work (bytes moved) below which a call stays on the calling thread.
 pub(crate) const PARALLEL_MIN_BYTES: usize = 1 << 18;
@@ -88,6 +94,24 @@ pub(crate) fn for_chunks<O: Send>(
         .for_each(|(c, chunk)| f(c * per_chunk, chunk));
 }
 
+/// [`for_chunks`] for an `f` that returns whether its chunk met an unresolved index (one its
+/// policy resolved to no slice, so that its slots were default-filled); returns whether any
+/// chunk did.
+pub(crate) fn for_chunks_any<O: Send>(
+    out: &mut [O],
+    item_len: usize,
+    item_bytes: usize,
+    f: impl Fn(usize, &mut [O]) -> bool + Sync,
+) -> bool {
+    let unresolved = AtomicBool::new(false);
+    for_chunks(out, item_len, item_bytes, |first, chunk| {
+        if f(first, chunk) {
+            unresolved.store(true, Ordering::Relaxed);
+        }
+    });
+    unresolved.into_inner()
+}
+
 /// The position of the first element for which `bad` holds. Blocks are tested branch-free
 /// (in parallel for long inputs); only the first block with a bad element is searched.
 pub(crate) fn first_bad<X: Sync>(
@@ -126,14 +150,19 @@ pub(crate) fn check_gather<I: IndexType>(
 }
 
 /// Copies the gathered slices, `[batch, outer, n, inner]` in row-major order, into `out`
-/// (exactly `plan.out_len` slots, every one of which is written).
+/// (exactly `plan.out_len` slots, every one of which is written). Returns whether an index
+/// resolved to no slice under `policy` (its slots default-filled): under a policy that
+/// [`errors`](BadIndices::errors), a bad index that [`check_gather`] names, so that a fresh
+/// output needs no check pass before the copy.
+#[must_use = "an unresolved index is an error under an erroring policy"]
 pub(crate) fn gather<T, I, O>(
     params: &[T],
     indices: &[I],
     plan: &GatherPlan,
     policy: BadIndices,
     out: &mut [O],
-) where
+) -> bool
+where
     T: Clone + Default + Sync,
     I: IndexType,
     O: Slot<T>,
@@ -149,8 +178,9 @@ pub(crate) fn gather<T, I, O>(
             &indices[b * n + j..b * n + j + len],
         )
     };
-    for_chunks(out, inner, item_bytes, |first, chunk| {
+    for_chunks_any(out, inner, item_bytes, |first, chunk| {
         let items = chunk.len() / inner;
+        let mut unresolved = false;
         // Where the chunk starts in [batch, outer, n]; then counters, not divisions.
         let (mut j, rest) = (first % n, first / n);
         let (mut o, mut b) = (rest % outer, rest / outer);
@@ -188,7 +218,7 @@ pub(crate) fn gather<T, I, O>(
                 ctx.ask(row, idx, at, inner);
             }
             let dst = &mut chunk[k * inner..(k + run) * inner];
-            match inner {
+            unresolved |= match inner {
                 1 => ctx.run_scalar(dst),
                 2 => ctx.run::<2, O>(dst),
                 3 => ctx.run::<3, O>(dst),
@@ -196,7 +226,7 @@ pub(crate) fn gather<T, I, O>(
                 8 => ctx.run::<8, O>(dst),
                 16 => ctx.run::<16, O>(dst),
                 _ => ctx.run_dyn(dst, inner),
-            }
+            };
             asked = (run - ctx.split).min(next_len);
             k += run;
             j += run;
@@ -204,12 +234,13 @@ pub(crate) fn gather<T, I, O>(
                 (j, o, b) = (0, next_o, next_b);
             }
         }
-    });
+        unresolved
+    })
 }
 
 /// Copies one run of slices (one `(batch, outer)` row of params, several indices), asking
 /// for the slices `ahead` of the copy: of its own indices up to `split`, then of the next
-/// run's.
+/// run's. Each copy returns whether an index resolved to no slice.
 struct SliceCopy<'a, T, I> {
     row: &'a [T],
     idx: &'a [I],
@@ -233,49 +264,60 @@ impl<T: Clone + Default + Sync, I: IndexType> SliceCopy<'_, T, I> {
         }
     }
 
-    /// Copies the slice at index `i` into `d`.
+    /// Copies the slice at index `i` into `d`; sets `unresolved` if `i` resolves to no
+    /// slice (set in that branch alone, so that the loop of good indices never touches it).
     #[inline(always)]
-    fn copy<O: Slot<T>>(&self, d: &mut [O], i: I, inner: usize) {
+    fn copy<O: Slot<T>>(&self, d: &mut [O], i: I, inner: usize, unresolved: &mut bool) {
         match self.policy.resolve(i, self.gathered) {
             Some(g) => O::put_slice(d, &self.row[g * inner..(g + 1) * inner]),
-            None => d.iter_mut().for_each(Slot::put_default),
+            None => {
+                *unresolved = true;
+                d.iter_mut().for_each(Slot::put_default);
+            }
         }
     }
 
     /// Slices of one element, each stored as a value ([`Self::copy_slices`]' slice copies of
     /// one element measured 1.5-2x slower here: `elems_1d`, `sorted_1d`).
     #[inline(never)]
-    fn run_scalar<O: Slot<T>>(&self, dst: &mut [O]) {
+    fn run_scalar<O: Slot<T>>(&self, dst: &mut [O]) -> bool {
         let (own, last) = dst.split_at_mut(self.split);
+        let mut unresolved = false;
         self.each_slice(own.iter_mut(), last.iter_mut(), 1, |d, i| {
             match self.policy.resolve(i, self.gathered) {
                 Some(g) => d.put(&self.row[g]),
-                None => d.put_default(),
+                None => {
+                    unresolved = true;
+                    d.put_default();
+                }
             }
         });
+        unresolved
     }
 
     /// Slices of a length known at compile time: the copy becomes a few moves. Not inlined
     /// into the caller, so that the loop keeps its values in registers.
     #[inline(never)]
-    fn run<const N: usize, O: Slot<T>>(&self, dst: &mut [O]) {
+    fn run<const N: usize, O: Slot<T>>(&self, dst: &mut [O]) -> bool {
         self.copy_slices(dst, N)
     }
 
     #[inline(never)]
-    fn run_dyn<O: Slot<T>>(&self, dst: &mut [O], inner: usize) {
+    fn run_dyn<O: Slot<T>>(&self, dst: &mut [O], inner: usize) -> bool {
         self.copy_slices(dst, inner)
     }
 
     #[inline(always)]
-    fn copy_slices<O: Slot<T>>(&self, dst: &mut [O], inner: usize) {
+    fn copy_slices<O: Slot<T>>(&self, dst: &mut [O], inner: usize) -> bool {
         let (own, last) = dst.split_at_mut(self.split * inner);
+        let mut unresolved = false;
         self.each_slice(
             own.chunks_exact_mut(inner),
             last.chunks_exact_mut(inner),
             inner,
-            |d, i| self.copy(d, i, inner),
+            |d, i| self.copy(d, i, inner, &mut unresolved),
         );
+        unresolved
     }
 
     /// Runs `copy(destination, index)` over the run's slices, `own` (the first `split`) then
@@ -286,7 +328,7 @@ impl<T: Clone + Default + Sync, I: IndexType> SliceCopy<'_, T, I> {
         own: impl Iterator<Item = D>,
         last: impl Iterator<Item = D>,
         inner: usize,
-        copy: impl Fn(D, I),
+        mut copy: impl FnMut(D, I),
     ) {
         for (t, (d, &i)) in own.zip(self.idx).enumerate() {
             self.ask(self.row, self.idx, t + self.ahead, inner);
@@ -384,14 +426,17 @@ fn first_bad_of_depth<const D: usize, I: IndexType>(
 }
 
 /// Copies the slice of every index vector, in row-major order, into `out` (exactly
-/// `plan.out_len` slots, every one of which is written).
+/// `plan.out_len` slots, every one of which is written). Returns whether an index vector
+/// resolved to no slice, as [`gather`] does (then [`check_gather_nd`] names it).
+#[must_use = "an unresolved index is an error under an erroring policy"]
 pub(crate) fn gather_nd<T, I, O>(
     params: &[T],
     indices: &[I],
     plan: &GatherNdPlan,
     policy: BadIndices,
     out: &mut [O],
-) where
+) -> bool
+where
     T: Clone + Default + Sync,
     I: IndexType,
     O: Slot<T>,
@@ -428,7 +473,8 @@ fn gather_nd_depth<const D: usize, T, I, O>(
     plan: &GatherNdPlan,
     policy: BadIndices,
     out: &mut [O],
-) where
+) -> bool
+where
     T: Clone + Default + Sync,
     I: IndexType,
     O: Slot<T>,
@@ -442,7 +488,7 @@ fn gather_nd_depth<const D: usize, T, I, O>(
     let (slice, rows, batch_stride) = (plan.slice, plan.rows, plan.batch_stride);
     let item_bytes = slice * std::mem::size_of::<T>() + D * std::mem::size_of::<I>();
     let (vectors, _) = indices.as_chunks::<D>();
-    for_chunks(out, slice, item_bytes, |first, chunk| {
+    for_chunks_any(out, slice, item_bytes, |first, chunk| {
         // Block by block: first every index vector becomes its offset in params (a pass of
         // arithmetic over the indices, no random reads), then the copy loop runs over the
         // offsets alone, with nothing between its random reads but a prefetch hint.
@@ -451,14 +497,20 @@ fn gather_nd_depth<const D: usize, T, I, O>(
         let (mut b, mut r) = (first / rows, first % rows);
         let items = chunk.len() / slice;
         let vectors = &vectors[first..first + items];
+        let mut unresolved = false;
         for (block, dst) in vectors
             .chunks(FLAT_BLOCK)
             .zip(chunk.chunks_mut(FLAT_BLOCK * slice))
         {
             let offsets = &mut offsets[..block.len()];
             for (offset, row) in offsets.iter_mut().zip(block) {
-                *offset =
-                    offset_of(row, &dims, &strides, b * batch_stride, policy).unwrap_or(usize::MAX);
+                *offset = match offset_of(row, &dims, &strides, b * batch_stride, policy) {
+                    Some(offset) => offset,
+                    None => {
+                        unresolved = true;
+                        usize::MAX
+                    }
+                };
                 r += 1;
                 if r == rows {
                     (b, r) = (b + 1, 0);
@@ -466,7 +518,8 @@ fn gather_nd_depth<const D: usize, T, I, O>(
             }
             copy_at_offsets(params, offsets, slice, dst);
         }
-    });
+        unresolved
+    })
 }
 
 /// Index vectors flattened to offsets at a time by [`gather_nd_depth`] (32 KiB of offsets,
@@ -526,23 +579,29 @@ fn gather_nd_any<T, I, O>(
     plan: &GatherNdPlan,
     policy: BadIndices,
     out: &mut [O],
-) where
+) -> bool
+where
     T: Clone + Default + Sync,
     I: IndexType,
     O: Slot<T>,
 {
     let (slice, depth, rows) = (plan.slice, plan.depth, plan.rows);
     let item_bytes = slice * std::mem::size_of::<T>() + depth * std::mem::size_of::<I>();
-    for_chunks(out, slice, item_bytes, |first, chunk| {
+    for_chunks_any(out, slice, item_bytes, |first, chunk| {
+        let mut unresolved = false;
         for (t, dst) in chunk.chunks_exact_mut(slice).enumerate() {
             let item = first + t;
             let at = item * depth;
             match nd_offset(plan, item / rows, &indices[at..at + depth], policy) {
                 Some(start) => O::put_slice(dst, &params[start..start + slice]),
-                None => dst.iter_mut().for_each(Slot::put_default),
+                None => {
+                    unresolved = true;
+                    dst.iter_mut().for_each(Slot::put_default);
+                }
             }
         }
-    });
+        unresolved
+    })
 }
 
 #[cfg(test)]

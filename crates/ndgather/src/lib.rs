@@ -32,7 +32,8 @@
 //!   use the same functions.
 //! - the plan (private): a valid call flattened to `[batch, outer, gathered, inner]`
 //!   (gather) or `batch × rows` index vectors of `depth` components (gather_nd).
-//! - the copy kernels (private): one pass that checks every index, then slice copies.
+//! - the copy kernels (private): one pass that checks every index, then slice copies (for a
+//!   fresh output the copy goes first, and the check runs only if the copy met a bad index).
 //! - front ends: [`gather`], [`gather_nd`], [`GatherOptions`] and [`GatherNdOptions`] on any
 //!   `ndarray` array or view; [`Tensor`], dtype-erased, for callers that learn the dtype at
 //!   run time, whose strings are [`Strings`] (one byte buffer and each element's span).

@@ -9,7 +9,7 @@
 //! whose params outweigh the output; the others copy params once and run the kernels.
 
 use crate::index::{BadIndices, IndexType};
-use crate::kernel::{for_chunks, Slot};
+use crate::kernel::{for_chunks_any, Slot};
 use crate::plan::{GatherNdPlan, GatherPlan};
 use ndarray::{ArrayViewD, Axis};
 
@@ -50,14 +50,17 @@ fn copy_slice<T: Clone + Default, O: Slot<T>>(
 }
 
 /// `kernel::gather` on params of any layout: `params` has the plan's (possibly widened)
-/// shape; `out` has exactly `plan.out_len` slots, every one of which is written.
+/// shape; `out` has exactly `plan.out_len` slots, every one of which is written. Returns
+/// whether an index resolved to no slice (as `kernel::gather`).
+#[must_use = "an unresolved index is an error under an erroring policy"]
 pub(crate) fn gather<T, I, O>(
     params: &ArrayViewD<'_, T>,
     indices: &[I],
     plan: &GatherPlan,
     policy: BadIndices,
     out: &mut [O],
-) where
+) -> bool
+where
     T: Clone + Default + Sync,
     I: IndexType,
     O: Slot<T>,
@@ -66,8 +69,9 @@ pub(crate) fn gather<T, I, O>(
     let (bd, axis) = (plan.batch_dims, plan.axis);
     let shape = params.shape();
     let item_bytes = inner * std::mem::size_of::<T>() + std::mem::size_of::<I>();
-    for_chunks(out, inner, item_bytes, |first, chunk| {
+    for_chunks_any(out, inner, item_bytes, |first, chunk| {
         let mut fixed = vec![0; axis + 1];
+        let mut unresolved = false;
         for (t, dst) in chunk.chunks_exact_mut(inner).enumerate() {
             let item = first + t;
             let (j, rest) = (item % n, item / n);
@@ -79,20 +83,26 @@ pub(crate) fn gather<T, I, O>(
                     fixed[axis] = g;
                     copy_slice(params, &fixed, dst);
                 }
-                None => dst.iter_mut().for_each(Slot::put_default),
+                None => {
+                    unresolved = true;
+                    dst.iter_mut().for_each(Slot::put_default);
+                }
             }
         }
-    });
+        unresolved
+    })
 }
 
 /// `kernel::gather_nd` on params of any layout (see [`gather`]).
+#[must_use = "an unresolved index is an error under an erroring policy"]
 pub(crate) fn gather_nd<T, I, O>(
     params: &ArrayViewD<'_, T>,
     indices: &[I],
     plan: &GatherNdPlan,
     policy: BadIndices,
     out: &mut [O],
-) where
+) -> bool
+where
     T: Clone + Default + Sync,
     I: IndexType,
     O: Slot<T>,
@@ -100,8 +110,9 @@ pub(crate) fn gather_nd<T, I, O>(
     let (slice, depth, rows, bd) = (plan.slice, plan.depth, plan.rows, plan.batch_dims);
     let shape = params.shape();
     let item_bytes = slice * std::mem::size_of::<T>() + depth * std::mem::size_of::<I>();
-    for_chunks(out, slice, item_bytes, |first, chunk| {
+    for_chunks_any(out, slice, item_bytes, |first, chunk| {
         let mut fixed = vec![0; bd + depth];
+        let mut unresolved = false;
         'items: for (t, dst) in chunk.chunks_exact_mut(slice).enumerate() {
             let item = first + t;
             unravel_into(item / rows, &shape[..bd], &mut fixed[..bd]);
@@ -110,6 +121,7 @@ pub(crate) fn gather_nd<T, I, O>(
                 match policy.resolve(i, dim) {
                     Some(p) => fixed[bd + k] = p,
                     None => {
+                        unresolved = true;
                         dst.iter_mut().for_each(Slot::put_default);
                         continue 'items;
                     }
@@ -117,5 +129,6 @@ pub(crate) fn gather_nd<T, I, O>(
             }
             copy_slice(params, &fixed, dst);
         }
-    });
+        unresolved
+    })
 }

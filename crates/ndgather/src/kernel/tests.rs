@@ -314,3 +314,81 @@ fn strings_in_parallel_into_reused_buffers() {
     });
     assert_eq!(out, expected);
 }
+
+/// A fresh output finds bad indices in the copy itself (no check pass before it), so every
+/// copy path must report one: a single bad index, at the first and last item and at a chunk
+/// edge, in the scalar, fixed-width and any-width loops, across batch runs, in gather_nd's
+/// depths 1-4, and in params read in place, on 1 and 2 threads, gives the error that the
+/// checked `into` call gives.
+#[test]
+fn a_single_bad_index_anywhere_fails_a_fresh_output() {
+    type Calls<R> = (Result<R, GatherError>, Result<(), GatherError>);
+    fn each_bad_position<R: std::fmt::Debug + Send>(
+        indices: &ArrayD<i64>,
+        positions: &[usize],
+        bad: i64,
+        call: impl Fn(&ArrayD<i64>) -> Calls<R> + Sync,
+    ) {
+        for &at in positions {
+            let mut i = indices.clone();
+            i.as_slice_mut().unwrap()[at] = bad;
+            for threads in [1, 2] {
+                let (fresh, into) = in_pool(threads, || call(&i));
+                let (fresh, into) = (fresh.unwrap_err(), into.unwrap_err());
+                assert_eq!(fresh, into, "bad index at flat {at}, {threads} threads");
+            }
+        }
+    }
+    let chunk_edge = |item_bytes: usize| CHUNK_BYTES / item_bytes;
+    // gather: inner widths of the scalar loop, the fixed ones and the general one.
+    for inner in [1, 3, 16, 5] {
+        let p = params(&[1000, inner]);
+        let n = PARALLEL_MIN_BYTES / (inner * 4) + 1000;
+        let i = indices(&[n], 1000, inner as u64);
+        let edge = chunk_edge(inner * 4 + 8);
+        each_bad_position(&i, &[0, edge - 1, edge, n - 1], 1000, |i| {
+            let mut out = ArrayD::<f32>::zeros(IxDyn(&[i.len(), inner]));
+            (
+                ndgather::gather(&p, i),
+                GatherOptions::new().gather_into(&p, i, out.view_mut()),
+            )
+        });
+    }
+    // batch_dims 1: a run of indices per batch row.
+    let p = params(&[64, 500]);
+    let i = indices(&[64, 2000], 500, 8);
+    let o = GatherOptions::new().axis(1).batch_dims(1);
+    each_bad_position(&i, &[1999, 2000, 64 * 2000 - 1], -501, |i| {
+        let mut out = ArrayD::<f32>::zeros(IxDyn(&[64, 2000]));
+        (o.gather(&p, i), o.gather_into(&p, i, out.view_mut()))
+    });
+    // gather_nd at every depth with a loop of its own and the general one.
+    for depth in 1..=4 {
+        let p = params(&vec![9; depth]);
+        let rows = PARALLEL_MIN_BYTES / 4 + 100;
+        let i = indices(&[rows, depth], 9, depth as u64);
+        let last = rows * depth - 1;
+        each_bad_position(&i, &[0, depth * FLAT_BLOCK, last], 9, |i| {
+            let mut out = ArrayD::<f32>::zeros(IxDyn(&[rows]));
+            let o = GatherNdOptions::new();
+            (o.gather_nd(&p, i), o.gather_nd_into(&p, i, out.view_mut()))
+        });
+    }
+    // Params read in place (a transposed view much larger than the output).
+    let big = params(&[300, 2000]);
+    let t = big.t();
+    let i = indices(&[100], 2000, 2);
+    each_bad_position(&i, &[0, 99], 2000, |i| {
+        let mut out = ArrayD::<f32>::zeros(IxDyn(&[100, 300]));
+        (
+            ndgather::gather(&t, i),
+            GatherOptions::new().gather_into(&t, i, out.view_mut()),
+        )
+    });
+    let nd = indices(&[100, 2], 300, 3);
+    each_bad_position(&nd, &[1, 198], -301, |i| {
+        let mut out = ArrayD::<f32>::zeros(IxDyn(&[100]));
+        let o = GatherNdOptions::new();
+        (o.gather_nd(&t, i), o.gather_nd_into(&t, i, out.view_mut()))
+    });
+}
