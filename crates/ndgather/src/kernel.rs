@@ -493,8 +493,8 @@ where
         // arithmetic over the indices, no random reads), then the copy loop runs over the
         // offsets alone, with nothing between its random reads but a prefetch hint.
         let mut offsets = [0usize; FLAT_BLOCK];
-        // The batch element of the next vector: counters, not divisions.
-        let (mut b, mut r) = (first / rows, first % rows);
+        // Where the next vector is: its batch element and its row in it.
+        let mut at = (first / rows, first % rows);
         let items = chunk.len() / slice;
         let vectors = &vectors[first..first + items];
         let mut unresolved = false;
@@ -503,23 +503,74 @@ where
             .zip(chunk.chunks_mut(FLAT_BLOCK * slice))
         {
             let offsets = &mut offsets[..block.len()];
-            for (offset, row) in offsets.iter_mut().zip(block) {
-                *offset = match offset_of(row, &dims, &strides, b * batch_stride, policy) {
-                    Some(offset) => offset,
-                    None => {
-                        unresolved = true;
-                        usize::MAX
-                    }
+            let mut done = 0;
+            while done < block.len() {
+                // The vectors of one batch element share its base offset.
+                let (b, r) = at;
+                let part = (rows - r).min(block.len() - done);
+                let flat = Flatten {
+                    dims: &dims,
+                    strides: &strides,
+                    base: b * batch_stride,
+                    policy,
                 };
-                r += 1;
-                if r == rows {
-                    (b, r) = (b + 1, 0);
-                }
+                let range = done..done + part;
+                unresolved |= flat.run(&block[range.clone()], &mut offsets[range]);
+                done += part;
+                at = if r + part == rows {
+                    (b + 1, 0)
+                } else {
+                    (b, r + part)
+                };
             }
             copy_at_offsets(params, offsets, slice, dst);
         }
         unresolved
     })
+}
+
+/// Index vectors of `D` components, of one batch element, to offsets in params.
+struct Flatten<'a, const D: usize> {
+    dims: &'a [usize; D],
+    strides: &'a [usize; D],
+    /// The batch element's offset.
+    base: usize,
+    policy: BadIndices,
+}
+
+impl<const D: usize> Flatten<'_, D> {
+    /// Writes each vector's offset; a vector that resolves to no slice under the policy gets
+    /// `usize::MAX` (past params), and makes the return value true. The vectors are first
+    /// flattened branch-free, each component tested in its own width and taken as position 0
+    /// if bad, so that the loop has no call and no branch; only a run with a bad component
+    /// (rare) is flattened again, under the policy.
+    #[inline(always)]
+    fn run<I: IndexType>(&self, vectors: &[[I; D]], offsets: &mut [usize]) -> bool {
+        let mut bad = false;
+        for (offset, row) in offsets.iter_mut().zip(vectors) {
+            let mut o = self.base;
+            for ((&i, &dim), &stride) in row.iter().zip(self.dims).zip(self.strides) {
+                let position = i.checked_index(dim);
+                bad |= position.is_none();
+                o += position.unwrap_or(0) * stride;
+            }
+            *offset = o;
+        }
+        if !bad {
+            return false;
+        }
+        let mut unresolved = false;
+        for (offset, row) in offsets.iter_mut().zip(vectors) {
+            *offset = match offset_of(row, self.dims, self.strides, self.base, self.policy) {
+                Some(offset) => offset,
+                None => {
+                    unresolved = true;
+                    usize::MAX
+                }
+            };
+        }
+        unresolved
+    }
 }
 
 /// Index vectors flattened to offsets at a time by [`gather_nd_depth`] (32 KiB of offsets,

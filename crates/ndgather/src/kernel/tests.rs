@@ -202,6 +202,8 @@ fn gather_nd_fast_paths_across_thresholds() {
         (vec![100, 100, 7], vec![50_000, 2], 0),
         (vec![8, 100, 64], vec![8, 3000, 1], 1),
         (vec![60, 50], vec![60, 2000, 1], 1),
+        // Batch elements of 3 vectors: many in each block of offsets, one cut by its edge.
+        (vec![5000, 7], vec![5000, 3, 1], 1),
     ] {
         let p = params(&pshape);
         let depth = ishape[ishape.len() - 1];
