@@ -165,6 +165,18 @@ def test_empty_and_zero_size_elements():
     same(ng.gather(np.zeros((4, 0)), [3, 1]), np.zeros((2, 0)))
     zero_width = np.zeros(3, dtype=[])
     assert ng.gather(zero_width, [2, 0]).shape == (2,)
+    # Elements of itemsize 0 make an empty output, whose copy reads no index: a bad index is
+    # still an error, fresh or into a buffer, as NumPy's take_along_axis refuses it.
+    for dtype in [[], "V0"]:
+        params = np.zeros(3, dtype=dtype)
+        for call in [
+            lambda: ng.gather(params, [1, 5]),
+            lambda: ng.gather(params, [1, 5], out=np.zeros(2, dtype=dtype)),
+            lambda: ng.gather_nd(params, [[1], [5]]),
+            lambda: ng.take_along_axis(params, np.array([1, 5]), 0),
+        ]:
+            with pytest.raises(ng.InvalidArgumentError, match="5"):
+                call()
 
 
 def test_empty_arrays_at_any_address_and_shape():

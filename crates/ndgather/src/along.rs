@@ -478,21 +478,23 @@ impl TakeAlongAxisOptions {
         D: Dimension,
         DI: Dimension,
     {
-        // A fresh output is dropped on error, so the copy itself finds bad indices, and the
-        // check pass (which names the first) runs only when there is one.
+        // A fresh output: the copy itself finds bad indices (see `output::fresh_checked`).
         let call = self.prepare(params, indices, elements, false)?;
         let len = call.plan.out_len.checked_mul(call.record);
         let len = len.ok_or_else(|| GatherError::ShapeOverflow {
             what: "output",
             shape: call.out_shape.clone(),
         })?;
-        let mut bad = false;
         // SAFETY: `Prepared::copy` writes every slot of its output (its contract).
         #[allow(unsafe_code)]
-        let out = unsafe { output::fresh(len, &call.out_shape, |slots| bad = call.copy(slots))? };
-        if bad {
-            call.plan.check(&call.indices, call.policy)?;
-        }
+        let out = unsafe {
+            output::fresh_checked(
+                len,
+                &call.out_shape,
+                |slots| call.copy(slots),
+                || call.plan.check(&call.indices, call.policy),
+            )?
+        };
         into_array(&call.out_shape, out)
     }
 

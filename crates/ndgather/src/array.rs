@@ -368,20 +368,17 @@ impl GatherOptions {
         let wide = widened(plan.clone(), record, GatherPlan::widen)?;
         let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
-        let mut unresolved = false;
         // SAFETY: Source::gather runs kernel::gather and strided::gather write every slot of `out` (their contract: each
         // item is copied or default-filled), and fill::gather only overwrites.
         #[allow(unsafe_code)]
         let out = unsafe {
-            output::fresh(wide.out_len, &wide.out_shape, |slots| {
-                unresolved = params.gather(&idx, &wide, policy, fill.as_deref(), slots)
-            })?
+            output::fresh_checked(
+                wide.out_len,
+                &wide.out_shape,
+                |slots| params.gather(&idx, &wide, policy, fill.as_deref(), slots),
+                || kernel::check_gather(&idx, &plan, policy),
+            )?
         };
-        // A fresh output is dropped on error, so the copy itself meets any bad index (each
-        // default-filled), and the check pass, which names the first, runs only then.
-        if unresolved {
-            kernel::check_gather(&idx, &plan, policy)?;
-        }
         into_array(&wide.out_shape, out)
     }
 
@@ -679,19 +676,17 @@ impl GatherNdOptions {
         let wide = widened(plan.clone(), record, GatherNdPlan::widen)?;
         let params = Source::of(params, wide.out_len)?;
         let policy = self.bad_indices;
-        let mut unresolved = false;
         // SAFETY: Source::gather_nd runs kernel::gather_nd and strided::gather_nd write every slot of `out` (their
         // contract: each item is copied or default-filled), and fill::gather_nd only overwrites.
         #[allow(unsafe_code)]
         let out = unsafe {
-            output::fresh(wide.out_len, &wide.out_shape, |slots| {
-                unresolved = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots)
-            })?
+            output::fresh_checked(
+                wide.out_len,
+                &wide.out_shape,
+                |slots| params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
+                || kernel::check_gather_nd(&idx, &plan, policy),
+            )?
         };
-        // The check pass runs only when the copy met a bad index vector (as in `gather_as`).
-        if unresolved {
-            kernel::check_gather_nd(&idx, &plan, policy)?;
-        }
         into_array(&wide.out_shape, out)
     }
 

@@ -3,9 +3,9 @@
 //! shapes and options were dealt with before.
 //!
 //! The loops default-fill the slots of an index their policy resolves to no slice, and say
-//! whether they met one. So a fresh output (dropped on error) skips the check pass: the copy
-//! runs first, and the check, which names the first bad index, runs only if the copy met one.
-//! A caller's buffer must stay unchanged on error, so its calls check first.
+//! whether they met one, so that a fresh output skips the check pass before its copy
+//! (`output::fresh_checked`). A caller's buffer must stay unchanged on error, so its calls
+//! check first.
 //!
 //! Both passes run on the calling thread for small calls and on rayon's pool above
 //! [`PARALLEL_MIN_BYTES`], splitting the output into chunks of about [`CHUNK_BYTES`]. Each
@@ -488,6 +488,11 @@ where
     let (slice, rows, batch_stride) = (plan.slice, plan.rows, plan.batch_stride);
     let item_bytes = slice * std::mem::size_of::<T>() + D * std::mem::size_of::<I>();
     let (vectors, _) = indices.as_chunks::<D>();
+    let flat = Flatten {
+        dims: &dims,
+        strides: &strides,
+        policy,
+    };
     for_chunks_any(out, slice, item_bytes, |first, chunk| {
         // Block by block: first every index vector becomes its offset in params (a pass of
         // arithmetic over the indices, no random reads), then the copy loop runs over the
@@ -508,14 +513,9 @@ where
                 // The vectors of one batch element share its base offset.
                 let (b, r) = at;
                 let part = (rows - r).min(block.len() - done);
-                let flat = Flatten {
-                    dims: &dims,
-                    strides: &strides,
-                    base: b * batch_stride,
-                    policy,
-                };
                 let range = done..done + part;
-                unresolved |= flat.run(&block[range.clone()], &mut offsets[range]);
+                let base = b * batch_stride;
+                unresolved |= flat.run(base, &block[range.clone()], &mut offsets[range]);
                 done += part;
                 at = if r + part == rows {
                     (b + 1, 0)
@@ -529,26 +529,25 @@ where
     })
 }
 
-/// Index vectors of `D` components, of one batch element, to offsets in params.
+/// Index vectors of `D` components to offsets in params.
 struct Flatten<'a, const D: usize> {
     dims: &'a [usize; D],
     strides: &'a [usize; D],
-    /// The batch element's offset.
-    base: usize,
     policy: BadIndices,
 }
 
 impl<const D: usize> Flatten<'_, D> {
-    /// Writes each vector's offset; a vector that resolves to no slice under the policy gets
+    /// Writes the offset of each vector of the batch element at offset `base`; a vector that
+    /// resolves to no slice under the policy gets
     /// `usize::MAX` (past params), and makes the return value true. The vectors are first
     /// flattened branch-free, each component tested in its own width and taken as position 0
     /// if bad, so that the loop has no call and no branch; only a run with a bad component
     /// (rare) is flattened again, under the policy.
     #[inline(always)]
-    fn run<I: IndexType>(&self, vectors: &[[I; D]], offsets: &mut [usize]) -> bool {
+    fn run<I: IndexType>(&self, base: usize, vectors: &[[I; D]], offsets: &mut [usize]) -> bool {
         let mut bad = false;
         for (offset, row) in offsets.iter_mut().zip(vectors) {
-            let mut o = self.base;
+            let mut o = base;
             for ((&i, &dim), &stride) in row.iter().zip(self.dims).zip(self.strides) {
                 let position = i.checked_index(dim);
                 bad |= position.is_none();
@@ -561,7 +560,7 @@ impl<const D: usize> Flatten<'_, D> {
         }
         let mut unresolved = false;
         for (offset, row) in offsets.iter_mut().zip(vectors) {
-            *offset = match offset_of(row, self.dims, self.strides, self.base, self.policy) {
+            *offset = match offset_of(row, self.dims, self.strides, base, self.policy) {
                 Some(offset) => offset,
                 None => {
                     unresolved = true;

@@ -48,6 +48,29 @@ pub(crate) unsafe fn fresh<T: 'static>(
     Ok(v)
 }
 
+/// A fresh output written by `copy`, with the index check folded in: `copy` default-fills
+/// the slots of an index its policy resolves to no slice and returns whether it met one.
+/// Only then, or when the output is empty (nothing was copied, so nothing was met), does
+/// `check` run, to name the bad index; on its error the output is dropped. A fresh output is
+/// never seen on error, so its copy needs no check pass before it (a caller's buffer does).
+///
+/// # Safety
+/// As [`fresh`]: `copy` must initialise every element of the slice it is given.
+pub(crate) unsafe fn fresh_checked<T: 'static>(
+    len: usize,
+    shape: &[usize],
+    copy: impl FnOnce(&mut [MaybeUninit<T>]) -> bool,
+    check: impl FnOnce() -> Result<()>,
+) -> Result<Vec<T>> {
+    let mut unresolved = false;
+    // SAFETY: `copy` initialises every slot: this function's own `# Safety` contract.
+    let out = unsafe { fresh(len, shape, |slots| unresolved = copy(slots))? };
+    if unresolved || len == 0 {
+        check()?;
+    }
+    Ok(out)
+}
+
 /// `T::default()` in every element of a fresh output of `shape`.
 pub(crate) fn defaults<T: Clone + Default + 'static>(shape: &[usize]) -> Result<Vec<T>> {
     let len = crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {

@@ -394,3 +394,28 @@ fn a_single_bad_index_anywhere_fails_a_fresh_output() {
         (o.gather_nd(&t, i), o.gather_nd_into(&t, i, out.view_mut()))
     });
 }
+
+/// Records of zero width make an empty output, so a fresh output's copy meets no index:
+/// its check still runs, and a bad index is the error that the checked `into` call gives
+/// (NumPy's take_along_axis refuses it too, for a dtype of itemsize 0).
+#[test]
+fn a_bad_index_is_an_error_with_records_of_zero_width() {
+    use ndgather::TakeAlongAxisOptions;
+    let p = ArrayD::<u8>::zeros(IxDyn(&[3, 0]));
+    let i = ndarray::arr1(&[1i64, 5]).into_dyn();
+    let mut out = ArrayD::<u8>::zeros(IxDyn(&[2, 0]));
+    let o = GatherOptions::new();
+    let into = o.gather_records_into(&p, &i, out.view_mut()).unwrap_err();
+    assert_eq!(o.gather_records(&p, &i).unwrap_err(), into);
+    let nd = ndarray::arr2(&[[1i64], [5]]).into_dyn();
+    let o = GatherNdOptions::new();
+    let into = o
+        .gather_nd_records_into(&p, &nd, out.view_mut())
+        .unwrap_err();
+    assert_eq!(o.gather_nd_records(&p, &nd).unwrap_err(), into);
+    let o = TakeAlongAxisOptions::new(0);
+    let into = o
+        .take_along_axis_records_into(&p, &i, out.view_mut())
+        .unwrap_err();
+    assert_eq!(o.take_along_axis_records(&p, &i).unwrap_err(), into);
+}
