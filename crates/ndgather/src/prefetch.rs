@@ -34,6 +34,49 @@ pub(crate) fn prefetch_distance(slice_bytes: usize) -> usize {
             .clamp(1, PREFETCH_LINES_PER_SLICE)
 }
 
+/// Pairs of neighbouring positions sampled to tell reads in order from random ones.
+const ORDER_SAMPLES: usize = 32;
+
+/// How many slices of `slice_bytes` each to prefetch ahead of a copy of `len` slices, the
+/// `k`-th at `position(k)` (in slices): none where the reads go in order (most sampled
+/// neighbours within a page of each other, as sorted indices are), which the hardware's own
+/// prefetcher follows and where a prefetch only adds work. Measured with prefetch on and
+/// off alternated (`ndgather bench --quick`, this machine), off ÷ on: `sorted_1d` 0.50×
+/// quick, 0.75–0.79× full. Random reads keep it, even in tables that fit the cache (a
+/// 1.6 MB table, `rows_small` quick: 1.3–1.8× slower without it; `cols`' 8 KB rows, each
+/// read once: 1.7–1.8× slower).
+pub(crate) fn prefetch_ahead(
+    slice_bytes: usize,
+    len: usize,
+    position: impl Fn(usize) -> i128,
+) -> usize {
+    if reads_in_order(slice_bytes, len, position) {
+        0
+    } else {
+        prefetch_distance(slice_bytes)
+    }
+}
+
+/// Whether at least 3 in 4 of [`ORDER_SAMPLES`] pairs of neighbouring reads, spread over
+/// the `len`, are within a page of each other.
+fn reads_in_order(slice_bytes: usize, len: usize, position: impl Fn(usize) -> i128) -> bool {
+    const PAGE: i128 = 4096;
+    if len < 2 {
+        return false;
+    }
+    let step = ((len - 1) / ORDER_SAMPLES).max(1);
+    let (near, sampled) =
+        (0..len - 1)
+            .step_by(step)
+            .take(ORDER_SAMPLES)
+            .fold((0, 0), |(near, sampled), k| {
+                let gap = (position(k + 1) - position(k)).abs();
+                let is_near = gap.saturating_mul(slice_bytes as i128) <= PAGE;
+                (near + usize::from(is_near), sampled + 1)
+            });
+    4 * near >= 3 * sampled
+}
+
 /// Requests the cache lines of `slice` (up to [`PREFETCH_LINES_PER_SLICE`] of them).
 #[inline(always)]
 pub(crate) fn prefetch_slice<T>(slice: &[T]) {
@@ -43,4 +86,46 @@ pub(crate) fn prefetch_slice<T>(slice: &[T]) {
         .step_by(step)
         .take(PREFETCH_LINES_PER_SLICE)
         .for_each(prefetch);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Positions in a table of `rows` 4-byte slices, drawn by a small LCG.
+    fn random(len: usize, rows: u64) -> Vec<i128> {
+        let mut s = 7u64;
+        (0..len)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1);
+                ((s >> 33) % rows) as i128
+            })
+            .collect()
+    }
+
+    #[test]
+    fn prefetches_random_reads_only() {
+        let ahead = |positions: &[i128]| prefetch_ahead(4, positions.len(), |k| positions[k]);
+        let rows = 10_000_000u64;
+        let mut positions = random(100_000, rows);
+        assert_eq!(ahead(&positions), prefetch_distance(4));
+        // Sorted, either way, or with runs restarting a few times (batch rows): in order.
+        positions.sort_unstable();
+        assert_eq!(ahead(&positions), 0);
+        positions.reverse();
+        assert_eq!(ahead(&positions), 0);
+        let mut runs = random(40_000, 1_000_000);
+        runs.chunks_mut(10_000).for_each(<[i128]>::sort_unstable);
+        assert_eq!(ahead(&runs), 0);
+        // Half sorted, half random: not in order. Too few reads to tell: prefetched.
+        let mut half = random(100_000, rows);
+        half[..50_000].sort_unstable();
+        assert_eq!(ahead(&half), 128);
+        assert_eq!(ahead(&[5]), 128);
+        assert_eq!(ahead(&[]), 128);
+        // Neighbours a page apart are near; farther, not (slices of 4 KiB + 1 byte).
+        let pages: Vec<i128> = (0..1000).collect();
+        assert_eq!(prefetch_ahead(4096, 1000, |k| pages[k]), 0);
+        assert_ne!(prefetch_ahead(4097, 1000, |k| pages[k]), 0);
+    }
 }

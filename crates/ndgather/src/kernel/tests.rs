@@ -94,25 +94,29 @@ fn chunks_that_split_runs_of_indices() {
 /// The copy asks for slices ahead of it across the end of each run of indices into the next
 /// run's params row: runs shorter than, equal to and longer than that distance (128 small
 /// slices, 32 of 256 bytes), bad indices among them under the policies that copy past them,
-/// many runs per chunk, on 1 and 2 threads.
+/// many runs per chunk, on 1 and 2 threads; and the same indices sorted, which the copy
+/// reads without prefetching.
 #[test]
 fn runs_around_the_prefetch_distance() {
     for inner in [1, 4, 64] {
         for n in [3, 31, 32, 33, 127, 128, 129, 300] {
             let p = params(&[50, 200, inner]);
             let mut s = (inner * 1000 + n) as u64;
-            let i = ArrayD::from_shape_fn(IxDyn(&[n]), |_| (lcg(&mut s) % 240) as i64 - 20);
-            for policy in [BadIndices::Ignore, BadIndices::Clamp, BadIndices::Wrap] {
-                let expected = reference::gather(&p, &i, 1, 0, policy);
-                let o = GatherOptions::new().axis(1).bad_indices(policy);
-                for threads in [1, 2] {
-                    let got = in_pool(threads, || o.gather(&p, &i));
-                    match (&got, &expected) {
-                        (Ok(g), Ok(e)) => assert_eq!(g, e, "inner {inner}, n {n}, {policy:?}"),
-                        _ => assert!(
-                            got.is_err() && expected.is_err(),
-                            "inner {inner}, n {n}, {policy:?}: {got:?}"
-                        ),
+            let mut i = ArrayD::from_shape_fn(IxDyn(&[n]), |_| (lcg(&mut s) % 240) as i64 - 20);
+            for sorted in [false, true] {
+                if sorted {
+                    i.as_slice_mut().unwrap().sort_unstable();
+                }
+                for policy in [BadIndices::Ignore, BadIndices::Clamp, BadIndices::Wrap] {
+                    let expected = reference::gather(&p, &i, 1, 0, policy);
+                    let o = GatherOptions::new().axis(1).bad_indices(policy);
+                    let case = format!("inner {inner}, n {n}, sorted {sorted}, {policy:?}");
+                    for threads in [1, 2] {
+                        let got = in_pool(threads, || o.gather(&p, &i));
+                        match (&got, &expected) {
+                            (Ok(g), Ok(e)) => assert_eq!(g, e, "{case}"),
+                            _ => assert!(got.is_err() && expected.is_err(), "{case}: {got:?}"),
+                        }
                     }
                 }
             }
@@ -252,11 +256,14 @@ fn policies_on_the_fast_paths() {
 #[test]
 fn policies_on_the_flattened_gather_nd_path() {
     let rows = 2 * FLAT_BLOCK + 77;
-    for (pshape, bd) in [
+    for ((pshape, bd), sorted) in [
         (vec![40, 30], 0),
         (vec![40, 30, 3], 0),
         (vec![3, 40, 30], 1),
-    ] {
+    ]
+    .into_iter()
+    .flat_map(|case| [(case.clone(), false), (case, true)])
+    {
         let p = params(&pshape);
         let ishape: Vec<usize> = if bd == 0 {
             vec![rows, 2]
@@ -267,6 +274,17 @@ fn policies_on_the_flattened_gather_nd_path() {
         let mut i = ArrayD::from_shape_fn(IxDyn(&ishape), |ix| {
             (lcg(&mut s) % pshape[bd + ix[ix.ndim() - 1]] as u64) as i64
         });
+        if sorted {
+            // Vectors in row-major order, read without prefetching.
+            let mut vectors: Vec<[i64; 2]> = i
+                .as_slice()
+                .unwrap()
+                .chunks_exact(2)
+                .map(|v| [v[0], v[1]])
+                .collect();
+            vectors.sort_unstable();
+            i = ArrayD::from_shape_vec(IxDyn(&ishape), vectors.concat()).unwrap();
+        }
         // (row, component, value): out of range below and above, in either component.
         let flat = i.as_slice_mut().unwrap();
         for (row, component, bad) in [
@@ -288,7 +306,7 @@ fn policies_on_the_flattened_gather_nd_path() {
                     (Ok(a), Ok(b)) => assert_eq!(
                         a.mapv(f32::to_bits),
                         b.mapv(f32::to_bits),
-                        "{pshape:?} {policy:?}"
+                        "{pshape:?} sorted {sorted} {policy:?}"
                     ),
                     (Err(a), Err(reference::RefError::BadIndexVector(at, values))) => assert!(
                         matches!(&a, GatherError::BadIndexVector { position, values: v, .. }
@@ -342,11 +360,22 @@ fn a_single_bad_index_anywhere_fails_a_fresh_output() {
         }
     }
     let chunk_edge = |item_bytes: usize| CHUNK_BYTES / item_bytes;
-    // gather: inner widths of the scalar loop, the fixed ones and the general one.
-    for inner in [1, 3, 16, 5] {
+    // gather: inner widths of the scalar loop, the fixed ones and the general one, with
+    // random indices and with sorted ones (read without prefetching).
+    for (inner, sorted) in [
+        (1, false),
+        (3, false),
+        (16, false),
+        (5, false),
+        (1, true),
+        (16, true),
+    ] {
         let p = params(&[1000, inner]);
         let n = PARALLEL_MIN_BYTES / (inner * 4) + 1000;
-        let i = indices(&[n], 1000, inner as u64);
+        let mut i = indices(&[n], 1000, inner as u64);
+        if sorted {
+            i.as_slice_mut().unwrap().sort_unstable();
+        }
         let edge = chunk_edge(inner * 4 + 8);
         each_bad_position(&i, &[0, edge - 1, edge, n - 1], 1000, |i| {
             let mut out = ArrayD::<f32>::zeros(IxDyn(&[i.len(), inner]));
