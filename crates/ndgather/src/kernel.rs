@@ -300,7 +300,23 @@ impl<T: Clone + Default + Sync, I: IndexType> SliceCopy<'_, T, I> {
     /// into the caller, so that the loop keeps its values in registers.
     #[inline(never)]
     fn run<const N: usize, O: Slot<T>>(&self, dst: &mut [O]) -> bool {
-        self.copy_slices(dst, N)
+        // The params row and the output as arrays of N: one bounds check per slice.
+        let (rows, _) = self.row.as_chunks::<N>();
+        let (own, last) = dst.split_at_mut(self.split * N);
+        let mut unresolved = false;
+        self.each_slice(
+            own.as_chunks_mut::<N>().0.iter_mut(),
+            last.as_chunks_mut::<N>().0.iter_mut(),
+            N,
+            |d, i| match self.policy.resolve(i, self.gathered) {
+                Some(g) => O::put_slice(d, &rows[g]),
+                None => {
+                    unresolved = true;
+                    d.iter_mut().for_each(Slot::put_default);
+                }
+            },
+        );
+        unresolved
     }
 
     #[inline(never)]
