@@ -42,9 +42,9 @@ const ORDER_SAMPLES: usize = 32;
 /// neighbours within a page of each other, as sorted indices are), which the hardware's own
 /// prefetcher follows and where a prefetch only adds work. Measured with prefetch on and
 /// off alternated (`ndgather bench --quick`, this machine), off ÷ on: `sorted_1d` 0.50×
-/// quick, 0.75–0.79× full. Random reads keep it, even in tables that fit the cache (a
-/// 1.6 MB table, `rows_small` quick: 1.3–1.8× slower without it; `cols`' 8 KB rows, each
-/// read once: 1.7–1.8× slower).
+/// quick, 0.75–0.79× full. Random reads keep it: without it `rows_small` full (a 16 MB
+/// table) went 2.3–5× slower and `embed` 2.2×; on tables that fit the cache the results
+/// were mixed (`rows_small`, `cols` quick), so no size rule is applied.
 pub(crate) fn prefetch_ahead(
     slice_bytes: usize,
     len: usize,
