@@ -17,6 +17,8 @@ echo "== style: cargo fmt, clippy, doc"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --profile ci -q -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --profile ci -q
+# The two builds below must share ndgather's compiled dependencies (crates/workspace-hack).
+bash scripts/check-features.sh
 
 echo "== Rust tests (the extension crate has none of its own: pytest tests it below)"
 cargo test --workspace --exclude ndgather-py --profile ci

@@ -1,0 +1,2 @@
+// Cargo builds a crate's build-dependencies only for a build script; this one does nothing.
+fn main() {}
