@@ -71,6 +71,18 @@ pub(crate) unsafe fn fresh_checked<T: 'static>(
     Ok(out)
 }
 
+/// Writes a clone of `src` into `dst`, the array whole: for a `Copy` type one move of its
+/// bytes, where writing the slots one by one became a move per element.
+#[inline(always)]
+pub(crate) fn write_array<T: Clone, const N: usize>(dst: &mut [MaybeUninit<T>; N], src: &[T; N]) {
+    let whole = std::ptr::from_mut(dst).cast::<MaybeUninit<[T; N]>>();
+    // SAFETY: `[MaybeUninit<T>; N]` and `MaybeUninit<[T; N]>` have the same size and
+    // alignment (`MaybeUninit<T>` has `T`'s, and an array has no padding between elements),
+    // any bytes are a valid `MaybeUninit`, and the pointer comes from the unique borrow `dst`,
+    // which outlives the write. `write` drops nothing that was there.
+    unsafe { &mut *whole }.write(src.clone());
+}
+
 /// `T::default()` in every element of a fresh output of `shape`.
 pub(crate) fn defaults<T: Clone + Default + 'static>(shape: &[usize]) -> Result<Vec<T>> {
     let len = crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {

@@ -58,10 +58,44 @@ fn check_gather(pshape: &[usize], ishape: &[usize], axis: usize, bd: usize) {
     }
 }
 
+/// Slice widths of the scalar loop, each fixed-width one (2, 3, 4, 8, 16, 32) and the general
+/// one around them.
+const SLICE_WIDTHS: [usize; 12] = [1, 2, 3, 4, 5, 8, 16, 17, 31, 32, 33, 64];
+
 #[test]
 fn slice_sizes_around_the_specialisations() {
-    for inner in [1, 2, 3, 4, 5, 8, 16, 17, 64] {
+    for inner in SLICE_WIDTHS {
         check_gather(&[50, inner], &[300], 0, 0);
+    }
+}
+
+/// gather_nd's copy at offsets, at every slice width, fresh and into a caller's buffer, on 1
+/// to 3 threads; numbers and strings (cloned, with destructors: a fresh output's fixed-width
+/// slices are written as whole arrays).
+#[test]
+fn gather_nd_slice_sizes_around_the_specialisations() {
+    fn check<T: Clone + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static>(
+        p: &ArrayD<T>,
+        i: &ArrayD<i64>,
+    ) {
+        let expected = reference::gather_nd(p, i, 0, BadIndices::Error).unwrap();
+        let o = GatherNdOptions::new();
+        for threads in [1, 2, 3] {
+            let got = in_pool(threads, || o.gather_nd(p, i).unwrap());
+            assert_eq!(got, expected, "{:?} on {threads} threads", p.shape());
+            let mut out = ArrayD::<T>::default(IxDyn(expected.shape()));
+            in_pool(threads, || o.gather_nd_into(p, i, out.view_mut()).unwrap());
+            assert_eq!(out, expected, "{:?} into, {threads} threads", p.shape());
+        }
+    }
+    for inner in SLICE_WIDTHS {
+        // Enough vectors for several blocks of offsets and the parallel path.
+        let rows = 2 * FLAT_BLOCK + 5;
+        let i = indices(&[rows, 2], 20, inner as u64);
+        let p = params(&[20, 20, inner]);
+        check(&p, &i);
+        let strings = p.mapv(|x| format!("string {x}"));
+        check(&strings, &indices(&[500, 2], 20, inner as u64));
     }
 }
 
@@ -259,6 +293,7 @@ fn policies_on_the_flattened_gather_nd_path() {
     for ((pshape, bd), sorted) in [
         (vec![40, 30], 0),
         (vec![40, 30, 3], 0),
+        (vec![40, 30, 32], 0),
         (vec![3, 40, 30], 1),
     ]
     .into_iter()
