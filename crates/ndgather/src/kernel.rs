@@ -199,7 +199,10 @@ where
     let (inner, gathered, outer, n) = (plan.inner, plan.gathered, plan.outer, plan.n);
     let slice_bytes = inner * std::mem::size_of::<T>();
     let item_bytes = slice_bytes + std::mem::size_of::<I>();
-    let ahead = prefetch_ahead(slice_bytes, indices.len(), |k| indices[k].to_i128());
+    let table_bytes = std::mem::size_of_val(params);
+    let ahead = prefetch_ahead(table_bytes, slice_bytes, indices.len(), |k| {
+        indices[k].to_i128()
+    });
     // The params row and the indices of `len` slices from position `j` of row `(b, o)`.
     let run_at = |b: usize, o: usize, j: usize, len: usize| {
         let base = (b * outer + o) * gathered;
@@ -637,7 +640,8 @@ where
     O: Slot<T>,
 {
     let slice_bytes = slice * std::mem::size_of::<T>();
-    let ahead = prefetch_ahead(slice_bytes, offsets.len(), |k| {
+    let table_bytes = std::mem::size_of_val(params);
+    let ahead = prefetch_ahead(table_bytes, slice_bytes, offsets.len(), |k| {
         (offsets[k] / slice.max(1)) as i128
     });
     if slice == 1 {

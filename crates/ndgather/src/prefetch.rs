@@ -37,20 +37,30 @@ pub(crate) fn prefetch_distance(slice_bytes: usize) -> usize {
 /// Pairs of neighbouring positions sampled to tell reads in order from random ones.
 const ORDER_SAMPLES: usize = 32;
 
+/// Tables of at most this many bytes are read without prefetching: they stay in the cache
+/// between calls (4 MiB is within the last-level cache of current x86 and ARM server and
+/// desktop parts), where a prefetch only adds work. Measured with prefetch off and on
+/// alternated (`ndgather bench --quick`, this machine, 6 rounds), off ÷ on: `rows_small` (a
+/// 1.6 MB table) 0.69× `alloc` / 0.77× `into`, `elems_1d` (4 MB) 0.79× / 0.81×, `nd_elems`
+/// (4 MB) 0.96× / 0.99×; above it `cols` (16 MB, each row read once) went 1.35–1.48×
+/// slower. The unit tests lower it, so that their small tables take the prefetching loops.
+pub(crate) const CACHED_TABLE_MAX_BYTES: usize = if cfg!(test) { 4 << 10 } else { 4 << 20 };
+
 /// How many slices of `slice_bytes` each to prefetch ahead of a copy of `len` slices, the
-/// `k`-th at `position(k)` (in slices): none where the reads go in order (most sampled
-/// neighbours within a page of each other, as sorted indices are), which the hardware's own
-/// prefetcher follows and where a prefetch only adds work. Measured with prefetch on and
-/// off alternated (`ndgather bench --quick`, this machine), off ÷ on: `sorted_1d` 0.50×
-/// quick, 0.75–0.79× full. Random reads keep it: without it `rows_small` full (a 16 MB
-/// table) went 2.3–5× slower and `embed` 2.2×; on tables that fit the cache the results
-/// were mixed (`rows_small`, `cols` quick), so no size rule is applied.
+/// `k`-th at `position(k)` (in slices), from a table of `table_bytes`: none from a table that
+/// stays in the cache ([`CACHED_TABLE_MAX_BYTES`]), and none where the reads go in order
+/// (most sampled neighbours within a page of each other, as sorted indices are), which the
+/// hardware's own prefetcher follows and where a prefetch only adds work. Measured with
+/// prefetch on and off alternated (`ndgather bench --quick`, this machine), off ÷ on:
+/// `sorted_1d` 0.50× quick, 0.75–0.79× full. Random reads from larger tables keep it:
+/// without it `rows_small` full (a 16 MB table) went 2.3–5× slower and `embed` 2.2×.
 pub(crate) fn prefetch_ahead(
+    table_bytes: usize,
     slice_bytes: usize,
     len: usize,
     position: impl Fn(usize) -> i128,
 ) -> usize {
-    if reads_in_order(slice_bytes, len, position) {
+    if table_bytes <= CACHED_TABLE_MAX_BYTES || reads_in_order(slice_bytes, len, position) {
         0
     } else {
         prefetch_distance(slice_bytes)
@@ -105,7 +115,8 @@ mod tests {
 
     #[test]
     fn prefetches_random_reads_only() {
-        let ahead = |positions: &[i128]| prefetch_ahead(4, positions.len(), |k| positions[k]);
+        const BIG: usize = 1 << 30;
+        let ahead = |positions: &[i128]| prefetch_ahead(BIG, 4, positions.len(), |k| positions[k]);
         let rows = 10_000_000u64;
         let mut positions = random(100_000, rows);
         assert_eq!(ahead(&positions), prefetch_distance(4));
@@ -125,7 +136,16 @@ mod tests {
         assert_eq!(ahead(&[]), 128);
         // Neighbours a page apart are near; farther, not (slices of 4 KiB + 1 byte).
         let pages: Vec<i128> = (0..1000).collect();
-        assert_eq!(prefetch_ahead(4096, 1000, |k| pages[k]), 0);
-        assert_ne!(prefetch_ahead(4097, 1000, |k| pages[k]), 0);
+        assert_eq!(prefetch_ahead(BIG, 4096, 1000, |k| pages[k]), 0);
+        assert_ne!(prefetch_ahead(BIG, 4097, 1000, |k| pages[k]), 0);
+    }
+
+    #[test]
+    fn reads_from_a_cached_table_are_not_prefetched() {
+        let positions = random(100_000, 10_000_000);
+        let ahead = |table_bytes| prefetch_ahead(table_bytes, 4, positions.len(), |k| positions[k]);
+        assert_eq!(ahead(0), 0);
+        assert_eq!(ahead(CACHED_TABLE_MAX_BYTES), 0);
+        assert_eq!(ahead(CACHED_TABLE_MAX_BYTES + 1), prefetch_distance(4));
     }
 }

@@ -405,14 +405,16 @@ fn a_single_bad_index_anywhere_fails_a_fresh_output() {
         (1, true),
         (16, true),
     ] {
-        let p = params(&[1000, inner]);
+        // A table above the (test build's) cached-table limit, so that random indices take
+        // the prefetching loop.
+        let p = params(&[2000, inner]);
         let n = PARALLEL_MIN_BYTES / (inner * 4) + 1000;
-        let mut i = indices(&[n], 1000, inner as u64);
+        let mut i = indices(&[n], 2000, inner as u64);
         if sorted {
             i.as_slice_mut().unwrap().sort_unstable();
         }
         let edge = chunk_edge(inner * 4 + 8);
-        each_bad_position(&i, &[0, edge - 1, edge, n - 1], 1000, |i| {
+        each_bad_position(&i, &[0, edge - 1, edge, n - 1], 2000, |i| {
             let mut out = ArrayD::<f32>::zeros(IxDyn(&[i.len(), inner]));
             (
                 ndgather::gather(&p, i),
