@@ -79,7 +79,8 @@ pub(crate) fn write_array<T: Clone, const N: usize>(dst: &mut [MaybeUninit<T>; N
     // SAFETY: `[MaybeUninit<T>; N]` and `MaybeUninit<[T; N]>` have the same size and
     // alignment (`MaybeUninit<T>` has `T`'s, and an array has no padding between elements),
     // any bytes are a valid `MaybeUninit`, and the pointer comes from the unique borrow `dst`,
-    // which outlives the write. `write` drops nothing that was there.
+    // which outlives the write. `write` drops nothing that was there; the clone is made
+    // before it, so a clone that panics leaves the slots as they were.
     unsafe { &mut *whole }.write(src.clone());
 }
 
