@@ -593,10 +593,9 @@ struct Flatten<'a, const D: usize> {
 impl<const D: usize> Flatten<'_, D> {
     /// Writes the offset of each vector of the batch element at offset `base`; a vector that
     /// resolves to no slice under the policy gets `usize::MAX` (past params), and makes the
-    /// return value true. The vectors are first
-    /// flattened branch-free, each component tested in its own width and taken as position 0
-    /// if bad, so that the loop has no call and no branch; only a run with a bad component
-    /// (rare) is flattened again, under the policy.
+    /// return value true. The vectors are first flattened branch-free, each component tested
+    /// in its own width and taken as position 0 if bad, so that the loop has no call and no
+    /// branch; only a run with a bad component (rare) is flattened again, under the policy.
     #[inline(always)]
     fn run<I: IndexType>(&self, base: usize, vectors: &[[I; D]], offsets: &mut [usize]) -> bool {
         let mut bad = false;

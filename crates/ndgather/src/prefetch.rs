@@ -44,7 +44,7 @@ const ORDER_SAMPLES: usize = 32;
 /// 1.6 MB table) 0.69× `alloc` / 0.77× `into`, `elems_1d` (4 MB) 0.79× / 0.81×, `nd_elems`
 /// (4 MB) 0.96× / 0.99×; above it `cols` (16 MB, each row read once) went 1.35–1.48×
 /// slower. The unit tests lower it, so that their small tables take the prefetching loops.
-pub(crate) const CACHED_TABLE_MAX_BYTES: usize = if cfg!(test) { 4 << 10 } else { 4 << 20 };
+const CACHED_TABLE_MAX_BYTES: usize = if cfg!(test) { 4 << 10 } else { 4 << 20 };
 
 /// How many slices of `slice_bytes` each to prefetch ahead of a copy of `len` slices, the
 /// `k`-th at `position(k)` (in slices), from a table of `table_bytes`: none from a table that
