@@ -149,7 +149,7 @@ impl AlongPlan {
     }
 
     /// Where output row `row` starts in params and in indices.
-    fn row_bases(&self, mut row: usize) -> (usize, usize) {
+    fn row_starts(&self, mut row: usize) -> (usize, usize) {
         let (mut p, mut i) = (0, 0);
         for d in (0..self.out_shape.len() - 1).rev() {
             let n = self.out_shape[d].max(1);
@@ -159,6 +159,30 @@ impl AlongPlan {
             i += x * self.indices_steps[d];
         }
         (p, i)
+    }
+
+    /// [`Self::row_starts`] of each output row from `row` on: divisions only where a row
+    /// starts a new run along the last outer axis, a step from the row before elsewhere.
+    fn rows_from(&self, row: usize) -> RowStarts<'_> {
+        let last_outer = self.out_shape.len().saturating_sub(2);
+        let (run, steps) = match self.out_shape.len() {
+            0 | 1 => (1, (0, 0)),
+            _ => (
+                self.out_shape[last_outer].max(1),
+                (
+                    self.params_steps[last_outer],
+                    self.indices_steps[last_outer],
+                ),
+            ),
+        };
+        RowStarts {
+            plan: self,
+            row,
+            in_run: row % run,
+            run,
+            steps,
+            starts: self.row_starts(row),
+        }
     }
 
     /// Calls `f(output element, params element or None)` for every output element of rows
@@ -173,8 +197,7 @@ impl AlongPlan {
         let n = self.row_len();
         let last = self.out_shape.len() - 1;
         let (p_step, i_step) = (self.params_steps[last], self.indices_steps[last]);
-        for row in rows {
-            let (p_base, i_base) = self.row_bases(row);
+        for (row, (p_base, i_base)) in rows.clone().zip(self.rows_from(rows.start)) {
             for j in 0..n {
                 let source = policy
                     .resolve(indices[i_base + j * i_step], self.along)
@@ -190,7 +213,7 @@ impl AlongPlan {
         if self.out_len == 0 || !policy.errors() {
             return Ok(());
         }
-        match kernel::first_bad(indices, |&i| policy.resolve(i, self.along).is_none()) {
+        match kernel::first_bad_vector(indices, &[self.along], policy) {
             None => Ok(()),
             Some(k) => Err(GatherError::BadIndex {
                 position: unravel(k, &self.indices_shape),
@@ -198,6 +221,36 @@ impl AlongPlan {
                 limit: self.along,
             }),
         }
+    }
+}
+
+/// The starts in params and in indices of consecutive output rows ([`AlongPlan::rows_from`]).
+struct RowStarts<'p> {
+    plan: &'p AlongPlan,
+    row: usize,
+    /// The row's position along the output's last outer axis, of `run` positions.
+    in_run: usize,
+    run: usize,
+    /// How far one step along that axis moves in params and in indices.
+    steps: (usize, usize),
+    starts: (usize, usize),
+}
+
+impl Iterator for RowStarts<'_> {
+    type Item = (usize, usize);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let starts = self.starts;
+        self.row += 1;
+        self.in_run += 1;
+        if self.in_run < self.run {
+            self.starts = (starts.0 + self.steps.0, starts.1 + self.steps.1);
+        } else {
+            self.in_run = 0;
+            self.starts = self.plan.row_starts(self.row);
+        }
+        Some(starts)
     }
 }
 
@@ -226,26 +279,29 @@ impl<T: Element, I: IndexType> Prepared<'_, T, I> {
         let contiguous = record == 1 && p_step == 0 && i_step == 1 && plan.axis_step == 1;
         // Rows of params read ahead of the copy (the contiguous case reads one row per row).
         let ahead = prefetch_distance(plan.along * std::mem::size_of::<T>());
+        let (along, axis_step, policy) = (plan.along, plan.axis_step, self.policy);
+        let (values, indices, fill) = (&self.values[..], &self.indices[..], self.fill.as_deref());
         kernel::for_chunks_any(slots, n * record, item_bytes, |first, chunk| {
             let mut seen_bad = false;
-            let rows = chunk.len() / (n * record);
-            for (r, out_row) in chunk.chunks_exact_mut(n * record).enumerate() {
-                let (p_base, i_base) = plan.row_bases(first + r);
+            let rows = chunk.chunks_exact_mut(n * record);
+            let mut read_ahead = plan
+                .rows_from(first + ahead)
+                .take(rows.len().saturating_sub(ahead));
+            for (out_row, (p_base, i_base)) in rows.zip(plan.rows_from(first)) {
                 if contiguous {
                     // Along the last axis, rows of both inputs contiguous: the common case
                     // (top-k, argsort), one tight loop per row.
-                    if r + ahead < rows {
-                        let (p_next, _) = plan.row_bases(first + r + ahead);
-                        prefetch_slice(&self.values[p_next..p_next + plan.along]);
+                    if let Some((p_next, _)) = read_ahead.next() {
+                        prefetch_slice(&values[p_next..p_next + along]);
                     }
-                    let src = &self.values[p_base..p_base + plan.along];
-                    let idx = &self.indices[i_base..i_base + n];
+                    let src = &values[p_base..p_base + along];
+                    let idx = &indices[i_base..i_base + n];
                     for (dst, &i) in out_row.iter_mut().zip(idx) {
-                        match self.policy.resolve(i, plan.along) {
+                        match policy.resolve(i, along) {
                             Some(k) => dst.put(&src[k]),
                             None => {
                                 seen_bad = true;
-                                match &self.fill {
+                                match fill {
                                     Some(f) => dst.put(&f[0]),
                                     None => dst.put_default(),
                                 }
@@ -255,19 +311,19 @@ impl<T: Element, I: IndexType> Prepared<'_, T, I> {
                     continue;
                 }
                 for (j, dst) in out_row.chunks_exact_mut(record).enumerate() {
-                    let index = self.indices[i_base + j * i_step];
-                    match self.policy.resolve(index, plan.along) {
+                    let index = indices[i_base + j * i_step];
+                    match policy.resolve(index, along) {
                         Some(k) => {
-                            let at = (p_base + j * p_step + k * plan.axis_step) * record;
+                            let at = (p_base + j * p_step + k * axis_step) * record;
                             if record == 1 {
-                                dst[0].put(&self.values[at]);
+                                dst[0].put(&values[at]);
                             } else {
-                                Slot::put_slice(dst, &self.values[at..at + record]);
+                                Slot::put_slice(dst, &values[at..at + record]);
                             }
                         }
                         None => {
                             seen_bad = true;
-                            match &self.fill {
+                            match fill {
                                 Some(f) => Slot::put_slice(dst, f),
                                 None => dst.iter_mut().for_each(Slot::put_default),
                             }

@@ -436,7 +436,7 @@ pub(crate) fn check_gather_nd<I: IndexType>(
 
 /// The first index vector (of one component per entry of `dims`) with a component that is
 /// bad against its dimension under `policy`.
-fn first_bad_vector<I: IndexType>(
+pub(crate) fn first_bad_vector<I: IndexType>(
     indices: &[I],
     dims: &[usize],
     policy: BadIndices,

@@ -228,6 +228,55 @@ proptest! {
     }
 }
 
+/// Outputs of many parallel chunks (each chunk starts its row counter mid-way through the
+/// outer axes, which then carries over several of them), with inputs broadcast on outer
+/// axes, along the last axis (the contiguous loop) and an inner one, on 1 to 3 threads,
+/// fresh and into a caller's array: all equal the reference.
+#[test]
+fn rows_of_many_chunks_and_broadcasts_match_the_reference() {
+    let cases: [(&[usize], &[usize], usize); 4] = [
+        (&[6, 7, 11, 200], &[6, 7, 11, 160], 3),
+        (&[6, 1, 11, 200], &[1, 7, 11, 160], 3),
+        (&[5, 6, 1, 9], &[5, 6, 300, 9], 3),
+        (&[12, 90, 11, 13], &[12, 40, 1, 13], 1),
+    ];
+    for (pshape, ishape, axis) in cases {
+        let along = pshape[axis] as i64;
+        let params = ArrayD::from_shape_fn(IxDyn(pshape), |ix| {
+            ix.slice().iter().fold(0.5f32, |a, &x| a * 3.0 + x as f32)
+        });
+        let indices = ArrayD::from_shape_fn(IxDyn(ishape), |ix| {
+            (ix.slice().iter().fold(7i64, |a, &x| a * 31 + x as i64) % along).abs()
+        });
+        let Outcome::Values(expected) = reference(&params, &indices, axis, BadIndices::Error)
+        else {
+            panic!("the reference refused {pshape:?} {ishape:?}");
+        };
+        for threads in 1..=3 {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let options = TakeAlongAxisOptions::new(axis as i64);
+                let fresh = options.take_along_axis(&params, &indices).unwrap();
+                assert_eq!(
+                    fresh, expected,
+                    "{pshape:?} {ishape:?} on {threads} threads"
+                );
+                let mut out = ArrayD::from_elem(expected.raw_dim(), -1.0f32);
+                options
+                    .take_along_axis_into(&params, &indices, out.view_mut())
+                    .unwrap();
+                assert_eq!(
+                    out, expected,
+                    "into, {pshape:?} {ishape:?} on {threads} threads"
+                );
+            });
+        }
+    }
+}
+
 #[test]
 fn numpy_documentation_examples() {
     // numpy.take_along_axis's docstring: a = [[10, 30, 20], [60, 40, 50]].
