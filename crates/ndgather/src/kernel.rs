@@ -15,7 +15,7 @@
 use crate::error::{GatherError, Result};
 use crate::index::{BadIndices, IndexType};
 use crate::plan::{unravel, GatherNdPlan, GatherPlan};
-use crate::prefetch::{prefetch, prefetch_ahead, prefetch_slice};
+use crate::prefetch::{prefetch, prefetch_ahead, prefetch_slice, reads_sparse_in_rows};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -200,9 +200,13 @@ where
     let slice_bytes = inner * std::mem::size_of::<T>();
     let item_bytes = slice_bytes + std::mem::size_of::<I>();
     let table_bytes = std::mem::size_of_val(params);
-    let ahead = prefetch_ahead(table_bytes, slice_bytes, indices.len(), |k| {
-        indices[k].to_i128()
-    });
+    let ahead = if reads_sparse_in_rows(slice_bytes, gathered.saturating_mul(slice_bytes), n) {
+        0
+    } else {
+        prefetch_ahead(table_bytes, slice_bytes, indices.len(), |k| {
+            indices[k].to_i128()
+        })
+    };
     // The params row and the indices of `len` slices from position `j` of row `(b, o)`.
     let run_at = |b: usize, o: usize, j: usize, len: usize| {
         let base = (b * outer + o) * gathered;

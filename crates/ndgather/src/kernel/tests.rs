@@ -123,13 +123,18 @@ fn chunks_that_split_runs_of_indices() {
     check_gather(&[300, 257], &[300, 33], 1, 1);
     // Batch, outer and inner all above 1.
     check_gather(&[7, 9, 41, 3], &[7, 501], 2, 1);
+    // Few reads per params row (one per two cache lines or fewer), copied without the
+    // prefetch: scalars and 16-byte slices, runs of 7 and 5 that chunks split.
+    check_gather(&[4000, 1024], &[4000, 7], 1, 1);
+    check_gather(&[2000, 256, 4], &[2000, 5], 1, 1);
 }
 
 /// The copy asks for slices ahead of it across the end of each run of indices into the next
 /// run's params row: runs shorter than, equal to and longer than that distance (128 small
 /// slices, 32 of 256 bytes), bad indices among them under the policies that copy past them,
 /// many runs per chunk, on 1 and 2 threads; and the same indices sorted, which the copy
-/// reads without prefetching.
+/// reads without prefetching (as it reads runs of 3 slices of 4 and 16 bytes: one read for
+/// every two lines of the row or fewer).
 #[test]
 fn runs_around_the_prefetch_distance() {
     for inner in [1, 4, 64] {
