@@ -2,6 +2,9 @@
 //! two modes (`alloc`: a fresh output per call; `into`: the caller's buffer reused), beside
 //! this machine's memcpy bandwidth measured in the same run.
 //!
+//! Numeric inputs of 4 MiB and more are on 2 MiB pages ([`ndgather::huge_page_vec`]), as
+//! the peers' NumPy arrays are.
+//!
 //! Strings are timed as each front end holds them: `alloc` gathers a dtype-erased
 //! [`Tensor`] (a [`ndgather::Strings`]: one byte buffer and spans), `into` an `ndarray` array of
 //! `Vec<u8>` into a reused array (each element's allocation reused by `clone_from`).
@@ -183,10 +186,11 @@ fn indices<I: IndexType + TryFrom<u64>>(case: &Case, rng: &mut Rng) -> Result<Ar
     if case.sorted {
         flat.sort_unstable();
     }
-    let values = flat
-        .into_iter()
-        .map(|v| I::try_from(v).map_err(|_| bad("index does not fit its dtype")))
-        .collect::<Result<Vec<I>, _>>()?;
+    // On 2 MiB pages where large, as NumPy's arrays are (the peers' inputs).
+    let mut values = ndgather::huge_page_vec(count)?;
+    for v in flat {
+        values.push(I::try_from(v).map_err(|_| bad("index does not fit its dtype"))?);
+    }
     ArrayD::from_shape_vec(IxDyn(&case.indices_shape), values).map_err(|e| bad(&e.to_string()))
 }
 
@@ -314,11 +318,10 @@ fn uniform_params<T: Element>(
     make: impl Fn(f64) -> T,
 ) -> Result<ArrayD<T>, CliError> {
     let n: usize = case.params_shape.iter().product();
-    ArrayD::from_shape_vec(
-        IxDyn(&case.params_shape),
-        (0..n).map(|_| make(rng.unit())).collect(),
-    )
-    .map_err(|e| bad(&e.to_string()))
+    // On 2 MiB pages where large, as NumPy's arrays are (the peers' inputs).
+    let mut values = ndgather::huge_page_vec(n)?;
+    values.extend((0..n).map(|_| make(rng.unit())));
+    ArrayD::from_shape_vec(IxDyn(&case.params_shape), values).map_err(|e| bad(&e.to_string()))
 }
 
 fn with_indices<T: Element>(

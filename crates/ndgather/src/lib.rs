@@ -94,6 +94,7 @@ pub use dtype::{ArrayElement, DType, Kind, Tensor, TensorElement, TensorView};
 pub use error::{GatherError, OpKind, Result};
 pub use fill::FillValue;
 pub use index::{BadIndices, IndexLimit, IndexType};
+pub use output::huge_page_vec;
 pub use recycle::{recycle, recycle_limit, set_recycle_limit};
 pub use strings::{StringElement, Strings};
 
