@@ -1,8 +1,9 @@
 //! Fresh outputs: a buffer given back by [`crate::recycle`] where one fits, else allocated
-//! without being zeroed and backed by 2 MiB pages where the OS offers them (fewer page faults
-//! on large outputs); handed over only once every element is written. Its `unsafe fn fresh`
-//! states the one promise its callers make (the closure writes every slot), and each call
-//! site names the kernel that keeps it.
+//! without being zeroed and backed by 2 MiB pages where the OS offers them (fewer page
+//! faults on large outputs; [`huge_page_vec`], public for callers' tables); handed over
+//! only once every element is written. Its `unsafe fn fresh` states the one promise its
+//! callers make (the closure writes every slot), and each call site names the kernel that
+//! keeps it.
 
 use crate::error::{GatherError, Result};
 use std::mem::MaybeUninit;
@@ -21,8 +22,8 @@ pub(crate) unsafe fn fresh<T: 'static>(
     shape: &[usize],
     fill: impl FnOnce(&mut [MaybeUninit<T>]),
 ) -> Result<Vec<T>> {
-    let bytes = len
-        .checked_mul(std::mem::size_of::<T>().max(1))
+    // No output of more than `isize::MAX` bytes (or elements, of a zero-sized type) exists.
+    len.checked_mul(std::mem::size_of::<T>().max(1))
         .filter(|&b| b <= isize::MAX as usize)
         .ok_or_else(|| GatherError::ShapeOverflow {
             what: "output",
@@ -30,13 +31,7 @@ pub(crate) unsafe fn fresh<T: 'static>(
         })?;
     let mut v: Vec<T> = match crate::recycle::take(len) {
         Some(v) => v,
-        None => {
-            let mut v = Vec::new();
-            v.try_reserve_exact(len)
-                .map_err(|_| GatherError::OutOfMemory { bytes })?;
-            advise_huge_pages(&mut v, bytes);
-            v
-        }
+        None => huge_page_vec(len)?,
     };
     let slots = &mut v.spare_capacity_mut()[..len];
     fill(slots);
