@@ -15,7 +15,7 @@
 use crate::error::{GatherError, Result};
 use crate::index::{BadIndices, IndexType};
 use crate::plan::{unravel, GatherNdPlan, GatherPlan};
-use crate::prefetch::{prefetch, prefetch_ahead, prefetch_slice, reads_sparse_in_rows};
+use crate::prefetch::{prefetch, prefetch_ahead, prefetch_slice};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -200,13 +200,11 @@ where
     let slice_bytes = inner * std::mem::size_of::<T>();
     let item_bytes = slice_bytes + std::mem::size_of::<I>();
     let table_bytes = std::mem::size_of_val(params);
-    let ahead = if reads_sparse_in_rows(slice_bytes, gathered.saturating_mul(slice_bytes), n) {
-        0
-    } else {
-        prefetch_ahead(table_bytes, slice_bytes, indices.len(), |k| {
-            indices[k].to_i128()
-        })
-    };
+    // Each run reads `n` slices from one params row of `gathered` slices.
+    let rows = Some((gathered.saturating_mul(slice_bytes), n));
+    let ahead = prefetch_ahead(table_bytes, slice_bytes, rows, indices.len(), |k| {
+        indices[k].to_i128()
+    });
     // The params row and the indices of `len` slices from position `j` of row `(b, o)`.
     let run_at = |b: usize, o: usize, j: usize, len: usize| {
         let base = (b * outer + o) * gathered;
@@ -644,7 +642,8 @@ where
 {
     let slice_bytes = slice * std::mem::size_of::<T>();
     let table_bytes = std::mem::size_of_val(params);
-    let ahead = prefetch_ahead(table_bytes, slice_bytes, offsets.len(), |k| {
+    // Offsets reach anywhere in params: no rows whose reads could be counted.
+    let ahead = prefetch_ahead(table_bytes, slice_bytes, None, offsets.len(), |k| {
         (offsets[k] / slice.max(1)) as i128
     });
     if slice == 1 {

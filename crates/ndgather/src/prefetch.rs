@@ -47,20 +47,26 @@ const ORDER_SAMPLES: usize = 32;
 const CACHED_TABLE_MAX_BYTES: usize = if cfg!(test) { 4 << 10 } else { 4 << 20 };
 
 /// How many slices of `slice_bytes` each to prefetch ahead of a copy of `len` slices, the
-/// `k`-th at `position(k)` (in slices), from a table of `table_bytes`: none from a table that
-/// stays in the cache ([`CACHED_TABLE_MAX_BYTES`]), and none where the reads go in order
-/// (most sampled neighbours within a page of each other, as sorted indices are), which the
-/// hardware's own prefetcher follows and where a prefetch only adds work. Measured with
-/// prefetch on and off alternated (`ndgather bench --quick`, this machine), off ÷ on:
-/// `sorted_1d` 0.50× quick, 0.75–0.79× full. Random reads from larger tables keep it:
-/// without it `rows_small` full (a 16 MB table) went 2.3–5× slower and `embed` 2.2×.
+/// `k`-th at `position(k)` (in slices), from a table of `table_bytes`, read row by row where
+/// `rows` gives (the bytes of each params row, the reads from each): none from a table that
+/// stays in the cache ([`CACHED_TABLE_MAX_BYTES`]), none where each row gives few small
+/// reads ([`reads_sparse_in_rows`]), and none where the reads go in order (most sampled
+/// neighbours within a page of each other, as sorted indices are), which the hardware's own
+/// prefetcher follows and where a prefetch only adds work. Measured with prefetch on and off
+/// alternated (`ndgather bench --quick`, this machine), off ÷ on: `sorted_1d` 0.50× quick,
+/// 0.75–0.79× full. Random reads from larger tables keep it: without it `rows_small` full (a
+/// 16 MB table) went 2.3–5× slower and `embed` 2.2×.
 pub(crate) fn prefetch_ahead(
     table_bytes: usize,
     slice_bytes: usize,
+    rows: Option<(usize, usize)>,
     len: usize,
     position: impl Fn(usize) -> i128,
 ) -> usize {
-    if table_bytes <= CACHED_TABLE_MAX_BYTES || reads_in_order(slice_bytes, len, position) {
+    let sparse = rows
+        .is_some_and(|(row_bytes, per_row)| reads_sparse_in_rows(slice_bytes, row_bytes, per_row));
+    if table_bytes <= CACHED_TABLE_MAX_BYTES || sparse || reads_in_order(slice_bytes, len, position)
+    {
         0
     } else {
         prefetch_distance(slice_bytes)
@@ -83,7 +89,7 @@ pub(crate) fn prefetch_ahead(
 /// line, 1.56×). With the rule built, against the build before (alternated): batch_topk
 /// rows of 16-byte slices 0.85× (16 MB) and 0.94× (128 MB), of 32-byte slices 0.89–0.95×;
 /// of 64-byte slices 0.99–1.07×, which keep the prefetch.
-pub(crate) fn reads_sparse_in_rows(slice_bytes: usize, row_bytes: usize, per_row: usize) -> bool {
+fn reads_sparse_in_rows(slice_bytes: usize, row_bytes: usize, per_row: usize) -> bool {
     slice_bytes <= CACHE_LINE / 2 && per_row.saturating_mul(2 * CACHE_LINE) <= row_bytes
 }
 
@@ -136,7 +142,8 @@ mod tests {
     #[test]
     fn prefetches_random_reads_only() {
         const BIG: usize = 1 << 30;
-        let ahead = |positions: &[i128]| prefetch_ahead(BIG, 4, positions.len(), |k| positions[k]);
+        let ahead =
+            |positions: &[i128]| prefetch_ahead(BIG, 4, None, positions.len(), |k| positions[k]);
         let rows = 10_000_000u64;
         let mut positions = random(100_000, rows);
         assert_eq!(ahead(&positions), prefetch_distance(4));
@@ -156,8 +163,8 @@ mod tests {
         assert_eq!(ahead(&[]), 128);
         // Neighbours a page apart are near; farther, not (slices of 4 KiB + 1 byte).
         let pages: Vec<i128> = (0..1000).collect();
-        assert_eq!(prefetch_ahead(BIG, 4096, 1000, |k| pages[k]), 0);
-        assert_ne!(prefetch_ahead(BIG, 4097, 1000, |k| pages[k]), 0);
+        assert_eq!(prefetch_ahead(BIG, 4096, None, 1000, |k| pages[k]), 0);
+        assert_ne!(prefetch_ahead(BIG, 4097, None, 1000, |k| pages[k]), 0);
     }
 
     #[test]
@@ -173,12 +180,19 @@ mod tests {
         // No reads, or a count too large to multiply: no overflow.
         assert!(reads_sparse_in_rows(4, 0, 0));
         assert!(!reads_sparse_in_rows(4, usize::MAX - 1, usize::MAX));
+        // Random reads from a large table: sparse rows go without, dense rows keep it.
+        let positions = random(100_000, 1 << 20);
+        let ahead = |rows| prefetch_ahead(1 << 30, 4, rows, positions.len(), |k| positions[k]);
+        assert_eq!(ahead(Some((32 << 10, 256))), 0);
+        assert_eq!(ahead(Some((8000, 500))), prefetch_distance(4));
+        assert_eq!(ahead(None), prefetch_distance(4));
     }
 
     #[test]
     fn reads_from_a_cached_table_are_not_prefetched() {
         let positions = random(100_000, 10_000_000);
-        let ahead = |table_bytes| prefetch_ahead(table_bytes, 4, positions.len(), |k| positions[k]);
+        let ahead =
+            |table_bytes| prefetch_ahead(table_bytes, 4, None, positions.len(), |k| positions[k]);
         assert_eq!(ahead(0), 0);
         assert_eq!(ahead(CACHED_TABLE_MAX_BYTES), 0);
         assert_eq!(ahead(CACHED_TABLE_MAX_BYTES + 1), prefetch_distance(4));
