@@ -1,10 +1,16 @@
-// Would non-temporal stores pay for wide slices (BENCHMARKS.md, f64_wide `into` against ONNX
-// Runtime)? Gathers N random 8 KiB rows of a ROWS-row table into one reused output, each row
-// copied with memcpy, then with SSE2 streaming stores (`movntdq`, which skip reading the
-// output's lines before writing them); median of REPS calls each. Threads: OMP_NUM_THREADS.
+// Would non-temporal stores pay for wide slices (BENCHMARKS.md; src/stream.rs)? Gathers N
+// random WIDTH-byte rows (8 KiB unless given) of a ROWS-row table into one reused output,
+// each row copied with memcpy, then with SSE2 streaming stores (`movntdq`, which skip reading
+// the output's lines before writing them); median of REPS calls each. Threads:
+// OMP_NUM_THREADS.
 //   gcc -O2 -fopenmp bench/stream_copy.c -o stream_copy
 //   OMP_NUM_THREADS=2 ./stream_copy 10000 2000 31     # f64_wide quick: 82 MB table, 16 MB out
 //   OMP_NUM_THREADS=2 ./stream_copy 100000 20000 9    # f64_wide full: 820 MB table, 164 MB out
+//   OMP_NUM_THREADS=2 ./stream_copy 1000 640000 7 1024  # nd_batch full: a batch element's
+//                                                     # 1 MB table, 655 MB out
+//   OMP_NUM_THREADS=2 ./stream_copy 1000 64000 31 1024  # the same, 66 MB out
+//   OMP_NUM_THREADS=2 ./stream_copy 1000000 200000 7 512  # embed full: 512 MB table
+//   OMP_NUM_THREADS=2 ./stream_copy 1000000 500000 7 128  # nd_slices full: 128 MB table
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +32,7 @@ static void nt_copy(char*d,const char*s,size_t n){
 }
 int cmp(const void*a,const void*b){double x=*(double*)a,y=*(double*)b;return x<y?-1:x>y;}
 int main(int argc,char**argv){
-  size_t rows=atol(argv[1]), n=atol(argv[2]), w=8192; int reps=atoi(argv[3]);
+  size_t rows=atol(argv[1]), n=atol(argv[2]), w=argc>4?atol(argv[4]):8192; int reps=atoi(argv[3]);
   char*t=aligned_alloc(4096,rows*w); memset(t,1,rows*w);
   char*o=aligned_alloc(4096,n*w); memset(o,0,n*w);
   int*idx=malloc(n*4); srand(1); for(size_t i=0;i<n;i++) idx[i]=rand()%rows;

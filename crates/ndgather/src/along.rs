@@ -9,11 +9,12 @@ use crate::error::{GatherError, Result};
 use crate::fill::{self, FillValue};
 use crate::grad::check_grad;
 use crate::index::{BadIndices, IndexType};
-use crate::kernel::{self, Slot};
+use crate::kernel;
 use crate::layout::{
     check_out_shape, into_array, row_major, with_row_major_out, Element, Elements,
 };
 use crate::output;
+use crate::output::Slot;
 use crate::plan::unravel;
 use crate::prefetch::{prefetch_distance, prefetch_slice};
 use crate::scatter::Summable;
@@ -512,7 +513,7 @@ impl TakeAlongAxisOptions {
                 |slots| {
                     call.copy(slots);
                 },
-                |slots| {
+                |slots, _| {
                     call.copy(slots);
                 },
             )
@@ -547,7 +548,7 @@ impl TakeAlongAxisOptions {
             output::fresh_checked(
                 len,
                 &call.out_shape,
-                |slots| call.copy(slots),
+                |slots, _| call.copy(slots),
                 || call.plan.check(&call.indices, call.policy),
             )?
         };

@@ -6,7 +6,7 @@ use crate::fill::{self, FillValue};
 use crate::index::{BadIndices, IndexType};
 use crate::kernel;
 use crate::layout::{check_out_shape, into_array, row_major, with_row_major_out, Elements};
-use crate::output;
+use crate::output::{self, Pages};
 use crate::plan::{GatherNdPlan, GatherPlan};
 use crate::strided;
 use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, Data, Dimension};
@@ -33,16 +33,17 @@ impl<'a, T: Element> Source<'a, T> {
     /// The copy, then, under `Fill`, the fill record over the slices of bad indices (the
     /// kernels default-fill them). Returns whether an index resolved to no slice (see
     /// `kernel::gather`).
-    fn gather<I: IndexType, O: kernel::Slot<T>>(
+    fn gather<I: IndexType, O: output::Slot<T>>(
         &self,
         indices: &[I],
         plan: &GatherPlan,
         policy: BadIndices,
         fill: Option<&[T]>,
         out: &mut [O],
+        pages: Pages,
     ) -> bool {
         let unresolved = match self {
-            Source::RowMajor(p) => kernel::gather(p, indices, plan, policy, out),
+            Source::RowMajor(p) => kernel::gather(p, indices, plan, policy, out, pages),
             Source::InPlace(v) => strided::gather(v, indices, plan, policy, out),
         };
         if let Some(f) = fill {
@@ -52,16 +53,17 @@ impl<'a, T: Element> Source<'a, T> {
     }
 
     /// As [`Source::gather`], for gather_nd.
-    fn gather_nd<I: IndexType, O: kernel::Slot<T>>(
+    fn gather_nd<I: IndexType, O: output::Slot<T>>(
         &self,
         indices: &[I],
         plan: &GatherNdPlan,
         policy: BadIndices,
         fill: Option<&[T]>,
         out: &mut [O],
+        pages: Pages,
     ) -> bool {
         let unresolved = match self {
-            Source::RowMajor(p) => kernel::gather_nd(p, indices, plan, policy, out),
+            Source::RowMajor(p) => kernel::gather_nd(p, indices, plan, policy, out, pages),
             Source::InPlace(v) => strided::gather_nd(v, indices, plan, policy, out),
         };
         if let Some(f) = fill {
@@ -375,7 +377,7 @@ impl GatherOptions {
             output::fresh_checked(
                 wide.out_len,
                 &wide.out_shape,
-                |slots| params.gather(&idx, &wide, policy, fill.as_deref(), slots),
+                |slots, pages| params.gather(&idx, &wide, policy, fill.as_deref(), slots, pages),
                 || kernel::check_gather(&idx, &plan, policy),
             )?
         };
@@ -413,8 +415,10 @@ impl GatherOptions {
         unsafe {
             with_row_major_out(
                 &mut out,
-                |slots| _ = params.gather(&idx, &wide, policy, fill.as_deref(), slots),
-                |slots| _ = params.gather(&idx, &wide, policy, fill.as_deref(), slots),
+                |slots| _ = params.gather(&idx, &wide, policy, fill.as_deref(), slots, Pages::Used),
+                |slots, pages| {
+                    _ = params.gather(&idx, &wide, policy, fill.as_deref(), slots, pages)
+                },
             )
         }
     }
@@ -683,7 +687,7 @@ impl GatherNdOptions {
             output::fresh_checked(
                 wide.out_len,
                 &wide.out_shape,
-                |slots| params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
+                |slots, pages| params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots, pages),
                 || kernel::check_gather_nd(&idx, &plan, policy),
             )?
         };
@@ -721,8 +725,12 @@ impl GatherNdOptions {
         unsafe {
             with_row_major_out(
                 &mut out,
-                |slots| _ = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
-                |slots| _ = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots),
+                |slots| {
+                    _ = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots, Pages::Used)
+                },
+                |slots, pages| {
+                    _ = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots, pages)
+                },
             )
         }
     }

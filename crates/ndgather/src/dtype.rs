@@ -205,6 +205,13 @@ macro_rules! define_dtypes {
             }
         }
 
+        /// Whether `T` is one of the table's fixed-width types: each is `Copy`, with no
+        /// padding, so a copy of its bytes is a copy of its value.
+        pub(crate) fn is_fixed_width<T: 'static>() -> bool {
+            let id = std::any::TypeId::of::<T>();
+            false $(|| $crate::__if_role!{fixed [$($role)*] {id == std::any::TypeId::of::<$t>()} else {false}})*
+        }
+
         /// A tensor of any supported element type: an `ndarray` array of a fixed-width type,
         /// or a [`Strings`] (one byte buffer and each element's span of it) of strings or
         /// byte strings.

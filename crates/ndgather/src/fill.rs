@@ -4,7 +4,7 @@
 
 use crate::error::{GatherError, Result};
 use crate::index::{BadIndices, IndexType};
-use crate::kernel::Slot;
+use crate::output::Slot;
 use crate::plan::{GatherNdPlan, GatherPlan};
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};

@@ -7,6 +7,9 @@
 //! (`output::fresh_checked`). A caller's buffer must stay unchanged on error, so its calls
 //! check first.
 //!
+//! Large outputs copied from a table that stays in the cache are written with streaming
+//! stores ([`crate::stream`]).
+//!
 //! Both passes run on the calling thread for small calls and on rayon's pool above
 //! [`PARALLEL_MIN_BYTES`], splitting the output into chunks of about [`CHUNK_BYTES`]. Each
 //! chunk is written by one task, so the result does not depend on the number of threads, and
@@ -14,10 +17,11 @@
 
 use crate::error::{GatherError, Result};
 use crate::index::{BadIndices, IndexType};
+use crate::output::{Pages, Slot};
 use crate::plan::{unravel, GatherNdPlan, GatherPlan};
 use crate::prefetch::{prefetch, prefetch_ahead, prefetch_slice};
+use crate::stream::Streaming;
 use rayon::prelude::*;
-use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Work (bytes moved) below which a call stays on the calling thread.
@@ -44,60 +48,6 @@ macro_rules! by_slice_width {
             _ => $other,
         }
     };
-}
-
-/// A slot of the output: uninitialised memory of a fresh output, or an element of a caller's
-/// buffer.
-pub(crate) trait Slot<T>: Send + Sized {
-    /// Stores a copy of `v`.
-    fn put(&mut self, v: &T);
-    /// Stores `T::default()` (the value of an ignored bad index).
-    fn put_default(&mut self);
-    /// Stores copies of `src`, one per slot.
-    #[inline]
-    fn put_slice(dst: &mut [Self], src: &[T]) {
-        debug_assert_eq!(dst.len(), src.len(), "a slice copy fills its slots");
-        for (d, s) in dst.iter_mut().zip(src) {
-            d.put(s);
-        }
-    }
-    /// Stores copies of `src`, `N` elements known at compile time.
-    #[inline(always)]
-    fn put_array<const N: usize>(dst: &mut [Self; N], src: &[T; N]) {
-        Self::put_slice(dst, src);
-    }
-}
-
-impl<T: Clone + Default + Send> Slot<T> for MaybeUninit<T> {
-    #[inline(always)]
-    fn put(&mut self, v: &T) {
-        self.write(v.clone());
-    }
-    #[inline(always)]
-    fn put_default(&mut self) {
-        self.write(T::default());
-    }
-    /// The array cloned whole, a fixed-size move where `T` is `Copy` (element by element, the
-    /// compiler wrote 32 four-byte moves for a slice of 32 `f32`).
-    #[inline(always)]
-    fn put_array<const N: usize>(dst: &mut [Self; N], src: &[T; N]) {
-        crate::output::write_array(dst, src);
-    }
-}
-
-impl<T: Clone + Default + Send> Slot<T> for T {
-    #[inline(always)]
-    fn put(&mut self, v: &T) {
-        self.clone_from(v);
-    }
-    #[inline(always)]
-    fn put_default(&mut self) {
-        *self = T::default();
-    }
-    #[inline]
-    fn put_slice(dst: &mut [T], src: &[T]) {
-        dst.clone_from_slice(src);
-    }
 }
 
 /// Runs `f(first_item, chunk)` over `out`, split into chunks of whole items (`item_len`
@@ -179,7 +129,8 @@ pub(crate) fn check_gather<I: IndexType>(
 }
 
 /// Copies the gathered slices, `[batch, outer, n, inner]` in row-major order, into `out`
-/// (exactly `plan.out_len` slots, every one of which is written). Returns whether an index
+/// (exactly `plan.out_len` slots, every one of which is written; on `pages`, which decide,
+/// with the sizes, whether streaming stores pay: [`crate::stream`]). Returns whether an index
 /// resolved to no slice under `policy` (its slots default-filled): under a policy that
 /// [`errors`](BadIndices::errors), a bad index that [`check_gather`] names, so that a fresh
 /// output needs no check pass before the copy.
@@ -190,9 +141,10 @@ pub(crate) fn gather<T, I, O>(
     plan: &GatherPlan,
     policy: BadIndices,
     out: &mut [O],
+    pages: Pages,
 ) -> bool
 where
-    T: Clone + Default + Sync,
+    T: Clone + Default + Sync + 'static,
     I: IndexType,
     O: Slot<T>,
 {
@@ -205,6 +157,9 @@ where
     let ahead = prefetch_ahead(table_bytes, slice_bytes, rows, indices.len(), |k| {
         indices[k].to_i128()
     });
+    // Each run's slices come from one params row.
+    let row_bytes = gathered.saturating_mul(slice_bytes);
+    let stream = Streaming::for_copy((std::mem::size_of_val(out), pages), row_bytes, slice_bytes);
     // The params row and the indices of `len` slices from position `j` of row `(b, o)`.
     let run_at = |b: usize, o: usize, j: usize, len: usize| {
         let base = (b * outer + o) * gathered;
@@ -214,6 +169,7 @@ where
         )
     };
     for_chunks_any(out, inner, item_bytes, |first, chunk| {
+        let _fence = stream.map(Streaming::fence_on_drop);
         let items = chunk.len() / inner;
         let mut unresolved = false;
         // Where the chunk starts in [batch, outer, n]; then counters, not divisions.
@@ -253,9 +209,12 @@ where
                 ctx.ask(row, idx, at, inner);
             }
             let dst = &mut chunk[k * inner..(k + run) * inner];
-            unresolved |= match inner {
-                1 => ctx.run_scalar(dst),
-                _ => by_slice_width!(inner, |N| ctx.run::<N, O>(dst), ctx.run_dyn(dst, inner)),
+            unresolved |= match (stream, inner) {
+                (Some(stream), _) => ctx.run_streamed(dst, inner, stream),
+                (None, 1) => ctx.run_scalar(dst),
+                (None, _) => {
+                    by_slice_width!(inner, |N| ctx.run::<N, O>(dst), ctx.run_dyn(dst, inner))
+                }
             };
             asked = (run - ctx.split).min(next_len);
             k += run;
@@ -294,12 +253,19 @@ impl<T: Clone + Default + Sync, I: IndexType> SliceCopy<'_, T, I> {
         }
     }
 
-    /// Copies the slice at index `i` into `d`; sets `unresolved` if `i` resolves to no
-    /// slice (set in that branch alone, so that the loop of good indices never touches it).
+    /// Copies the slice at index `i` into `d` with `put`; sets `unresolved` if `i` resolves
+    /// to no slice (set in that branch alone, so that the loop of good indices never touches
+    /// it).
     #[inline(always)]
-    fn copy<O: Slot<T>>(&self, d: &mut [O], i: I, inner: usize, unresolved: &mut bool) {
+    fn copy<O: Slot<T>>(
+        &self,
+        (d, i): (&mut [O], I),
+        inner: usize,
+        unresolved: &mut bool,
+        put: &impl Fn(&mut [O], &[T]),
+    ) {
         match self.policy.resolve(i, self.gathered) {
-            Some(g) => O::put_slice(d, &self.row[g * inner..(g + 1) * inner]),
+            Some(g) => put(d, &self.row[g * inner..(g + 1) * inner]),
             None => {
                 *unresolved = true;
                 d.iter_mut().for_each(Slot::put_default);
@@ -354,18 +320,29 @@ impl<T: Clone + Default + Sync, I: IndexType> SliceCopy<'_, T, I> {
 
     #[inline(never)]
     fn run_dyn<O: Slot<T>>(&self, dst: &mut [O], inner: usize) -> bool {
-        self.copy_slices(dst, inner)
+        self.copy_slices(dst, inner, O::put_slice)
+    }
+
+    /// Slices of any length, each written with streaming stores.
+    #[inline(never)]
+    fn run_streamed<O: Slot<T>>(&self, dst: &mut [O], inner: usize, stream: Streaming<T>) -> bool {
+        self.copy_slices(dst, inner, |d, s| stream.put_slice(d, s))
     }
 
     #[inline(always)]
-    fn copy_slices<O: Slot<T>>(&self, dst: &mut [O], inner: usize) -> bool {
+    fn copy_slices<O: Slot<T>>(
+        &self,
+        dst: &mut [O],
+        inner: usize,
+        put: impl Fn(&mut [O], &[T]),
+    ) -> bool {
         let (own, last) = dst.split_at_mut(self.split * inner);
         let mut unresolved = false;
         self.each_slice(
             own.chunks_exact_mut(inner),
             last.chunks_exact_mut(inner),
             inner,
-            |d, i| self.copy(d, i, inner, &mut unresolved),
+            |d, i| self.copy((d, i), inner, &mut unresolved, &put),
         );
         unresolved
     }
@@ -482,8 +459,9 @@ fn first_bad_of_depth<const D: usize, I: IndexType>(
 }
 
 /// Copies the slice of every index vector, in row-major order, into `out` (exactly
-/// `plan.out_len` slots, every one of which is written). Returns whether an index vector
-/// resolved to no slice, as [`gather`] does (then [`check_gather_nd`] names it).
+/// `plan.out_len` slots, every one of which is written; on `pages`, as in [`gather`]).
+/// Returns whether an index vector resolved to no slice, as [`gather`] does (then
+/// [`check_gather_nd`] names it).
 #[must_use = "an unresolved index is an error under an erroring policy"]
 pub(crate) fn gather_nd<T, I, O>(
     params: &[T],
@@ -491,17 +469,18 @@ pub(crate) fn gather_nd<T, I, O>(
     plan: &GatherNdPlan,
     policy: BadIndices,
     out: &mut [O],
+    pages: Pages,
 ) -> bool
 where
-    T: Clone + Default + Sync,
+    T: Clone + Default + Sync + 'static,
     I: IndexType,
     O: Slot<T>,
 {
     // Index depths known at compile time make the offset arithmetic a few unrolled steps.
     match plan.depth {
-        1 => gather_nd_depth::<1, T, I, O>(params, indices, plan, policy, out),
-        2 => gather_nd_depth::<2, T, I, O>(params, indices, plan, policy, out),
-        3 => gather_nd_depth::<3, T, I, O>(params, indices, plan, policy, out),
+        1 => gather_nd_depth::<1, T, I, O>(params, indices, plan, policy, (out, pages)),
+        2 => gather_nd_depth::<2, T, I, O>(params, indices, plan, policy, (out, pages)),
+        3 => gather_nd_depth::<3, T, I, O>(params, indices, plan, policy, (out, pages)),
         _ => gather_nd_any(params, indices, plan, policy, out),
     }
 }
@@ -528,10 +507,10 @@ fn gather_nd_depth<const D: usize, T, I, O>(
     indices: &[I],
     plan: &GatherNdPlan,
     policy: BadIndices,
-    out: &mut [O],
+    (out, pages): (&mut [O], Pages),
 ) -> bool
 where
-    T: Clone + Default + Sync,
+    T: Clone + Default + Sync + 'static,
     I: IndexType,
     O: Slot<T>,
 {
@@ -549,7 +528,16 @@ where
         strides: &strides,
         policy,
     };
+    // Each vector's slice comes from its batch element's part of params.
+    let table_bytes = batch_stride.saturating_mul(std::mem::size_of::<T>());
+    let slice_bytes = slice.saturating_mul(std::mem::size_of::<T>());
+    let stream = Streaming::for_copy(
+        (std::mem::size_of_val(out), pages),
+        table_bytes,
+        slice_bytes,
+    );
     for_chunks_any(out, slice, item_bytes, |first, chunk| {
+        let _fence = stream.map(Streaming::fence_on_drop);
         // Block by block: first every index vector becomes its offset in params (a pass of
         // arithmetic over the indices, no random reads), then the copy loop runs over the
         // offsets alone, with nothing between its random reads but a prefetch hint.
@@ -579,7 +567,7 @@ where
                     (b, r + part)
                 };
             }
-            copy_at_offsets(params, offsets, slice, dst);
+            copy_at_offsets(params, offsets, slice, dst, stream);
         }
         unresolved
     })
@@ -632,11 +620,16 @@ impl<const D: usize> Flatten<'_, D> {
 const FLAT_BLOCK: usize = 4096;
 
 /// Copies the `slice` elements of params at each offset into the next `slice` slots of
-/// `out`; an offset past params (`usize::MAX`: a bad index vector the policy ignores) gives
-/// defaults.
+/// `out` (with streaming stores where `stream` is given); an offset past params
+/// (`usize::MAX`: a bad index vector the policy ignores) gives defaults.
 #[inline(always)]
-fn copy_at_offsets<T, O>(params: &[T], offsets: &[usize], slice: usize, out: &mut [O])
-where
+fn copy_at_offsets<T, O>(
+    params: &[T],
+    offsets: &[usize],
+    slice: usize,
+    out: &mut [O],
+    stream: Option<Streaming<T>>,
+) where
     T: Clone + Default + Sync,
     O: Slot<T>,
 {
@@ -646,6 +639,10 @@ where
     let ahead = prefetch_ahead(table_bytes, slice_bytes, None, offsets.len(), |k| {
         (offsets[k] / slice.max(1)) as i128
     });
+    if let Some(stream) = stream {
+        let put = |d: &mut [O], s: &[T]| stream.put_slice(d, s);
+        return copy_any(params, offsets, slice, ahead, (out, put));
+    }
     if slice == 1 {
         let hint = |o: usize| {
             if let Some(v) = params.get(o) {
@@ -661,14 +658,19 @@ where
     by_slice_width!(
         slice,
         |N| copy_fixed::<N, T, O>(params, offsets, ahead, out),
-        copy_any(params, offsets, slice, ahead, out)
+        copy_any(params, offsets, slice, ahead, (out, O::put_slice))
     )
 }
 
-/// [`copy_at_offsets`] for slices of any width: each a slice copy.
+/// [`copy_at_offsets`] for slices of any width: each a slice copy, by `put`.
 #[inline(always)]
-fn copy_any<T, O>(params: &[T], offsets: &[usize], slice: usize, ahead: usize, out: &mut [O])
-where
+fn copy_any<T, O>(
+    params: &[T],
+    offsets: &[usize],
+    slice: usize,
+    ahead: usize,
+    (out, put): (&mut [O], impl Fn(&mut [O], &[T])),
+) where
     T: Clone + Default + Sync,
     O: Slot<T>,
 {
@@ -679,7 +681,7 @@ where
         }
     };
     let copy = |dst: &mut [O], o: usize| match at(o) {
-        Some(src) => O::put_slice(dst, src),
+        Some(src) => put(dst, src),
         None => dst.iter_mut().for_each(Slot::put_default),
     };
     each_offset(out.chunks_exact_mut(slice), offsets, ahead, hint, copy);

@@ -86,7 +86,7 @@ pub(crate) fn check_out_shape(
 pub(crate) unsafe fn with_row_major_out<T: Element, D: Dimension>(
     out: &mut ArrayViewMut<'_, T, D>,
     body: impl Fn(&mut [T]) + Sync,
-    fresh: impl FnOnce(&mut [std::mem::MaybeUninit<T>]),
+    fresh: impl FnOnce(&mut [std::mem::MaybeUninit<T>], output::Pages),
 ) -> Result<()> {
     if let Some(slice) = out.as_slice_mut() {
         body(slice);

@@ -83,6 +83,8 @@ mod prefetch;
 mod recycle;
 pub mod scatter;
 pub mod shape;
+#[allow(unsafe_code)]
+mod stream;
 mod strided;
 mod string_gather;
 mod strings;

@@ -4,6 +4,9 @@
 //! only once every element is written. Its `unsafe fn fresh` states the one promise its
 //! callers make (the closure writes every slot), and each call site names the kernel that
 //! keeps it.
+//!
+//! Also what the kernels write into: a [`Slot`] (a fresh output's uninitialised element or a
+//! caller's), on [`Pages`] new or written before.
 
 use crate::error::{GatherError, Result};
 use std::mem::MaybeUninit;
@@ -11,7 +14,72 @@ use std::mem::MaybeUninit;
 /// Outputs at least this large are advised to use transparent huge pages.
 pub(crate) const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 
-/// A vector of `len` elements, each written by `fill`.
+/// Where an output's memory comes from, which decides how it is best written (the kernels'
+/// streaming stores pay only on memory written before).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pages {
+    /// Allocated for this call: the OS zeroes each page as it is first written, which leaves
+    /// its lines in the cache, where ordinary stores find them.
+    New,
+    /// Written before: a caller's buffer, or one given back to [`crate::recycle`].
+    Used,
+}
+
+/// A slot of the output: uninitialised memory of a fresh output, or an element of a caller's
+/// buffer.
+pub(crate) trait Slot<T>: Send + Sized {
+    /// Stores a copy of `v`.
+    fn put(&mut self, v: &T);
+    /// Stores `T::default()` (the value of an ignored bad index).
+    fn put_default(&mut self);
+    /// Stores copies of `src`, one per slot.
+    #[inline]
+    fn put_slice(dst: &mut [Self], src: &[T]) {
+        debug_assert_eq!(dst.len(), src.len(), "a slice copy fills its slots");
+        for (d, s) in dst.iter_mut().zip(src) {
+            d.put(s);
+        }
+    }
+    /// Stores copies of `src`, `N` elements known at compile time.
+    #[inline(always)]
+    fn put_array<const N: usize>(dst: &mut [Self; N], src: &[T; N]) {
+        Self::put_slice(dst, src);
+    }
+}
+
+impl<T: Clone + Default + Send> Slot<T> for MaybeUninit<T> {
+    #[inline(always)]
+    fn put(&mut self, v: &T) {
+        self.write(v.clone());
+    }
+    #[inline(always)]
+    fn put_default(&mut self) {
+        self.write(T::default());
+    }
+    /// The array cloned whole, a fixed-size move where `T` is `Copy` (element by element, the
+    /// compiler wrote 32 four-byte moves for a slice of 32 `f32`).
+    #[inline(always)]
+    fn put_array<const N: usize>(dst: &mut [Self; N], src: &[T; N]) {
+        write_array(dst, src);
+    }
+}
+
+impl<T: Clone + Default + Send> Slot<T> for T {
+    #[inline(always)]
+    fn put(&mut self, v: &T) {
+        self.clone_from(v);
+    }
+    #[inline(always)]
+    fn put_default(&mut self) {
+        *self = T::default();
+    }
+    #[inline]
+    fn put_slice(dst: &mut [T], src: &[T]) {
+        dst.clone_from_slice(src);
+    }
+}
+
+/// A vector of `len` elements, each written by `fill` (told where the memory comes from).
 ///
 /// # Safety
 /// `fill` must initialise every element of the slice it is given (the kernels' contract:
@@ -20,7 +88,7 @@ pub(crate) const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 pub(crate) unsafe fn fresh<T: 'static>(
     len: usize,
     shape: &[usize],
-    fill: impl FnOnce(&mut [MaybeUninit<T>]),
+    fill: impl FnOnce(&mut [MaybeUninit<T>], Pages),
 ) -> Result<Vec<T>> {
     // No output of more than `isize::MAX` bytes (or elements, of a zero-sized type) exists.
     len.checked_mul(std::mem::size_of::<T>().max(1))
@@ -29,12 +97,12 @@ pub(crate) unsafe fn fresh<T: 'static>(
             what: "output",
             shape: shape.to_vec(),
         })?;
-    let mut v: Vec<T> = match crate::recycle::take(len) {
-        Some(v) => v,
-        None => huge_page_vec(len)?,
+    let (mut v, pages): (Vec<T>, _) = match crate::recycle::take(len) {
+        Some(v) => (v, Pages::Used),
+        None => (huge_page_vec(len)?, Pages::New),
     };
     let slots = &mut v.spare_capacity_mut()[..len];
-    fill(slots);
+    fill(slots, pages);
     // SAFETY: `slots` are the first `len` elements of the capacity (reserved above), and
     // `fill` initialised every one of them: the caller's promise, this function's `# Safety`
     // contract. Were `fill` to panic, `set_len` is not reached and the vector drops as empty
@@ -54,12 +122,12 @@ pub(crate) unsafe fn fresh<T: 'static>(
 pub(crate) unsafe fn fresh_checked<T: 'static>(
     len: usize,
     shape: &[usize],
-    copy: impl FnOnce(&mut [MaybeUninit<T>]) -> bool,
+    copy: impl FnOnce(&mut [MaybeUninit<T>], Pages) -> bool,
     check: impl FnOnce() -> Result<()>,
 ) -> Result<Vec<T>> {
     let mut unresolved = false;
     // SAFETY: `copy` initialises every slot: this function's own `# Safety` contract.
-    let out = unsafe { fresh(len, shape, |slots| unresolved = copy(slots))? };
+    let out = unsafe { fresh(len, shape, |slots, pages| unresolved = copy(slots, pages))? };
     if unresolved || len == 0 {
         check()?;
     }
@@ -87,7 +155,7 @@ pub(crate) fn defaults<T: Clone + Default + 'static>(shape: &[usize]) -> Result<
     })?;
     // SAFETY: the closure writes every slot it is given.
     unsafe {
-        fresh(len, shape, |slots| {
+        fresh(len, shape, |slots, _| {
             slots.iter_mut().for_each(|s| {
                 s.write(T::default());
             })

@@ -46,6 +46,12 @@ const ORDER_SAMPLES: usize = 32;
 /// slower. The unit tests lower it, so that their small tables take the prefetching loops.
 const CACHED_TABLE_MAX_BYTES: usize = if cfg!(test) { 4 << 10 } else { 4 << 20 };
 
+/// Whether a table of `table_bytes` stays in the cache between calls
+/// ([`CACHED_TABLE_MAX_BYTES`]).
+pub(crate) fn stays_in_cache(table_bytes: usize) -> bool {
+    table_bytes <= CACHED_TABLE_MAX_BYTES
+}
+
 /// How many slices of `slice_bytes` each to prefetch ahead of a copy of `len` slices, the
 /// `k`-th at `position(k)` (in slices), from a table of `table_bytes`, read row by row where
 /// `rows` gives (the bytes of each params row, the reads from each): none from a table that
@@ -65,8 +71,7 @@ pub(crate) fn prefetch_ahead(
 ) -> usize {
     let sparse = rows
         .is_some_and(|(row_bytes, per_row)| reads_sparse_in_rows(slice_bytes, row_bytes, per_row));
-    if table_bytes <= CACHED_TABLE_MAX_BYTES || sparse || reads_in_order(slice_bytes, len, position)
-    {
+    if stays_in_cache(table_bytes) || sparse || reads_in_order(slice_bytes, len, position) {
         0
     } else {
         prefetch_distance(slice_bytes)

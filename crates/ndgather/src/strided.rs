@@ -9,7 +9,8 @@
 //! whose params outweigh the output; the others copy params once and run the kernels.
 
 use crate::index::{BadIndices, IndexType};
-use crate::kernel::{for_chunks_any, Slot};
+use crate::kernel::for_chunks_any;
+use crate::output::Slot;
 use crate::plan::{GatherNdPlan, GatherPlan};
 use ndarray::{ArrayViewD, Axis};
 

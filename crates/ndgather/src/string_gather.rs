@@ -8,8 +8,9 @@ use crate::array::{GatherNdOptions, GatherOptions};
 use crate::error::{GatherError, Result};
 use crate::fill::FillValue;
 use crate::index::{BadIndices, IndexType};
-use crate::kernel::{for_chunks, Slot};
+use crate::kernel::for_chunks;
 use crate::output;
+use crate::output::Slot;
 use crate::prefetch::{prefetch_distance, prefetch_slice};
 use crate::strings::{Span, StringElement, Strings};
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
@@ -171,7 +172,7 @@ fn collect<T>(
     // (`chunk_bytes`, summed to `total`), and each part is written string by string, in full.
     #[allow(unsafe_code)]
     let bytes = unsafe {
-        output::fresh::<u8>(total, &[total], |slots| {
+        output::fresh::<u8>(total, &[total], |slots, _| {
             let mut parts = Vec::with_capacity(chunk_bytes.len());
             let mut rest = slots;
             let mut start = 0;

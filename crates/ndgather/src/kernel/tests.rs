@@ -7,7 +7,7 @@
 mod reference;
 
 use super::{CHUNK_BYTES, FLAT_BLOCK, PARALLEL_MIN_BYTES};
-use ndarray::{ArrayD, Dimension, IxDyn, ShapeBuilder, Slice};
+use ndarray::{ArrayD, ArrayViewMutD, Dimension, IxDyn, ShapeBuilder, Slice};
 use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions};
 
 fn lcg(seed: &mut u64) -> u64 {
@@ -489,4 +489,82 @@ fn a_bad_index_is_an_error_with_records_of_zero_width() {
         .take_along_axis_records_into(&p, &i, out.view_mut())
         .unwrap_err();
     assert_eq!(o.take_along_axis_records(&p, &i).unwrap_err(), into);
+}
+
+/// Outputs large enough for streaming stores (`STREAM_MIN_OUTPUT_BYTES`, lowered in the unit
+/// tests) from tables that stay in the cache: gather, batched gather and batched gather_nd
+/// (the suite's `nd_batch`), slices of 64 to 400 bytes (multiples of 16 bytes and not), into
+/// a caller's buffer (streamed) and fresh (new memory: not streamed), on 1 to 3 threads; into
+/// a buffer that starts 4 bytes past a 16-byte boundary; into a recycled buffer; and bad
+/// indices under every policy.
+#[test]
+fn streamed_outputs() {
+    use crate::stream::STREAM_MIN_OUTPUT_BYTES;
+    for inner in [16, 17, 33, 64, 100] {
+        let n = STREAM_MIN_OUTPUT_BYTES / (4 * inner) + 3;
+        assert!(8 * inner * 4 <= 4 << 10, "the table stays in the cache");
+        check_gather(&[8, inner], &[n], 0, 0);
+        check_gather(&[3, 8, inner], &[3, n / 3 + 1], 1, 1);
+        let p = params(&[3, 8, inner]);
+        let mut s = inner as u64;
+        let i = ArrayD::from_shape_fn(IxDyn(&[3, n / 3 + 1, 1]), |_| (lcg(&mut s) % 8) as i64);
+        let expected = reference::gather_nd(&p, &i, 1, BadIndices::Error).unwrap();
+        let o = GatherNdOptions::new().batch_dims(1);
+        for threads in [1, 2, 3] {
+            let got = in_pool(threads, || o.gather_nd(&p, &i).unwrap());
+            assert_eq!(got, expected, "inner {inner}, {threads} threads");
+            // Into a caller's buffer whose first element is not 16-byte aligned.
+            let mut buf = vec![-1.0f32; expected.len() + 4];
+            let skew = (20 - buf.as_ptr() as usize % 16) % 16 / 4;
+            let len = expected.len();
+            let mut out =
+                ArrayViewMutD::from_shape(expected.shape(), &mut buf[skew..skew + len]).unwrap();
+            assert_eq!(out.as_ptr() as usize % 16, 4, "the buffer is skewed");
+            in_pool(threads, || {
+                o.gather_nd_into(&p, &i, out.view_mut()).unwrap()
+            });
+            assert_eq!(out, expected, "inner {inner} into, {threads} threads");
+        }
+    }
+    // A fresh output in a recycled buffer is written streamed (its memory is not new).
+    let p = params(&[8, 64]);
+    let i = indices(&[(4 << 20) / 256 + 1], 8, 6);
+    let expected = reference::gather(&p, &i, 0, 0, BadIndices::Error).unwrap();
+    let mut first = ndgather::gather(&p, &i).unwrap();
+    assert_eq!(first, expected);
+    let address = first.as_ptr();
+    first.fill(-7.0);
+    ndgather::recycle(first);
+    let again = ndgather::gather(&p, &i).unwrap();
+    assert_eq!(again.as_ptr(), address, "the recycled buffer");
+    assert_eq!(again, expected);
+    let mut i = indices(&[STREAM_MIN_OUTPUT_BYTES / 256 + 9], 8, 5);
+    i[[3]] = -1;
+    i[[STREAM_MIN_OUTPUT_BYTES / 256]] = 8;
+    for policy in BadIndices::ALL.iter().copied() {
+        let o = GatherOptions::new().bad_indices(policy);
+        let expected = reference::gather(&p, &i, 0, 0, policy);
+        for threads in [1, 2] {
+            let got = in_pool(threads, || o.gather(&p, &i));
+            // Bit for bit: the fill value is NaN.
+            let bits = |a: &ArrayD<f32>| a.mapv(f32::to_bits);
+            assert_eq!(
+                got.as_ref().ok().map(bits),
+                expected.as_ref().ok().map(bits),
+                "{policy:?}, {threads} threads"
+            );
+            assert_eq!(got.is_err(), expected.is_err(), "{policy:?}");
+            // Into a caller's buffer: the streamed path.
+            let mut out = ArrayD::<f32>::zeros(IxDyn(&[i.len(), 64]));
+            let into = in_pool(threads, || o.gather_into(&p, &i, out.view_mut()));
+            assert_eq!(into.is_err(), expected.is_err(), "{policy:?} into");
+            if let Ok(expected) = &expected {
+                assert_eq!(
+                    bits(&out),
+                    bits(expected),
+                    "{policy:?} into, {threads} threads"
+                );
+            }
+        }
+    }
 }
