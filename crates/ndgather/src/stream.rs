@@ -29,8 +29,7 @@
 //! glibc keeping freed memory (`MALLOC_MMAP_MAX_=0`), so that each output reused the last
 //! one's pages, the same build's `alloc` was 0.77×.
 
-use crate::output::Pages;
-use crate::output::Slot;
+use crate::output::{Pages, Slot};
 use crate::prefetch::stays_in_cache;
 use std::marker::PhantomData;
 
