@@ -510,7 +510,7 @@ impl TakeAlongAxisOptions {
         unsafe {
             with_row_major_out(
                 &mut out,
-                |slots| {
+                |slots, _| {
                     call.copy(slots);
                 },
                 |slots, _| {

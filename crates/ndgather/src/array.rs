@@ -415,7 +415,9 @@ impl GatherOptions {
         unsafe {
             with_row_major_out(
                 &mut out,
-                |slots| _ = params.gather(&idx, &wide, policy, fill.as_deref(), slots, Pages::Used),
+                |slots, pages| {
+                    _ = params.gather(&idx, &wide, policy, fill.as_deref(), slots, pages)
+                },
                 |slots, pages| {
                     _ = params.gather(&idx, &wide, policy, fill.as_deref(), slots, pages)
                 },
@@ -725,8 +727,8 @@ impl GatherNdOptions {
         unsafe {
             with_row_major_out(
                 &mut out,
-                |slots| {
-                    _ = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots, Pages::Used)
+                |slots, pages| {
+                    _ = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots, pages)
                 },
                 |slots, pages| {
                     _ = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots, pages)

@@ -153,12 +153,14 @@ where
     let item_bytes = slice_bytes + std::mem::size_of::<I>();
     let table_bytes = std::mem::size_of_val(params);
     // Each run reads `n` slices from one params row of `gathered` slices.
-    let rows = Some((gathered.saturating_mul(slice_bytes), n));
-    let ahead = prefetch_ahead(table_bytes, slice_bytes, rows, indices.len(), |k| {
-        indices[k].to_i128()
-    });
-    // Each run's slices come from one params row.
     let row_bytes = gathered.saturating_mul(slice_bytes);
+    let ahead = prefetch_ahead(
+        table_bytes,
+        slice_bytes,
+        Some((row_bytes, n)),
+        indices.len(),
+        |k| indices[k].to_i128(),
+    );
     let stream = Streaming::for_copy((std::mem::size_of_val(out), pages), row_bytes, slice_bytes);
     // The params row and the indices of `len` slices from position `j` of row `(b, o)`.
     let run_at = |b: usize, o: usize, j: usize, len: usize| {
@@ -521,7 +523,8 @@ where
         return gather_nd_any(params, indices, plan, policy, out);
     };
     let (slice, rows, batch_stride) = (plan.slice, plan.rows, plan.batch_stride);
-    let item_bytes = slice * std::mem::size_of::<T>() + D * std::mem::size_of::<I>();
+    let slice_bytes = slice * std::mem::size_of::<T>();
+    let item_bytes = slice_bytes + D * std::mem::size_of::<I>();
     let (vectors, _) = indices.as_chunks::<D>();
     let flat = Flatten {
         dims: &dims,
@@ -529,11 +532,10 @@ where
         policy,
     };
     // Each vector's slice comes from its batch element's part of params.
-    let table_bytes = batch_stride.saturating_mul(std::mem::size_of::<T>());
-    let slice_bytes = slice.saturating_mul(std::mem::size_of::<T>());
+    let batch_bytes = batch_stride.saturating_mul(std::mem::size_of::<T>());
     let stream = Streaming::for_copy(
         (std::mem::size_of_val(out), pages),
-        table_bytes,
+        batch_bytes,
         slice_bytes,
     );
     for_chunks_any(out, slice, item_bytes, |first, chunk| {

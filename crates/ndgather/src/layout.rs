@@ -76,8 +76,9 @@ pub(crate) fn check_out_shape(
     })
 }
 
-/// Runs `body` on a caller's output in row-major order: in place when it is laid out so,
-/// otherwise `fresh` into a fresh buffer whose values are then moved into place.
+/// Runs `body` on a caller's output in row-major order: in place when it is laid out so (its
+/// memory written before: [`output::Pages::Used`]), otherwise `fresh` into a fresh buffer
+/// whose values are then moved into place.
 ///
 /// # Safety
 /// `fresh` must initialise every element of the slice it is given (as
@@ -85,11 +86,11 @@ pub(crate) fn check_out_shape(
 #[allow(unsafe_code)]
 pub(crate) unsafe fn with_row_major_out<T: Element, D: Dimension>(
     out: &mut ArrayViewMut<'_, T, D>,
-    body: impl Fn(&mut [T]) + Sync,
+    body: impl Fn(&mut [T], output::Pages) + Sync,
     fresh: impl FnOnce(&mut [std::mem::MaybeUninit<T>], output::Pages),
 ) -> Result<()> {
     if let Some(slice) = out.as_slice_mut() {
-        body(slice);
+        body(slice, output::Pages::Used);
         return Ok(());
     }
     // SAFETY: `fresh` writes every slot: this function's own `# Safety` contract.
