@@ -28,8 +28,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub(crate) const PARALLEL_MIN_BYTES: usize = 1 << 18;
 /// Bytes moved per parallel task, about.
 pub(crate) const CHUNK_BYTES: usize = 1 << 16;
-/// Indices below which the index check stays on the calling thread.
+/// Index vectors below which the index check stays on the calling thread, where its
+/// parallel fork and join cost more than the check: [`check_in_parallel`].
 const PARALLEL_MIN_INDICES: usize = 1 << 16;
+/// [`PARALLEL_MIN_INDICES`] for vectors of 4 bytes or fewer (one 32-bit index, or
+/// narrower), each of which is checked in one SSE2 comparison among four; 64-bit
+/// components have no such comparison in SSE2, and cost more each.
+const PARALLEL_MIN_NARROW_INDICES: usize = 3 << 16;
 /// Indices per block of the index check.
 const CHECK_BLOCK: usize = 1 << 14;
 /// `match width`: for each slice width with a copy loop of its own (2, 3, 4, 8, 16 and 32
@@ -98,7 +103,8 @@ pub(crate) fn first_bad<X: Sync>(
     bad: impl Fn(&X) -> bool + Sync + Send,
 ) -> Option<usize> {
     let block_has_bad = |block: &[X]| block.iter().fold(false, |acc, x| acc | bad(x));
-    let block = if xs.len() < PARALLEL_MIN_INDICES || rayon::current_num_threads() < 2 {
+    let parallel = check_in_parallel(xs.len(), std::mem::size_of::<X>());
+    let block = if !parallel || rayon::current_num_threads() < 2 {
         xs.chunks(CHECK_BLOCK).position(block_has_bad)
     } else {
         let flags: Vec<bool> = xs.par_chunks(CHECK_BLOCK).map(block_has_bad).collect();
@@ -106,6 +112,21 @@ pub(crate) fn first_bad<X: Sync>(
     }?;
     let start = block * CHECK_BLOCK;
     xs[start..].iter().position(bad).map(|k| start + k)
+}
+
+/// Whether the check of `len` index vectors of `vector_bytes` each is split across threads.
+/// Measured against the check on the calling thread (`ndgather bench --quick`, `into`,
+/// variants of the suite's cases, 12-14 rounds alternated, calling thread ÷ parallel):
+/// 32-bit indices 0.68x at 65,536, 0.76-0.80x at 131,072 (batch_topk), 0.95x at 196,608,
+/// 0.96x at 131,072 in one row (rows_small's shape); 64-bit indices 1.11x at 65,536,
+/// 1.05x at 80,000, 1.17-1.25x from 100,000 (rows_small).
+fn check_in_parallel(len: usize, vector_bytes: usize) -> bool {
+    let min = if vector_bytes <= 4 {
+        PARALLEL_MIN_NARROW_INDICES
+    } else {
+        PARALLEL_MIN_INDICES
+    };
+    len >= min
 }
 
 /// Finds the first bad index in row-major order, if the policy makes it an error.

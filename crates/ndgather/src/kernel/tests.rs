@@ -6,7 +6,10 @@
 #[path = "../../tests/common/reference.rs"]
 mod reference;
 
-use super::{CHUNK_BYTES, FLAT_BLOCK, PARALLEL_MIN_BYTES};
+use super::{
+    check_in_parallel, CHUNK_BYTES, FLAT_BLOCK, PARALLEL_MIN_BYTES, PARALLEL_MIN_INDICES,
+    PARALLEL_MIN_NARROW_INDICES,
+};
 use ndarray::{ArrayD, ArrayViewMutD, Dimension, IxDyn, ShapeBuilder, Slice};
 use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions};
 
@@ -234,6 +237,58 @@ fn first_bad_index_whatever_the_threads() {
                 matches!(&err, GatherError::BadIndexVector { position, .. } if position == &vec![150_001]),
                 "depth {depth}: {err:?}"
             );
+        }
+    }
+}
+
+#[test]
+fn index_checks_on_both_sides_of_the_parallel_thresholds() {
+    // The rule at its bounds: vectors of 4 bytes or fewer go parallel later.
+    const { assert!(PARALLEL_MIN_INDICES < PARALLEL_MIN_NARROW_INDICES) };
+    for bytes in [1, 2, 4] {
+        assert!(!check_in_parallel(PARALLEL_MIN_NARROW_INDICES - 1, bytes));
+        assert!(check_in_parallel(PARALLEL_MIN_NARROW_INDICES, bytes));
+    }
+    for bytes in [8, 12, 16] {
+        assert!(!check_in_parallel(PARALLEL_MIN_INDICES - 1, bytes));
+        assert!(check_in_parallel(PARALLEL_MIN_INDICES, bytes));
+    }
+    // Into a caller's buffer (checked before the copy, which then does not run), the first
+    // bad index is named on either side, with other bad ones after it in later blocks.
+    let p = params(&[1000, 2]);
+    for n in [
+        PARALLEL_MIN_INDICES - 1,
+        PARALLEL_MIN_INDICES,
+        PARALLEL_MIN_NARROW_INDICES - 1,
+        PARALLEL_MIN_NARROW_INDICES,
+    ] {
+        let wide = indices(&[n], 1000, 5);
+        let mut narrow = wide.mapv(|i| i as i32);
+        let mut wide = wide;
+        let first = n - 40_000;
+        for (at, value) in [(first, 1000), (n - 3, -1001), (n - 1, 5000)] {
+            narrow[[at]] = value as i32;
+            wide[[at]] = value;
+        }
+        let expected = GatherError::BadIndex {
+            position: vec![first],
+            value: 1000,
+            limit: 1000,
+        };
+        for threads in [1, 2, 4] {
+            let mut out = ArrayD::from_elem(IxDyn(&[n, 2]), 7.0f32);
+            let err = in_pool(threads, || {
+                GatherOptions::new().gather_into(&p, &narrow, out.view_mut())
+            });
+            assert_eq!(err.unwrap_err(), expected, "{n} i32, {threads} threads");
+            assert!(
+                out.iter().all(|&v| v == 7.0),
+                "{n} i32: the buffer was written"
+            );
+            let err = in_pool(threads, || {
+                GatherOptions::new().gather_into(&p, &wide, out.view_mut())
+            });
+            assert_eq!(err.unwrap_err(), expected, "{n} i64, {threads} threads");
         }
     }
 }
