@@ -32,8 +32,8 @@ pub(crate) const CHUNK_BYTES: usize = 1 << 16;
 /// parallel fork and join cost more than the check: [`check_in_parallel`].
 const PARALLEL_MIN_INDICES: usize = 1 << 16;
 /// [`PARALLEL_MIN_INDICES`] for vectors of 4 bytes or fewer (one 32-bit index, or
-/// narrower), each of which is checked in one SSE2 comparison among four; 64-bit
-/// components have no such comparison in SSE2, and cost more each.
+/// narrower): SSE2, the baseline x86-64 target, compares four 32-bit indices in one
+/// instruction and has no 64-bit comparison, so a wider vector costs more to check.
 const PARALLEL_MIN_NARROW_INDICES: usize = 3 << 16;
 /// Indices per block of the index check.
 const CHECK_BLOCK: usize = 1 << 14;
