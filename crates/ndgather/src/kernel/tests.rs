@@ -262,9 +262,8 @@ fn index_checks_on_both_sides_of_the_parallel_thresholds() {
         PARALLEL_MIN_NARROW_INDICES - 1,
         PARALLEL_MIN_NARROW_INDICES,
     ] {
-        let wide = indices(&[n], 1000, 5);
+        let mut wide = indices(&[n], 1000, 5);
         let mut narrow = wide.mapv(|i| i as i32);
-        let mut wide = wide;
         let first = n - 40_000;
         for (at, value) in [(first, 1000), (n - 3, -1001), (n - 1, 5000)] {
             narrow[[at]] = value as i32;
@@ -277,18 +276,23 @@ fn index_checks_on_both_sides_of_the_parallel_thresholds() {
         };
         for threads in [1, 2, 4] {
             let mut out = ArrayD::from_elem(IxDyn(&[n, 2]), 7.0f32);
-            let err = in_pool(threads, || {
+            let narrow_err = in_pool(threads, || {
                 GatherOptions::new().gather_into(&p, &narrow, out.view_mut())
             });
-            assert_eq!(err.unwrap_err(), expected, "{n} i32, {threads} threads");
-            assert!(
-                out.iter().all(|&v| v == 7.0),
-                "{n} i32: the buffer was written"
-            );
-            let err = in_pool(threads, || {
+            let wide_err = in_pool(threads, || {
                 GatherOptions::new().gather_into(&p, &wide, out.view_mut())
             });
-            assert_eq!(err.unwrap_err(), expected, "{n} i64, {threads} threads");
+            assert_eq!(
+                narrow_err.unwrap_err(),
+                expected,
+                "{n} i32, {threads} threads"
+            );
+            assert_eq!(
+                wide_err.unwrap_err(),
+                expected,
+                "{n} i64, {threads} threads"
+            );
+            assert!(out.iter().all(|&v| v == 7.0), "{n}: the buffer was written");
         }
     }
 }
