@@ -392,11 +392,19 @@ pub fn run(
     let line = |out: &mut dyn std::io::Write, s: String| {
         writeln!(out, "{s}").map_err(|e| CliError::io("<stdout>", e))
     };
+    // Whether the calling thread is one of rayon's workers (the CLI's `main` makes it one),
+    // so that each call splits its work where it runs instead of handing it to the pool.
+    let in_pool = rayon::current_thread_index().is_some();
     line(
         out,
         format!(
-            "memcpy {memcpy:.1} GB/s (read + write), {} threads",
-            rayon::current_num_threads()
+            "memcpy {memcpy:.1} GB/s (read + write), {} threads ({})",
+            rayon::current_num_threads(),
+            if in_pool {
+                "the calling thread one of them"
+            } else {
+                "the calling thread outside the pool"
+            }
         ),
     )?;
     line(
@@ -442,6 +450,6 @@ pub fn run(
         }
     }
     Ok(
-        json!({"memcpy_gbps": memcpy, "threads": rayon::current_num_threads(), "quick": args.quick, "cases": report}),
+        json!({"memcpy_gbps": memcpy, "threads": rayon::current_num_threads(), "calling_thread_in_pool": in_pool, "quick": args.quick, "cases": report}),
     )
 }

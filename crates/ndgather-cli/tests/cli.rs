@@ -530,3 +530,30 @@ fn unaligned_data_is_read_not_mapped() {
         .success()
         .stdout("shape=(2,) dtype=float64\n[3.5 1.5]\n");
 }
+
+/// `ndgather bench` times a suite case in both modes and says how it ran: the CLI makes its
+/// main thread one of rayon's workers, so that each call splits its work where it runs.
+#[test]
+fn bench_times_both_modes_with_the_main_thread_in_the_pool() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/suite.json");
+    let json = dir.path().join("tiny.json");
+    bin()
+        .args(["bench", suite, "--quick", "--cases", "tiny", "--runs", "1"])
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("(the calling thread one of them)"));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["calling_thread_in_pool"], true);
+    assert!(report["threads"].as_u64().unwrap() >= 1);
+    let cases = report["cases"].as_array().unwrap();
+    let timed: Vec<(&str, &str)> = cases
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["mode"].as_str().unwrap()))
+        .collect();
+    assert_eq!(timed, [("tiny", "alloc"), ("tiny", "into")]);
+    assert!(cases.iter().all(|c| c["median_s"].as_f64().unwrap() > 0.0));
+}
