@@ -5,6 +5,7 @@
 mod dtypes;
 mod errors;
 mod output;
+mod pool;
 mod raw;
 
 use dtypes::{dims, shape_of, with_float_type, with_indices, with_number_type};
@@ -135,7 +136,7 @@ fn run_gather<'py>(
     let Some(out) = out else {
         return with_unit!(p.unit_size(), U => {
             let view = p.view::<U>(params)?;
-            let result = with_indices!(indices, i => Ok(py.detach(|| call.fresh(&view, &i))))?;
+            let result = with_indices!(indices, i => Ok(pool::detached(py, || call.fresh(&view, &i))))?;
             let result = result.map_err(to_py)?;
             output::array_from_vec(py, &dtype, &element_shape(&result), into_vec(result))
         });
@@ -149,7 +150,7 @@ fn run_gather<'py>(
     with_unit!(p.unit_size().min(o.unit_size()), U => {
         let view = p.view::<U>(params)?;
         let target = o.view_mut::<U>(out)?;
-        with_indices!(indices, i => Ok(py.detach(|| call.into(&view, &i, target))))?
+        with_indices!(indices, i => Ok(pool::detached(py, || call.into(&view, &i, target))))?
             .map_err(to_py)?;
     });
     Ok(out.clone().into_any())
@@ -171,7 +172,9 @@ fn gather_objects<'py>(
         )));
     }
     let view = Raw::of(params).view::<u64>(params)?;
-    let addresses = with_indices!(indices, i => Ok(call.fresh(&view, &i)))?.map_err(to_py)?;
+    let addresses =
+        with_indices!(indices, i => Ok(pool::in_importers_pool(|| call.fresh(&view, &i))))?
+            .map_err(to_py)?;
     let shape = element_shape(&addresses);
     let target = match out {
         Some(out) if out.shape() != shape.as_slice() => {
@@ -290,7 +293,8 @@ fn resolve_gather<'py>(
     if let Some(axis) = axis {
         options = options.axis(axis);
     }
-    let result = with_indices!(indices, i => Ok(py.detach(|| options.resolve(&shape, &i))))?;
+    let result =
+        with_indices!(indices, i => Ok(pool::detached(py, || options.resolve(&shape, &i))))?;
     to_py_resolved(py, indices, result.map_err(to_py)?)
 }
 
@@ -308,7 +312,8 @@ fn resolve_gather_nd<'py>(
     let options = GatherNdOptions::new()
         .batch_dims(batch_dims)
         .bad_indices(policy(bad_indices)?);
-    let result = with_indices!(indices, i => Ok(py.detach(|| options.resolve(&shape, &i))))?;
+    let result =
+        with_indices!(indices, i => Ok(pool::detached(py, || options.resolve(&shape, &i))))?;
     to_py_resolved(py, indices, result.map_err(to_py)?)
 }
 
@@ -319,7 +324,7 @@ macro_rules! summing_op {
         let (py, values, ids) = ($py, $values, $ids);
         with_number_type!(values, T => {
             let $v = typed_view::<T>(values)?;
-            let result = with_indices!(ids, $i => Ok(py.detach(|| $call)))?.map_err(to_py)?;
+            let result = with_indices!(ids, $i => Ok(pool::detached(py, || $call)))?.map_err(to_py)?;
             let shape = result.shape().to_vec();
             output::array_from_vec(py, &values.dtype(), &shape, into_vec(result))
         })
@@ -433,7 +438,7 @@ fn embedding_lookup<'py>(
     let first = shards.first().ok_or_else(no_shards)?;
     with_float_type!(first, T => {
         let views = shard_views::<T>(&shards)?;
-        let result = with_indices!(ids, i => Ok(py.detach(|| lookup.lookup(&views, &i))))?;
+        let result = with_indices!(ids, i => Ok(pool::detached(py, || lookup.lookup(&views, &i))))?;
         let result = result.map_err(to_py)?;
         let shape = result.shape().to_vec();
         output::array_from_vec(py, &first.dtype(), &shape, into_vec(result))
@@ -464,7 +469,7 @@ fn embedding_lookup_grad<'py>(
     with_float_type!(first, T => {
         let views = shard_views::<T>(&shards)?;
         let g = typed_view::<T>(grad)?;
-        let slices = with_indices!(ids, i => Ok(py.detach(|| lookup.lookup_grad(&views, &i, &g))))?;
+        let slices = with_indices!(ids, i => Ok(pool::detached(py, || lookup.lookup_grad(&views, &i, &g))))?;
         slices_to_py(py, &first.dtype(), slices.map_err(to_py)?)
     })
 }
@@ -541,13 +546,13 @@ fn sparse_call<'py>(
             let sp = SparseIds::new(id_matrix.view(), i.view(), &dense_shape).map_err(to_py)?;
             match &g {
                 None => {
-                    let out = py.detach(|| lookup.lookup_sparse(&views, &sp, sp_w.as_ref(), combiner));
+                    let out = pool::detached(py, || lookup.lookup_sparse(&views, &sp, sp_w.as_ref(), combiner));
                     let out = out.map_err(to_py)?;
                     let shape = out.shape().to_vec();
                     output::array_from_vec(py, &first.dtype(), &shape, into_vec(out))
                 }
                 Some(g) => {
-                    let slices = py.detach(|| lookup.lookup_sparse_grad(&views, &sp, sp_w.as_ref(), combiner, g));
+                    let slices = pool::detached(py, || lookup.lookup_sparse_grad(&views, &sp, sp_w.as_ref(), combiner, g));
                     let list = slices_to_py(py, &first.dtype(), slices.map_err(to_py)?)?;
                     Ok(pyo3::types::PyList::new(py, list)?.into_any())
                 }
@@ -673,5 +678,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(set_output_cache_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(pool::_calling_thread_in_pool, m)?)?;
+    pool::remember_importer();
     Ok(())
 }
