@@ -395,11 +395,11 @@ pub fn run(
     // Whether the calling thread is one of rayon's workers (the CLI's `main` makes it one),
     // so that each call splits its work where it runs instead of handing it to the pool.
     let in_pool = rayon::current_thread_index().is_some();
+    let threads = rayon::current_num_threads();
     line(
         out,
         format!(
-            "memcpy {memcpy:.1} GB/s (read + write), {} threads ({})",
-            rayon::current_num_threads(),
+            "memcpy {memcpy:.1} GB/s (read + write), {threads} threads ({})",
             if in_pool {
                 "the calling thread one of them"
             } else {
@@ -450,6 +450,6 @@ pub fn run(
         }
     }
     Ok(
-        json!({"memcpy_gbps": memcpy, "threads": rayon::current_num_threads(), "calling_thread_in_pool": in_pool, "quick": args.quick, "cases": report}),
+        json!({"memcpy_gbps": memcpy, "threads": threads, "calling_thread_in_pool": in_pool, "quick": args.quick, "cases": report}),
     )
 }
