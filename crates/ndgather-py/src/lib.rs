@@ -173,7 +173,7 @@ fn gather_objects<'py>(
     }
     let view = Raw::of(params).view::<u64>(params)?;
     let addresses =
-        with_indices!(indices, i => Ok(pool::in_importers_pool(|| call.fresh(&view, &i))))?
+        with_indices!(indices, i => Ok(pool::in_callers_pool(|| call.fresh(&view, &i))))?
             .map_err(to_py)?;
     let shape = element_shape(&addresses);
     let target = match out {
@@ -679,6 +679,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(set_output_cache_limit, m)?)?;
     m.add_function(wrap_pyfunction!(pool::_calling_thread_in_pool, m)?)?;
-    pool::remember_importer();
+    pool::set_up(m)?;
     Ok(())
 }

@@ -1,11 +1,24 @@
-//! Where a call's parallel work runs. Calls from the thread that imported the package
-//! (Python's main thread, as a rule) run in a rayon pool of which that thread is one worker,
-//! as the CLI's main thread is: the call splits its work on the thread that makes it instead
-//! of handing it to a pool and sleeping until it is done (BENCHMARKS.md, the changes table's
-//! row for the CLI: 0.76-0.95x on the suite's quick cases). Calls from any other thread (a
-//! Dask worker's, say) use rayon's global pool, all of whose workers stay theirs.
+//! Where a call's parallel work runs.
+//!
+//! - Calls from the thread that imported the package (Python's main thread, as a rule) run in
+//!   a rayon pool of which that thread is one worker, as the CLI's main thread is: the call
+//!   splits its work on the thread that makes it instead of handing it to a pool and sleeping
+//!   until it is done (BENCHMARKS.md, the changes table's row for the CLI: 0.76-0.95x on the
+//!   suite's quick cases).
+//! - Calls from any other thread (a Dask worker's, say) use rayon's global pool, all of whose
+//!   workers stay theirs.
+//! - In a process made by `os.fork` (`multiprocessing`'s `"fork"` method) every call runs in
+//!   a pool built in that process. A pool built before the fork has no threads in the child
+//!   (`fork` copies only the thread that calls it), and a call handed to it would wait for
+//!   them forever. OpenBLAS rebuilds its threads after a fork for the same reason. The fork
+//!   itself is made holding ndgather's one process-wide lock ([`ndgather::hold_for_fork`]),
+//!   so that no other thread holds it in the copy.
 
-use pyo3::Python;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rayon::{ThreadPool, ThreadPoolBuilder};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::thread::ThreadId;
 
@@ -13,31 +26,89 @@ use std::thread::ThreadId;
 static IMPORTER: OnceLock<ThreadId> = OnceLock::new();
 /// The importer's pool, built at its first call; `None` if it could not be (the importer
 /// already a worker of another pool).
-static IMPORTER_POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+static IMPORTER_POOL: OnceLock<Option<ThreadPool>> = OnceLock::new();
 
-/// Records the calling thread as the importer (at the module's initialisation).
-pub(crate) fn remember_importer() {
+/// How many forks lie between this process and the one that imported the package: copied by
+/// each fork and raised by one in the child.
+static FORK_DEPTH: AtomicUsize = AtomicUsize::new(0);
+/// Forks deeper than this build a pool for each call.
+const DEEPEST_KEPT_POOL: usize = 16;
+/// A forked process's pool, in the slot of its depth (depth 1 in slot 0), built at its first
+/// call. Every ancestor of a process is shallower, so none has touched the slot: the fork
+/// copied it unset, never half built.
+static FORKED_POOLS: [OnceLock<Option<ThreadPool>>; DEEPEST_KEPT_POOL] =
+    [const { OnceLock::new() }; DEEPEST_KEPT_POOL];
+
+thread_local! {
+    /// The forking thread's hold on ndgather's lock, from just before a fork to just after.
+    static HELD_FOR_FORK: RefCell<Option<ndgather::ForkGuard>> = const { RefCell::new(None) };
+}
+
+/// Records the calling thread as the importer, and has Python call the three functions below
+/// at each `os.fork` (where the platform forks). Called at the module's initialisation.
+pub(crate) fn set_up(m: &Bound<'_, PyModule>) -> PyResult<()> {
     IMPORTER.get_or_init(|| std::thread::current().id());
-}
-
-/// Runs `f` with the GIL released, as [`in_importers_pool`] does.
-pub(crate) fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> T {
-    py.detach(|| in_importers_pool(f))
-}
-
-/// Runs `f`: on the importer, inside its pool (built at its first call); elsewhere, as is.
-pub(crate) fn in_importers_pool<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    if IMPORTER.get() != Some(&std::thread::current().id()) {
-        return f();
+    let os = m.py().import("os")?;
+    if os.hasattr("register_at_fork")? {
+        let kwargs = PyDict::new(m.py());
+        kwargs.set_item("before", wrap_pyfunction!(before_fork, m)?)?;
+        kwargs.set_item(
+            "after_in_parent",
+            wrap_pyfunction!(after_fork_in_parent, m)?,
+        )?;
+        kwargs.set_item("after_in_child", wrap_pyfunction!(after_fork_in_child, m)?)?;
+        os.call_method("register_at_fork", (), Some(&kwargs))?;
     }
-    let pool = IMPORTER_POOL.get_or_init(|| {
-        // The pool's size is rayon's default (RAYON_NUM_THREADS, else the CPUs), this thread
-        // one of them. Never dropped: the importer belongs to it for good.
-        rayon::ThreadPoolBuilder::new()
-            .use_current_thread()
-            .build()
-            .ok()
-    });
+    Ok(())
+}
+
+/// Runs in the forking thread just before the fork. The GIL stays held: no thread waits for
+/// it while holding ndgather's lock.
+#[pyfunction]
+fn before_fork() {
+    HELD_FOR_FORK.set(Some(ndgather::hold_for_fork()));
+}
+
+/// Runs in the parent just after the fork.
+#[pyfunction]
+fn after_fork_in_parent() {
+    HELD_FOR_FORK.take();
+}
+
+/// Runs in a forked child before anything else: from now on its calls use its own pool.
+#[pyfunction]
+fn after_fork_in_child() {
+    HELD_FOR_FORK.take();
+    FORK_DEPTH.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Runs `f` with the GIL released, as [`in_callers_pool`] does.
+pub(crate) fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> T {
+    py.detach(|| in_callers_pool(f))
+}
+
+/// Runs `f` in the pool for this thread's calls (the module's documentation says which).
+pub(crate) fn in_callers_pool<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let build = |builder: ThreadPoolBuilder| builder.build().ok();
+    // Each pool's size is rayon's default (RAYON_NUM_THREADS, else the CPUs). Built pools
+    // are never dropped: the importer belongs to its pool for good.
+    let pool = match FORK_DEPTH.load(Ordering::Relaxed) {
+        0 if IMPORTER.get() == Some(&std::thread::current().id()) => IMPORTER_POOL
+            .get_or_init(|| build(ThreadPoolBuilder::new().use_current_thread()))
+            .as_ref(),
+        0 => return f(),
+        depth => match FORKED_POOLS.get(depth - 1) {
+            Some(slot) => slot
+                .get_or_init(|| build(ThreadPoolBuilder::new()))
+                .as_ref(),
+            None => return run_in(build(ThreadPoolBuilder::new()).as_ref(), f),
+        },
+    };
+    run_in(pool, f)
+}
+
+/// Runs `f` in `pool`, or on this thread if no pool could be built (no thread to be had).
+fn run_in<T: Send>(pool: Option<&ThreadPool>, f: impl FnOnce() -> T + Send) -> T {
     match pool {
         Some(pool) => pool.install(f),
         None => f(),
@@ -45,7 +116,10 @@ pub(crate) fn in_importers_pool<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 }
 
 /// Whether a call from this thread runs with this thread as one of its pool's workers.
-#[pyo3::pyfunction]
+#[pyfunction]
 pub(crate) fn _calling_thread_in_pool(py: Python<'_>) -> bool {
-    detached(py, || rayon::current_thread_index().is_some())
+    let caller = std::thread::current().id();
+    detached(py, || {
+        rayon::current_thread_index().is_some() && std::thread::current().id() == caller
+    })
 }

@@ -73,30 +73,3 @@ def test_four_threads_at_once_give_the_right_answers():
     assert not errors, errors
     for k in range(4):
         assert np.array_equal(results[k], params[jobs[k]])
-
-
-def test_the_importing_thread_is_a_worker_of_its_calls_pool_and_others_are_not():
-    """The thread that imported ndgather (pytest's main thread) runs its calls in a pool of
-    which it is a worker; another thread's calls go to rayon's global pool. Both give the
-    same answers, numeric and object arrays alike, at sizes that run in parallel."""
-    from ndgather import _core
-
-    rng = np.random.default_rng(7)
-    params = rng.normal(size=(4_000, 64)).astype(np.float32)
-    indices = rng.integers(0, 4_000, size=(30_000,))
-    words = np.array([b"w%d" % k for k in range(1_000)], dtype=object)
-    word_ids = rng.integers(0, 1_000, size=(300_000,))
-    seen = {}
-
-    def call(where):
-        seen[where] = (_core._calling_thread_in_pool(), ng.gather(params, indices),
-                       ng.gather(words, word_ids))
-
-    call("importer")
-    other = threading.Thread(target=call, args=("other",))
-    other.start()
-    other.join()
-    assert seen["importer"][0] is True and seen["other"][0] is False
-    for where in ("importer", "other"):
-        assert np.array_equal(seen[where][1], params[indices])
-        assert (seen[where][2] == words[word_ids]).all()

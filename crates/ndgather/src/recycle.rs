@@ -116,6 +116,30 @@ pub(crate) fn take<T: 'static>(len: usize) -> Option<Vec<T>> {
     buffer.vec.downcast::<Vec<T>>().ok().map(|v| *v)
 }
 
+/// Holds the lock on ndgather's kept buffers (see [`recycle`]) until it is dropped; every
+/// other thread's fresh output waits for it meanwhile.
+///
+/// For a program that calls `fork` while other threads may be gathering: take it just
+/// before the fork and drop it just after, in the parent and in the child alike (as
+/// `pthread_atfork` handlers, or Python's `os.register_at_fork`). `fork` copies a lock as it
+/// is, and one that another thread held at that moment would stay held in the child for
+/// good, as that thread is not copied. The child must also run its calls in a rayon pool
+/// that it builds itself: the parent's pools have no threads there.
+///
+/// ```
+/// let guard = ndgather::hold_for_fork();
+/// // ... fork here ...
+/// drop(guard);
+/// assert_eq!(ndgather::recycle_limit(), 1 << 30);
+/// ```
+pub fn hold_for_fork() -> ForkGuard {
+    ForkGuard(pool())
+}
+
+/// The lock on ndgather's kept buffers, held until dropped: see [`hold_for_fork`].
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct ForkGuard(#[allow(dead_code)] std::sync::MutexGuard<'static, Pool>);
+
 /// Sets the most bytes of given-back buffers ndgather keeps, and returns the previous limit;
 /// `0` turns reuse off and frees every kept buffer.
 ///
@@ -184,5 +208,17 @@ mod tests {
         recycle(buffer(elems));
         assert!(take::<Probe>(elems).is_none());
         set_recycle_limit(before);
+    }
+
+    #[test]
+    fn the_fork_guard_holds_the_pools_lock_until_dropped() {
+        let guard = hold_for_fork();
+        assert!(matches!(
+            POOL.try_lock(),
+            Err(std::sync::TryLockError::WouldBlock)
+        ));
+        drop(guard);
+        // Released: this would wait forever otherwise.
+        drop(pool());
     }
 }

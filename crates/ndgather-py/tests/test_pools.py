@@ -1,0 +1,103 @@
+"""Which pool runs a call's parallel work: the importing thread's own, rayon's global pool
+for other threads, and a pool of its own in a process made by fork."""
+import multiprocessing
+import threading
+
+import numpy as np
+import pytest
+
+import ndgather as ng
+from ndgather import _core
+
+RNG = np.random.default_rng(7)
+# Sizes that run in parallel, numeric and object arrays alike.
+PARAMS = RNG.normal(size=(4_000, 64)).astype(np.float32)
+INDICES = RNG.integers(0, 4_000, size=(30_000,))
+WORDS = np.array([b"w%d" % k for k in range(1_000)], dtype=object)
+WORD_IDS = RNG.integers(0, 1_000, size=(300_000,))
+
+
+def call_here_and_on_another_thread():
+    """Gathers on this thread, then on a new one: for each, whether that thread was one of
+    its call's workers and whether every answer was right."""
+    seen = {}
+
+    def call(where):
+        in_pool = _core._calling_thread_in_pool()
+        right = (np.array_equal(ng.gather(PARAMS, INDICES), PARAMS[INDICES])
+                 and bool((ng.gather(WORDS, WORD_IDS) == WORDS[WORD_IDS]).all())
+                 and np.array_equal(ng.gather_nd(PARAMS, INDICES[:, None] % 4_000),
+                                    PARAMS[INDICES]))
+        seen[where] = (in_pool, right)
+
+    call("this")
+    other = threading.Thread(target=call, args=("other",))
+    other.start()
+    other.join()
+    return seen
+
+
+def test_the_importing_thread_is_a_worker_of_its_calls_pool_and_others_are_not():
+    """The thread that imported ndgather (pytest's main thread) runs its calls in a pool of
+    which it is a worker; another thread's calls go to rayon's global pool. Both give the
+    right answers."""
+    assert call_here_and_on_another_thread() == {"this": (True, True), "other": (False, True)}
+
+
+def forked_child(depth, timeout_s=60):
+    """What a child made by fork, gathering as its parent did, reports (`call_here_and_on_
+    another_thread`, then its own forked child's report while depth > 1); "hung" if it did
+    not finish within the timeout."""
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_child, args=(queue, depth, timeout_s))
+    child.start()
+    child.join(timeout_s)
+    if child.exitcode is None:
+        child.kill()
+        child.join()
+        return "hung"
+    return queue.get(timeout=5) if child.exitcode == 0 else f"exit code {child.exitcode}"
+
+
+def _child(queue, depth, timeout_s):
+    report = [call_here_and_on_another_thread()]
+    if depth > 1:
+        report.append(forked_child(depth - 1, timeout_s / 2))
+    queue.put(report)
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                    reason="this platform has no fork")
+def test_a_forked_child_and_grandchild_gather_in_parallel_after_the_parent_did():
+    """Once the parent has gathered on its importing thread and on another (so both pools it
+    uses have threads), a forked child gathers on both kinds of thread again, and so does
+    the child's own forked child. Before each process built its own pool, the child waited
+    forever for threads that a fork does not copy."""
+    call_here_and_on_another_thread()
+    right = {"this": (False, True), "other": (False, True)}
+    assert forked_child(depth=2) == [right, [right]]
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                    reason="this platform has no fork")
+def test_forks_made_while_another_thread_gathers_large_outputs_do_not_hang():
+    """Another thread keeps making outputs large enough to be recycled (so it keeps taking
+    and giving back ndgather's lock on its kept buffers) while this one forks ten children,
+    each of which gathers such outputs too. Each fork is made holding that lock, so no child
+    finds it held by a thread that the fork did not copy."""
+    stop = threading.Event()
+
+    def keep_gathering():
+        while not stop.is_set():
+            ng.gather(PARAMS, INDICES)
+
+    busy = threading.Thread(target=keep_gathering)
+    busy.start()
+    try:
+        reports = [forked_child(depth=1, timeout_s=30) for _ in range(10)]
+    finally:
+        stop.set()
+        busy.join()
+    right = {"this": (False, True), "other": (False, True)}
+    assert reports == [[right]] * 10
