@@ -10,14 +10,12 @@
 //! - In a process made by `os.fork` (`multiprocessing`'s `"fork"` method) every call runs in
 //!   a pool built in that process. A pool built before the fork has no threads in the child
 //!   (`fork` copies only the thread that calls it), and a call handed to it would wait for
-//!   them forever. OpenBLAS rebuilds its threads after a fork for the same reason. The fork
-//!   itself is made holding ndgather's one process-wide lock ([`ndgather::hold_for_fork`]),
-//!   so that no other thread holds it in the copy.
+//!   them forever. OpenBLAS rebuilds its threads after a fork for the same reason. The core
+//!   keeps its given-back buffers apart in the child too ([`ndgather::after_fork_in_child`]).
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::{ThreadPool, ThreadPoolBuilder};
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::thread::ThreadId;
@@ -39,46 +37,24 @@ const DEEPEST_KEPT_POOL: usize = 16;
 static FORKED_POOLS: [OnceLock<Option<ThreadPool>>; DEEPEST_KEPT_POOL] =
     [const { OnceLock::new() }; DEEPEST_KEPT_POOL];
 
-thread_local! {
-    /// The forking thread's hold on ndgather's lock, from just before a fork to just after.
-    static HELD_FOR_FORK: RefCell<Option<ndgather::ForkGuard>> = const { RefCell::new(None) };
-}
-
-/// Records the calling thread as the importer, and has Python call the three functions below
-/// at each `os.fork` (where the platform forks). Called at the module's initialisation.
+/// Records the calling thread as the importer, and has Python tell a forked child
+/// (`os.register_at_fork`, where the platform forks). Called at the module's initialisation.
 pub(crate) fn set_up(m: &Bound<'_, PyModule>) -> PyResult<()> {
     IMPORTER.get_or_init(|| std::thread::current().id());
     let os = m.py().import("os")?;
     if os.hasattr("register_at_fork")? {
         let kwargs = PyDict::new(m.py());
-        kwargs.set_item("before", wrap_pyfunction!(before_fork, m)?)?;
-        kwargs.set_item(
-            "after_in_parent",
-            wrap_pyfunction!(after_fork_in_parent, m)?,
-        )?;
         kwargs.set_item("after_in_child", wrap_pyfunction!(after_fork_in_child, m)?)?;
         os.call_method("register_at_fork", (), Some(&kwargs))?;
     }
     Ok(())
 }
 
-/// Runs in the forking thread just before the fork. The GIL stays held: no thread waits for
-/// it while holding ndgather's lock.
-#[pyfunction]
-fn before_fork() {
-    HELD_FOR_FORK.set(Some(ndgather::hold_for_fork()));
-}
-
-/// Runs in the parent just after the fork.
-#[pyfunction]
-fn after_fork_in_parent() {
-    HELD_FOR_FORK.take();
-}
-
-/// Runs in a forked child before anything else: from now on its calls use its own pool.
+/// Runs in a forked child before anything else: from now on its calls use its own pool, and
+/// the core its own kept buffers.
 #[pyfunction]
 fn after_fork_in_child() {
-    HELD_FOR_FORK.take();
+    ndgather::after_fork_in_child();
     FORK_DEPTH.fetch_add(1, Ordering::Relaxed);
 }
 

@@ -83,9 +83,11 @@ def test_a_forked_child_and_grandchild_gather_in_parallel_after_the_parent_did()
                     reason="this platform has no fork")
 def test_forks_made_while_another_thread_gathers_large_outputs_do_not_hang():
     """Another thread keeps making outputs large enough to be recycled (so it keeps taking
-    and giving back ndgather's lock on its kept buffers) while this one forks ten children,
-    each of which gathers such outputs too. Each fork is made holding that lock, so no child
-    finds it held by a thread that the fork did not copy."""
+    and giving back the lock on ndgather's kept buffers) while this one forks ten children,
+    each of which gathers such outputs too. Each child keeps its buffers apart, so none waits
+    on a lock held by a thread that the fork did not copy. (A first version held that lock
+    across the fork instead; it deadlocked here in a full run, as Python's other fork hooks
+    let a thread that needed the lock take the GIL meanwhile.)"""
     stop = threading.Event()
 
     def keep_gathering():

@@ -97,7 +97,7 @@ pub use error::{GatherError, OpKind, Result};
 pub use fill::FillValue;
 pub use index::{BadIndices, IndexLimit, IndexType};
 pub use output::huge_page_vec;
-pub use recycle::{hold_for_fork, recycle, recycle_limit, set_recycle_limit, ForkGuard};
+pub use recycle::{after_fork_in_child, recycle, recycle_limit, set_recycle_limit};
 pub use strings::{StringElement, Strings};
 
 pub use half::{bf16, f16};

@@ -8,10 +8,15 @@
 //! The pool holds at most [`MAX_BUFFERS`] buffers and [`recycle_limit`] bytes, the most
 //! recently given first; buffers under [`MIN_BYTES`] are left to the allocator, which reuses
 //! small blocks itself.
+//!
+//! A process made by `fork` starts a pool of its own once told ([`after_fork_in_child`]): the
+//! parent's lock may have been held, at the moment of the fork, by a thread that the fork did
+//! not copy, and would then stay held in the child for good.
 
 use ndarray::{ArrayBase, Dimension, OwnedRepr};
 use std::any::Any;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// Buffers smaller than this are not kept (the allocator recycles blocks this small itself).
 pub(crate) const MIN_BYTES: usize = 4 << 20;
@@ -29,17 +34,29 @@ struct Buffer {
 
 struct Pool {
     buffers: Vec<Buffer>,
-    limit: usize,
 }
 
-static POOL: Mutex<Pool> = Mutex::new(Pool {
-    buffers: Vec::new(),
-    limit: DEFAULT_LIMIT,
-});
+/// The most bytes kept: [`recycle_limit`]. Not in the pool's lock, so that a forked child
+/// keeps its parent's setting.
+static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_LIMIT);
+/// How many forks lie between this process and the first: copied by each fork and raised by
+/// one in the child by [`after_fork_in_child`].
+static FORK_DEPTH: AtomicUsize = AtomicUsize::new(0);
+/// Processes forked deeper than this keep no buffers.
+const DEEPEST_FORK: usize = 16;
+/// One pool per fork depth: a process uses the slot of its own depth, which none of its
+/// ancestors (all shallower) has touched, so the fork copied its lock free.
+static POOLS: [Mutex<Pool>; DEEPEST_FORK + 1] = [const {
+    Mutex::new(Pool {
+        buffers: Vec::new(),
+    })
+}; DEEPEST_FORK + 1];
 
-fn pool() -> std::sync::MutexGuard<'static, Pool> {
+/// This process's pool, locked; `None` in a process forked deeper than [`DEEPEST_FORK`].
+fn pool() -> Option<MutexGuard<'static, Pool>> {
+    let slot = POOLS.get(FORK_DEPTH.load(Ordering::Relaxed))?;
     // The pool's state is valid after any panic (each change is one push or remove).
-    POOL.lock().unwrap_or_else(|e| e.into_inner())
+    Some(slot.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 impl Pool {
@@ -47,9 +64,10 @@ impl Pool {
     /// them once the lock is released (freeing memory is a system call).
     #[must_use]
     fn trim(&mut self) -> Vec<Buffer> {
+        let limit = LIMIT.load(Ordering::Relaxed);
         let mut total: usize = self.buffers.iter().map(|b| b.bytes).sum();
         let mut over = 0;
-        while total > self.limit || self.buffers.len() - over > MAX_BUFFERS {
+        while total > limit || self.buffers.len() - over > MAX_BUFFERS {
             total -= self.buffers[over].bytes;
             over += 1;
         }
@@ -88,7 +106,7 @@ pub(crate) fn give_back<T: Send + 'static>(mut vec: Vec<T>) {
         return;
     }
     vec.clear();
-    let mut pool = pool();
+    let Some(mut pool) = pool() else { return };
     pool.buffers.push(Buffer {
         bytes,
         vec: Box::new(vec),
@@ -104,7 +122,7 @@ pub(crate) fn take<T: 'static>(len: usize) -> Option<Vec<T>> {
     if len.saturating_mul(std::mem::size_of::<T>()) < MIN_BYTES {
         return None;
     }
-    let mut pool = pool();
+    let mut pool = pool()?;
     let fits = |b: &Buffer| {
         b.vec
             .downcast_ref::<Vec<T>>()
@@ -116,29 +134,31 @@ pub(crate) fn take<T: 'static>(len: usize) -> Option<Vec<T>> {
     buffer.vec.downcast::<Vec<T>>().ok().map(|v| *v)
 }
 
-/// Holds the lock on ndgather's kept buffers (see [`recycle`]) until it is dropped; every
-/// other thread's fresh output waits for it meanwhile.
+/// Tells ndgather that this process was just made by `fork`, before it makes any call: from
+/// then on it keeps its given-back buffers ([`recycle`]) in a pool of its own, leaving the
+/// parent's aside untouched, as another thread of the parent may have held its lock at the
+/// moment of the fork (a thread the fork did not copy, so the lock would never be released).
+/// A process forked more than 16 times deep keeps no buffers.
 ///
-/// For a program that calls `fork` while other threads may be gathering: take it just
-/// before the fork and drop it just after, in the parent and in the child alike (as
-/// `pthread_atfork` handlers, or Python's `os.register_at_fork`). `fork` copies a lock as it
-/// is, and one that another thread held at that moment would stay held in the child for
-/// good, as that thread is not copied. The child must also run its calls in a rayon pool
-/// that it builds itself: the parent's pools have no threads there.
+/// For a program that forks while other threads may be calling ndgather: call it first thing
+/// in the child (a `pthread_atfork` child handler; the Python package does so from
+/// `os.register_at_fork`). The child must also run its calls in a rayon pool it builds
+/// itself: the parent's pools have no threads there.
 ///
 /// ```
-/// let guard = ndgather::hold_for_fork();
-/// // ... fork here ...
-/// drop(guard);
-/// assert_eq!(ndgather::recycle_limit(), 1 << 30);
+/// // In a child just made by fork (here, for the example, in the only process):
+/// ndgather::after_fork_in_child();
+/// let params = ndarray::Array2::<f32>::ones((1 << 20, 4));
+/// let indices = ndarray::Array1::from_iter(0..1i64 << 20);
+/// let out = ndgather::gather(&params, &indices).unwrap();
+/// let address = out.as_ptr();
+/// ndgather::recycle(out);
+/// // Kept in the child's own pool, and found there again.
+/// assert_eq!(ndgather::gather(&params, &indices).unwrap().as_ptr(), address);
 /// ```
-pub fn hold_for_fork() -> ForkGuard {
-    ForkGuard(pool())
+pub fn after_fork_in_child() {
+    FORK_DEPTH.fetch_add(1, Ordering::Relaxed);
 }
-
-/// The lock on ndgather's kept buffers, held until dropped: see [`hold_for_fork`].
-#[must_use = "the lock is released as soon as the guard is dropped"]
-pub struct ForkGuard(#[allow(dead_code)] std::sync::MutexGuard<'static, Pool>);
 
 /// Sets the most bytes of given-back buffers ndgather keeps, and returns the previous limit;
 /// `0` turns reuse off and frees every kept buffer.
@@ -149,18 +169,19 @@ pub struct ForkGuard(#[allow(dead_code)] std::sync::MutexGuard<'static, Pool>);
 /// ndgather::set_recycle_limit(before);
 /// ```
 pub fn set_recycle_limit(bytes: usize) -> usize {
-    let mut pool = pool();
-    let before = std::mem::replace(&mut pool.limit, bytes);
-    let dropped = pool.trim();
-    drop(pool);
-    drop(dropped);
+    let before = LIMIT.swap(bytes, Ordering::Relaxed);
+    if let Some(mut pool) = pool() {
+        let dropped = pool.trim();
+        drop(pool);
+        drop(dropped);
+    }
     before
 }
 
 /// The most bytes of given-back buffers ndgather keeps (1 GiB unless set by
 /// [`set_recycle_limit`]).
 pub fn recycle_limit() -> usize {
-    pool().limit
+    LIMIT.load(Ordering::Relaxed)
 }
 
 #[cfg(test)]
@@ -200,25 +221,66 @@ mod tests {
                 .filter(|b| b.vec.is::<Vec<Probe>>())
                 .count()
         };
-        assert_eq!(kept(&pool()), MAX_BUFFERS);
+        assert_eq!(kept(&pool().unwrap()), MAX_BUFFERS);
         assert!(take::<Probe>(elems).is_none(), "the oldest were dropped");
         // A limit of 0 drops everything.
         let before = set_recycle_limit(0);
-        assert_eq!(kept(&pool()), 0);
+        assert_eq!(kept(&pool().unwrap()), 0);
         recycle(buffer(elems));
         assert!(take::<Probe>(elems).is_none());
         set_recycle_limit(before);
     }
 
+    /// A child made by `fork` while another thread held the pool's lock keeps and finds its
+    /// buffers all the same, in a pool of its own; without `after_fork_in_child` it would wait
+    /// forever for that thread, which the fork did not copy.
+    #[cfg(target_os = "linux")]
     #[test]
-    fn the_fork_guard_holds_the_pools_lock_until_dropped() {
-        let guard = hold_for_fork();
-        assert!(matches!(
-            POOL.try_lock(),
-            Err(std::sync::TryLockError::WouldBlock)
-        ));
-        drop(guard);
-        // Released: this would wait forever otherwise.
-        drop(pool());
+    #[allow(unsafe_code)] // `fork`, `waitpid`, `kill` and `_exit`: there is no safe form.
+    fn a_forked_child_keeps_buffers_though_a_thread_left_behind_held_the_lock() {
+        use std::sync::mpsc;
+        use std::time::{Duration, Instant};
+        /// A type no other test allocates.
+        #[derive(Clone, Copy, Default)]
+        struct Forked(#[allow(dead_code)] u8);
+
+        let (held, is_held) = mpsc::channel();
+        let (release, is_released) = mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            let guard = pool();
+            held.send(()).unwrap();
+            is_released.recv().ok();
+            drop(guard);
+        });
+        is_held.recv().unwrap();
+        // SAFETY: `fork` has no preconditions. The child calls only this module's functions
+        // (which allocate: glibc's allocator is made ready for the child by `fork`) and
+        // `_exit`, so it runs no exit handlers and touches no state of the test harness.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            after_fork_in_child();
+            recycle(ndarray::Array1::from_elem(MIN_BYTES, Forked(1)));
+            let found = take::<Forked>(MIN_BYTES).is_some();
+            // SAFETY: ends the child at once, as above.
+            unsafe { libc::_exit(if found { 0 } else { 1 }) };
+        }
+        assert!(pid > 0, "fork failed");
+        release.send(()).unwrap();
+        holder.join().unwrap();
+        let (mut status, start) = (0, Instant::now());
+        // SAFETY: `pid` is this process's child, and `status` a valid place to write.
+        while unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == 0 {
+            if start.elapsed() > Duration::from_secs(20) {
+                // SAFETY: as above; the child is killed, then reaped.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                panic!("the forked child hung on the lock a thread left behind held");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(libc::WIFEXITED(status), "the child died: status {status}");
+        assert_eq!(libc::WEXITSTATUS(status), 0, "the child found no buffer");
     }
 }
