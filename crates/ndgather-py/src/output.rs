@@ -127,7 +127,7 @@ pub(crate) fn store_objects(
         ));
     }
     let none = py.None().into_ptr() as u64;
-    for (slot, &p) in slots.iter_mut().zip(pointers) {
+    let store = |slot: &mut u64, &p: &u64| {
         let new = if p == 0 { none } else { p };
         let old = std::mem::replace(slot, new);
         // SAFETY: `new` is `None` or the address of an object that is an element of the
@@ -139,6 +139,16 @@ pub(crate) fn store_objects(
             pyo3::ffi::Py_INCREF(new as *mut pyo3::ffi::PyObject);
             pyo3::ffi::Py_XDECREF(old as *mut pyo3::ffi::PyObject);
         }
+    };
+    // A C-ordered target (every fresh output) as one slice, whose loop the compiler keeps
+    // tight; walking it as an n-dimensional view cost a call per element where the compiler
+    // did not inline that iterator (strings quick: 280 us against 158).
+    match slots.as_slice_mut() {
+        Some(flat) => flat.iter_mut().zip(pointers).for_each(|(s, p)| store(s, p)),
+        None => slots
+            .iter_mut()
+            .zip(pointers)
+            .for_each(|(s, p)| store(s, p)),
     }
     // SAFETY: the reference `into_ptr` took above was for the loop's use only.
     unsafe { pyo3::ffi::Py_DECREF(none as *mut pyo3::ffi::PyObject) };

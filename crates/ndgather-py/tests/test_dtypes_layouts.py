@@ -143,6 +143,19 @@ def test_object_results_hold_the_same_objects_with_references():
     assert sys.getrefcount(item) == before
 
 
+def test_object_results_into_a_target_that_is_not_c_ordered():
+    """A fresh object output is stored as one flat run of slots; a caller's target in
+    another order is walked in its logical order, with the same reference counting."""
+    import sys
+    item = object()
+    params = np.array([b"a", item, None], dtype=object)
+    target = np.full((3, 2), b"old", dtype=object).T
+    assert not target.flags.c_contiguous
+    before = sys.getrefcount(item)
+    ng.gather(params, [[0, 1, 2], [1, 1, 0]], out=target)
+    assert target.tolist() == [[b"a", item, None], [item, item, b"a"]]
+    assert sys.getrefcount(item) == before + 3
+
 def test_nested_lists_and_scalars_as_numpy_asarray_reads_them():
     assert ng.gather(["p0", "p1", "p2", "p3"], [2, 0]).tolist() == ["p2", "p0"]
     assert ng.gather([1.5, 2.5], 1).shape == ()
