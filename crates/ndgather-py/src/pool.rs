@@ -83,7 +83,9 @@ pub(crate) fn in_callers_pool<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     run_in(pool, f)
 }
 
-/// Runs `f` in `pool`, or on this thread if no pool could be built (no thread to be had).
+/// Runs `f` in `pool`, or as is if no pool could be built (no thread to be had): its parallel
+/// work then goes wherever this thread's would (rayon's global pool, or, on a forked child's
+/// thread that was a worker of its parent's pool, that thread alone).
 fn run_in<T: Send>(pool: Option<&ThreadPool>, f: impl FnOnce() -> T + Send) -> T {
     match pool {
         Some(pool) => pool.install(f),

@@ -45,9 +45,9 @@ def test_the_importing_thread_is_a_worker_of_its_calls_pool_and_others_are_not()
 
 
 def forked_child(depth, timeout_s=60):
-    """What a child made by fork, gathering as its parent did, reports (`call_here_and_on_
-    another_thread`, then its own forked child's report while depth > 1); "hung" if it did
-    not finish within the timeout."""
+    """What a child made by fork reports: `call_here_and_on_another_thread()`'s result, then,
+    while depth > 1, its own forked child's report; "hung" if it did not finish within the
+    timeout."""
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     child = context.Process(target=_child, args=(queue, depth, timeout_s))
