@@ -19,8 +19,9 @@ use crate::error::{GatherError, Result};
 use crate::index::{BadIndices, IndexType};
 use crate::output::{Pages, Slot};
 use crate::plan::{unravel, GatherNdPlan, GatherPlan};
-use crate::prefetch::{prefetch, prefetch_ahead, prefetch_slice};
+use crate::prefetch::{prefetch, prefetch_slice, Reads};
 use crate::stream::Streaming;
+use crate::vector_gather::{self, VectorGather};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -199,14 +200,21 @@ where
     let table_bytes = std::mem::size_of_val(params);
     // Each run reads `n` slices from one params row of `gathered` slices.
     let row_bytes = gathered.saturating_mul(slice_bytes);
-    let ahead = prefetch_ahead(
+    let reads = Reads::of(
         table_bytes,
         slice_bytes,
         Some((row_bytes, n)),
         indices.len(),
         |k| indices[k].to_i128(),
     );
+    let ahead = reads.ahead(slice_bytes);
     let stream = Streaming::for_copy((std::mem::size_of_val(out), pages), row_bytes, slice_bytes);
+    // One-element slices read sparsely from rows of a table far larger than the cache
+    // (each read a miss, none prefetched) go through the gather instruction where the types
+    // and the machine allow it (`vector_gather`, which has the measurements).
+    let vector = (inner == 1 && reads == Reads::Sparse && vector_gather::pays(table_bytes))
+        .then(VectorGather::new)
+        .flatten();
     // The params row and the indices of `len` slices from position `j` of row `(b, o)`.
     let run_at = |b: usize, o: usize, j: usize, len: usize| {
         let base = (b * outer + o) * gathered;
@@ -258,7 +266,10 @@ where
             let dst = &mut chunk[k * inner..(k + run) * inner];
             unresolved |= match (stream, inner) {
                 (Some(stream), _) => ctx.run_streamed(dst, inner, stream),
-                (None, 1) => ctx.run_scalar(dst),
+                (None, 1) => match vector {
+                    Some(vector) => ctx.run_vector(vector, dst),
+                    None => ctx.run_scalar(dst),
+                },
                 (None, _) => {
                     by_slice_width!(inner, |N| ctx.run::<N, O>(dst), ctx.run_dyn(dst, inner))
                 }
@@ -288,7 +299,7 @@ struct SliceCopy<'a, T, I> {
     policy: BadIndices,
 }
 
-impl<T: Clone + Default + Sync, I: IndexType> SliceCopy<'_, T, I> {
+impl<T: Clone + Default + Sync + 'static, I: IndexType> SliceCopy<'_, T, I> {
     /// Requests the cache lines of the slice of `row` at `idx[at]`, if there and good.
     #[inline(always)]
     fn ask(&self, row: &[T], idx: &[I], at: usize, inner: usize) {
@@ -336,6 +347,20 @@ impl<T: Clone + Default + Sync, I: IndexType> SliceCopy<'_, T, I> {
             }
         });
         unresolved
+    }
+
+    /// Slices of one element, read sparsely (nothing asked for ahead, so `split` is the whole
+    /// run): the gather instruction copies the run's first blocks of good indices,
+    /// [`Self::run_scalar`] the rest.
+    #[inline(never)]
+    fn run_vector<O: Slot<T>>(&self, vector: VectorGather<T, I>, dst: &mut [O]) -> bool {
+        let done = vector.copy_in_range(self.row, self.idx, dst);
+        let rest = SliceCopy {
+            idx: &self.idx[done..],
+            split: self.split - done,
+            ..*self
+        };
+        rest.run_scalar(&mut dst[done..])
     }
 
     /// Slices of a length known at compile time: the copy becomes a few moves. Not inlined
@@ -696,9 +721,10 @@ fn copy_at_offsets<T, O>(
     let slice_bytes = slice * std::mem::size_of::<T>();
     let table_bytes = std::mem::size_of_val(params);
     // Offsets reach anywhere in params: no rows whose reads could be counted.
-    let ahead = prefetch_ahead(table_bytes, slice_bytes, None, offsets.len(), |k| {
+    let ahead = Reads::of(table_bytes, slice_bytes, None, offsets.len(), |k| {
         (offsets[k] / slice.max(1)) as i128
-    });
+    })
+    .ahead(slice_bytes);
     if let Some(stream) = stream {
         let put = |d: &mut [O], s: &[T]| stream.put_slice(d, s);
         return copy_any(params, offsets, slice, ahead, (out, put));

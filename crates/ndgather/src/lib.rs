@@ -89,6 +89,7 @@ mod strided;
 mod string_gather;
 mod strings;
 mod tensor;
+mod vector_gather;
 
 pub use along::TakeAlongAxisOptions;
 pub use array::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};

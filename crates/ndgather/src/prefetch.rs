@@ -52,29 +52,56 @@ pub(crate) fn stays_in_cache(table_bytes: usize) -> bool {
     table_bytes <= CACHED_TABLE_MAX_BYTES
 }
 
-/// How many slices of `slice_bytes` each to prefetch ahead of a copy of `len` slices, the
-/// `k`-th at `position(k)` (in slices), from a table of `table_bytes`, read row by row where
-/// `rows` gives (the bytes of each params row, the reads from each): none from a table that
-/// stays in the cache ([`CACHED_TABLE_MAX_BYTES`]), none where each row gives few small
-/// reads ([`reads_sparse_in_rows`]), and none where the reads go in order (most sampled
-/// neighbours within a page of each other, as sorted indices are), which the hardware's own
-/// prefetcher follows and where a prefetch only adds work. Measured with prefetch on and off
-/// alternated (`ndgather bench --quick`, this machine), off ÷ on: `sorted_1d` 0.50× quick,
-/// 0.75–0.79× full. Random reads from larger tables keep it: without it `rows_small` full (a
-/// 16 MB table) went 2.3–5× slower and `embed` 2.2×.
-pub(crate) fn prefetch_ahead(
-    table_bytes: usize,
-    slice_bytes: usize,
-    rows: Option<(usize, usize)>,
-    len: usize,
-    position: impl Fn(usize) -> i128,
-) -> usize {
-    let sparse = rows
-        .is_some_and(|(row_bytes, per_row)| reads_sparse_in_rows(slice_bytes, row_bytes, per_row));
-    if stays_in_cache(table_bytes) || sparse || reads_in_order(slice_bytes, len, position) {
-        0
-    } else {
-        prefetch_distance(slice_bytes)
+/// How a copy's reads fall, which decides whether they are prefetched ([`Reads::ahead`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reads {
+    /// From a table that stays in the cache ([`CACHED_TABLE_MAX_BYTES`]).
+    Cached,
+    /// In order: most sampled neighbours within a page of each other.
+    InOrder,
+    /// Few small reads from each params row ([`reads_sparse_in_rows`]): each a miss of its
+    /// own.
+    Sparse,
+    /// Anywhere in a table larger than the cache.
+    Random,
+}
+
+impl Reads {
+    /// The reads of a copy of `len` slices of `slice_bytes` each, the `k`-th at `position(k)`
+    /// (in slices), from a table of `table_bytes`, read row by row where `rows` gives (the
+    /// bytes of each params row, the reads from each).
+    pub(crate) fn of(
+        table_bytes: usize,
+        slice_bytes: usize,
+        rows: Option<(usize, usize)>,
+        len: usize,
+        position: impl Fn(usize) -> i128,
+    ) -> Reads {
+        if stays_in_cache(table_bytes) {
+            Reads::Cached
+        } else if reads_in_order(slice_bytes, len, position) {
+            Reads::InOrder
+        } else if rows.is_some_and(|(row_bytes, per_row)| {
+            reads_sparse_in_rows(slice_bytes, row_bytes, per_row)
+        }) {
+            Reads::Sparse
+        } else {
+            Reads::Random
+        }
+    }
+
+    /// How many slices of `slice_bytes` each to prefetch ahead of the copy: none from a
+    /// table that stays in the cache, none where each row gives few small reads
+    /// ([`reads_sparse_in_rows`]), and none where the reads go in order (as sorted indices
+    /// are), which the hardware's own prefetcher follows and where a prefetch only adds work.
+    /// Measured with prefetch on and off alternated (`ndgather bench --quick`, this machine),
+    /// off ÷ on: `sorted_1d` 0.50× quick, 0.75–0.79× full. Random reads from larger tables keep
+    /// it: without it `rows_small` full (a 16 MB table) went 2.3–5× slower and `embed` 2.2×.
+    pub(crate) fn ahead(self, slice_bytes: usize) -> usize {
+        match self {
+            Reads::Random => prefetch_distance(slice_bytes),
+            Reads::Cached | Reads::InOrder | Reads::Sparse => 0,
+        }
     }
 }
 
@@ -147,8 +174,9 @@ mod tests {
     #[test]
     fn prefetches_random_reads_only() {
         const BIG: usize = 1 << 30;
-        let ahead =
-            |positions: &[i128]| prefetch_ahead(BIG, 4, None, positions.len(), |k| positions[k]);
+        let ahead = |positions: &[i128]| {
+            Reads::of(BIG, 4, None, positions.len(), |k| positions[k]).ahead(4)
+        };
         let rows = 10_000_000u64;
         let mut positions = random(100_000, rows);
         assert_eq!(ahead(&positions), prefetch_distance(4));
@@ -168,8 +196,14 @@ mod tests {
         assert_eq!(ahead(&[]), 128);
         // Neighbours a page apart are near; farther, not (slices of 4 KiB + 1 byte).
         let pages: Vec<i128> = (0..1000).collect();
-        assert_eq!(prefetch_ahead(BIG, 4096, None, 1000, |k| pages[k]), 0);
-        assert_ne!(prefetch_ahead(BIG, 4097, None, 1000, |k| pages[k]), 0);
+        assert_eq!(
+            Reads::of(BIG, 4096, None, 1000, |k| pages[k]).ahead(4096),
+            0
+        );
+        assert_ne!(
+            Reads::of(BIG, 4097, None, 1000, |k| pages[k]).ahead(4097),
+            0
+        );
     }
 
     #[test]
@@ -187,7 +221,7 @@ mod tests {
         assert!(!reads_sparse_in_rows(4, usize::MAX - 1, usize::MAX));
         // Random reads from a large table: sparse rows go without, dense rows keep it.
         let positions = random(100_000, 1 << 20);
-        let ahead = |rows| prefetch_ahead(1 << 30, 4, rows, positions.len(), |k| positions[k]);
+        let ahead = |rows| Reads::of(1 << 30, 4, rows, positions.len(), |k| positions[k]).ahead(4);
         assert_eq!(ahead(Some((32 << 10, 256))), 0);
         assert_eq!(ahead(Some((8000, 500))), prefetch_distance(4));
         assert_eq!(ahead(None), prefetch_distance(4));
@@ -196,8 +230,9 @@ mod tests {
     #[test]
     fn reads_from_a_cached_table_are_not_prefetched() {
         let positions = random(100_000, 10_000_000);
-        let ahead =
-            |table_bytes| prefetch_ahead(table_bytes, 4, None, positions.len(), |k| positions[k]);
+        let ahead = |table_bytes| {
+            Reads::of(table_bytes, 4, None, positions.len(), |k| positions[k]).ahead(4)
+        };
         assert_eq!(ahead(0), 0);
         assert_eq!(ahead(CACHED_TABLE_MAX_BYTES), 0);
         assert_eq!(ahead(CACHED_TABLE_MAX_BYTES + 1), prefetch_distance(4));

@@ -627,3 +627,67 @@ fn streamed_outputs() {
         }
     }
 }
+
+/// One-element gathers read sparsely from rows of a large table go through the gather
+/// instruction (`vector_gather`, where the machine has AVX-512; its table threshold is
+/// lowered for the unit tests): runs of indices around its blocks of 16, a bad index at each
+/// lane of a block and in the tail, negative and too large, under every policy; 4-byte
+/// types of every kind (the path's) and an 8-byte one (not), on 1 and 2 threads, fresh and
+/// into a caller's buffer (compared as printed, so that the `Fill` policy's NaN equals
+/// itself).
+#[test]
+fn sparse_one_element_gathers_around_the_vector_blocks() {
+    fn check<T: Clone + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static>(
+        make: impl Fn(f32) -> T,
+    ) {
+        // Rows of 2,048 elements, at most 64 reads each: sparse (at most one read per two
+        // cache lines for 4-byte elements), from a table above the tests' thresholds.
+        let (rows, width) = (3, 2048);
+        let p = params(&[rows, width]).mapv(&make);
+        for run in [1, 15, 16, 17, 31, 32, 33, 48, 64] {
+            let clean = indices(&[rows, run], width, run as u64).mapv(|v| v as i32);
+            let bad_spots = [None, Some(0), Some(15), Some(16), Some(run - 1)];
+            for (spot, value) in bad_spots
+                .into_iter()
+                .flatten()
+                .flat_map(|s| [(Some(s), -1), (Some(s), width as i32), (Some(s), i32::MIN)])
+                .chain([(None, 0)])
+            {
+                let mut i = clean.clone();
+                if let Some(s) = spot.filter(|&s| s < run) {
+                    i[[rows - 1, s]] = value;
+                }
+                let wide = i.mapv(i64::from);
+                for &policy in BadIndices::ALL {
+                    let expected = reference::gather(&p, &wide, 1, 1, policy);
+                    let o = GatherOptions::new()
+                        .axis(1)
+                        .batch_dims(1)
+                        .bad_indices(policy);
+                    for threads in [1, 2] {
+                        let what = format!(
+                            "run {run}, {value} at {spot:?}, {policy:?}, {threads} threads"
+                        );
+                        let got = in_pool(threads, || o.gather(&p, &i));
+                        match (&got, &expected) {
+                            (Ok(a), Ok(b)) => {
+                                assert_eq!(format!("{a:?}"), format!("{b:?}"), "{what}")
+                            }
+                            (Err(_), Err(_)) => {}
+                            _ => panic!("{what}: {got:?} against {expected:?}"),
+                        }
+                        if let Ok(b) = &expected {
+                            let mut out = ArrayD::<T>::default(b.raw_dim());
+                            in_pool(threads, || o.gather_into(&p, &i, out.view_mut()).unwrap());
+                            assert_eq!(format!("{out:?}"), format!("{b:?}"), "into: {what}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    check(|v| v);
+    check(|v| v as i32);
+    check(|v| v as u32);
+    check(|v| v as f64);
+}

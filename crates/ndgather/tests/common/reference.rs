@@ -43,6 +43,8 @@ pub fn fill<T: Clone + Default + 'static>(policy: BadIndices) -> T {
         *v = i32::MIN;
     } else if let Some(v) = any.downcast_mut::<u8>() {
         *v = u8::MAX;
+    } else if let Some(v) = any.downcast_mut::<u32>() {
+        *v = u32::MAX;
     } else if let Some(v) = any.downcast_mut::<f32>() {
         *v = f32::NAN;
     } else if let Some(v) = any.downcast_mut::<f64>() {
