@@ -58,6 +58,9 @@ macro_rules! by_slice_width {
 
 /// Compiles a function once for each of the x86-64 vector extensions below and once for the
 /// baseline target (SSE2), and calls the widest the machine has (detected at run time, once).
+/// `multiversion` adds to any AVX-512 target the rest of the set that Ice Lake and Zen 4 have
+/// (VBMI, VNNI, GFNI and others) and detects them all, so that older AVX-512 processors,
+/// which slow their clock for it, run the AVX2 clone.
 /// For the loops of arithmetic and comparisons over every index, which the compiler
 /// vectorises: SSE2 has no 64-bit multiply or comparison, and handles four 32-bit lanes at a
 /// time. Measured (`ndgather bench --quick`, 6 rounds alternated, on an AVX-512 machine):
