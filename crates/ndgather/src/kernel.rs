@@ -21,7 +21,7 @@ use crate::output::{Pages, Slot};
 use crate::plan::{unravel, GatherNdPlan, GatherPlan};
 use crate::prefetch::{prefetch, prefetch_slice, Reads};
 use crate::stream::Streaming;
-use crate::vector_gather::{self, VectorGather};
+use crate::vector_gather::VectorGather;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -212,12 +212,7 @@ where
     );
     let ahead = reads.ahead(slice_bytes);
     let stream = Streaming::for_copy((std::mem::size_of_val(out), pages), row_bytes, slice_bytes);
-    // One-element slices read sparsely from rows of a table far larger than the cache
-    // (each read a miss, none prefetched) go through the gather instruction where the types
-    // and the machine allow it (`vector_gather`, which has the measurements).
-    let vector = (inner == 1 && reads == Reads::Sparse && vector_gather::pays(table_bytes))
-        .then(VectorGather::new)
-        .flatten();
+    let vector = VectorGather::for_copy(reads, table_bytes, inner);
     // The params row and the indices of `len` slices from position `j` of row `(b, o)`.
     let run_at = |b: usize, o: usize, j: usize, len: usize| {
         let base = (b * outer + o) * gathered;

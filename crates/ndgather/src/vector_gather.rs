@@ -11,6 +11,7 @@
 //! the host, took 1.9–2.3 ms on the case against the scalar kernel's 2.3–2.5 ms.
 
 use crate::output::Slot;
+use crate::prefetch::Reads;
 use std::any::TypeId;
 use std::marker::PhantomData;
 
@@ -20,14 +21,8 @@ use std::marker::PhantomData;
 /// lower it, so that their tables take this path.
 const MIN_TABLE_BYTES: usize = if cfg!(test) { 8 << 10 } else { 64 << 20 };
 
-/// Whether one-element reads from a table of `table_bytes` are worth the gather instruction
-/// ([`MIN_TABLE_BYTES`]).
-pub(crate) fn pays(table_bytes: usize) -> bool {
-    table_bytes >= MIN_TABLE_BYTES
-}
-
 /// Leave to copy one-element slices of `T` at indices of type `I` with the gather
-/// instruction. Made only by [`VectorGather::new`], and only where `T` is a 4-byte
+/// instruction. Made only by [`VectorGather::for_copy`], and only where `T` is a 4-byte
 /// fixed-width type of the dtype table (whose bytes are its value), `I` is `i32`, and the
 /// machine has AVX-512: holding one is the proof [`VectorGather::copy_in_range`] relies on.
 pub(crate) struct VectorGather<T, I>(PhantomData<fn(&T, &I)>);
@@ -41,13 +36,19 @@ impl<T, I> Clone for VectorGather<T, I> {
 impl<T, I> Copy for VectorGather<T, I> {}
 
 impl<T: 'static, I: 'static> VectorGather<T, I> {
-    /// Leave to gather `T` at `I` indices by the instruction, where the types fit it and the
-    /// machine has it (detected at run time; the standard library caches the answer).
-    pub(crate) fn new() -> Option<Self> {
+    /// Leave to gather slices of `slice_len` elements of `T` at `I` indices, read as `reads`
+    /// from a table of `table_bytes`, by the instruction, where it pays: one-element slices
+    /// read sparsely from a table of at least [`MIN_TABLE_BYTES`] (each read a miss, none
+    /// prefetched; reads in order measured 1.9× slower by the instruction, and a table in the
+    /// cache 1.10×). Only where the types fit it and the machine has it (detected at run
+    /// time; the standard library caches the answer).
+    pub(crate) fn for_copy(reads: Reads, table_bytes: usize, slice_len: usize) -> Option<Self> {
+        let pays = slice_len == 1 && reads == Reads::Sparse && table_bytes >= MIN_TABLE_BYTES;
         #[cfg(target_arch = "x86_64")]
-        if fits::<T, I>() && std::arch::is_x86_feature_detected!("avx512f") {
+        if pays && fits::<T, I>() && std::arch::is_x86_feature_detected!("avx512f") {
             return Some(VectorGather(PhantomData));
         }
+        _ = pays;
         None
     }
 }
@@ -68,8 +69,8 @@ impl<T: Clone + Default + 'static, I: 'static> VectorGather<T, I> {
     #[allow(unsafe_code)]
     pub(crate) fn copy_in_range<O: Slot<T>>(self, row: &[T], idx: &[I], dst: &mut [O]) -> usize {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `copy_blocks` needs AVX-512F; a `VectorGather` exists only where `new`
-        // detected it on this machine.
+        // SAFETY: `copy_blocks` needs AVX-512F; a `VectorGather` exists only where
+        // `for_copy` detected it on this machine.
         return unsafe { copy_blocks(row, idx, dst) };
         #[cfg(not(target_arch = "x86_64"))]
         {
