@@ -138,8 +138,15 @@ pub(crate) fn first_bad<X: Sync>(
 with_widest_vectors! {
     /// Whether `bad` holds for an element of `block`, tested branch-free.
     fn any_bad<X>(block: &[X], bad: &impl Fn(&X) -> bool) -> bool {
-        block.iter().fold(false, |acc, x| acc | bad(x))
+        any_bad_loop(block, bad)
     }
+}
+
+/// The loop of [`any_bad`], compiled into each of its clones (and by the tests for each of
+/// `with_widest_vectors!`'s targets).
+#[inline(always)]
+fn any_bad_loop<X>(block: &[X], bad: &impl Fn(&X) -> bool) -> bool {
+    block.iter().fold(false, |acc, x| acc | bad(x))
 }
 
 /// Whether the check of `len` index vectors of `vector_bytes` each is split across threads.
@@ -681,21 +688,33 @@ with_widest_vectors! {
     fn flatten_branch_free<const D: usize, I: IndexType>(
         base: usize,
         vectors: &[[I; D]],
-        (dims, strides): (&[usize; D], &[usize; D]),
+        shape: (&[usize; D], &[usize; D]),
         offsets: &mut [usize],
     ) -> bool {
-        let mut bad = false;
-        for (offset, row) in offsets.iter_mut().zip(vectors) {
-            let mut o = base;
-            for ((&i, &dim), &stride) in row.iter().zip(dims).zip(strides) {
-                let position = i.checked_index(dim);
-                bad |= position.is_none();
-                o += position.unwrap_or(0) * stride;
-            }
-            *offset = o;
-        }
-        bad
+        flatten_loop(base, vectors, shape, offsets)
     }
+}
+
+/// The loop of [`flatten_branch_free`], compiled into each of its clones (and by the tests
+/// for each of `with_widest_vectors!`'s targets).
+#[inline(always)]
+fn flatten_loop<const D: usize, I: IndexType>(
+    base: usize,
+    vectors: &[[I; D]],
+    (dims, strides): (&[usize; D], &[usize; D]),
+    offsets: &mut [usize],
+) -> bool {
+    let mut bad = false;
+    for (offset, row) in offsets.iter_mut().zip(vectors) {
+        let mut o = base;
+        for ((&i, &dim), &stride) in row.iter().zip(dims).zip(strides) {
+            let position = i.checked_index(dim);
+            bad |= position.is_none();
+            o += position.unwrap_or(0) * stride;
+        }
+        *offset = o;
+    }
+    bad
 }
 
 /// Index vectors flattened to offsets at a time by [`gather_nd_depth`] (32 KiB of offsets,
@@ -854,3 +873,5 @@ where
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod vector_clone_tests;
