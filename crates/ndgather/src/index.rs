@@ -215,18 +215,18 @@ impl BadIndices {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::IndexType;
     use proptest::prelude::*;
 
     /// The obvious definition, in a width that holds every value and limit.
-    fn reference<I: IndexType>(i: I, limit: usize) -> Option<usize> {
+    pub(crate) fn reference<I: IndexType>(i: I, limit: usize) -> Option<usize> {
         let v = i.to_i128();
         (v >= 0 && v < limit as i128).then_some(v as usize)
     }
 
     /// Values near each edge of the type's range and of its non-negative range.
-    fn edges<I: IndexType + TryFrom<i128>>() -> Vec<I> {
+    pub(crate) fn edges<I: IndexType + TryFrom<i128>>() -> Vec<I> {
         let candidates = [
             -(1i128 << 63),
             -(1i128 << 31) - 1,

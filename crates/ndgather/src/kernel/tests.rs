@@ -13,7 +13,7 @@ use super::{
 use ndarray::{ArrayD, ArrayViewMutD, Dimension, IxDyn, ShapeBuilder, Slice};
 use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions};
 
-fn lcg(seed: &mut u64) -> u64 {
+pub(super) fn lcg(seed: &mut u64) -> u64 {
     *seed = seed
         .wrapping_mul(6364136223846793005)
         .wrapping_add(1442695040888963407);

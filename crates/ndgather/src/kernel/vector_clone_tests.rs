@@ -5,7 +5,9 @@
 //! AVX-512 clone). Each must agree with a plain wide comparison at every edge of the index
 //! types.
 
+use super::tests::lcg;
 use super::{any_bad, any_bad_loop, flatten_branch_free, flatten_loop};
+use crate::index::tests::{edges as type_edges, reference};
 use crate::index::IndexType;
 
 /// A target the loops are compiled for.
@@ -75,38 +77,11 @@ fn flatten_avx2<const D: usize, I: IndexType>(
     flatten_loop(base, vectors, shape, offsets)
 }
 
-/// A position in `[0, dim)` by the plain wide comparison.
-fn position<I: IndexType>(i: I, dim: usize) -> Option<usize> {
-    let v = i.to_i128();
-    (v >= 0 && v < dim as i128).then_some(v as usize)
-}
-
-fn next(seed: &mut u64) -> u64 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    *seed >> 33
-}
-
-/// Values of `I` at the edges of `[0, dim)` and of the type, and in range.
+/// Values of `I` at the edges of `[0, dim)` and of the type's range.
 fn edges<I: IndexType + TryFrom<i128>>(dim: usize) -> Vec<I> {
-    let wide = [
-        -1,
-        0,
-        dim as i128 - 1,
-        dim as i128,
-        dim as i128 + 1,
-        i128::from(i32::MIN),
-        i128::from(i32::MAX),
-        i128::from(i64::MIN),
-        i128::from(i64::MAX),
-        i128::from(u64::MAX),
-        1 << 31,
-        1 << 32,
-    ];
-    wide.into_iter()
-        .filter_map(|v| I::try_from(v).ok())
-        .collect()
+    let near_dim = [-1, 0, 1].map(|d| dim as i128 + d);
+    let near_dim = near_dim.into_iter().filter_map(|v| I::try_from(v).ok());
+    type_edges::<I>().into_iter().chain(near_dim).collect()
 }
 
 fn any_bad_at_every_length_and_spot<I: IndexType + TryFrom<i128>>() {
@@ -117,7 +92,7 @@ fn any_bad_at_every_length_and_spot<I: IndexType + TryFrom<i128>>() {
             let mut seed = len as u64;
             let good: Vec<I> = (0..len)
                 .map(|_| {
-                    I::try_from(i128::from(next(&mut seed) as u16 % 1000))
+                    I::try_from(i128::from(lcg(&mut seed) as u16 % 1000))
                         .ok()
                         .unwrap()
                 })
@@ -127,7 +102,7 @@ fn any_bad_at_every_length_and_spot<I: IndexType + TryFrom<i128>>() {
                 for &value in &edges::<I>(dim) {
                     let mut block = good.clone();
                     block[spot] = value;
-                    let expected = position(value, dim).is_none();
+                    let expected = reference(value, dim).is_none();
                     assert_eq!(
                         target.any_bad(&block, &bad),
                         expected,
@@ -152,7 +127,7 @@ fn flatten_at_every_length<const D: usize, I: IndexType + TryFrom<i128>>(dims: [
         for (vector, &got) in vectors.iter().zip(&offsets) {
             let mut offset = base;
             for k in 0..D {
-                let p = position(vector[k], dims[k]);
+                let p = reference(vector[k], dims[k]);
                 any_bad |= p.is_none();
                 offset += p.unwrap_or(0) * strides[k];
             }
@@ -166,7 +141,7 @@ fn flatten_at_every_length<const D: usize, I: IndexType + TryFrom<i128>>(dims: [
             let good: Vec<[I; D]> = (0..len)
                 .map(|_| {
                     std::array::from_fn(|k| {
-                        I::try_from(i128::from(next(&mut seed) as u32) % dims[k] as i128)
+                        I::try_from(i128::from(lcg(&mut seed) as u32) % dims[k] as i128)
                             .ok()
                             .unwrap()
                     })
