@@ -39,6 +39,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PRIMARY = ["numpy", "tf", "jax", "ort"]
 pc = time.perf_counter
 QUIET = 0.25  # a block counts as quiet if other processes used < QUIET cores during it
+# Untimed calls at the start of each block, for at least this long: after the quiet wait's sleep a
+# thread pool's workers first share a CPU with the caller for some tens of ms (seen as 1.6x slower
+# samples of a 2-thread call until the scheduler moves them apart; BENCHMARKS.md, "Block warm-up").
+WARM_S = 0.1
 
 
 # ----------------------------------------------------------------------------------------------
@@ -391,7 +395,7 @@ def prepare(fn, runs, slow_budget_s):
 def run_blocks(plans, fns, blocks, quiet_wait_s):
     """Samples are taken in `blocks` blocks per implementation, the blocks of the implementations of a case
     alternating (rotating order).  Each block: wait until the machine is quiet (other processes < QUIET
-    cores; this also lets other runtimes' spinning pool threads park), one untimed warm-up call, then its
+    cores; this also lets other runtimes' spinning pool threads park), untimed warm-up calls for WARM_S, then its
     share of the timed samples back to back.  The background load during the block is recorded with each
     sample; the reported median uses only quiet samples when there are enough of them."""
     names = list(plans)
@@ -406,7 +410,10 @@ def run_blocks(plans, fns, blocks, quiet_wait_s):
             fn, inner = fns[k], pl["inner"]
             mark, waited = wait_quiet(quiet_wait_s)
             pl["waited_s"] += waited
+            w0 = pc()
             fn()
+            while pc() - w0 < WARM_S:
+                fn()
             gc.disable()
             try:
                 block = []
