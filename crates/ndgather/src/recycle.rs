@@ -184,6 +184,16 @@ pub fn recycle_limit() -> usize {
     LIMIT.load(Ordering::Relaxed)
 }
 
+/// Held by each unit test that reads back what it gave the pool, or that fills or empties
+/// the pool: the pool is process-wide and the tests run on parallel threads, so a test that
+/// fills it (dropping the oldest buffers) or sets the limit to 0 would otherwise drop another
+/// test's buffer between its `give_back` and its `take`.
+#[cfg(test)]
+pub(crate) fn pool_test_lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +201,7 @@ mod tests {
     /// The pool is process-wide: one test walks through its rules in order.
     #[test]
     fn keeps_large_buffers_of_the_right_type_within_its_limits() {
+        let _alone = pool_test_lock();
         /// A type no other test allocates, so that concurrent tests take none of these
         /// buffers.
         #[derive(Clone, Copy, Default)]

@@ -586,6 +586,7 @@ fn streamed_outputs() {
         }
     }
     // A fresh output in a recycled buffer is written streamed (its memory is not new).
+    let alone = crate::recycle::pool_test_lock();
     let p = params(&[8, 64]);
     let i = indices(&[(4 << 20) / 256 + 1], 8, 6);
     let expected = reference::gather(&p, &i, 0, 0, BadIndices::Error).unwrap();
@@ -597,6 +598,7 @@ fn streamed_outputs() {
     let again = ndgather::gather(&p, &i).unwrap();
     assert_eq!(again.as_ptr(), address, "the recycled buffer");
     assert_eq!(again, expected);
+    drop(alone);
     let mut i = indices(&[STREAM_MIN_OUTPUT_BYTES / 256 + 9], 8, 5);
     i[[3]] = -1;
     i[[STREAM_MIN_OUTPUT_BYTES / 256]] = 8;

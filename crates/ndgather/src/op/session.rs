@@ -222,6 +222,7 @@ mod tests {
 
     #[test]
     fn a_dead_intermediate_goes_to_the_output_pool() {
+        let _alone = crate::recycle::pool_test_lock();
         let (graph, table, [rows, picked, again], values) = chain();
         let len = values.len();
         let feeds = Feeds::new().feed(&table, values.clone()).unwrap();
