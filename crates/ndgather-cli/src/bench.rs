@@ -12,7 +12,8 @@
 use crate::error::CliError;
 use ndarray::{ArrayD, IxDyn};
 use ndgather::{
-    Element, GatherNdOptions, GatherOptions, IndexType, TakeAlongAxisOptions, Tensor, TensorView,
+    Element, GatherNdOptions, GatherOptions, IndexType, Op, Out, TakeAlongAxisOptions, Tensor,
+    TensorElement, TensorViewMut,
 };
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -204,57 +205,60 @@ fn indices<I: IndexType + TryFrom<u64>>(case: &Case, rng: &mut Rng) -> Result<Ar
 }
 
 /// The op of a case with its options.
-#[derive(Clone, Copy)]
-enum Call {
-    Gather(GatherOptions),
-    GatherNd(GatherNdOptions),
-    TakeAlongAxis(TakeAlongAxisOptions),
+fn op_of(case: &Case) -> Op {
+    match case.op.as_str() {
+        "gather_nd" => Op::GatherNd(GatherNdOptions::new().batch_dims(case.batch_dims)),
+        "take_along_axis" => Op::TakeAlongAxis(TakeAlongAxisOptions::new(case.axis.unwrap_or(0))),
+        _ => {
+            let o = GatherOptions::new().batch_dims(case.batch_dims);
+            Op::Gather(case.axis.map_or(o, |a| o.axis(a)))
+        }
+    }
 }
 
-impl Call {
-    fn of(case: &Case) -> Call {
-        match case.op.as_str() {
-            "gather_nd" => Call::GatherNd(GatherNdOptions::new().batch_dims(case.batch_dims)),
-            "take_along_axis" => {
-                Call::TakeAlongAxis(TakeAlongAxisOptions::new(case.axis.unwrap_or(0)))
+/// A run into a caller's typed array: through [`Op::run`] for the fixed-width dtypes, and
+/// through the typed API for strings, whose tensors own their bytes (so have no caller's
+/// buffer in the dtype-erased API).
+trait RunInto: TensorElement + Sized {
+    fn run_into<I: IndexType>(
+        op: Op,
+        params: (&ArrayD<Self>, &Tensor),
+        indices: (&ArrayD<I>, &Tensor),
+        out: &mut ArrayD<Self>,
+    ) -> ndgather::Result<()>;
+}
+
+macro_rules! run_into_erased {
+    ($($t:ty),*) => {$(
+        impl RunInto for $t {
+            fn run_into<I: IndexType>(
+                op: Op,
+                (_, p): (&ArrayD<Self>, &Tensor),
+                (_, i): (&ArrayD<I>, &Tensor),
+                out: &mut ArrayD<Self>,
+            ) -> ndgather::Result<()> {
+                let target = TensorViewMut::from(out.view_mut());
+                op.run(p, &i.view(), Out::Into(target)).map(drop)
             }
-            _ => {
-                let o = GatherOptions::new().batch_dims(case.batch_dims);
-                Call::Gather(case.axis.map_or(o, |a| o.axis(a)))
-            }
         }
-    }
+    )*};
+}
+run_into_erased!(f32, f64);
 
-    fn alloc<T: Element, I: IndexType>(
-        self,
-        p: &ArrayD<T>,
-        i: &ArrayD<I>,
-    ) -> ndgather::Result<ArrayD<T>> {
-        match self {
-            Call::Gather(o) => o.gather(p, i),
-            Call::GatherNd(o) => o.gather_nd(p, i),
-            Call::TakeAlongAxis(o) => o.take_along_axis(p, i),
-        }
-    }
-
-    fn tensor(self, p: &TensorView<'_>, i: &TensorView<'_>) -> ndgather::Result<Tensor> {
-        match self {
-            Call::Gather(o) => p.gather(i, &o),
-            Call::GatherNd(o) => p.gather_nd(i, &o),
-            Call::TakeAlongAxis(o) => p.take_along_axis(i, &o),
-        }
-    }
-
-    fn into<T: Element, I: IndexType>(
-        self,
-        p: &ArrayD<T>,
-        i: &ArrayD<I>,
-        out: &mut ArrayD<T>,
+impl RunInto for Vec<u8> {
+    fn run_into<I: IndexType>(
+        op: Op,
+        (p, _): (&ArrayD<Self>, &Tensor),
+        (i, _): (&ArrayD<I>, &Tensor),
+        out: &mut ArrayD<Self>,
     ) -> ndgather::Result<()> {
-        match self {
-            Call::Gather(o) => o.gather_into(p, i, out.view_mut()),
-            Call::GatherNd(o) => o.gather_nd_into(p, i, out.view_mut()),
-            Call::TakeAlongAxis(o) => o.take_along_axis_into(p, i, out.view_mut()),
+        match op {
+            Op::Gather(o) => o.gather_into(p, i, out.view_mut()),
+            Op::GatherNd(o) => o.gather_nd_into(p, i, out.view_mut()),
+            Op::TakeAlongAxis(o) => o.take_along_axis_into(p, i, out.view_mut()),
+            _ => Err(ndgather::GatherError::Internal(
+                "an op the bench does not know",
+            )),
         }
     }
 }
@@ -269,20 +273,12 @@ pub struct Timing {
     pub bytes_moved: usize,
 }
 
-/// What a case's params are timed as: a typed array in both modes, or (strings) a
-/// dtype-erased [`Tensor`] in `alloc` mode and the typed array in `into` mode.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum AllocAs {
-    Array,
-    Tensor,
-}
-
 /// Runs one case in both modes.
-fn run_typed<T: Element, I: IndexType + TryFrom<u64>>(
+fn run_typed<T: RunInto, I: IndexType + TryFrom<u64>>(
     case: &Case,
     params: &ArrayD<T>,
     rng: &mut Rng,
-    (runs, alloc_as): (usize, AllocAs),
+    runs: usize,
     payload: impl Fn(&ArrayD<T>) -> usize,
 ) -> Result<Vec<Timing>, CliError>
 where
@@ -290,22 +286,17 @@ where
     ArrayD<I>: Into<Tensor>,
 {
     let indices = indices::<I>(case, rng)?;
-    let call = Call::of(case);
-    let mut out = call.alloc(params, &indices)?;
-    let bytes_moved = 2 * payload(&out) + indices.len() * std::mem::size_of::<I>();
-    let alloc_s = match alloc_as {
-        AllocAs::Array => time(runs, || {
-            drop(std::hint::black_box(call.alloc(params, &indices)))
-        }),
-        AllocAs::Tensor => {
-            let (p, i): (Tensor, Tensor) = (params.clone().into(), indices.clone().into());
-            let (p, i) = (p.view(), i.view());
-            call.tensor(&p, &i)?;
-            time(runs, || drop(std::hint::black_box(call.tensor(&p, &i))))
-        }
+    let op = op_of(case);
+    let (p, i): (Tensor, Tensor) = (params.clone().into(), indices.clone().into());
+    let fresh = || -> ndgather::Result<Tensor> {
+        let out = op.run(&p, &i.view(), Out::New)?;
+        out.ok_or(ndgather::GatherError::Internal("a new output"))
     };
+    let mut out = fresh()?.into_array::<T>()?;
+    let bytes_moved = 2 * payload(&out) + indices.len() * std::mem::size_of::<I>();
+    let alloc_s = time(runs, || drop(std::hint::black_box(fresh())));
     let into_s = time(runs, || {
-        let _ = std::hint::black_box(call.into(params, &indices, &mut out));
+        let _ = std::hint::black_box(T::run_into(op, (params, &p), (&indices, &i), &mut out));
     });
     Ok(vec![
         Timing {
@@ -333,11 +324,11 @@ fn uniform_params<T: Element>(
     ArrayD::from_shape_vec(IxDyn(&case.params_shape), values).map_err(|e| bad(&e.to_string()))
 }
 
-fn with_indices<T: Element>(
+fn with_indices<T: RunInto>(
     case: &Case,
     params: &ArrayD<T>,
     rng: &mut Rng,
-    runs: (usize, AllocAs),
+    runs: usize,
     payload: impl Fn(&ArrayD<T>) -> usize,
 ) -> Result<Vec<Timing>, CliError>
 where
@@ -355,11 +346,11 @@ fn run_case(case: &Case, runs: usize) -> Result<Vec<Timing>, CliError> {
     match case.params["dtype"].as_str().unwrap_or("") {
         "float32" => {
             let p = uniform_params(case, &mut rng, |u| u as f32)?;
-            with_indices(case, &p, &mut rng, (runs, AllocAs::Array), |o| o.len() * 4)
+            with_indices(case, &p, &mut rng, runs, |o| o.len() * 4)
         }
         "float64" => {
             let p = uniform_params(case, &mut rng, |u| u)?;
-            with_indices(case, &p, &mut rng, (runs, AllocAs::Array), |o| o.len() * 8)
+            with_indices(case, &p, &mut rng, runs, |o| o.len() * 8)
         }
         "string" => {
             let lo = case.params["min_len"].as_u64().unwrap_or(1);
@@ -380,7 +371,6 @@ fn run_case(case: &Case, runs: usize) -> Result<Vec<Timing>, CliError> {
                 .collect();
             let p = ArrayD::from_shape_vec(IxDyn(&case.params_shape), data)
                 .map_err(|e| bad(&e.to_string()))?;
-            let runs = (runs, AllocAs::Tensor);
             with_indices(case, &p, &mut rng, runs, |o| o.iter().map(Vec::len).sum())
         }
         other => Err(bad(&format!("params dtype {other}"))),

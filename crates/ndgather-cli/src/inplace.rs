@@ -6,11 +6,12 @@
 //! its bytes, each element a record of `size` bytes, and gathered as records: only the
 //! gathered elements are copied out, and byte-swapped if they need it.
 
-use crate::call::Call;
 use crate::error::CliError;
 use memmap2::Mmap;
 use ndarray::{ArrayViewD, IxDyn, ShapeBuilder, StrideShape};
-use ndgather::{shape::checked_numel, with_dtype, DType, FillValue, Kind, Tensor, TensorView};
+use ndgather::{
+    shape::checked_numel, with_dtype, DType, FillValue, Kind, Op, Out, Params, Tensor, TensorView,
+};
 
 /// Bytes that stay put while views of them are used.
 pub enum Buffer {
@@ -215,24 +216,30 @@ impl InPlace {
 
     /// Runs `op` with this array as params: on the typed view where there is one, otherwise
     /// on records, whose output is then retyped (and byte-swapped) element by element.
-    pub fn gather(&self, op: &Call, indices: &TensorView<'_>) -> Result<Tensor, CliError> {
+    pub fn gather(&self, op: &Op, indices: &TensorView<'_>) -> Result<Tensor, CliError> {
         if let Some(view) = self.typed() {
-            return Ok(op.run(&view, indices)?);
+            return crate::source::fresh(op.run(view, indices, Out::New)?);
         }
         // Records fill with one element's bytes, in the buffer's byte order.
-        let bytes = if op.fills() {
-            fill_bytes(self.dtype, op.fill())?
+        let bytes = if op.bad_indices() == ndgather::BadIndices::Fill {
+            fill_bytes(self.dtype, op.fill_value())?
         } else {
             None
         };
         let op = match bytes {
             Some(mut bytes) => {
                 swap_parts(&mut bytes, self.part());
-                op.with_fill(FillValue::bytes(&bytes).unwrap_or_default())
+                op.with_fill_value(FillValue::bytes(&bytes).unwrap_or_default())
             }
             None => *op,
         };
-        let out = op.run_records(&TensorView::from(self.records()?), indices)?;
+        let records = self.records()?;
+        let out = op.run(
+            Params::records(TensorView::from(records)),
+            indices,
+            Out::New,
+        )?;
+        let out = crate::source::fresh(out)?;
         let out = out
             .into_array::<u8>()
             .map_err(|e| CliError::Internal(e.to_string()))?;

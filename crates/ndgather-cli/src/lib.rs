@@ -10,7 +10,6 @@
 
 pub mod archive;
 pub mod bench;
-pub mod call;
 pub mod error;
 pub mod examples;
 pub mod inplace;

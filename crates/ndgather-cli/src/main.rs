@@ -1,14 +1,14 @@
 //! `ndgather`: TensorFlow's `tf.gather` and `tf.gather_nd` from the command line, over
 //! `.npy` files, `.npz` members, safetensors tensors, standard input and inline literals.
 
-use ndgather_cli::{bench, call::Call, error, examples, npy, print, progress, source};
+use ndgather_cli::{bench, error, examples, npy, print, progress, source};
 
 use clap::{CommandFactory, Parser, Subcommand};
 use clap_complete::Shell;
 use error::CliError;
 use ndgather::embedding::{EmbeddingLookup, PartitionStrategy};
 use ndgather::{
-    BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions, TakeAlongAxisOptions,
+    BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions, Op, TakeAlongAxisOptions,
     Tensor,
 };
 use print::PrintOptions;
@@ -311,7 +311,7 @@ fn explain(e: CliError, axis: Option<i64>) -> CliError {
     }
 }
 
-fn run_op(inputs: Inputs, call: Call, axis: Option<i64>) -> Result<(), CliError> {
+fn run_op(inputs: Inputs, call: Op, axis: Option<i64>) -> Result<(), CliError> {
     if inputs.params == "-" && inputs.indices == "-" {
         return Err(CliError::Usage(
             "only one of PARAMS and INDICES can be read from standard input (-)".to_string(),
@@ -395,7 +395,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             if let Some(axis) = axis {
                 options = options.axis(axis);
             }
-            run_op(inputs, Call::Gather(options), axis)
+            run_op(inputs, Op::Gather(options), axis)
         }
         Command::GatherNd {
             inputs,
@@ -414,13 +414,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 .batch_dims(batch.batch_dims)
                 .bad_indices(inputs.bad_indices.policy)
                 .fill_value(inputs.bad_indices.fill);
-            run_op(inputs, Call::GatherNd(options), None)
+            run_op(inputs, Op::GatherNd(options), None)
         }
         Command::TakeAlongAxis { inputs, axis } => {
             let options = TakeAlongAxisOptions::new(axis)
                 .bad_indices(inputs.bad_indices.policy)
                 .fill_value(inputs.bad_indices.fill);
-            run_op(inputs, Call::TakeAlongAxis(options), Some(axis))
+            run_op(inputs, Op::TakeAlongAxis(options), Some(axis))
         }
         Command::EmbeddingLookup {
             shards,

@@ -2,12 +2,11 @@
 //! of a safetensors file (`FILE:NAME`), `-` for standard input, or an inline literal.
 
 use crate::archive;
-use crate::call::Call;
 use crate::error::CliError;
 use crate::inplace::{Buffer, InPlace};
 use crate::npy;
 use memmap2::Mmap;
-use ndgather::{Tensor, TensorView};
+use ndgather::{Op, Out, Tensor, TensorView};
 use std::io::Read;
 use std::path::Path;
 
@@ -50,20 +49,22 @@ impl Loaded {
     }
 
     /// Runs `op` with this array as params.
-    pub fn gather(&self, op: &Call, indices: &TensorView<'_>) -> Result<Tensor, CliError> {
+    pub fn gather(&self, op: &Op, indices: &TensorView<'_>) -> Result<Tensor, CliError> {
         match self {
-            Loaded::Owned(t) => Ok(op.run(&t.view(), indices)?),
+            Loaded::Owned(t) => fresh(op.run(t, indices, Out::New)?),
             Loaded::InPlace(data) => data.gather(op, indices),
         }
     }
 
     /// How many bytes `op` reads from the array in place (and writes), by its shape rule:
     /// 0 for an array in memory.
-    pub fn bytes_read_in_place(&self, op: &Call, indices: &[usize]) -> u64 {
+    pub fn bytes_read_in_place(&self, op: &Op, indices: &[usize]) -> u64 {
         let Loaded::InPlace(data) = self else {
             return 0;
         };
-        let out = op.out_len(data.shape(), indices).unwrap_or(0);
+        let out = op
+            .out_shape(data.shape(), indices)
+            .map_or(0, |s| s.iter().product());
         (out as u64).saturating_mul(data.element_size() as u64)
     }
 }
@@ -201,4 +202,9 @@ pub fn load(arg: &'static str, text: &str) -> Result<Loaded, CliError> {
         text,
         format!("no such file; {arg} is one of {FORMS}"),
     ))
+}
+
+/// The tensor of a run into a new output.
+pub(crate) fn fresh(out: Option<Tensor>) -> Result<Tensor, CliError> {
+    out.ok_or_else(|| CliError::Internal("a run into a new output returned none".into()))
 }

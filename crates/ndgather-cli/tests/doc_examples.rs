@@ -2,7 +2,7 @@
 //! identities the pages state in prose or code; and every example through the op API.
 
 use ndarray::{s, Array, ArrayD, Axis, IxDyn};
-use ndgather::op::{
+use ndgather::graph::{
     Constant, Feeds, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, Output, Placeholder,
     Scope, Session,
 };

@@ -5,7 +5,7 @@
 //! front end fails here, if not already at compile time.
 
 use ndarray::{ArrayD, IxDyn};
-use ndgather::op::{Constant, GatherNd, GatherNdOpOptions, GradElement, Scope};
+use ndgather::graph::{Constant, GatherNd, GatherNdOpOptions, GradElement, Scope};
 use ndgather::{with_dtype, DType, GatherNdOptions, GatherOptions, Kind, Tensor};
 use ndgather_cli::inplace::Buffer;
 use ndgather_cli::{npy, print};

@@ -3,7 +3,7 @@
 //! type by `ndgather::with_dtype!`. Gathers need no table: they move any dtype as units of
 //! bytes (`raw.rs`).
 
-use ndgather::{DType, Kind};
+use ndgather::{DType, Kind, TensorView};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -78,6 +78,20 @@ pub(crate) fn dtype_of(array: &Bound<'_, PyUntypedArray>) -> Option<DType> {
         _ => return None,
     };
     DType::of(kind, size)
+}
+
+/// A read-only view of an integer array (a dtype of the core's `index` role, native byte
+/// order) as the core's dtype-erased view, or a `TypeError`.
+pub(crate) fn index_view<'a>(
+    what: &str,
+    array: &'a Bound<'_, PyUntypedArray>,
+) -> PyResult<TensorView<'a>> {
+    match dtype_of(array) {
+        Some(dtype) => ndgather::with_dtype!(dtype, index T => {
+            crate::raw::typed_view::<T>(array).map(TensorView::from)
+        }, else Err(not_integer(what, array))),
+        None => Err(not_integer(what, array)),
+    }
 }
 
 pub(crate) fn not_integer(what: &str, array: &Bound<'_, PyUntypedArray>) -> PyErr {

@@ -8,54 +8,18 @@ mod output;
 mod pool;
 mod raw;
 
-use dtypes::{dims, shape_of, with_float_type, with_indices, with_number_type};
+use dtypes::{dims, index_view, shape_of, with_float_type, with_indices, with_number_type};
 use errors::{to_py, InvalidArgumentError};
-use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD};
+use ndarray::{ArrayD, ArrayViewD};
 use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, SparseIds};
 use ndgather::{
-    BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions, IndexType,
-    TakeAlongAxisOptions,
+    ArrayElement, BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions, Op, Out,
+    Params, TakeAlongAxisOptions, TensorView, TensorViewMut,
 };
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use raw::{typed_view, with_unit, Plain, Raw};
-
-/// A gather, a gather_nd or a take_along_axis with its options: they share everything but
-/// the core's call.
-#[derive(Debug, Clone, Copy)]
-enum Call {
-    Gather(GatherOptions),
-    GatherNd(GatherNdOptions),
-    TakeAlongAxis(TakeAlongAxisOptions),
-}
-
-impl Call {
-    fn fresh<U: Plain, I: IndexType>(
-        self,
-        params: &ArrayViewD<'_, U>,
-        indices: &ArrayViewD<'_, I>,
-    ) -> ndgather::Result<ArrayD<U>> {
-        match self {
-            Call::Gather(o) => o.gather_records(params, indices),
-            Call::GatherNd(o) => o.gather_nd_records(params, indices),
-            Call::TakeAlongAxis(o) => o.take_along_axis_records(params, indices),
-        }
-    }
-
-    fn into<U: Plain, I: IndexType>(
-        self,
-        params: &ArrayViewD<'_, U>,
-        indices: &ArrayViewD<'_, I>,
-        out: ArrayViewMutD<'_, U>,
-    ) -> ndgather::Result<()> {
-        match self {
-            Call::Gather(o) => o.gather_records_into(params, indices, out),
-            Call::GatherNd(o) => o.gather_nd_records_into(params, indices, out),
-            Call::TakeAlongAxis(o) => o.take_along_axis_records_into(params, indices, out),
-        }
-    }
-}
 
 /// The policy and fill value for params of `dtype`. Under `"fill"` the Python layer gives
 /// the fill element's bytes (NumPy made them, in params' own dtype and byte order); without
@@ -113,9 +77,11 @@ fn element_shape<T>(result: &ArrayD<T>) -> Vec<usize> {
     shape[..shape.len().saturating_sub(1)].to_vec()
 }
 
+/// Runs `op` on `params` seen as records of units (`raw.rs`) through the core's one entry
+/// point, with the GIL released; into a new array of params' dtype, or into `out`.
 fn run_gather<'py>(
     py: Python<'py>,
-    call: Call,
+    op: Op,
     params: &Bound<'py, PyUntypedArray>,
     indices: &Bound<'py, PyUntypedArray>,
     out: Option<&Bound<'py, PyUntypedArray>>,
@@ -130,14 +96,14 @@ fn run_gather<'py>(
         }
     }
     if dtype.has_object() {
-        return gather_objects(py, call, params, indices, out);
+        return gather_objects(py, op, params, indices, out);
     }
     let p = Raw::of(params);
+    let idx = index_view("indices", indices)?;
     let Some(out) = out else {
         return with_unit!(p.unit_size(), U => {
-            let view = p.view::<U>(params)?;
-            let result = with_indices!(indices, i => Ok(pool::detached(py, || call.fresh(&view, &i))))?;
-            let result = result.map_err(to_py)?;
+            let view = TensorView::from(p.view::<U>(params)?);
+            let result = pool::detached(py, || fresh::<U>(op, view, &idx)).map_err(to_py)?;
             output::array_from_vec(py, &dtype, &element_shape(&result), into_vec(result))
         });
     };
@@ -148,19 +114,30 @@ fn run_gather<'py>(
         ));
     }
     with_unit!(p.unit_size().min(o.unit_size()), U => {
-        let view = p.view::<U>(params)?;
-        let target = o.view_mut::<U>(out)?;
-        with_indices!(indices, i => Ok(pool::detached(py, || call.into(&view, &i, target))))?
+        let view = TensorView::from(p.view::<U>(params)?);
+        let target = TensorViewMut::from(o.view_mut::<U>(out)?);
+        pool::detached(py, || op.run(Params::records(view), &idx, Out::Into(target)))
             .map_err(to_py)?;
     });
     Ok(out.clone().into_any())
+}
+
+/// `op` on records of units `U` into a new array of units (the record axis last).
+fn fresh<U: ArrayElement>(
+    op: Op,
+    params: TensorView<'_>,
+    indices: &TensorView<'_>,
+) -> ndgather::Result<ArrayD<U>> {
+    let result = op.run(Params::records(params), indices, Out::New)?;
+    let result = result.ok_or(GatherError::Internal("a run into a new output returns it"))?;
+    result.into_array::<U>()
 }
 
 /// Object arrays: the objects' addresses are gathered with the GIL held (so no element can
 /// be freed meanwhile), then stored with a reference each.
 fn gather_objects<'py>(
     py: Python<'py>,
-    call: Call,
+    op: Op,
     params: &Bound<'py, PyUntypedArray>,
     indices: &Bound<'py, PyUntypedArray>,
     out: Option<&Bound<'py, PyUntypedArray>>,
@@ -171,10 +148,9 @@ fn gather_objects<'py>(
             "structured dtypes holding Python objects are not supported (got {dtype})"
         )));
     }
-    let view = Raw::of(params).view::<u64>(params)?;
-    let addresses =
-        with_indices!(indices, i => Ok(pool::in_callers_pool(|| call.fresh(&view, &i))))?
-            .map_err(to_py)?;
+    let view = TensorView::from(Raw::of(params).view::<u64>(params)?);
+    let idx = index_view("indices", indices)?;
+    let addresses = pool::in_callers_pool(|| fresh::<u64>(op, view, &idx)).map_err(to_py)?;
     let shape = element_shape(&addresses);
     let target = match out {
         Some(out) if out.shape() != shape.as_slice() => {
@@ -212,7 +188,7 @@ fn gather<'py>(
     if let Some(axis) = axis {
         options = options.axis(axis);
     }
-    run_gather(py, Call::Gather(options), params, indices, out)
+    run_gather(py, Op::Gather(options), params, indices, out)
 }
 
 /// `tf.gather_nd` on NumPy arrays; see the Python wrapper `ndgather.gather_nd`.
@@ -232,7 +208,7 @@ fn gather_nd<'py>(
         .batch_dims(batch_dims)
         .bad_indices(policy)
         .fill_value(fill);
-    run_gather(py, Call::GatherNd(options), params, indices, out)
+    run_gather(py, Op::GatherNd(options), params, indices, out)
 }
 
 /// NumPy's `take_along_axis` on NumPy arrays; see the Python wrapper
@@ -252,7 +228,7 @@ fn take_along_axis<'py>(
     let options = TakeAlongAxisOptions::new(axis)
         .bad_indices(policy)
         .fill_value(fill);
-    run_gather(py, Call::TakeAlongAxis(options), arr, indices, out)
+    run_gather(py, Op::TakeAlongAxis(options), arr, indices, out)
 }
 
 /// What `resolve_gather` / `resolve_gather_nd` return: the output shape, where each index

@@ -7,7 +7,7 @@
 //! front end.
 
 use crate::strings::Strings;
-use ndarray::{ArrayD, ArrayViewD, CowArray, IxDyn};
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, CowArray, IxDyn};
 
 /// What can be gathered: any `Clone + Default` type (`Default` fills the slices of ignored
 /// bad indices, as TensorFlow's `T()`). Numbers, `bool`, `half`'s floats, `num-complex`'s
@@ -223,6 +223,25 @@ macro_rules! define_dtypes {
             )*
         }
 
+        /// A caller's mutable array of any fixed-width element type, of any layout: where
+        /// [`Op::run`](crate::Op::run) writes under [`Out::Into`](crate::Out::Into). The
+        /// string dtypes have a variant too, so that every dtype of the table has one, and
+        /// are refused there (a tensor of strings owns its bytes).
+        #[derive(Debug)]
+        pub enum TensorViewMut<'a> {
+            $(
+                #[doc = concat!("Elements of type `", stringify!($t), "`.")]
+                $variant($crate::__if_role!{fixed [$($role)*] {ArrayViewMutD<'a, $t>} else {&'a mut Strings<$t>}}),
+            )*
+        }
+
+        impl TensorViewMut<'_> {
+            /// The element type.
+            pub fn dtype(&self) -> DType {
+                match self { $(TensorViewMut::$variant(_) => DType::$variant),* }
+            }
+        }
+
         /// A borrowed view of a tensor of any supported element type, of any layout; what the
         /// dtype-erased ops run on (a [`Tensor`] lends one with [`Tensor::view`]).
         #[derive(Debug, Clone)]
@@ -294,11 +313,26 @@ macro_rules! define_dtypes {
                     fn from_view<'a>(view: &TensorView<'a>) -> Option<ArrayViewD<'a, Self>> {
                         match view { TensorView::$variant(a) => Some(a.clone()), _ => None }
                     }
+                    fn into_view(view: ArrayViewD<'_, Self>) -> TensorView<'_> {
+                        TensorView::$variant(view)
+                    }
                 }
 
                 impl<'a> From<ArrayViewD<'a, $t>> for TensorView<'a> {
                     fn from(view: ArrayViewD<'a, $t>) -> TensorView<'a> {
                         TensorView::$variant(view)
+                    }
+                }
+
+                impl<'a> From<ArrayViewMutD<'a, $t>> for TensorViewMut<'a> {
+                    fn from(view: ArrayViewMutD<'a, $t>) -> TensorViewMut<'a> {
+                        TensorViewMut::$variant(view)
+                    }
+                }
+
+                impl FixedWidth for $t {
+                    fn from_view_mut(view: TensorViewMut<'_>) -> Option<ArrayViewMutD<'_, Self>> {
+                        match view { TensorViewMut::$variant(a) => Some(a), _ => None }
                     }
                 }
             } else {
@@ -333,6 +367,13 @@ pub trait TensorElement: Element {
     fn from_tensor_owned(tensor: Tensor) -> std::result::Result<ArrayD<Self>, Tensor>;
 }
 
+/// The table's fixed-width types: each is `Copy`, with no padding, and its `Default` is
+/// all-zero bytes, so a copy of its bytes (in units of its alignment) is a copy of its value.
+pub(crate) trait FixedWidth: ArrayElement + Copy {
+    /// The array inside a mutable view of this dtype.
+    fn from_view_mut(view: TensorViewMut<'_>) -> Option<ArrayViewMutD<'_, Self>>;
+}
+
 /// Element types that a [`Tensor`] holds as an `ndarray` array: every fixed-width type of
 /// the table (the `strings` dtypes are held as [`Strings`]).
 pub trait ArrayElement: TensorElement {
@@ -340,6 +381,8 @@ pub trait ArrayElement: TensorElement {
     fn from_tensor(tensor: &Tensor) -> Option<&ArrayD<Self>>;
     /// The view inside a tensor view of this dtype.
     fn from_view<'a>(view: &TensorView<'a>) -> Option<ArrayViewD<'a, Self>>;
+    /// A tensor view of an array view of this dtype.
+    fn into_view(view: ArrayViewD<'_, Self>) -> TensorView<'_>;
 }
 
 impl DType {

@@ -360,6 +360,9 @@ pub enum GatherError {
         /// The dtype found.
         dtype: DType,
     },
+    /// A broken invariant of ndgather itself, reported instead of a panic: a bug to report.
+    #[error("internal error: {0} (a bug in ndgather; please report it)")]
+    Internal(&'static str),
     /// Dtype-erased API: data length and shape disagree.
     #[error(
         "shape {} needs {expected} elements, but {found} were given",

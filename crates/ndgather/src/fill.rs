@@ -88,6 +88,11 @@ impl FillValue {
     }
 }
 
+/// The error for a fill value given as bytes that do not make whole elements of `T`.
+pub(crate) fn refuse_bytes<T>(value: FillValue) -> GatherError {
+    refuse::<T>(value)
+}
+
 fn refuse<T>(value: FillValue) -> GatherError {
     GatherError::FillValue {
         value: value.describe(),

@@ -84,6 +84,17 @@ pub(crate) fn for_chunks<O: Send>(
     item_bytes: usize,
     f: impl Fn(usize, &mut [O]) + Sync,
 ) {
+    for_chunks_of(out, item_len, item_bytes, &f);
+}
+
+/// [`for_chunks`] on a `dyn` closure: the parallel split is compiled once per slot type, not
+/// once per copy loop (a call through a pointer per chunk of [`CHUNK_BYTES`]).
+fn for_chunks_of<O: Send>(
+    out: &mut [O],
+    item_len: usize,
+    item_bytes: usize,
+    f: &(dyn Fn(usize, &mut [O]) + Sync),
+) {
     if out.is_empty() || item_len == 0 {
         return;
     }
@@ -128,11 +139,17 @@ pub(crate) fn first_bad<X: Sync>(
     let block = if !parallel || rayon::current_num_threads() < 2 {
         xs.chunks(CHECK_BLOCK).position(block_has_bad)
     } else {
-        let flags: Vec<bool> = xs.par_chunks(CHECK_BLOCK).map(block_has_bad).collect();
-        flags.iter().position(|&f| f)
+        first_bad_block(xs, &block_has_bad)
     }?;
     let start = block * CHECK_BLOCK;
     xs[start..].iter().position(bad).map(|k| start + k)
+}
+
+/// The first block of [`CHECK_BLOCK`] elements for which `has_bad` holds, the blocks tested
+/// in parallel; on a `dyn` test, so that the parallel part is compiled once per element type.
+fn first_bad_block<X: Sync>(xs: &[X], has_bad: &(dyn Fn(&[X]) -> bool + Sync)) -> Option<usize> {
+    let flags: Vec<bool> = xs.par_chunks(CHECK_BLOCK).map(has_bad).collect();
+    flags.iter().position(|&f| f)
 }
 
 with_widest_vectors! {

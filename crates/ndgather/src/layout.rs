@@ -78,7 +78,9 @@ pub(crate) fn check_out_shape(
 
 /// Runs `body` on a caller's output in row-major order: in place when it is laid out so (its
 /// memory written before: [`output::Pages::Used`]), otherwise `fresh` into a fresh buffer
-/// whose values are then moved into place.
+/// whose values are then moved into place. For a type with no destructor the in-place run
+/// is `fresh` too, on the caller's slots as uninitialised ones (overwriting a value with no
+/// destructor is all a store does), so the copy is compiled once for both outputs.
 ///
 /// # Safety
 /// `fresh` must initialise every element of the slice it is given (as
@@ -87,10 +89,16 @@ pub(crate) fn check_out_shape(
 pub(crate) unsafe fn with_row_major_out<T: Element, D: Dimension>(
     out: &mut ArrayViewMut<'_, T, D>,
     body: impl Fn(&mut [T], output::Pages) + Sync,
-    fresh: impl FnOnce(&mut [std::mem::MaybeUninit<T>], output::Pages),
+    fresh: impl Fn(&mut [std::mem::MaybeUninit<T>], output::Pages),
 ) -> Result<()> {
     if let Some(slice) = out.as_slice_mut() {
-        body(slice, output::Pages::Used);
+        if const { std::mem::needs_drop::<T>() } {
+            body(slice, output::Pages::Used);
+        } else {
+            // SAFETY: `T` has no destructor, and `fresh` writes a valid `T` into every slot
+            // (this function's `# Safety` contract), so the slots hold valid values after it.
+            fresh(unsafe { output::as_uninit(slice) }, output::Pages::Used);
+        }
         return Ok(());
     }
     // SAFETY: `fresh` writes every slot: this function's own `# Safety` contract.

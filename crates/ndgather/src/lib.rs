@@ -61,8 +61,6 @@
 #![deny(unsafe_code)]
 #![warn(unreachable_pub)]
 
-mod along;
-mod array;
 mod dtype;
 pub mod embedding;
 mod error;
@@ -74,7 +72,8 @@ mod layout;
 /// Lets unit tests name the crate as its users do (`ndgather::…`).
 #[cfg(test)]
 extern crate self as ndgather;
-pub mod op;
+pub mod graph;
+mod ops;
 #[allow(unsafe_code)]
 mod output;
 mod plan;
@@ -89,14 +88,17 @@ mod strided;
 mod string_gather;
 mod strings;
 mod tensor;
+#[allow(unsafe_code)]
+mod units;
 mod vector_gather;
 
-pub use along::TakeAlongAxisOptions;
-pub use array::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
-pub use dtype::{ArrayElement, DType, Kind, Tensor, TensorElement, TensorView};
+pub use dtype::{ArrayElement, DType, Kind, Tensor, TensorElement, TensorView, TensorViewMut};
 pub use error::{GatherError, OpKind, Result};
 pub use fill::FillValue;
 pub use index::{BadIndices, IndexLimit, IndexType};
+pub use ops::gather::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
+pub use ops::take_along_axis::TakeAlongAxisOptions;
+pub use ops::{Op, Out, Params};
 pub use output::huge_page_vec;
 pub use recycle::{after_fork_in_child, recycle, recycle_limit, set_recycle_limit};
 pub use strings::{StringElement, Strings};

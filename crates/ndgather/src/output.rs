@@ -142,6 +142,20 @@ pub(crate) unsafe fn fresh_checked<T: 'static>(
     Ok(out)
 }
 
+/// A caller's initialised slots as uninitialised ones, for a copy that writes every slot.
+///
+/// # Safety
+/// Every slot must hold a valid `T` again when the borrow ends (the caller writes a valid
+/// value into each), and `T` must have no destructor (a value overwritten through
+/// `MaybeUninit` is not dropped).
+pub(crate) unsafe fn as_uninit<T>(slots: &mut [T]) -> &mut [MaybeUninit<T>] {
+    let len = slots.len();
+    // SAFETY: `MaybeUninit<T>` has `T`'s size and alignment, so the same memory is `len` of
+    // them; the borrow is unique and outlives nothing it came from. What is written keeps
+    // every slot valid (the caller's contract), so the `&mut [T]` reads valid values after.
+    unsafe { std::slice::from_raw_parts_mut(slots.as_mut_ptr().cast::<MaybeUninit<T>>(), len) }
+}
+
 /// Writes a clone of `src` into `dst`, the array whole: for a `Copy` type one move of its
 /// bytes, where writing the slots one by one became a move per element.
 #[inline(always)]

@@ -3,12 +3,12 @@
 //! [`Span::FILL`]), then one pass that copies the gathered spans' bytes into the output's
 //! buffer. No allocation per element, and none freed per element when the output is dropped.
 
-use crate::along::TakeAlongAxisOptions;
-use crate::array::{GatherNdOptions, GatherOptions};
 use crate::error::{GatherError, Result};
 use crate::fill::FillValue;
 use crate::index::{BadIndices, IndexType};
 use crate::kernel::for_chunks;
+use crate::ops::gather::{GatherNdOptions, GatherOptions};
+use crate::ops::take_along_axis::TakeAlongAxisOptions;
 use crate::output;
 use crate::output::Slot;
 use crate::strings::{Span, StringElement, Strings};

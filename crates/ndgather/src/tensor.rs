@@ -2,108 +2,18 @@
 //! that learn the dtype at run time (files, bindings, the op graph). Each op dispatches once
 //! on the params' dtype and once on the indices' dtype, then runs the typed path.
 
-use crate::along::TakeAlongAxisOptions;
-use crate::array::{GatherNdOptions, GatherOptions};
-use crate::dtype::{ArrayElement, DType, Element, Tensor, TensorElement, TensorView};
+use crate::dtype::{ArrayElement, DType, Tensor, TensorElement, TensorView};
 use crate::error::{GatherError, Result};
-use crate::index::IndexType;
-use crate::strings::{StringElement, Strings};
+use crate::ops::gather::{GatherNdOptions, GatherOptions};
+use crate::ops::take_along_axis::TakeAlongAxisOptions;
+use crate::ops::{Op, Out};
 use crate::with_tensor;
-use ndarray::{ArrayD, ArrayViewD, CowArray, IxDyn};
+use ndarray::{ArrayD, CowArray, IxDyn};
 
-/// What the dtype-erased ops run on: a view of a fixed-width dtype's array, or a
-/// [`Strings`]. Each op has one body for every dtype (`with_tensor!`), which calls these.
-trait Operand {
-    /// What an op returns for this operand.
-    type Out: Into<Tensor>;
-    fn gather<I: IndexType>(&self, i: &ArrayViewD<'_, I>, o: &GatherOptions) -> Result<Self::Out>;
-    fn gather_nd<I: IndexType>(
-        &self,
-        i: &ArrayViewD<'_, I>,
-        o: &GatherNdOptions,
-    ) -> Result<Self::Out>;
-    fn take_along_axis<I: IndexType>(
-        &self,
-        i: &ArrayViewD<'_, I>,
-        o: &TakeAlongAxisOptions,
-    ) -> Result<Self::Out>;
-}
-
-impl<T: Element> Operand for ArrayViewD<'_, T>
-where
-    ArrayD<T>: Into<Tensor>,
-{
-    type Out = ArrayD<T>;
-    fn gather<I: IndexType>(&self, i: &ArrayViewD<'_, I>, o: &GatherOptions) -> Result<ArrayD<T>> {
-        o.gather(self, i)
-    }
-    fn gather_nd<I: IndexType>(
-        &self,
-        i: &ArrayViewD<'_, I>,
-        o: &GatherNdOptions,
-    ) -> Result<ArrayD<T>> {
-        o.gather_nd(self, i)
-    }
-    fn take_along_axis<I: IndexType>(
-        &self,
-        i: &ArrayViewD<'_, I>,
-        o: &TakeAlongAxisOptions,
-    ) -> Result<ArrayD<T>> {
-        o.take_along_axis(self, i)
-    }
-}
-
-impl<T: StringElement> Operand for &Strings<T>
-where
-    Strings<T>: Into<Tensor>,
-{
-    type Out = Strings<T>;
-    fn gather<I: IndexType>(&self, i: &ArrayViewD<'_, I>, o: &GatherOptions) -> Result<Strings<T>> {
-        Strings::gather(self, i, o)
-    }
-    fn gather_nd<I: IndexType>(
-        &self,
-        i: &ArrayViewD<'_, I>,
-        o: &GatherNdOptions,
-    ) -> Result<Strings<T>> {
-        Strings::gather_nd(self, i, o)
-    }
-    fn take_along_axis<I: IndexType>(
-        &self,
-        i: &ArrayViewD<'_, I>,
-        o: &TakeAlongAxisOptions,
-    ) -> Result<Strings<T>> {
-        Strings::take_along_axis(self, i, o)
-    }
-}
-
-/// Runs `$body` with `$a` bound to the operand inside `$view`, whatever its dtype, and wraps
-/// the result in a tensor of the same dtype.
-macro_rules! map_view {
-    ($view:expr, $a:ident => $body:expr) => {
-        with_tensor!(TensorView, $view, $a => $body.map(Into::into))
-    };
-}
-
-/// Runs `$body` with `$a` bound to the view inside `$view`, for the fixed-width dtypes (the
-/// records ops), and wraps the resulting array in a tensor of the same dtype; an error for the
-/// `strings` dtypes.
-macro_rules! map_fixed_view {
-    ($view:expr, $a:ident => $body:expr) => {
-        with_tensor!(TensorView, $view, fixed $a => $body.map(Tensor::from), else dtype => {
-            Err(GatherError::NotFixedWidth { dtype })
-        })
-    };
-}
-
-/// Runs `$body` with `$i` bound to the array inside an index tensor (the table's `index`
-/// role), or returns [`GatherError::IndicesNotInteger`].
-macro_rules! with_indices {
-    ($view:expr, $i:ident => $body:expr) => {
-        with_tensor!(TensorView, $view, index $i => $body, else dtype => {
-            return Err(GatherError::IndicesNotInteger { dtype })
-        })
-    };
+/// Runs `op` into a new tensor (the sugar below: [`Op::run`] is the entry point).
+fn fresh(op: Op, params: &TensorView<'_>, indices: &TensorView<'_>) -> Result<Tensor> {
+    op.run(params.clone(), indices, Out::New)?
+        .ok_or(GatherError::Internal("a run into a new tensor returns it"))
 }
 
 impl Tensor {
@@ -163,7 +73,7 @@ impl Tensor {
     }
 
     /// The elements as an array, if the tensor is of dtype `T`: borrowed for the fixed-width
-    /// dtypes, copied out of the [`Strings`] for `String` and `Vec<u8>`.
+    /// dtypes, copied out of the [`Strings`](crate::Strings) for `String` and `Vec<u8>`.
     ///
     /// ```
     /// use ndgather::{ndarray::array, Tensor};
@@ -204,7 +114,7 @@ impl Tensor {
     /// # Errors
     /// Those of [`GatherOptions::gather`], and [`GatherError::IndicesNotInteger`].
     pub fn gather(&self, indices: &Tensor, options: &GatherOptions) -> Result<Tensor> {
-        self.view().gather(&indices.view(), options)
+        fresh(Op::Gather(*options), &self.view(), &indices.view())
     }
 
     /// `tf.gather_nd(self, indices, batch_dims)`; `indices` must have an integer dtype.
@@ -212,7 +122,7 @@ impl Tensor {
     /// # Errors
     /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::IndicesNotInteger`].
     pub fn gather_nd(&self, indices: &Tensor, options: &GatherNdOptions) -> Result<Tensor> {
-        self.view().gather_nd(&indices.view(), options)
+        fresh(Op::GatherNd(*options), &self.view(), &indices.view())
     }
 }
 
@@ -228,7 +138,7 @@ impl TensorView<'_> {
     /// # Errors
     /// Those of [`GatherOptions::gather`], and [`GatherError::IndicesNotInteger`].
     pub fn gather(&self, indices: &TensorView<'_>, options: &GatherOptions) -> Result<Tensor> {
-        with_indices!(indices, i => map_view!(self, p => p.gather(&i.view(), options)))
+        fresh(Op::Gather(*options), self, indices)
     }
 
     /// `tf.gather_nd(self, indices, batch_dims)` into a new tensor; `indices` must have an
@@ -237,7 +147,7 @@ impl TensorView<'_> {
     /// # Errors
     /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::IndicesNotInteger`].
     pub fn gather_nd(&self, indices: &TensorView<'_>, options: &GatherNdOptions) -> Result<Tensor> {
-        with_indices!(indices, i => map_view!(self, p => p.gather_nd(&i.view(), options)))
+        fresh(Op::GatherNd(*options), self, indices)
     }
 
     /// `take_along_axis(self, indices, axis)` into a new tensor (see
@@ -259,59 +169,7 @@ impl TensorView<'_> {
         indices: &TensorView<'_>,
         options: &TakeAlongAxisOptions,
     ) -> Result<Tensor> {
-        with_indices!(indices, i => map_view!(self, p => p.take_along_axis(&i.view(), options)))
-    }
-
-    /// [`TakeAlongAxisOptions::take_along_axis_records`] on a view whose last axis holds each
-    /// element's values (see [`TensorView::gather_records`]).
-    ///
-    /// # Errors
-    /// Those of [`TakeAlongAxisOptions::take_along_axis_records`];
-    /// [`GatherError::NotFixedWidth`] for the `string` and `bytes` dtypes.
-    pub fn take_along_axis_records(
-        &self,
-        indices: &TensorView<'_>,
-        options: &TakeAlongAxisOptions,
-    ) -> Result<Tensor> {
-        with_indices!(indices, i => map_fixed_view!(self, p => options.take_along_axis_records(p, i)))
-    }
-
-    /// [`GatherOptions::gather_records`] on a view whose last axis holds each element's
-    /// values: for data that cannot be viewed as its own type where it lies (the bytes of a
-    /// misaligned or byte-swapped array in a file, say).
-    ///
-    /// ```
-    /// use ndgather::{ndarray::array, GatherOptions, Tensor};
-    /// // Two f32 elements, as their bytes; gather element 1.
-    /// let bytes = Tensor::from(array![[0u8, 0, 128, 63], [0, 0, 0, 64]].into_dyn());
-    /// let indices = Tensor::from(array![1i32].into_dyn());
-    /// let out = bytes.view().gather_records(&indices.view(), &GatherOptions::new()).unwrap();
-    /// assert_eq!(out.shape(), &[1, 4]);
-    /// ```
-    ///
-    /// # Errors
-    /// Those of [`GatherOptions::gather_records`]; [`GatherError::NotFixedWidth`] for the
-    /// `string` and `bytes` dtypes.
-    pub fn gather_records(
-        &self,
-        indices: &TensorView<'_>,
-        options: &GatherOptions,
-    ) -> Result<Tensor> {
-        with_indices!(indices, i => map_fixed_view!(self, p => options.gather_records(p, i)))
-    }
-
-    /// [`GatherNdOptions::gather_nd_records`] on a view whose last axis holds each element's
-    /// values (see [`TensorView::gather_records`]).
-    ///
-    /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd_records`]; [`GatherError::NotFixedWidth`] for
-    /// the `string` and `bytes` dtypes.
-    pub fn gather_nd_records(
-        &self,
-        indices: &TensorView<'_>,
-        options: &GatherNdOptions,
-    ) -> Result<Tensor> {
-        with_indices!(indices, i => map_fixed_view!(self, p => options.gather_nd_records(p, i)))
+        fresh(Op::TakeAlongAxis(*options), self, indices)
     }
 }
 

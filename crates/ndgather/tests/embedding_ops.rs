@@ -3,7 +3,7 @@
 
 use ndarray::{array, ArrayD};
 use ndgather::embedding::{Combiner, EmbeddingLookup as Lookup, PartitionStrategy, SparseIds};
-use ndgather::op::{
+use ndgather::graph::{
     Constant, EmbeddingLookup, EmbeddingLookupSparse, EmbeddingOpOptions, Feeds, Operand,
     Placeholder, Scope, Session,
 };
@@ -109,7 +109,7 @@ fn sparse_lookup_op_agrees_with_the_library() {
 
 #[test]
 fn gather_nd_op_takes_the_fill_policy() {
-    use ndgather::op::{GatherNd, GatherNdOpOptions};
+    use ndgather::graph::{GatherNd, GatherNdOpOptions};
     use ndgather::{BadIndices, FillValue};
     let scope = Scope::eager();
     let p = Constant::create(&scope, array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn()).unwrap();

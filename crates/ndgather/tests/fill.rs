@@ -4,8 +4,10 @@
 //! gather_nd and take_along_axis, fresh and into, plain and records; scatters drop bad rows
 //! under it as under Ignore.
 
+mod common;
 use half::{bf16, f16};
 use ndarray::{array, ArrayD, IxDyn};
+use ndgather::Op;
 use ndgather::{
     BadIndices, Complex32, Complex64, DType, FillValue, GatherNdOptions, GatherOptions,
     TakeAlongAxisOptions, Tensor,
@@ -156,12 +158,12 @@ fn every_op_and_form_fills() {
         .axis(1)
         .bad_indices(BadIndices::Fill)
         .fill_value(bytes);
-    let out = r.gather_records(&records, &array![1, 3]).unwrap();
+    let out = common::run_records(Op::Gather(r), &records, &array![1, 3]).unwrap();
     assert_eq!(out, array![[[3, 4], [0xAB, 0xCD]]].into_dyn());
     let wrong = GatherOptions::new()
         .bad_indices(BadIndices::Fill)
         .fill_value(FillValue::bytes(&[1]).unwrap());
-    assert!(wrong.gather_records(&array![[1u8, 2]], &array![3]).is_err());
+    assert!(common::run_records(Op::Gather(wrong), &array![[1u8, 2]], &array![3]).is_err());
 }
 
 #[test]

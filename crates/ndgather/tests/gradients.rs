@@ -363,7 +363,7 @@ fn deterministic_across_thread_counts() {
 
 #[test]
 fn gradients_through_the_op_api() {
-    use ndgather::op::{
+    use ndgather::graph::{
         Constant, Feeds, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, Placeholder, Scope,
         Session,
     };

@@ -6,6 +6,7 @@ mod common;
 
 use common::reference;
 use ndarray::{s, Array3, ArrayD, ArrayViewD, IxDyn, ShapeBuilder};
+use ndgather::Op;
 use ndgather::{BadIndices, GatherNdOptions, GatherOptions};
 
 /// The storage of a [6, 40, 50] table of distinct values in several memory layouts.
@@ -148,19 +149,12 @@ fn records_read_in_place() {
     let params = store.view().permuted_axes([2, 1, 0]).into_dyn(); // [6, 40, 3]
     let owned = params.to_owned();
     let idx = ndarray::arr1(&[39i64, 2]);
-    let ours = GatherOptions::new()
-        .axis(1)
-        .gather_records(&params, &idx)
-        .unwrap();
-    let want = GatherOptions::new()
-        .axis(1)
-        .gather_records(&owned, &idx)
-        .unwrap();
+    let op = Op::Gather(GatherOptions::new().axis(1));
+    let ours = common::run_records(op, &params, &idx).unwrap();
+    let want = common::run_records(op, &owned, &idx).unwrap();
     assert_eq!(ours, want);
     let nd = ndarray::arr2(&[[5i64, 1]]);
-    let ours = GatherNdOptions::new()
-        .gather_nd_records(&params, &nd)
-        .unwrap();
+    let ours = common::run_records(Op::GatherNd(GatherNdOptions::new()), &params, &nd).unwrap();
     assert_eq!(
         ours.into_raw_vec_and_offset().0,
         owned.slice(s![5, 1, ..]).to_vec()

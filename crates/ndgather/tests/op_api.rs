@@ -3,7 +3,7 @@
 //! chained gathers run many times.
 
 use ndarray::{array, ArrayD};
-use ndgather::op::{
+use ndgather::graph::{
     Constant, Feeds, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, OpError, Operand,
     Output, Placeholder, Scope, Session,
 };

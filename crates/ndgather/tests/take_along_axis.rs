@@ -7,6 +7,7 @@
 mod common;
 
 use ndarray::{array, ArrayD, Dimension, IxDyn, ShapeBuilder};
+use ndgather::Op;
 use ndgather::{BadIndices, Complex64, GatherError, Strings, TakeAlongAxisOptions};
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -189,7 +190,7 @@ proptest! {
             if ix[pshape.len()] == 0 { (v & 0xff) as u8 } else { (v >> 8) as u8 }
         });
         let options = TakeAlongAxisOptions::new(axis as i64).bad_indices(policy);
-        match (options.take_along_axis(&plain, &indices), options.take_along_axis_records(&records, &indices)) {
+        match (options.take_along_axis(&plain, &indices), common::run_records(Op::TakeAlongAxis(options), &records, &indices)) {
             (Ok(p), Ok(r)) => {
                 let back = ArrayD::from_shape_fn(IxDyn(p.shape()), |ix| {
                     let mut lo = ix.slice().to_vec();

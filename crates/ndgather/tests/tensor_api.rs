@@ -180,9 +180,13 @@ fn a_string_tensor_is_one_buffer_and_has_no_records() {
     assert_eq!(t.to_array::<String>().unwrap(), words.clone().into_dyn());
     assert_eq!(t.clone().into_array::<String>().unwrap(), words.into_dyn());
     let indices = Tensor::from(ndarray::array![1i32].into_dyn());
-    let err = t
-        .view()
-        .gather_records(&indices.view(), &GatherOptions::new())
+    let op = ndgather::Op::Gather(GatherOptions::new());
+    let err = op
+        .run(
+            ndgather::Params::records(t.view()),
+            &indices.view(),
+            ndgather::Out::New,
+        )
         .unwrap_err();
     assert_eq!(
         err,

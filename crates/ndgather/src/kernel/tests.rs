@@ -530,24 +530,28 @@ fn a_single_bad_index_anywhere_fails_a_fresh_output() {
 /// (NumPy's take_along_axis refuses it too, for a dtype of itemsize 0).
 #[test]
 fn a_bad_index_is_an_error_with_records_of_zero_width() {
-    use ndgather::TakeAlongAxisOptions;
+    use ndgather::{Op, Out, Params, TakeAlongAxisOptions, Tensor};
     let p = ArrayD::<u8>::zeros(IxDyn(&[3, 0]));
     let i = ndarray::arr1(&[1i64, 5]).into_dyn();
     let mut out = ArrayD::<u8>::zeros(IxDyn(&[2, 0]));
-    let o = GatherOptions::new();
-    let into = o.gather_records_into(&p, &i, out.view_mut()).unwrap_err();
-    assert_eq!(o.gather_records(&p, &i).unwrap_err(), into);
-    let nd = ndarray::arr2(&[[1i64], [5]]).into_dyn();
-    let o = GatherNdOptions::new();
-    let into = o
-        .gather_nd_records_into(&p, &nd, out.view_mut())
-        .unwrap_err();
-    assert_eq!(o.gather_nd_records(&p, &nd).unwrap_err(), into);
-    let o = TakeAlongAxisOptions::new(0);
-    let into = o
-        .take_along_axis_records_into(&p, &i, out.view_mut())
-        .unwrap_err();
-    assert_eq!(o.take_along_axis_records(&p, &i).unwrap_err(), into);
+    let (pt, it, ndt) = (
+        Tensor::from(p),
+        Tensor::from(i),
+        Tensor::from(ndarray::arr2(&[[1i64], [5]]).into_dyn()),
+    );
+    for (op, idx) in [
+        (Op::Gather(GatherOptions::new()), &it),
+        (Op::GatherNd(GatherNdOptions::new()), &ndt),
+        (Op::TakeAlongAxis(TakeAlongAxisOptions::new(0)), &it),
+    ] {
+        let into = op.run(
+            Params::records(pt.view()),
+            &idx.view(),
+            Out::Into(out.view_mut().into()),
+        );
+        let fresh = op.run(Params::records(pt.view()), &idx.view(), Out::New);
+        assert_eq!(fresh.unwrap_err(), into.unwrap_err());
+    }
 }
 
 /// Outputs large enough for streaming stores (`STREAM_MIN_OUTPUT_BYTES`, lowered in the unit

@@ -1,8 +1,8 @@
 //! Running a graph: feeds for placeholders, fetches of outputs.
 
 use super::error::{OpError, OpResult};
-use super::graph::{lock, Operand, Scope, SharedGraph};
 use super::node::{Node, NodeKind};
+use super::scope::{lock, Operand, Scope, SharedGraph};
 use crate::dtype::{Tensor, TensorElement};
 use crate::shape::Shape;
 use ndarray::ArrayD;
@@ -196,7 +196,7 @@ fn missing_feed(node: &Node) -> OpError {
 
 #[cfg(test)]
 mod tests {
-    use crate::op::{Constant, Feeds, Gather, GatherOpOptions, Placeholder, Scope, Session};
+    use crate::graph::{Constant, Feeds, Gather, GatherOpOptions, Placeholder, Scope, Session};
     use crate::shape::Shape;
     use ndarray::{Array1, ArrayD, IxDyn};
 

@@ -24,7 +24,7 @@
 //!
 //! ```
 //! use ndarray::array;
-//! use ndgather::op::{Constant, Feeds, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, Placeholder, Scope, Session};
+//! use ndgather::graph::{Constant, Feeds, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, Placeholder, Scope, Session};
 //! use ndgather::shape::Shape;
 //!
 //! // Eager: ops run at once.
@@ -45,21 +45,21 @@
 //! let feed = array![[0.0f32, 1.0], [10.0, 11.0], [20.0, 21.0], [30.0, 31.0]].into_dyn();
 //! let out = session.run(&rows.output(), &Feeds::new().feed(&p, feed)?)?;
 //! assert_eq!(out, array![[[30.0, 31.0]], [[10.0, 11.0]]].into_dyn());
-//! # Ok::<(), ndgather::op::OpError>(())
+//! # Ok::<(), ndgather::graph::OpError>(())
 //! ```
 //!
 //! Types are checked by the compiler where Rust can tell: feeding a placeholder of `f32` with
 //! integers, or passing float indices, does not compile.
 //!
 //! ```compile_fail
-//! use ndgather::op::{Feeds, Placeholder, Scope};
+//! use ndgather::graph::{Feeds, Placeholder, Scope};
 //! let graph = Scope::graph();
 //! let p = Placeholder::<f32>::create(&graph, ndgather::shape::Shape::unknown()).unwrap();
 //! let feeds = Feeds::new().feed(&p, ndarray::array![1i32, 2].into_dyn());
 //! ```
 //!
 //! ```compile_fail
-//! use ndgather::op::{Constant, GatherNd, GatherNdOpOptions, Scope};
+//! use ndgather::graph::{Constant, GatherNd, GatherNdOpOptions, Scope};
 //! let scope = Scope::eager();
 //! let p = Constant::create(&scope, ndarray::array![1.0f32, 2.0].into_dyn()).unwrap();
 //! let i = Constant::create(&scope, ndarray::array![[0.0f32]].into_dyn()).unwrap();
@@ -69,16 +69,16 @@
 mod embedding;
 mod error;
 mod grad;
-mod graph;
 mod node;
 mod ops;
+mod scope;
 mod session;
 
 pub use embedding::{EmbeddingLookup, EmbeddingLookupSparse, EmbeddingOpOptions};
 pub use error::{OpError, OpResult};
 pub use grad::GradElement;
-pub use graph::{Operand, Output, Scope};
 pub use ops::{
     AxisType, Constant, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, Placeholder,
 };
+pub use scope::{Operand, Output, Scope};
 pub use session::{Feeds, Session};

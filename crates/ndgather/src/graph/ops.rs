@@ -1,12 +1,12 @@
 //! The ops: constants, placeholders, Gather and GatherNd.
 
 use super::error::{OpError, OpResult};
-use super::graph::{Operand, Output, Scope};
 use super::node::NodeKind;
-use crate::array::{GatherNdOptions, GatherOptions};
+use super::scope::{Operand, Output, Scope};
 use crate::dtype::TensorElement;
 use crate::fill::FillValue;
 use crate::index::{BadIndices, IndexType};
+use crate::ops::gather::{GatherNdOptions, GatherOptions};
 use crate::shape::{self, Axis, Shape};
 use ndarray::{ArrayD, IxDyn};
 

@@ -4,8 +4,8 @@
 //! [`super::Session`] runs a graph.
 
 use super::error::OpResult;
-use super::graph::{Operand, Output, Scope};
 use super::node::NodeKind;
+use super::scope::{Operand, Output, Scope};
 use crate::dtype::TensorElement;
 use crate::embedding::{Combiner, EmbeddingLookup as Lookup, PartitionStrategy, Real};
 use crate::index::IndexType;
@@ -65,7 +65,7 @@ fn lookup_shape(lead: Option<Vec<Option<usize>>>, shards: &[Output<impl TensorEl
 /// ```
 /// use ndarray::array;
 /// use ndgather::embedding::PartitionStrategy;
-/// use ndgather::op::{Constant, EmbeddingLookup, EmbeddingOpOptions, Operand, Scope};
+/// use ndgather::graph::{Constant, EmbeddingLookup, EmbeddingOpOptions, Operand, Scope};
 /// let scope = Scope::eager();
 /// let even = Constant::create(&scope, array![[0.0f32], [2.0]].into_dyn()).unwrap();
 /// let odd = Constant::create(&scope, array![[1.0f32], [3.0]].into_dyn()).unwrap();

@@ -18,7 +18,7 @@ use crate::output::Slot;
 use crate::plan::unravel;
 use crate::prefetch::{prefetch_distance, prefetch_slice};
 use crate::scatter::Summable;
-use ndarray::{ArrayBase, ArrayD, ArrayViewMut, Data, Dimension};
+use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, Dimension};
 use std::borrow::Cow;
 
 /// Options of `take_along_axis`: the axis (negative counts from the end) and the policy for
@@ -399,40 +399,9 @@ impl TakeAlongAxisOptions {
         D: Dimension,
         DI: Dimension,
     {
-        self.take(params, indices, Elements::Plain)
-    }
-
-    /// `take_along_axis` on a tensor of records: params of shape `shape + [width]` stands for
-    /// a tensor of `shape` whose elements are each `width` values (see
-    /// [`crate::GatherOptions::gather_records`]); indices have the rank of `shape`, and the
-    /// output has the record axis appended.
-    ///
-    /// ```
-    /// use ndarray::array;
-    /// use ndgather::TakeAlongAxisOptions;
-    /// // A 1×2 tensor of 2-byte elements; take element 1, then 0.
-    /// let params = array![[[1u8, 2], [3, 4]]];
-    /// let out = TakeAlongAxisOptions::new(1).take_along_axis_records(&params, &array![[1, 0]]).unwrap();
-    /// assert_eq!(out, array![[[3, 4], [1, 2]]].into_dyn());
-    /// ```
-    ///
-    /// # Errors
-    /// Those of [`TakeAlongAxisOptions::take_along_axis`], and
-    /// [`GatherError::InvalidShape`] for params of rank 0 (no record axis).
-    pub fn take_along_axis_records<T, I, S, SI, D, DI>(
-        &self,
-        params: &ArrayBase<S, D>,
-        indices: &ArrayBase<SI, DI>,
-    ) -> Result<ArrayD<T>>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-    {
-        self.take(params, indices, Elements::Records)
+        let fill = fill::record::<T>(self.bad_indices, self.fill_value, 1)?;
+        let (p, i) = (params.view().into_dyn(), indices.view().into_dyn());
+        self.fresh(&p, Elements::Plain, &i, fill.as_deref())
     }
 
     /// [`TakeAlongAxisOptions::take_along_axis`] into a caller's array of the output's shape
@@ -457,52 +426,23 @@ impl TakeAlongAxisOptions {
         DI: Dimension,
         DO: Dimension,
     {
-        self.take_into(params, indices, Elements::Plain, out)
+        let fill = fill::record::<T>(self.bad_indices, self.fill_value, 1)?;
+        let (p, i) = (params.view().into_dyn(), indices.view().into_dyn());
+        self.write(&p, Elements::Plain, &i, fill.as_deref(), out.into_dyn())
     }
 
-    /// [`TakeAlongAxisOptions::take_along_axis_records`] into a caller's array of the
-    /// output's shape (the record axis included). On error `out` is left unchanged.
-    ///
-    /// # Errors
-    /// Those of [`TakeAlongAxisOptions::take_along_axis_records`], and
-    /// [`GatherError::OutputShapeMismatch`].
-    pub fn take_along_axis_records_into<T, I, S, SI, D, DI, DO>(
+    /// The copy into a caller's array, on params of plain elements or of records; `fill` is
+    /// the `Fill` policy's record.
+    pub(crate) fn write<T: Element, I: IndexType>(
         &self,
-        params: &ArrayBase<S, D>,
-        indices: &ArrayBase<SI, DI>,
-        out: ArrayViewMut<'_, T, DO>,
-    ) -> Result<()>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-        DO: Dimension,
-    {
-        self.take_into(params, indices, Elements::Records, out)
-    }
-
-    /// The copy into a caller's array.
-    fn take_into<T, I, S, SI, D, DI, DO>(
-        &self,
-        params: &ArrayBase<S, D>,
-        indices: &ArrayBase<SI, DI>,
+        params: &ArrayViewD<'_, T>,
         elements: Elements,
-        mut out: ArrayViewMut<'_, T, DO>,
-    ) -> Result<()>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-        DO: Dimension,
-    {
+        indices: &ArrayViewD<'_, I>,
+        fill: Option<&[T]>,
+        mut out: ArrayViewMutD<'_, T>,
+    ) -> Result<()> {
         // A caller's array must stay unchanged on error: check every index first.
-        let call = self.prepare(params, indices, elements, true)?;
+        let call = self.prepare(params, indices, elements, fill, true)?;
         check_out_shape(elements, out.shape(), &call.out_shape)?;
         // SAFETY: `Prepared::copy` writes every slot of its output: each row's slots are copied,
         // filled or default-filled (its contract).
@@ -520,23 +460,16 @@ impl TakeAlongAxisOptions {
         }
     }
 
-    /// The copy into a fresh array.
-    fn take<T, I, S, SI, D, DI>(
+    /// The copy into a fresh array (see [`Self::write`]).
+    pub(crate) fn fresh<T: Element, I: IndexType>(
         &self,
-        params: &ArrayBase<S, D>,
-        indices: &ArrayBase<SI, DI>,
+        params: &ArrayViewD<'_, T>,
         elements: Elements,
-    ) -> Result<ArrayD<T>>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-    {
+        indices: &ArrayViewD<'_, I>,
+        fill: Option<&[T]>,
+    ) -> Result<ArrayD<T>> {
         // A fresh output: the copy itself finds bad indices (see `output::fresh_checked`).
-        let call = self.prepare(params, indices, elements, false)?;
+        let call = self.prepare(params, indices, elements, fill, false)?;
         let len = call.plan.out_len.checked_mul(call.record);
         let len = len.ok_or_else(|| GatherError::ShapeOverflow {
             what: "output",
@@ -556,21 +489,14 @@ impl TakeAlongAxisOptions {
     }
 
     /// Plans and checks a call on params of plain elements or of records.
-    fn prepare<'a, T, I, S, SI, D, DI>(
+    fn prepare<'a, T: Element, I: IndexType>(
         &self,
-        params: &'a ArrayBase<S, D>,
-        indices: &'a ArrayBase<SI, DI>,
+        params: &'a ArrayViewD<'_, T>,
+        indices: &'a ArrayViewD<'_, I>,
         elements: Elements,
+        fill: Option<&[T]>,
         check_first: bool,
-    ) -> Result<Prepared<'a, T, I>>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-    {
+    ) -> Result<Prepared<'a, T, I>> {
         let (shape, record) = elements.split(params.shape())?;
         let plan = AlongPlan::new(shape, indices.shape(), self.axis)?;
         let indices = row_major(indices)?;
@@ -581,7 +507,7 @@ impl TakeAlongAxisOptions {
         out_shape.extend(record);
         let record = record.unwrap_or(1);
         Ok(Prepared {
-            fill: fill::record::<T>(self.bad_indices, self.fill_value, record)?,
+            fill: fill.map(<[T]>::to_vec),
             values: row_major(params)?,
             indices,
             plan,

@@ -9,7 +9,7 @@ use crate::layout::{check_out_shape, into_array, row_major, with_row_major_out, 
 use crate::output::{self, Pages};
 use crate::plan::{GatherNdPlan, GatherPlan};
 use crate::strided;
-use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, Data, Dimension};
+use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, Dimension};
 use std::borrow::Cow;
 
 /// params as the copy loops read it: row-major elements (borrowed, or copied once), or a
@@ -29,54 +29,151 @@ impl<'a, T: Element> Source<'a, T> {
         }
         row_major(params).map(Source::RowMajor)
     }
+}
 
+/// What gather and gather_nd share below their shape rules: a plan that widens to records,
+/// checks indices, and copies (then fills) the slices it addresses.
+trait Copies: Clone + Sync {
+    fn widen(self, record: usize) -> Result<Self>;
+    fn out_len(&self) -> usize;
+    fn out_shape(&self) -> &[usize];
+    /// Finds the first bad index in row-major order, if the policy makes it an error.
+    fn check<I: IndexType>(&self, indices: &[I], policy: BadIndices) -> Result<()>;
     /// The copy, then, under `Fill`, the fill record over the slices of bad indices (the
     /// kernels default-fill them). Returns whether an index resolved to no slice (see
-    /// `kernel::gather`).
-    fn gather<I: IndexType, O: output::Slot<T>>(
+    /// `kernel::gather`). Every slot of `out` is written.
+    fn copy<T: Element, I: IndexType, O: output::Slot<T>>(
         &self,
+        params: &Source<'_, T>,
         indices: &[I],
-        plan: &GatherPlan,
-        policy: BadIndices,
-        fill: Option<&[T]>,
+        policy: (BadIndices, Option<&[T]>),
         out: &mut [O],
         pages: Pages,
-    ) -> bool {
-        let unresolved = match self {
-            Source::RowMajor(p) => kernel::gather(p, indices, plan, policy, out, pages),
-            Source::InPlace(v) => strided::gather(v, indices, plan, policy, out),
-        };
-        if let Some(f) = fill {
-            fill::gather(indices, plan, policy, f, out);
-        }
-        unresolved
-    }
+    ) -> bool;
+}
 
-    /// As [`Source::gather`], for gather_nd.
-    fn gather_nd<I: IndexType, O: output::Slot<T>>(
+impl Copies for GatherPlan {
+    fn widen(self, record: usize) -> Result<Self> {
+        GatherPlan::widen(self, record)
+    }
+    fn out_len(&self) -> usize {
+        self.out_len
+    }
+    fn out_shape(&self) -> &[usize] {
+        &self.out_shape
+    }
+    fn check<I: IndexType>(&self, indices: &[I], policy: BadIndices) -> Result<()> {
+        kernel::check_gather(indices, self, policy)
+    }
+    fn copy<T: Element, I: IndexType, O: output::Slot<T>>(
         &self,
+        params: &Source<'_, T>,
         indices: &[I],
-        plan: &GatherNdPlan,
-        policy: BadIndices,
-        fill: Option<&[T]>,
+        (policy, fill): (BadIndices, Option<&[T]>),
         out: &mut [O],
         pages: Pages,
     ) -> bool {
-        let unresolved = match self {
-            Source::RowMajor(p) => kernel::gather_nd(p, indices, plan, policy, out, pages),
-            Source::InPlace(v) => strided::gather_nd(v, indices, plan, policy, out),
+        let unresolved = match params {
+            Source::RowMajor(p) => kernel::gather(p, indices, self, policy, out, pages),
+            Source::InPlace(v) => strided::gather(v, indices, self, policy, out),
         };
         if let Some(f) = fill {
-            fill::gather_nd(indices, plan, policy, f, out);
+            fill::gather(indices, self, policy, f, out);
         }
         unresolved
     }
 }
 
+impl Copies for GatherNdPlan {
+    fn widen(self, record: usize) -> Result<Self> {
+        GatherNdPlan::widen(self, record)
+    }
+    fn out_len(&self) -> usize {
+        self.out_len
+    }
+    fn out_shape(&self) -> &[usize] {
+        &self.out_shape
+    }
+    fn check<I: IndexType>(&self, indices: &[I], policy: BadIndices) -> Result<()> {
+        kernel::check_gather_nd(indices, self, policy)
+    }
+    fn copy<T: Element, I: IndexType, O: output::Slot<T>>(
+        &self,
+        params: &Source<'_, T>,
+        indices: &[I],
+        (policy, fill): (BadIndices, Option<&[T]>),
+        out: &mut [O],
+        pages: Pages,
+    ) -> bool {
+        let unresolved = match params {
+            Source::RowMajor(p) => kernel::gather_nd(p, indices, self, policy, out, pages),
+            Source::InPlace(v) => strided::gather_nd(v, indices, self, policy, out),
+        };
+        if let Some(f) = fill {
+            fill::gather_nd(indices, self, policy, f, out);
+        }
+        unresolved
+    }
+}
+
+/// The copy of a planned call into a fresh array (see `output::fresh_checked`: the copy
+/// finds bad indices, and the check runs only if it met one).
+fn fresh<P: Copies, T: Element, I: IndexType>(
+    plan: P,
+    record: Option<usize>,
+    params: &ArrayViewD<'_, T>,
+    indices: &ArrayViewD<'_, I>,
+    (policy, fill): (BadIndices, Option<&[T]>),
+) -> Result<ArrayD<T>> {
+    let idx = row_major(indices)?;
+    let wide = widened(plan.clone(), record)?;
+    let params = Source::of(params, wide.out_len())?;
+    // SAFETY: `Copies::copy` runs kernel::gather(_nd) or strided::gather(_nd), which write
+    // every slot of `out` (their contract: each item is copied or default-filled), and the
+    // fill pass only overwrites.
+    #[allow(unsafe_code)]
+    let out = unsafe {
+        output::fresh_checked(
+            wide.out_len(),
+            wide.out_shape(),
+            |slots, pages| wide.copy(&params, &idx, (policy, fill), slots, pages),
+            || plan.check(&idx, policy),
+        )?
+    };
+    into_array(wide.out_shape(), out)
+}
+
+/// The copy of a planned call into a caller's array, every index checked first so that the
+/// array is unchanged on error.
+fn write<P: Copies, T: Element, I: IndexType>(
+    plan: P,
+    (elements, record): (Elements, Option<usize>),
+    params: &ArrayViewD<'_, T>,
+    indices: &ArrayViewD<'_, I>,
+    (policy, fill): (BadIndices, Option<&[T]>),
+    mut out: ArrayViewMutD<'_, T>,
+) -> Result<()> {
+    let wide = widened(plan.clone(), record)?;
+    check_out_shape(elements, out.shape(), wide.out_shape())?;
+    let idx = row_major(indices)?;
+    plan.check(&idx, policy)?;
+    let params = Source::of(params, wide.out_len())?;
+    // The indices were checked above, so an index the copy leaves unresolved is one the
+    // policy default-fills, not an error.
+    let copy = |slots: &mut [_], pages| _ = wide.copy(&params, &idx, (policy, fill), slots, pages);
+    // SAFETY: the fresh closure is `Copies::copy`, which writes every slot (as above).
+    #[allow(unsafe_code)]
+    unsafe {
+        with_row_major_out(&mut out, copy, |slots, pages| {
+            _ = wide.copy(&params, &idx, (policy, fill), slots, pages)
+        })
+    }
+}
+
 /// `plan` widened to records of `record` values, if any.
-fn widened<P>(plan: P, record: Option<usize>, widen: fn(P, usize) -> Result<P>) -> Result<P> {
+fn widened<P: Copies>(plan: P, record: Option<usize>) -> Result<P> {
     match record {
-        Some(r) => widen(plan, r),
+        Some(r) => plan.widen(r),
         None => Ok(plan),
     }
 }
@@ -211,43 +308,9 @@ impl GatherOptions {
         D: Dimension,
         DI: Dimension,
     {
-        self.gather_as(Elements::Plain, params, indices)
-    }
-
-    /// `gather` on a tensor of records: params of shape `shape + [width]` stands for a tensor
-    /// of `shape` whose elements are each `width` values (the bytes of a NumPy record, for
-    /// instance). Axes, checks and messages are those of the tensor of `shape`; the output
-    /// has the gathered shape with the record axis appended.
-    ///
-    /// ```
-    /// use ndarray::array;
-    /// use ndgather::GatherOptions;
-    ///
-    /// // Three elements of two bytes each; gather elements 2 and 0.
-    /// let params = array![[1u8, 2], [3, 4], [5, 6]];
-    /// let out = GatherOptions::new().gather_records(&params, &array![2, 0]).unwrap();
-    /// assert_eq!(out, array![[5, 6], [1, 2]].into_dyn());
-    /// let err = GatherOptions::new().gather_records(&params, &array![3]).unwrap_err();
-    /// assert_eq!(err.to_string(), "indices[0] = 3 is not in [0, 3)");
-    /// ```
-    ///
-    /// # Errors
-    /// Those of [`GatherOptions::gather`], and [`crate::GatherError::InvalidShape`] for params of
-    /// rank 0 (no record axis).
-    pub fn gather_records<T, I, S, SI, D, DI>(
-        &self,
-        params: &ArrayBase<S, D>,
-        indices: &ArrayBase<SI, DI>,
-    ) -> Result<ArrayD<T>>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-    {
-        self.gather_as(Elements::Records, params, indices)
+        let fill = fill::record::<T>(self.bad_indices, self.fill_value, 1)?;
+        let (p, i) = (params.view().into_dyn(), indices.view().into_dyn());
+        self.fresh(&p, Elements::Plain, &i, fill.as_deref())
     }
 
     /// `gather` into a caller's array of the output's shape (no allocation when it is laid
@@ -270,30 +333,9 @@ impl GatherOptions {
         DI: Dimension,
         DO: Dimension,
     {
-        self.gather_into_as(Elements::Plain, params, indices, out)
-    }
-
-    /// [`GatherOptions::gather_records`] into a caller's array of the output's shape (the
-    /// record axis included). On error `out` is left unchanged.
-    ///
-    /// # Errors
-    /// Those of [`GatherOptions::gather_records`], and [`crate::GatherError::OutputShapeMismatch`].
-    pub fn gather_records_into<T, I, S, SI, D, DI, DO>(
-        &self,
-        params: &ArrayBase<S, D>,
-        indices: &ArrayBase<SI, DI>,
-        out: ArrayViewMut<'_, T, DO>,
-    ) -> Result<()>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-        DO: Dimension,
-    {
-        self.gather_into_as(Elements::Records, params, indices, out)
+        let fill = fill::record::<T>(self.bad_indices, self.fill_value, 1)?;
+        let (p, i) = (params.view().into_dyn(), indices.view().into_dyn());
+        self.write(&p, Elements::Plain, &i, fill.as_deref(), out.into_dyn())
     }
 
     /// Checks a gather on params of `params_shape` without reading params, and says where
@@ -350,79 +392,37 @@ impl GatherOptions {
         Ok((plan, record))
     }
 
-    fn gather_as<T, I, S, SI, D, DI>(
+    /// The gather into a fresh array, on params of plain elements or of records; `fill` is
+    /// the `Fill` policy's record (one element's values, or a whole record's).
+    pub(crate) fn fresh<T: Element, I: IndexType>(
         &self,
+        params: &ArrayViewD<'_, T>,
         elements: Elements,
-        params: &ArrayBase<S, D>,
-        indices: &ArrayBase<SI, DI>,
-    ) -> Result<ArrayD<T>>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-    {
+        indices: &ArrayViewD<'_, I>,
+        fill: Option<&[T]>,
+    ) -> Result<ArrayD<T>> {
         let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
-        let idx = row_major(indices)?;
-        let fill = fill::record::<T>(self.bad_indices, self.fill_value, record.unwrap_or(1))?;
-        let wide = widened(plan.clone(), record, GatherPlan::widen)?;
-        let params = Source::of(params, wide.out_len)?;
-        let policy = self.bad_indices;
-        // SAFETY: Source::gather runs kernel::gather and strided::gather write every slot of `out` (their contract: each
-        // item is copied or default-filled), and fill::gather only overwrites.
-        #[allow(unsafe_code)]
-        let out = unsafe {
-            output::fresh_checked(
-                wide.out_len,
-                &wide.out_shape,
-                |slots, pages| params.gather(&idx, &wide, policy, fill.as_deref(), slots, pages),
-                || kernel::check_gather(&idx, &plan, policy),
-            )?
-        };
-        into_array(&wide.out_shape, out)
+        fresh(plan, record, params, indices, (self.bad_indices, fill))
     }
 
-    fn gather_into_as<T, I, S, SI, D, DI, DO>(
+    /// The gather into a caller's array, checked first, as [`Self::fresh`].
+    pub(crate) fn write<T: Element, I: IndexType>(
         &self,
+        params: &ArrayViewD<'_, T>,
         elements: Elements,
-        params: &ArrayBase<S, D>,
-        indices: &ArrayBase<SI, DI>,
-        mut out: ArrayViewMut<'_, T, DO>,
-    ) -> Result<()>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-        DO: Dimension,
-    {
+        indices: &ArrayViewD<'_, I>,
+        fill: Option<&[T]>,
+        out: ArrayViewMutD<'_, T>,
+    ) -> Result<()> {
         let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
-        let wide = widened(plan.clone(), record, GatherPlan::widen)?;
-        check_out_shape(elements, out.shape(), &wide.out_shape)?;
-        let idx = row_major(indices)?;
-        kernel::check_gather(&idx, &plan, self.bad_indices)?;
-        let fill = fill::record::<T>(self.bad_indices, self.fill_value, record.unwrap_or(1))?;
-        let params = Source::of(params, wide.out_len)?;
-        let policy = self.bad_indices;
-        // The indices were checked above, so an index the copy leaves unresolved is one the
-        // policy default-fills, not an error.
-        // SAFETY: the fresh closure is Source::gather, which writes every slot (as above).
-        #[allow(unsafe_code)]
-        unsafe {
-            with_row_major_out(
-                &mut out,
-                |slots, pages| {
-                    _ = params.gather(&idx, &wide, policy, fill.as_deref(), slots, pages)
-                },
-                |slots, pages| {
-                    _ = params.gather(&idx, &wide, policy, fill.as_deref(), slots, pages)
-                },
-            )
-        }
+        write(
+            plan,
+            (elements, record),
+            params,
+            indices,
+            (self.bad_indices, fill),
+            out,
+        )
     }
 }
 
@@ -519,39 +519,9 @@ impl GatherNdOptions {
         D: Dimension,
         DI: Dimension,
     {
-        self.gather_nd_as(Elements::Plain, params, indices)
-    }
-
-    /// `gather_nd` on a tensor of records (see [`GatherOptions::gather_records`]): params of
-    /// shape `shape + [width]` stands for a tensor of `shape`.
-    ///
-    /// ```
-    /// use ndarray::array;
-    /// use ndgather::GatherNdOptions;
-    ///
-    /// // A 2×2 tensor of 2-value records; gather element [1, 0].
-    /// let params = array![[[1u8, 2], [3, 4]], [[5, 6], [7, 8]]];
-    /// let out = GatherNdOptions::new().gather_nd_records(&params, &array![[1, 0]]).unwrap();
-    /// assert_eq!(out, array![[5, 6]].into_dyn());
-    /// ```
-    ///
-    /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd`], and [`crate::GatherError::InvalidShape`] for params
-    /// of rank 0.
-    pub fn gather_nd_records<T, I, S, SI, D, DI>(
-        &self,
-        params: &ArrayBase<S, D>,
-        indices: &ArrayBase<SI, DI>,
-    ) -> Result<ArrayD<T>>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-    {
-        self.gather_nd_as(Elements::Records, params, indices)
+        let fill = fill::record::<T>(self.bad_indices, self.fill_value, 1)?;
+        let (p, i) = (params.view().into_dyn(), indices.view().into_dyn());
+        self.fresh(&p, Elements::Plain, &i, fill.as_deref())
     }
 
     /// `gather_nd` into a caller's array of the output's shape. On error `out` is left
@@ -574,31 +544,9 @@ impl GatherNdOptions {
         DI: Dimension,
         DO: Dimension,
     {
-        self.gather_nd_into_as(Elements::Plain, params, indices, out)
-    }
-
-    /// [`GatherNdOptions::gather_nd_records`] into a caller's array of the output's shape
-    /// (the record axis included). On error `out` is left unchanged.
-    ///
-    /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd_records`], and
-    /// [`crate::GatherError::OutputShapeMismatch`].
-    pub fn gather_nd_records_into<T, I, S, SI, D, DI, DO>(
-        &self,
-        params: &ArrayBase<S, D>,
-        indices: &ArrayBase<SI, DI>,
-        out: ArrayViewMut<'_, T, DO>,
-    ) -> Result<()>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-        DO: Dimension,
-    {
-        self.gather_nd_into_as(Elements::Records, params, indices, out)
+        let fill = fill::record::<T>(self.bad_indices, self.fill_value, 1)?;
+        let (p, i) = (params.view().into_dyn(), indices.view().into_dyn());
+        self.write(&p, Elements::Plain, &i, fill.as_deref(), out.into_dyn())
     }
 
     /// Checks a gather_nd on params of `params_shape` without reading params, and says where
@@ -662,79 +610,36 @@ impl GatherNdOptions {
         Ok((plan, record))
     }
 
-    fn gather_nd_as<T, I, S, SI, D, DI>(
+    /// The gather_nd into a fresh array (see [`GatherOptions::fresh`]).
+    pub(crate) fn fresh<T: Element, I: IndexType>(
         &self,
+        params: &ArrayViewD<'_, T>,
         elements: Elements,
-        params: &ArrayBase<S, D>,
-        indices: &ArrayBase<SI, DI>,
-    ) -> Result<ArrayD<T>>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-    {
+        indices: &ArrayViewD<'_, I>,
+        fill: Option<&[T]>,
+    ) -> Result<ArrayD<T>> {
         let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
-        let idx = row_major(indices)?;
-        let fill = fill::record::<T>(self.bad_indices, self.fill_value, record.unwrap_or(1))?;
-        let wide = widened(plan.clone(), record, GatherNdPlan::widen)?;
-        let params = Source::of(params, wide.out_len)?;
-        let policy = self.bad_indices;
-        // SAFETY: Source::gather_nd runs kernel::gather_nd and strided::gather_nd write every slot of `out` (their
-        // contract: each item is copied or default-filled), and fill::gather_nd only overwrites.
-        #[allow(unsafe_code)]
-        let out = unsafe {
-            output::fresh_checked(
-                wide.out_len,
-                &wide.out_shape,
-                |slots, pages| params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots, pages),
-                || kernel::check_gather_nd(&idx, &plan, policy),
-            )?
-        };
-        into_array(&wide.out_shape, out)
+        fresh(plan, record, params, indices, (self.bad_indices, fill))
     }
 
-    fn gather_nd_into_as<T, I, S, SI, D, DI, DO>(
+    /// The gather_nd into a caller's array, checked first.
+    pub(crate) fn write<T: Element, I: IndexType>(
         &self,
+        params: &ArrayViewD<'_, T>,
         elements: Elements,
-        params: &ArrayBase<S, D>,
-        indices: &ArrayBase<SI, DI>,
-        mut out: ArrayViewMut<'_, T, DO>,
-    ) -> Result<()>
-    where
-        T: Element,
-        I: IndexType,
-        S: Data<Elem = T>,
-        SI: Data<Elem = I>,
-        D: Dimension,
-        DI: Dimension,
-        DO: Dimension,
-    {
+        indices: &ArrayViewD<'_, I>,
+        fill: Option<&[T]>,
+        out: ArrayViewMutD<'_, T>,
+    ) -> Result<()> {
         let (plan, record) = self.plan::<I>(elements, params.shape(), indices.shape())?;
-        let wide = widened(plan.clone(), record, GatherNdPlan::widen)?;
-        check_out_shape(elements, out.shape(), &wide.out_shape)?;
-        let idx = row_major(indices)?;
-        kernel::check_gather_nd(&idx, &plan, self.bad_indices)?;
-        let fill = fill::record::<T>(self.bad_indices, self.fill_value, record.unwrap_or(1))?;
-        let params = Source::of(params, wide.out_len)?;
-        let policy = self.bad_indices;
-        // The indices were checked above, so an index the copy leaves unresolved is one the
-        // policy default-fills, not an error.
-        // SAFETY: the fresh closure is Source::gather_nd, which writes every slot (as above).
-        #[allow(unsafe_code)]
-        unsafe {
-            with_row_major_out(
-                &mut out,
-                |slots, pages| {
-                    _ = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots, pages)
-                },
-                |slots, pages| {
-                    _ = params.gather_nd(&idx, &wide, policy, fill.as_deref(), slots, pages)
-                },
-            )
-        }
+        write(
+            plan,
+            (elements, record),
+            params,
+            indices,
+            (self.bad_indices, fill),
+            out,
+        )
     }
 }
 

@@ -2,10 +2,10 @@
 //! eager scopes when an op is created and by sessions when a graph runs.
 
 use super::error::{OpError, OpResult};
-use crate::array::{GatherNdOptions, GatherOptions};
 use crate::dtype::{DType, Tensor};
 use crate::embedding::{Combiner, EmbeddingLookup};
 use crate::error::GatherError;
+use crate::ops::gather::{GatherNdOptions, GatherOptions};
 use crate::shape::Shape;
 use crate::with_tensor;
 

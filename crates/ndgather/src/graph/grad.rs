@@ -2,9 +2,9 @@
 //! `GatherNd`), as ops of the same scope.
 
 use super::error::{OpError, OpResult};
-use super::graph::{lock, Operand, Output, Scope};
 use super::node::NodeKind;
 use super::ops::{Gather, GatherNd};
+use super::scope::{lock, Operand, Output, Scope};
 use crate::dtype::TensorElement;
 use crate::error::GatherError;
 use crate::scatter::Summable;

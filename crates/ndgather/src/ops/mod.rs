@@ -1,0 +1,466 @@
+//! The ops as values: [`Op`] is every op of the gather family with its options, and
+//! [`Op::run`] the one dtype-erased entry point that every front end calls (the CLI, the
+//! Python package, the graph API). Each op's own file holds its options, its shape checks
+//! and its typed `ndarray` functions; this module routes a run to them.
+//!
+//! A run dispatches once on the indices' dtype and once on params' *width*: a fixed-width
+//! element is moved as units of its alignment (`crate::units`), so a float32 and an int32
+//! gather run the same compiled copy. Values matter only for fill values, which are made
+//! in params' own dtype before the copy.
+
+pub(crate) mod gather;
+pub(crate) mod take_along_axis;
+
+use crate::dtype::{FixedWidth, Tensor, TensorView, TensorViewMut};
+use crate::error::{GatherError, Result};
+use crate::fill::{self, FillValue};
+use crate::index::{BadIndices, IndexType};
+use crate::layout::Elements;
+use crate::shape::{gather_nd_shape, gather_shape, Axis, Shape};
+use crate::strings::{StringElement, Strings};
+use crate::units::{self, with_unit_of, Unit};
+use crate::with_tensor;
+use gather::{GatherNdOptions, GatherOptions};
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD};
+use take_along_axis::TakeAlongAxisOptions;
+
+/// An op of the gather family with its options: what every front end runs, through
+/// [`Op::run`].
+///
+/// ```
+/// use ndgather::{ndarray::array, GatherOptions, Op, Out, Tensor};
+///
+/// let params = Tensor::from(array![[1.5f32, 2.5], [3.5, 4.5], [5.5, 6.5]].into_dyn());
+/// let indices = Tensor::from(array![2i64, 0].into_dyn());
+/// let op = Op::Gather(GatherOptions::new());
+/// let out = op.run(params.view(), &indices.view(), Out::New)?.unwrap();
+/// assert_eq!(out, Tensor::from(array![[5.5f32, 6.5], [1.5, 2.5]].into_dyn()));
+///
+/// // Into a caller's buffer: nothing is returned, and the buffer is unchanged on error.
+/// let mut buffer = ndgather::ndarray::Array2::<f32>::zeros((2, 2));
+/// op.run(params.view(), &indices.view(), Out::Into(buffer.view_mut().into_dyn().into()))?;
+/// assert_eq!(buffer, array![[5.5, 6.5], [1.5, 2.5]]);
+/// # Ok::<(), ndgather::GatherError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Op {
+    /// `tf.gather(params, indices, axis, batch_dims)`.
+    Gather(GatherOptions),
+    /// `tf.gather_nd(params, indices, batch_dims)`.
+    GatherNd(GatherNdOptions),
+    /// NumPy's `take_along_axis(arr, indices, axis)`.
+    TakeAlongAxis(TakeAlongAxisOptions),
+}
+
+/// Where [`Op::run`] writes its result.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Out<'a> {
+    /// A new tensor, returned; its memory is a buffer given back to [`crate::recycle`]
+    /// where one fits, else fresh pages.
+    New,
+    /// A new tensor that may take over `tensor`'s memory, which its owner no longer needs
+    /// (an intermediate result): the memory is given to [`crate::recycle`] first, where the
+    /// output finds it if it fits.
+    Reuse(Tensor),
+    /// A caller's array of the output's shape and params' dtype, any layout: written in
+    /// place, nothing returned, and left unchanged on error.
+    Into(TensorViewMut<'a>),
+}
+
+/// params as an op reads it: a tensor, or a tensor of records, whose last axis holds each
+/// element's values (the bytes of a NumPy structured element, a misaligned or byte-swapped
+/// element read from a file). Axes, checks and messages are those of the tensor without
+/// the record axis; the output has the record axis appended.
+#[derive(Debug, Clone)]
+pub struct Params<'a> {
+    view: TensorView<'a>,
+    records: bool,
+}
+
+impl<'a> Params<'a> {
+    /// A tensor of records: `view`'s last axis holds each element's values.
+    ///
+    /// ```
+    /// use ndgather::{ndarray::array, GatherOptions, Op, Out, Params, Tensor};
+    /// // Two f32 elements, as their bytes; gather element 1.
+    /// let bytes = Tensor::from(array![[0u8, 0, 128, 63], [0, 0, 0, 64]].into_dyn());
+    /// let indices = Tensor::from(array![1i32].into_dyn());
+    /// let op = Op::Gather(GatherOptions::new());
+    /// let out = op.run(Params::records(bytes.view()), &indices.view(), Out::New).unwrap().unwrap();
+    /// assert_eq!(out, Tensor::from(array![[0u8, 0, 0, 64]].into_dyn()));
+    /// ```
+    pub fn records(view: TensorView<'a>) -> Params<'a> {
+        Params {
+            view,
+            records: true,
+        }
+    }
+}
+
+impl<'a> From<TensorView<'a>> for Params<'a> {
+    fn from(view: TensorView<'a>) -> Params<'a> {
+        Params {
+            view,
+            records: false,
+        }
+    }
+}
+
+impl<'a> From<&'a Tensor> for Params<'a> {
+    fn from(tensor: &'a Tensor) -> Params<'a> {
+        Params::from(tensor.view())
+    }
+}
+
+impl Op {
+    /// Runs the op on params of any dtype and indices of an integer dtype, into `out`.
+    /// Returns the new tensor for [`Out::New`] and [`Out::Reuse`], `None` for [`Out::Into`].
+    ///
+    /// # Errors
+    /// The op's own (see [`GatherOptions::gather`], [`GatherNdOptions::gather_nd`],
+    /// [`TakeAlongAxisOptions::take_along_axis`]); [`GatherError::IndicesNotInteger`];
+    /// [`GatherError::DTypeMismatch`] for an output of another dtype than params';
+    /// [`GatherError::OutputShapeMismatch`]; [`GatherError::NotFixedWidth`] for records or
+    /// a caller's output of strings.
+    pub fn run<'p>(
+        &self,
+        params: impl Into<Params<'p>>,
+        indices: &TensorView<'_>,
+        out: Out<'_>,
+    ) -> Result<Option<Tensor>> {
+        let Params { view, records } = params.into();
+        let out = match out {
+            Out::New => None,
+            Out::Reuse(tensor) => {
+                tensor.recycle();
+                None
+            }
+            Out::Into(target) => Some(target),
+        };
+        if let Some(target) = &out {
+            if target.dtype() != view.dtype() {
+                return Err(GatherError::DTypeMismatch {
+                    expected: view.dtype(),
+                    found: target.dtype(),
+                });
+            }
+        }
+        if !indices.dtype().is_index() {
+            return Err(GatherError::IndicesNotInteger {
+                dtype: indices.dtype(),
+            });
+        }
+        with_tensor!(TensorView, &view, fixed p => self.run_fixed(p.clone(), records, indices, out),
+            else dtype => {
+            if records || out.is_some() {
+                return Err(GatherError::NotFixedWidth { dtype });
+            }
+            with_tensor!(TensorView, indices, index i => self.run_strings(&view, i).map(Some),
+                else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+        })
+    }
+
+    /// The op's bad-index policy.
+    pub fn bad_indices(&self) -> BadIndices {
+        match self {
+            Op::Gather(o) => o.bad_indices,
+            Op::GatherNd(o) => o.bad_indices,
+            Op::TakeAlongAxis(o) => o.bad_indices,
+        }
+    }
+
+    /// The value the `Fill` policy writes.
+    pub fn fill_value(&self) -> FillValue {
+        match self {
+            Op::Gather(o) => o.fill_value,
+            Op::GatherNd(o) => o.fill_value,
+            Op::TakeAlongAxis(o) => o.fill_value,
+        }
+    }
+
+    /// The same op with another fill value.
+    pub fn with_fill_value(self, value: FillValue) -> Op {
+        match self {
+            Op::Gather(o) => Op::Gather(o.fill_value(value)),
+            Op::GatherNd(o) => Op::GatherNd(o.fill_value(value)),
+            Op::TakeAlongAxis(o) => Op::TakeAlongAxis(o.fill_value(value)),
+        }
+    }
+
+    /// The same op with another bad-index policy.
+    pub fn with_bad_indices(self, policy: BadIndices) -> Op {
+        match self {
+            Op::Gather(o) => Op::Gather(o.bad_indices(policy)),
+            Op::GatherNd(o) => Op::GatherNd(o.bad_indices(policy)),
+            Op::TakeAlongAxis(o) => Op::TakeAlongAxis(o.bad_indices(policy)),
+        }
+    }
+
+    /// The output's shape for params and indices of these shapes, by the op's shape rule.
+    ///
+    /// ```
+    /// use ndgather::{GatherNdOptions, Op};
+    /// assert_eq!(Op::GatherNd(GatherNdOptions::new()).out_shape(&[4, 5, 6], &[3, 2]).unwrap(), [3, 6]);
+    /// ```
+    ///
+    /// # Errors
+    /// The op's shape errors.
+    pub fn out_shape(&self, params: &[usize], indices: &[usize]) -> Result<Vec<usize>> {
+        let (p, i) = (Shape::known(params), Shape::known(indices));
+        let shape = match self {
+            Op::Gather(o) => {
+                let axis = o.axis.map_or(Axis::Default, Axis::Given);
+                gather_shape(&p, &i, axis, o.batch_dims, None)?.output
+            }
+            Op::GatherNd(o) => gather_nd_shape(&p, &i, o.batch_dims, None)?.output,
+            Op::TakeAlongAxis(o) => return o.out_shape(params, indices),
+        };
+        shape.to_known().ok_or_else(|| GatherError::ShapeOverflow {
+            what: "output",
+            shape: params.to_vec(),
+        })
+    }
+
+    /// The op on typed views: into a fresh array, or into `out`.
+    fn typed<T: crate::Element, I: IndexType>(
+        &self,
+        params: &ArrayViewD<'_, T>,
+        elements: Elements,
+        indices: &ArrayViewD<'_, I>,
+        fill: Option<&[T]>,
+        out: Option<ArrayViewMutD<'_, T>>,
+    ) -> Result<Option<ArrayD<T>>> {
+        Ok(match (self, out) {
+            (Op::Gather(o), None) => Some(o.fresh(params, elements, indices, fill)?),
+            (Op::GatherNd(o), None) => Some(o.fresh(params, elements, indices, fill)?),
+            (Op::TakeAlongAxis(o), None) => Some(o.fresh(params, elements, indices, fill)?),
+            (Op::Gather(o), Some(out)) => o
+                .write(params, elements, indices, fill, out)
+                .map(|_| None)?,
+            (Op::GatherNd(o), Some(out)) => o
+                .write(params, elements, indices, fill, out)
+                .map(|_| None)?,
+            (Op::TakeAlongAxis(o), Some(out)) => o
+                .write(params, elements, indices, fill, out)
+                .map(|_| None)?,
+        })
+    }
+
+    /// A string tensor: its own gather of spans and bytes.
+    fn run_strings<I: IndexType>(
+        &self,
+        params: &TensorView<'_>,
+        indices: &ArrayViewD<'_, I>,
+    ) -> Result<Tensor> {
+        fn on<T: StringElement, I: IndexType>(
+            op: &Op,
+            s: &Strings<T>,
+            i: &ArrayViewD<'_, I>,
+        ) -> Result<Strings<T>> {
+            match op {
+                Op::Gather(o) => s.gather(i, o),
+                Op::GatherNd(o) => s.gather_nd(i, o),
+                Op::TakeAlongAxis(o) => s.take_along_axis(i, o),
+            }
+        }
+        with_tensor!(TensorView, params, strings s => on(self, s, indices).map(Tensor::from),
+            else dtype => Err(GatherError::NotFixedWidth { dtype }))
+    }
+
+    /// A fixed-width tensor, moved as units of its alignment: what depends on `T` is only
+    /// the views, the fill value and the result's type; the copy is [`Self::run_units`]'.
+    fn run_fixed<T: FixedWidth>(
+        &self,
+        params: ArrayViewD<'_, T>,
+        records: bool,
+        indices: &TensorView<'_>,
+        out: Option<TensorViewMut<'_>>,
+    ) -> Result<Option<Tensor>> {
+        with_unit_of!(T, U => self.run_fixed_as::<T, U>(params, records, indices, out))
+    }
+
+    fn run_fixed_as<T: FixedWidth, U: Unit>(
+        &self,
+        params: ArrayViewD<'_, T>,
+        records: bool,
+        indices: &TensorView<'_>,
+        out: Option<TensorViewMut<'_>>,
+    ) -> Result<Option<Tensor>> {
+        if records && params.ndim() == 0 {
+            return Err(GatherError::InvalidShape {
+                shape: vec![],
+                reason: "params of records needs a trailing record axis".to_string(),
+            });
+        }
+        let width = if records {
+            params.shape()[params.ndim() - 1]
+        } else {
+            1
+        };
+        let per = std::mem::size_of::<T>() / std::mem::size_of::<U>();
+        // A record of several elements is one record of units where its elements are
+        // adjacent; any other layout is made row-major first.
+        let params = if records && per > 1 && !last_axis_packed(params.strides(), width) {
+            params.as_standard_layout()
+        } else {
+            params.into()
+        };
+        let Some(unit_params) = units::view::<T, U>(params.view(), records) else {
+            return Err(GatherError::Internal("a unit of T's alignment fits T"));
+        };
+        // One element's units, repeated over a record: the fill pass cycles through it.
+        let fill = match self.bad_indices() {
+            BadIndices::Fill => Some(self.fill_units::<T, U>(width * per)?),
+            _ => None,
+        };
+        let elements = if per == 1 && !records {
+            Elements::Plain
+        } else {
+            Elements::Records
+        };
+        let Some(target) = out else {
+            let result = self.run_units(&unit_params, elements, indices, fill.as_deref(), None)?;
+            let Some(result) = result else {
+                return Err(GatherError::Internal("a fresh run returned no output"));
+            };
+            return tensor_of_units::<T, U>(result, per, records).map(Some);
+        };
+        let Some(target) = T::from_view_mut(target) else {
+            return Err(GatherError::Internal("output dtype checked against params"));
+        };
+        let expected = self.out_shape_of(params.shape(), indices.shape(), records);
+        if records && per > 1 && !last_axis_packed(target.strides(), width) {
+            // A caller's records laid out apart: a fresh result, then assigned (after every
+            // check, so the caller's array is unchanged on error).
+            let expected = expected?;
+            if target.shape() != expected.as_slice() {
+                return Err(output_mismatch(target.shape(), &expected, records));
+            }
+            let fresh = self.run_fixed_as::<T, U>(params.view(), records, indices, None)?;
+            let fresh = fresh.and_then(|t| T::from_tensor_owned(t).ok());
+            let Some(fresh) = fresh else {
+                return Err(GatherError::Internal("a fresh run returned no output"));
+            };
+            let mut target = target;
+            target.assign(&fresh);
+            return Ok(None);
+        }
+        let shape = target.shape().to_vec();
+        // SAFETY: the units written into `target` are units of params' elements (the same
+        // dtype, checked by `run`), of the fill element made in that dtype (`fill_units`), or
+        // zeros (`Default`): `units::view_mut`'s contract.
+        #[allow(unsafe_code)]
+        let unit_target = unsafe { units::view_mut::<T, U>(target, records) };
+        let Some(unit_target) = unit_target else {
+            return Err(GatherError::Internal("a unit of T's alignment fits T"));
+        };
+        let run = self.run_units(
+            &unit_params,
+            elements,
+            indices,
+            fill.as_deref(),
+            Some(unit_target),
+        );
+        match run {
+            Err(GatherError::OutputShapeMismatch { .. }) => {
+                Err(output_mismatch(&shape, &expected?, records))
+            }
+            other => other.map(|_| None),
+        }
+    }
+
+    /// The copy on units, for indices of any integer dtype.
+    fn run_units<U: Unit>(
+        &self,
+        params: &ArrayViewD<'_, U>,
+        elements: Elements,
+        indices: &TensorView<'_>,
+        fill: Option<&[U]>,
+        out: Option<ArrayViewMutD<'_, U>>,
+    ) -> Result<Option<ArrayD<U>>> {
+        with_tensor!(TensorView, indices, index i => self.typed(params, elements, i, fill, out),
+            else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+    }
+
+    /// The output's element shape (plus the record axis, for records) for `params`.
+    fn out_shape_of(
+        &self,
+        shape: &[usize],
+        indices: &[usize],
+        records: bool,
+    ) -> Result<Vec<usize>> {
+        let (elements, record) = match (records, shape.split_last()) {
+            (true, Some((&w, rest))) => (rest, Some(w)),
+            _ => (shape, None),
+        };
+        let mut out = self.out_shape(elements, indices)?;
+        out.extend(record);
+        Ok(out)
+    }
+
+    /// The `Fill` policy's record in units: the fill element, made in params' dtype `T`
+    /// (or given as bytes), repeated to `len` units.
+    fn fill_units<T: FixedWidth, U: Unit>(&self, len: usize) -> Result<Vec<U>> {
+        let value = self.fill_value();
+        let one: Vec<U> = match value {
+            FillValue::Bytes { bytes, len: n } => {
+                let bytes = &bytes[..usize::from(n)];
+                match units::of_bytes::<U>(bytes) {
+                    Some(u) if u.len() == len => u,
+                    _ => return Err(fill::refuse_bytes::<T>(value)),
+                }
+            }
+            _ => units::of_value::<T, U>(&fill::element::<T>(value)?),
+        };
+        Ok(one.iter().copied().cycle().take(len).collect())
+    }
+}
+
+/// Whether a record axis of `width` elements has its elements adjacent (stride 1).
+fn last_axis_packed(strides: &[isize], width: usize) -> bool {
+    width <= 1 || strides.last() == Some(&1)
+}
+
+/// A result of units as a tensor of `T`: `per` units an element, the record axis kept for
+/// records.
+fn tensor_of_units<T: FixedWidth, U: Unit>(
+    result: ArrayD<U>,
+    per: usize,
+    records: bool,
+) -> Result<Tensor> {
+    let mut shape = result.shape().to_vec();
+    if per > 1 || records {
+        let last = shape.pop().unwrap_or(0);
+        if records {
+            shape.push(last / per.max(1));
+        }
+    }
+    let (data, offset) = result.into_raw_vec_and_offset();
+    debug_assert_eq!(
+        offset.unwrap_or(0),
+        0,
+        "fresh outputs start at their buffer"
+    );
+    // SAFETY: the units are a fresh output of the copy: units of params' elements (of dtype
+    // `T`), of the fill element made in `T`, or zeros, `per` to an element in order.
+    #[allow(unsafe_code)]
+    let elements = unsafe { units::into_elements::<T, U>(data) };
+    crate::layout::into_array(&shape, elements).map(T::into_tensor)
+}
+
+/// The shapes of a mismatched output, in elements.
+fn output_mismatch(given: &[usize], expected: &[usize], records: bool) -> GatherError {
+    let strip = |s: &[usize]| {
+        if records {
+            s[..s.len().saturating_sub(1)].to_vec()
+        } else {
+            s.to_vec()
+        }
+    };
+    GatherError::OutputShapeMismatch {
+        given: strip(given),
+        expected: strip(expected),
+    }
+}

@@ -1,0 +1,354 @@
+//! Fixed-width elements seen as units of bytes, so that one compiled copy serves every dtype
+//! of a width: a gather moves elements and never looks at their values. A dtype's unit is
+//! the unsigned integer of its alignment (`f32` and `i32` are `u32`, `complex64` two `u32`),
+//! so a view of units has the elements' own addresses and strides, and a vector of units
+//! the allocation's own layout.
+//!
+//! Reading: every byte of a fixed-width element is initialised (the table's types have no
+//! padding), and every bit pattern is a valid unit. Writing: the only units written into an
+//! element's memory are units read from elements of the same dtype, the bytes of its fill
+//! value, or zeros (each dtype's `Default` is all-zero bytes, checked by a test below), so
+//! every element written is a valid value of its dtype.
+
+use crate::dtype::FixedWidth;
+use ndarray::{ArrayViewD, ArrayViewMutD, Axis, IxDyn, ShapeBuilder};
+
+/// What elements are moved as: unsigned integers, any bit pattern valid.
+pub(crate) trait Unit: Copy + Default + Send + Sync + 'static {}
+impl Unit for u8 {}
+impl Unit for u16 {}
+impl Unit for u32 {}
+impl Unit for u64 {}
+
+/// Runs `$body` with `$U` the unit type of a fixed-width element type `$T`: the unsigned
+/// integer of its alignment.
+macro_rules! with_unit_of {
+    ($T:ty, $U:ident => $body:expr) => {
+        match std::mem::align_of::<$T>() {
+            1 => {
+                type $U = u8;
+                $body
+            }
+            2 => {
+                type $U = u16;
+                $body
+            }
+            4 => {
+                type $U = u32;
+                $body
+            }
+            _ => {
+                type $U = u64;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_unit_of;
+
+/// How many `U` units make one `T`, if `U` fits `T`'s layout: its size divides `T`'s and its
+/// alignment is at most `T`'s.
+fn units_per<T, U>() -> Option<usize> {
+    let (t, u) = (std::mem::size_of::<T>(), std::mem::size_of::<U>());
+    (u != 0 && t.is_multiple_of(u) && std::mem::align_of::<U>() <= std::mem::align_of::<T>())
+        .then_some(t / u)
+}
+
+/// The unit geometry of a view of `T` elements, `k` units each: for plain elements the
+/// unit axis appended (none for one unit); for records (the last axis holds each element's
+/// values) the record axis's elements as one run of units, which needs them adjacent:
+/// `None` otherwise. Strides are in units, taken non-negative.
+fn unit_geometry(
+    shape: &[usize],
+    strides: &[isize],
+    k: usize,
+    records: bool,
+) -> Option<(Vec<usize>, Vec<usize>)> {
+    let mut shape = shape.to_vec();
+    let mut strides: Vec<usize> = strides.iter().map(|s| s.unsigned_abs() * k).collect();
+    match (records, shape.last_mut(), strides.last_mut()) {
+        (false, _, _) if k == 1 => {}
+        (false, _, _) => {
+            shape.push(k);
+            strides.push(1);
+        }
+        (true, Some(width), Some(stride)) if *width <= 1 || *stride == k => {
+            *width *= k;
+            *stride = 1;
+        }
+        (true, _, _) => return None,
+    }
+    Some((shape, strides))
+}
+
+/// The unit geometry's shape for records, from the plain one (the unit axis appended, or
+/// none for one unit): the unit axis folded into the record axis.
+fn merge_tail(mut shape: Vec<usize>, k: usize, records: bool) -> Vec<usize> {
+    if records && k > 1 {
+        shape.pop();
+    }
+    if records {
+        if let Some(width) = shape.last_mut() {
+            *width *= k;
+        }
+    }
+    shape
+}
+
+/// Row-major strides over `shape` (each zero length counted as one), for a view of no
+/// element: they name no position twice, as ndarray asks of every view.
+fn empty_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1usize; shape.len()];
+    for k in (1..shape.len()).rev() {
+        strides[k - 1] = strides[k].saturating_mul(shape[k].max(1));
+    }
+    strides
+}
+
+/// The unit view's shape and strides for `view`, whose axes with a negative stride are
+/// inverted (and returned, to be inverted back on the unit view), so that its first element
+/// is its lowest address: ndarray's raw constructors take non-negative strides.
+fn unit_layout<T, U, S: ndarray::RawData<Elem = T>>(
+    view: &mut ndarray::ArrayBase<S, IxDyn>,
+    records: bool,
+) -> Option<(Vec<usize>, Vec<usize>, Vec<usize>)> {
+    let k = units_per::<T, U>()?;
+    let inverted: Vec<usize> = (0..view.ndim())
+        .filter(|&a| view.strides()[a] < 0)
+        .collect();
+    for &a in &inverted {
+        view.invert_axis(Axis(a));
+    }
+    let (shape, strides) = if view.is_empty() {
+        // No element is read: any shape of units is laid out row-major.
+        let (shape, _) = unit_geometry(view.shape(), &vec![0; view.ndim()], k, false)?;
+        let shape = merge_tail(shape, k, records);
+        let strides = empty_strides(&shape);
+        (shape, strides)
+    } else {
+        unit_geometry(view.shape(), view.strides(), k, records)?
+    };
+    Some((shape, strides, inverted))
+}
+
+/// `view` as units of `U`, the same memory, laid out as [`unit_geometry`] says (for
+/// records, whose elements must then be adjacent). `None` when `U` does not fit `T`'s layout
+/// or records' elements are apart.
+pub(crate) fn view<'a, T: FixedWidth, U: Unit>(
+    mut view: ArrayViewD<'a, T>,
+    records: bool,
+) -> Option<ArrayViewD<'a, U>> {
+    let (shape, strides, inverted) = unit_layout::<T, U, _>(&mut view, records)?;
+    let ptr = view.as_ptr().cast::<U>();
+    // SAFETY: with every negative axis inverted, `ptr` is the lowest-addressed element of a
+    // live view borrowed for 'a (or, for a view of no element, a pointer that is never
+    // read), and every position of the new view names the bytes of one unit of one of that
+    // view's elements: element strides times `k` units each (`units_per`:
+    // `size_of::<T>() == k * size_of::<U>()`), the unit axis walking the `k` units of one
+    // element, or a record's adjacent elements (`unit_geometry`). Each unit is aligned
+    // (`align_of::<U>() <= align_of::<T>()`, and units sit at multiples of their size from
+    // an aligned element). The bytes are initialised (a fixed-width type has no padding) and
+    // any bytes are a valid `U` (`Unit`). The view is read-only, as the borrowed one.
+    let mut units =
+        unsafe { ArrayViewD::from_shape_ptr(IxDyn(&shape).strides(IxDyn(&strides)), ptr) };
+    for a in inverted {
+        units.invert_axis(Axis(a));
+    }
+    Some(units)
+}
+
+/// A caller's output as units of `U`, as [`view`] does for reading.
+///
+/// # Safety
+/// Every unit written through the returned view must be a unit of a valid `T` at the same
+/// position within its element (read from another `T`, from the bytes of a `T` value, or
+/// zero, which every table type's `Default` is): then every element stays a valid `T`.
+#[allow(unsafe_code)]
+pub(crate) unsafe fn view_mut<'a, T: FixedWidth, U: Unit>(
+    mut view: ArrayViewMutD<'a, T>,
+    records: bool,
+) -> Option<ArrayViewMutD<'a, U>> {
+    let (shape, strides, inverted) = unit_layout::<T, U, _>(&mut view, records)?;
+    let ptr = view.as_mut_ptr().cast::<U>();
+    // SAFETY: as in `view`; and the borrowed view is unique for 'a (it is consumed here) and
+    // names no element twice (an `ArrayViewMut` never does), so neither does the unit view,
+    // whose positions are the units of distinct elements. What is written keeps each element
+    // a valid `T`: this function's `# Safety` contract.
+    let mut units =
+        unsafe { ArrayViewMutD::from_shape_ptr(IxDyn(&shape).strides(IxDyn(&strides)), ptr) };
+    for a in inverted {
+        units.invert_axis(Axis(a));
+    }
+    Some(units)
+}
+
+/// A vector of units as the elements they are the bytes of: the same allocation where its
+/// layout allows (same alignment, a whole number of elements in both length and capacity),
+/// else a copy.
+///
+/// # Safety
+/// `units.len()` is a multiple of `size_of::<T>() / size_of::<U>()`, and each run of that
+/// many units holds the bytes of a valid `T`.
+#[allow(unsafe_code)]
+pub(crate) unsafe fn into_elements<T: FixedWidth, U: Unit>(mut units: Vec<U>) -> Vec<T> {
+    let Some(k) = units_per::<T, U>() else {
+        unreachable!("into_elements is called with the unit of T's layout");
+    };
+    let len = units.len() / k;
+    let same_layout = std::mem::align_of::<U>() == std::mem::align_of::<T>();
+    if same_layout && units.capacity().is_multiple_of(k) {
+        let cap = units.capacity() / k;
+        let ptr = units.as_mut_ptr().cast::<T>();
+        std::mem::forget(units);
+        // SAFETY: the allocation was made for `cap * k` units of `U`, whose layout (size
+        // `cap * size_of::<T>()`, `U`'s alignment, equal to `T`'s) is the layout of `cap`
+        // elements of `T`, so the global allocator frees it correctly as a `Vec<T>`; the
+        // first `len` elements are initialised valid `T` values (this function's contract);
+        // `units` was forgotten, so the allocation has one owner.
+        return unsafe { Vec::from_raw_parts(ptr, len, cap) };
+    }
+    let mut elements = Vec::<T>::with_capacity(len);
+    // SAFETY: `elements` has room for `len` elements, `len * size_of::<T>()` bytes, which
+    // `units` holds (its length is `len * k`, the contract); the two do not overlap; and
+    // those bytes are `len` valid `T` values (the contract), so `set_len` exposes only
+    // initialised values.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            units.as_ptr().cast::<u8>(),
+            elements.as_mut_ptr().cast::<u8>(),
+            len * std::mem::size_of::<T>(),
+        );
+        elements.set_len(len);
+    }
+    elements
+}
+
+/// The units of one element's bytes (for a fill value): the element copied into units.
+pub(crate) fn of_value<T: FixedWidth, U: Unit>(value: &T) -> Vec<U> {
+    let k = units_per::<T, U>().unwrap_or(0);
+    let mut units = vec![U::default(); k];
+    // SAFETY: `units` holds `k * size_of::<U>() == size_of::<T>()` bytes (`units_per`), does
+    // not overlap `value`, and every byte of a fixed-width `T` is initialised; any bytes are
+    // a valid `U`.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            std::ptr::from_ref(value).cast::<u8>(),
+            units.as_mut_ptr().cast::<u8>(),
+            k * std::mem::size_of::<U>(),
+        );
+    }
+    units
+}
+
+/// Bytes in the machine's order as units (for a fill value given as bytes); `None` unless
+/// they are a whole number of units.
+pub(crate) fn of_bytes<U: Unit>(bytes: &[u8]) -> Option<Vec<U>> {
+    let size = std::mem::size_of::<U>();
+    if !bytes.len().is_multiple_of(size) {
+        return None;
+    }
+    let mut units = vec![U::default(); bytes.len() / size];
+    // SAFETY: `units` holds exactly `bytes.len()` bytes, does not overlap `bytes`, and any
+    // bytes are a valid `U`.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), units.as_mut_ptr().cast::<u8>(), bytes.len());
+    }
+    Some(units)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{bf16, f16, Complex32, Complex64};
+    use ndarray::{array, s, Array3};
+
+    /// The write-side proof rests on it: a default element is all-zero bytes.
+    #[test]
+    fn every_fixed_width_default_is_zero_bytes() {
+        fn zero<T: FixedWidth>() {
+            with_unit_of!(T, U => {
+                let units: Vec<U> = of_value(&T::default());
+                assert!(units.iter().all(|u| *u == U::default()), "{}", std::any::type_name::<T>());
+            })
+        }
+        for dtype in crate::DType::ALL {
+            crate::with_dtype!(*dtype, fixed T => zero::<T>(), else ());
+        }
+        zero::<bf16>();
+        zero::<f16>();
+    }
+
+    #[test]
+    fn views_of_any_layout_read_the_same_units() {
+        let a = Array3::from_shape_fn((3, 4, 5), |(i, j, k)| {
+            Complex32::new((i * 100 + j * 10 + k) as f32, -(k as f32))
+        });
+        for v in [
+            a.view(),
+            a.slice(s![..;-1, 1..;2, ..]),
+            a.slice(s![.., ..;-1, 1..5;-2]),
+            a.view().reversed_axes(),
+            a.slice(s![.., 0..0, ..]),
+        ] {
+            let units = view::<_, u32>(v.into_dyn(), false).unwrap();
+            assert_eq!(&units.shape()[..3], v.shape());
+            assert_eq!(units.shape()[3], 2);
+            for ((i, j, k), c) in v.indexed_iter() {
+                assert_eq!(units[[i, j, k, 0]], c.re.to_bits());
+                assert_eq!(units[[i, j, k, 1]], c.im.to_bits());
+            }
+        }
+        // A unit wider than the alignment does not fit.
+        assert!(view::<Complex32, u64>(a.view().into_dyn(), false).is_none());
+        // Records: the record axis's elements as one run of units, when adjacent.
+        let r = view::<_, u32>(a.view().into_dyn(), true).unwrap();
+        assert_eq!(r.shape(), [3, 4, 10]);
+        assert_eq!(r[[1, 2, 7]], a[[1, 2, 3]].im.to_bits());
+        assert!(view::<_, u32>(a.slice(s![.., .., ..;2]).into_dyn(), true).is_none());
+        let one = array![[1.0f32, 2.0], [3.0, 4.0]];
+        assert_eq!(
+            view::<_, u32>(one.view().into_dyn(), false)
+                .unwrap()
+                .shape(),
+            [2, 2]
+        );
+    }
+
+    #[test]
+    fn mutable_views_write_where_the_elements_are() {
+        let mut a = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let source = array![[7.0f64, 8.0], [9.0, 10.0]];
+        // SAFETY: the units written are those of f64 values.
+        #[allow(unsafe_code)]
+        let mut units =
+            unsafe { view_mut::<f64, u64>(a.slice_mut(s![..;-1, ..;2]).into_dyn(), false) }
+                .unwrap();
+        for ((i, j), v) in source.indexed_iter() {
+            units[[i, j]] = v.to_bits();
+        }
+        assert_eq!(a, array![[9.0, 2.0, 10.0], [7.0, 5.0, 8.0]]);
+    }
+
+    #[test]
+    fn unit_vectors_become_elements_in_place_or_by_copy() {
+        let values = [Complex64::new(1.5, -2.0), Complex64::new(0.0, 3.25)];
+        let units: Vec<u64> = values.iter().flat_map(of_value::<_, u64>).collect();
+        let ptr = units.as_ptr() as usize;
+        // SAFETY: the units are those of two complex128 values.
+        #[allow(unsafe_code)]
+        let back: Vec<Complex64> = unsafe { into_elements(units) };
+        assert_eq!(back, values);
+        assert_eq!(back.as_ptr() as usize, ptr, "same layout: no copy");
+        // An odd capacity cannot be freed as whole elements: a copy.
+        let mut odd: Vec<u32> = Vec::with_capacity(5);
+        odd.extend(of_value::<_, u32>(&Complex32::new(4.0, 5.0)));
+        #[allow(unsafe_code)]
+        // SAFETY: the units are those of one complex64 value.
+        let back: Vec<Complex32> = unsafe { into_elements(odd) };
+        assert_eq!(back, [Complex32::new(4.0, 5.0)]);
+        assert_eq!(of_bytes::<u16>(&[1, 0, 2, 0]), Some(vec![1, 2]));
+        assert_eq!(of_bytes::<u16>(&[1, 0, 2]), None);
+    }
+}
