@@ -2,7 +2,7 @@
 //! two modes (`alloc`: a fresh output per call; `into`: the caller's buffer reused), beside
 //! this machine's memcpy bandwidth measured in the same run.
 //!
-//! Numeric inputs of 4 MiB and more are on 2 MiB pages ([`ndgather::huge_page_vec`]), as
+//! Numeric inputs of 4 MiB and more are on 2 MiB pages ([`ndgather::memory::huge_page_vec`]), as
 //! the peers' NumPy arrays are.
 //!
 //! Strings are timed as each front end holds them: `alloc` gathers a dtype-erased
@@ -197,7 +197,7 @@ fn indices<I: IndexType + TryFrom<u64>>(case: &Case, rng: &mut Rng) -> Result<Ar
         flat.sort_unstable();
     }
     // On 2 MiB pages where large, as NumPy's arrays are (the peers' inputs).
-    let mut values = ndgather::huge_page_vec(count)?;
+    let mut values = ndgather::memory::huge_page_vec(count)?;
     for v in flat {
         values.push(I::try_from(v).map_err(|_| bad("index does not fit its dtype"))?);
     }
@@ -319,7 +319,7 @@ fn uniform_params<T: Element>(
 ) -> Result<ArrayD<T>, CliError> {
     let n: usize = case.params_shape.iter().product();
     // On 2 MiB pages where large, as NumPy's arrays are (the peers' inputs).
-    let mut values = ndgather::huge_page_vec(n)?;
+    let mut values = ndgather::memory::huge_page_vec(n)?;
     values.extend((0..n).map(|_| make(rng.unit())));
     ArrayD::from_shape_vec(IxDyn(&case.params_shape), values).map_err(|e| bad(&e.to_string()))
 }

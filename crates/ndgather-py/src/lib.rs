@@ -629,7 +629,7 @@ fn unsorted_segment_sum<'py>(
 /// Sets the most bytes of freed outputs kept for reuse; see `ndgather.set_output_cache_limit`.
 #[pyfunction]
 fn set_output_cache_limit(max_bytes: usize) -> usize {
-    ndgather::set_recycle_limit(max_bytes)
+    ndgather::memory::set_recycle_limit(max_bytes)
 }
 
 /// The extension module `ndgather._core`.

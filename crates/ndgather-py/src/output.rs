@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 
 /// Owns the memory of an array made by [`array_from_vec`]; NumPy keeps it as the array's
 /// base object and drops it with the last view, when the memory goes back to the core for a
-/// later output (`ndgather::recycle`: its pages stay mapped).
+/// later output (`ndgather::memory::recycle`: its pages stay mapped).
 #[pyclass(frozen, module = "ndgather._core")]
 struct RustBuffer {
     data: Option<Box<dyn GiveBack>>,
@@ -22,7 +22,7 @@ trait GiveBack: Send + Sync {
 
 impl<T: Send + Sync + 'static> GiveBack for Vec<T> {
     fn give_back(self: Box<Self>) {
-        ndgather::recycle(ndarray::Array1::from_vec(*self));
+        ndgather::memory::recycle(ndarray::Array1::from_vec(*self));
     }
 }
 

@@ -11,7 +11,7 @@
 //!   a pool built in that process. A pool built before the fork has no threads in the child
 //!   (`fork` copies only the thread that calls it), and a call handed to it would wait for
 //!   them forever. OpenBLAS rebuilds its threads after a fork for the same reason. The core
-//!   keeps its given-back buffers apart in the child too ([`ndgather::after_fork_in_child`]).
+//!   keeps its given-back buffers apart in the child too ([`ndgather::memory::after_fork_in_child`]).
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -54,7 +54,7 @@ pub(crate) fn set_up(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// the core its own kept buffers.
 #[pyfunction]
 fn after_fork_in_child() {
-    ndgather::after_fork_in_child();
+    ndgather::memory::after_fork_in_child();
     FORK_DEPTH.fetch_add(1, Ordering::Relaxed);
 }
 

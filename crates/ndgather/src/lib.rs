@@ -61,47 +61,35 @@
 #![deny(unsafe_code)]
 #![warn(unreachable_pub)]
 
-mod dtype;
-pub mod embedding;
-mod error;
-mod fill;
-pub mod grad;
-mod index;
-mod kernel;
-mod layout;
+mod engine;
+pub mod graph;
 /// Lets unit tests name the crate as its users do (`ndgather::…`).
 #[cfg(test)]
 extern crate self as ndgather;
-pub mod graph;
 mod ops;
-#[allow(unsafe_code)]
-mod output;
-mod plan;
-#[allow(unsafe_code)]
-mod prefetch;
-mod recycle;
-pub mod scatter;
 pub mod shape;
-#[allow(unsafe_code)]
-mod stream;
-mod strided;
-mod string_gather;
-mod strings;
-mod tensor;
-#[allow(unsafe_code)]
-mod units;
-mod vector_gather;
 
-pub use dtype::{ArrayElement, DType, Kind, Tensor, TensorElement, TensorView, TensorViewMut};
-pub use error::{GatherError, OpKind, Result};
-pub use fill::FillValue;
-pub use index::{BadIndices, IndexLimit, IndexType};
+/// Memory tuning, in one place: the pool that keeps freed outputs for reuse (its limit, and
+/// what a forked child must call first) and tables on 2 MiB pages.
+pub mod memory {
+    pub use crate::engine::mem::output::huge_page_vec;
+    pub use crate::engine::mem::recycle::{
+        after_fork_in_child, recycle, recycle_limit, set_recycle_limit,
+    };
+}
+mod types;
+
+pub use engine::fill::FillValue;
 pub use ops::gather::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
 pub use ops::take_along_axis::TakeAlongAxisOptions;
+pub use ops::{embedding, grad, scatter};
 pub use ops::{Op, Out, Params};
-pub use output::huge_page_vec;
-pub use recycle::{after_fork_in_child, recycle, recycle_limit, set_recycle_limit};
-pub use strings::{StringElement, Strings};
+pub use types::dtype::{
+    ArrayElement, DType, Kind, Tensor, TensorElement, TensorView, TensorViewMut,
+};
+pub use types::error::{GatherError, OpKind, Result};
+pub use types::index::{BadIndices, IndexLimit, IndexType};
+pub use types::strings::{StringElement, Strings};
 
 pub use half::{bf16, f16};
 

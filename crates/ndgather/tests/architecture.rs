@@ -1,47 +1,82 @@
-//! The crate's modules import each other in one direction: no cycle among the modules of
-//! `src/` (a file's `crate::x` and, inside `graph/` and `ops/`, `super::x` paths are its imports).
+//! The crate's folders show its layers (types, shape, engine with its memory and SIMD
+//! modules, ops, graph) and its modules import each other in one direction: no cycle among
+//! the modules of `src/` (a file's `crate::a::b` and `super::x` paths are its imports), and
+//! no two files in different folders share a name.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Module name (`array`, `op/graph`) → the modules it names.
-fn imports() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut graph = BTreeMap::new();
-    for dir in ["", "graph", "ops"] {
-        for entry in std::fs::read_dir(src.join(dir)).unwrap() {
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `src/` but a module's unit tests, as its module path (`ops/gather`,
+/// `engine/mem/units`; a folder's `mod.rs` is the folder).
+fn modules() -> BTreeMap<String, PathBuf> {
+    fn walk(dir: &Path, prefix: &str, out: &mut BTreeMap<String, PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let stem = path.file_stem().unwrap().to_str().unwrap();
-            let name = if dir.is_empty() {
-                stem.to_string()
+            let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+            let name = if prefix.is_empty() {
+                stem.clone()
             } else {
-                format!("{dir}/{stem}")
+                format!("{prefix}/{stem}")
             };
-            let text = std::fs::read_to_string(&path).unwrap();
-            let mut deps = BTreeSet::new();
-            for (prefix, scope) in [("crate::", ""), ("super::", dir)] {
-                for part in text.split(prefix).skip(1) {
-                    let module: String = part
-                        .chars()
-                        .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                        .collect();
-                    let target = if scope.is_empty() {
-                        module
-                    } else {
-                        format!("{scope}/{module}")
-                    };
-                    let exists = src.join(format!("{target}.rs")).exists()
-                        || src.join(&target).join("mod.rs").exists();
-                    if exists && target != name {
+            if path.is_dir() {
+                walk(&path, &name, out);
+            } else if path.extension().is_some_and(|e| e == "rs") && !stem.ends_with("tests") {
+                let name = match stem.as_str() {
+                    "mod" => prefix.to_string(),
+                    _ => name,
+                };
+                out.insert(name, path);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(&src(), "", &mut out);
+    out
+}
+
+/// The longest module path named by `segments` that is a module of the crate.
+fn resolve(segments: &[String], modules: &BTreeMap<String, PathBuf>) -> Option<String> {
+    (1..=segments.len())
+        .rev()
+        .map(|n| segments[..n].join("/"))
+        .find(|m| modules.contains_key(m))
+}
+
+/// Module name (`tensor`, `graph/session`) → the modules it names.
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
+    let modules = modules();
+    let mut graph = BTreeMap::new();
+    for (name, path) in &modules {
+        let text = std::fs::read_to_string(path).unwrap();
+        let parent: Vec<String> = match path.file_stem().unwrap().to_str().unwrap() {
+            "mod" => name.split('/').map(String::from).collect(),
+            _ => name.split('/').map(String::from).collect::<Vec<_>>()
+                [..name.split('/').count() - 1]
+                .to_vec(),
+        };
+        let mut deps = BTreeSet::new();
+        for (prefix, base) in [("crate::", vec![]), ("super::", parent.clone())] {
+            for part in text.split(prefix).skip(1) {
+                let path: String = part
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_' || *c == ':')
+                    .collect();
+                let mut segments = base.clone();
+                segments.extend(path.split("::").filter(|s| !s.is_empty()).map(String::from));
+                if let Some(target) = resolve(&segments, &modules) {
+                    // A module's own children are part of it, not imports of it.
+                    let own_child = target.starts_with(&format!("{name}/"));
+                    if target != *name && !own_child && !name.starts_with(&format!("{target}/")) {
                         deps.insert(target);
                     }
                 }
             }
-            graph.insert(name, deps);
         }
+        graph.insert(name.clone(), deps);
     }
     graph
 }
@@ -77,16 +112,76 @@ fn cycle_from(
 #[test]
 fn no_import_cycle_between_modules() {
     let graph = imports();
-    assert!(graph.len() > 20, "found only {:?}", graph.keys());
-    assert!(graph["tensor"].contains("ops"), "the scan sees imports");
+    assert!(graph.len() > 30, "found only {:?}", graph.keys());
+    assert!(
+        graph["ops"].contains("types/dtype"),
+        "the scan sees imports"
+    );
     assert!(
         graph["graph/session"].contains("graph/node"),
         "and graph/'s own"
+    );
+    assert!(
+        graph["ops/gather"].contains("engine/mem/output"),
+        "and nested paths"
     );
     let mut done = BTreeSet::new();
     for node in graph.keys() {
         if let Some(cycle) = cycle_from(node, &graph, &mut vec![], &mut done) {
             panic!("import cycle: {}", cycle.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn folders_show_the_layers_and_no_two_files_share_a_name() {
+    let modules = modules();
+    for layer in [
+        "types",
+        "shape",
+        "engine",
+        "engine/mem",
+        "engine/simd",
+        "ops",
+        "graph",
+    ] {
+        assert!(
+            modules.contains_key(layer),
+            "no layer {layer}: {:?}",
+            modules.keys()
+        );
+    }
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    for name in modules.keys().filter(|n| n.contains('/')) {
+        let stem = name.rsplit('/').next().unwrap().to_string();
+        if let Some(other) = seen.insert(stem.clone(), name.clone()) {
+            panic!("{other} and {name} share the name {stem}");
+        }
+    }
+    let top: Vec<&String> = modules.keys().filter(|n| !n.contains('/')).collect();
+    for name in &top {
+        assert!(
+            ["lib", "types", "shape", "engine", "ops", "graph"].contains(&name.as_str()),
+            "{name}.rs lies outside the layers' folders"
+        );
+    }
+}
+
+/// Below the ops, nothing knows them: types, shapes and the engine serve every op, and the
+/// ops serve the graph (types may use the engine's memory pool, which holds no op).
+#[test]
+fn no_layer_imports_one_above_it() {
+    let rank = |m: &str| match m.split('/').next() {
+        Some("ops") => 1,
+        Some("graph") => 2,
+        _ => 0,
+    };
+    for (module, deps) in imports() {
+        for dep in deps {
+            assert!(
+                rank(&dep) <= rank(&module),
+                "{module} imports {dep}, a layer above it"
+            );
         }
     }
 }

@@ -18,8 +18,10 @@
 //! | `op.output()` | [`Gather::output`], [`GatherNd::output`] |
 //! | `session.runner().feed(p, t).fetch(o).run()` | [`Session::run`] with [`Feeds`] |
 //! | the registered gradients of `GatherV2` / `GatherNd` | [`Gather::grad`], [`GatherNd::grad`] |
+//! | (beyond TF Java) NumPy's `take_along_axis` | [`TakeAlongAxis::create`], [`TakeAlongAxis::grad`] |
 //!
-//! Beyond TF Java, `GatherNd` takes `batch_dims` (Python's `tf.gather_nd` has it), and
+//! Every op node runs through the core's one entry point, [`crate::Op::run`]. Beyond TF
+//! Java, `GatherNd` takes `batch_dims` (Python's `tf.gather_nd` has it), and
 //! [`crate::BadIndices::Clamp`] and [`crate::BadIndices::Wrap`] are accepted as policies.
 //!
 //! ```
@@ -66,19 +68,20 @@
 //! let op = GatherNd::create(&scope, &p, &i, GatherNdOpOptions::new());
 //! ```
 
-mod embedding;
-mod error;
-mod grad;
+mod embedding_ops;
+mod gather_ops;
+mod grad_ops;
 mod node;
-mod ops;
+mod op_error;
 mod scope;
 mod session;
 
-pub use embedding::{EmbeddingLookup, EmbeddingLookupSparse, EmbeddingOpOptions};
-pub use error::{OpError, OpResult};
-pub use grad::GradElement;
-pub use ops::{
+pub use embedding_ops::{EmbeddingLookup, EmbeddingLookupSparse, EmbeddingOpOptions};
+pub use gather_ops::{
     AxisType, Constant, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, Placeholder,
+    TakeAlongAxis,
 };
+pub use grad_ops::GradElement;
+pub use op_error::{OpError, OpResult};
 pub use scope::{Operand, Output, Scope};
 pub use session::{Feeds, Session};

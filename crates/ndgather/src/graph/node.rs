@@ -1,12 +1,12 @@
 //! The nodes of a graph, and the one place where a node runs: [`NodeKind::run`], used by
 //! eager scopes when an op is created and by sessions when a graph runs.
 
-use super::error::{OpError, OpResult};
-use crate::dtype::{DType, Tensor};
-use crate::embedding::{Combiner, EmbeddingLookup};
-use crate::error::GatherError;
-use crate::ops::gather::{GatherNdOptions, GatherOptions};
+use super::op_error::{OpError, OpResult};
+use crate::ops::embedding::{Combiner, EmbeddingLookup};
+use crate::ops::{Op, Out};
 use crate::shape::Shape;
+use crate::types::dtype::{DType, Tensor};
+use crate::types::error::GatherError;
 use crate::with_tensor;
 
 /// What a node computes. Options are the core's own.
@@ -14,25 +14,16 @@ use crate::with_tensor;
 pub(crate) enum NodeKind {
     Constant,
     Placeholder,
-    Gather {
+    /// An op of the gather family, run by the core's one entry point ([`Op::run`]); a
+    /// Gather node's axis comes from its `axis` operand.
+    Op {
+        op: Op,
         params: usize,
         indices: usize,
-        axis: usize,
-        /// The options but the axis, which comes from the `axis` operand.
-        options: GatherOptions,
+        axis: Option<usize>,
     },
-    GatherNd {
-        params: usize,
-        indices: usize,
-        options: GatherNdOptions,
-    },
-    /// The gradient of the Gather node `op` for the upstream gradient `grad`.
-    GatherGrad {
-        op: usize,
-        grad: usize,
-    },
-    /// The gradient of the GatherNd node `op` for the upstream gradient `grad`.
-    GatherNdGrad {
+    /// The gradient of the `Op` node `op` for the upstream gradient `grad`.
+    Grad {
         op: usize,
         grad: usize,
     },
@@ -90,16 +81,13 @@ impl NodeKind {
     pub(crate) fn inputs(&self, nodes: &[Node]) -> Vec<usize> {
         match self {
             NodeKind::Constant | NodeKind::Placeholder => vec![],
-            NodeKind::Gather {
+            NodeKind::Op {
                 params,
                 indices,
                 axis,
                 ..
-            } => vec![*params, *indices, *axis],
-            NodeKind::GatherNd {
-                params, indices, ..
-            } => vec![*params, *indices],
-            NodeKind::GatherGrad { op, grad } | NodeKind::GatherNdGrad { op, grad } => {
+            } => [*params, *indices].into_iter().chain(*axis).collect(),
+            NodeKind::Grad { op, grad } => {
                 let forward = nodes.get(*op).map(|f| f.kind.inputs(nodes));
                 std::iter::once(*grad)
                     .chain(forward.into_iter().flatten())
@@ -134,25 +122,21 @@ impl NodeKind {
                     "constants and placeholders are not computed".into(),
                 ))
             }
-            NodeKind::Gather {
+            NodeKind::Op {
+                op,
                 params,
                 indices,
                 axis,
-                options,
             } => {
-                let options = with_axis(options, *axis, values)?;
-                values
-                    .value(*params)?
-                    .gather(values.value(*indices)?, &options)?
+                let op = with_axis(*op, *axis, values)?;
+                let out = op.run(
+                    values.value(*params)?,
+                    &values.value(*indices)?.view(),
+                    Out::New,
+                )?;
+                out.ok_or(GatherError::Internal("a run into a new output returns it"))?
             }
-            NodeKind::GatherNd {
-                params,
-                indices,
-                options,
-            } => values
-                .value(*params)?
-                .gather_nd(values.value(*indices)?, options)?,
-            NodeKind::GatherGrad { op, grad } | NodeKind::GatherNdGrad { op, grad } => {
+            NodeKind::Grad { op, grad } => {
                 let forward = nodes
                     .get(*op)
                     .ok_or_else(|| OpError::Internal(format!("no forward node {op}")))?;
@@ -180,43 +164,39 @@ impl NodeKind {
     /// The gradient of this gather with respect to params, for the upstream value
     /// `upstream`, reading the gather's inputs from `values`.
     fn grad<'v>(&self, upstream: &Tensor, values: &impl Values<'v>) -> OpResult<Tensor> {
-        match self {
-            NodeKind::Gather {
-                params,
-                indices,
-                axis,
-                options,
-            } => {
-                let options = with_axis(options, *axis, values)?;
-                let shape = values.value(*params)?.shape();
-                Ok(grad_of!(options, shape, values.value(*indices)?, upstream))
-            }
-            NodeKind::GatherNd {
-                params,
-                indices,
-                options,
-            } => {
-                let shape = values.value(*params)?.shape();
-                Ok(grad_of!(options, shape, values.value(*indices)?, upstream))
-            }
-            _ => Err(OpError::Internal(
+        let NodeKind::Op {
+            op,
+            params,
+            indices,
+            axis,
+        } = self
+        else {
+            return Err(OpError::Internal(
                 "a gradient node whose forward op is not a gather".into(),
-            )),
-        }
+            ));
+        };
+        let shape = values.value(*params)?.shape();
+        let indices = values.value(*indices)?;
+        Ok(match with_axis(*op, *axis, values)? {
+            Op::Gather(o) => grad_of!(o, shape, indices, upstream),
+            Op::GatherNd(o) => grad_of!(o, shape, indices, upstream),
+            Op::TakeAlongAxis(o) => grad_of!(o, shape, indices, upstream),
+        })
     }
 }
 
-/// A Gather node's options with its axis: the value of the `axis` node, a scalar of `i32`
-/// or `i64` (TensorFlow's `Taxis`).
-fn with_axis<'v>(
-    options: &GatherOptions,
-    axis: usize,
-    values: &impl Values<'v>,
-) -> OpResult<GatherOptions> {
+/// A Gather node's op with its axis: the value of its `axis` node, a scalar of `i32` or
+/// `i64` (TensorFlow's `Taxis`); other ops as they are.
+fn with_axis<'v>(op: Op, axis: Option<usize>, values: &impl Values<'v>) -> OpResult<Op> {
+    let (Op::Gather(options), Some(axis)) = (op, axis) else {
+        return Ok(op);
+    };
     let axis = match values.value(axis)? {
         Tensor::I32(a) if a.ndim() == 0 => a.first().map(|&v| i64::from(v)),
         Tensor::I64(a) if a.ndim() == 0 => a.first().copied(),
         _ => None,
     };
-    Ok(options.axis(axis.ok_or(OpError::AxisNotScalar)?))
+    Ok(Op::Gather(
+        options.axis(axis.ok_or(OpError::AxisNotScalar)?),
+    ))
 }

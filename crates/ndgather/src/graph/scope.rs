@@ -1,14 +1,14 @@
 //! Scopes, the graph they add to, and the typed handles of op outputs.
 
-use crate::dtype::{DType, Tensor, TensorElement};
 use crate::shape::Shape;
+use crate::types::dtype::{DType, Tensor, TensorElement};
 use ndarray::ArrayD;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::error::{OpError, OpResult};
 use super::node::{Node, NodeKind};
+use super::op_error::{OpError, OpResult};
 
 /// The ops of one graph (or of one eager context), in creation order: an op's inputs always
 /// come before it.

@@ -1,14 +1,16 @@
 //! The typed front end on `ndarray`: params and indices as any array or view, of any layout.
 
-pub use crate::dtype::Element;
-use crate::error::Result;
-use crate::fill::{self, FillValue};
-use crate::index::{BadIndices, IndexType};
-use crate::kernel;
-use crate::layout::{check_out_shape, into_array, row_major, with_row_major_out, Elements};
-use crate::output::{self, Pages};
-use crate::plan::{GatherNdPlan, GatherPlan};
-use crate::strided;
+use crate::engine::fill::{self, FillValue};
+use crate::engine::kernel;
+use crate::engine::mem::layout::{
+    check_out_shape, into_array, row_major, with_row_major_out, Elements,
+};
+use crate::engine::mem::output::{self, Pages};
+use crate::engine::strided;
+use crate::shape::plan::{GatherNdPlan, GatherPlan};
+pub use crate::types::dtype::Element;
+use crate::types::error::Result;
+use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, Dimension};
 use std::borrow::Cow;
 
@@ -257,7 +259,7 @@ impl GatherOptions {
     }
 
     /// The gradient of this gather with respect to params, for upstream gradient `grad` (of
-    /// the output's shape), under this policy: see [`crate::grad::gather_grad`]. Indices the
+    /// the output's shape), under this policy: see [`crate::ops::grad::gather_grad`]. Indices the
     /// policy clamps or wraps pass their slices' gradient to where they read; slices it
     /// fills (`Ignore`, `Fill`) pass none.
     ///
@@ -278,7 +280,7 @@ impl GatherOptions {
         grad: &ArrayBase<SG, DG>,
     ) -> Result<ArrayD<T>>
     where
-        T: crate::scatter::Summable,
+        T: crate::ops::scatter::Summable,
         I: IndexType,
         SI: Data<Elem = I>,
         SG: Data<Elem = T>,
@@ -286,7 +288,7 @@ impl GatherOptions {
         DG: Dimension,
     {
         let plan = GatherPlan::new::<I>(params_shape, indices.shape(), self.axis, self.batch_dims)?;
-        crate::grad::gather_grad_planned(&plan, params_shape, indices, grad, self.bad_indices)
+        crate::ops::grad::gather_grad_planned(&plan, params_shape, indices, grad, self.bad_indices)
     }
 
     /// `tf.gather(params, indices, axis, batch_dims)` into a new array.
@@ -484,14 +486,14 @@ impl GatherNdOptions {
         grad: &ArrayBase<SG, DG>,
     ) -> Result<ArrayD<T>>
     where
-        T: crate::scatter::Summable,
+        T: crate::ops::scatter::Summable,
         I: IndexType,
         SI: Data<Elem = I>,
         SG: Data<Elem = T>,
         DI: Dimension,
         DG: Dimension,
     {
-        crate::grad::gather_nd_grad_with(
+        crate::ops::grad::gather_nd_grad_with(
             params_shape,
             indices,
             grad,

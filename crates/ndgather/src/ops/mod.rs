@@ -4,21 +4,24 @@
 //! and its typed `ndarray` functions; this module routes a run to them.
 //!
 //! A run dispatches once on the indices' dtype and once on params' *width*: a fixed-width
-//! element is moved as units of its alignment (`crate::units`), so a float32 and an int32
+//! element is moved as units of its alignment (`crate::engine::mem::units`), so a float32 and an int32
 //! gather run the same compiled copy. Values matter only for fill values, which are made
 //! in params' own dtype before the copy.
 
+pub mod embedding;
 pub(crate) mod gather;
+pub mod grad;
+pub mod scatter;
 pub(crate) mod take_along_axis;
 
-use crate::dtype::{FixedWidth, Tensor, TensorView, TensorViewMut};
-use crate::error::{GatherError, Result};
-use crate::fill::{self, FillValue};
-use crate::index::{BadIndices, IndexType};
-use crate::layout::Elements;
+use crate::engine::fill::{self, FillValue};
+use crate::engine::mem::layout::Elements;
+use crate::engine::mem::units::{self, with_unit_of, Unit};
 use crate::shape::{gather_nd_shape, gather_shape, Axis, Shape};
-use crate::strings::{StringElement, Strings};
-use crate::units::{self, with_unit_of, Unit};
+use crate::types::dtype::{FixedWidth, Tensor, TensorView, TensorViewMut};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::{BadIndices, IndexType};
+use crate::types::strings::{StringElement, Strings};
 use crate::with_tensor;
 use gather::{GatherNdOptions, GatherOptions};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD};
@@ -57,11 +60,11 @@ pub enum Op {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Out<'a> {
-    /// A new tensor, returned; its memory is a buffer given back to [`crate::recycle`]
+    /// A new tensor, returned; its memory is a buffer given back to [`crate::memory::recycle`]
     /// where one fits, else fresh pages.
     New,
     /// A new tensor that may take over `tensor`'s memory, which its owner no longer needs
-    /// (an intermediate result): the memory is given to [`crate::recycle`] first, where the
+    /// (an intermediate result): the memory is given to [`crate::memory::recycle`] first, where the
     /// output finds it if it fits.
     Reuse(Tensor),
     /// A caller's array of the output's shape and params' dtype, any layout: written in
@@ -447,7 +450,7 @@ fn tensor_of_units<T: FixedWidth, U: Unit>(
     // `T`), of the fill element made in `T`, or zeros, `per` to an element in order.
     #[allow(unsafe_code)]
     let elements = unsafe { units::into_elements::<T, U>(data) };
-    crate::layout::into_array(&shape, elements).map(T::into_tensor)
+    crate::engine::mem::layout::into_array(&shape, elements).map(T::into_tensor)
 }
 
 /// The shapes of a mismatched output, in elements.
@@ -462,5 +465,129 @@ fn output_mismatch(given: &[usize], expected: &[usize], records: bool) -> Gather
     GatherError::OutputShapeMismatch {
         given: strip(given),
         expected: strip(expected),
+    }
+}
+
+/// The string dtypes' ops: the fixed-width op on the tensor's spans (every shape rule, index
+/// check and policy is the fixed-width one), then the bytes copied by the engine.
+impl<T: StringElement> Strings<T> {
+    /// `tf.gather(self, indices, axis, batch_dims)` (see [`GatherOptions::gather`](crate::GatherOptions::gather)).
+    ///
+    /// # Errors
+    /// Those of [`GatherOptions::gather`](crate::GatherOptions::gather).
+    pub fn gather<I: IndexType>(
+        &self,
+        indices: &ArrayViewD<'_, I>,
+        options: &GatherOptions,
+    ) -> Result<Strings<T>> {
+        let fill = (options.bad_indices, options.fill_value);
+        let spans = options.fill_value(FillValue::Default);
+        self.copy_gathered(fill, spans.gather(&self.spans_view()?, indices))
+    }
+
+    /// `tf.gather_nd(self, indices, batch_dims)` (see [`GatherNdOptions::gather_nd`]).
+    ///
+    /// # Errors
+    /// Those of [`GatherNdOptions::gather_nd`].
+    pub fn gather_nd<I: IndexType>(
+        &self,
+        indices: &ArrayViewD<'_, I>,
+        options: &GatherNdOptions,
+    ) -> Result<Strings<T>> {
+        let fill = (options.bad_indices, options.fill_value);
+        let spans = options.fill_value(FillValue::Default);
+        self.copy_gathered(fill, spans.gather_nd(&self.spans_view()?, indices))
+    }
+
+    /// `take_along_axis(self, indices, axis)` (see
+    /// [`TakeAlongAxisOptions::take_along_axis`]).
+    ///
+    /// # Errors
+    /// Those of [`TakeAlongAxisOptions::take_along_axis`].
+    pub fn take_along_axis<I: IndexType>(
+        &self,
+        indices: &ArrayViewD<'_, I>,
+        options: &TakeAlongAxisOptions,
+    ) -> Result<Strings<T>> {
+        let fill = (options.bad_indices, options.fill_value);
+        let spans = options.fill_value(FillValue::Default);
+        self.copy_gathered(fill, spans.take_along_axis(&self.spans_view()?, indices))
+    }
+}
+
+/// Runs `op` into a new tensor (the tensors' sugar below: [`Op::run`] is the entry point).
+fn fresh(op: Op, params: &TensorView<'_>, indices: &TensorView<'_>) -> Result<Tensor> {
+    op.run(params.clone(), indices, Out::New)?
+        .ok_or(GatherError::Internal("a run into a new tensor returns it"))
+}
+
+/// The ops as methods of a [`Tensor`]: sugar over [`Op::run`].
+impl Tensor {
+    /// `tf.gather(self, indices, axis, batch_dims)`; `indices` must have an integer dtype.
+    ///
+    /// ```
+    /// use ndgather::{GatherOptions, Tensor};
+    /// let params = Tensor::from_shape_vec(&[6], ["p0", "p1", "p2", "p3", "p4", "p5"].map(String::from).to_vec()).unwrap();
+    /// let indices = Tensor::from_shape_vec(&[], vec![3i32]).unwrap();
+    /// let out = params.gather(&indices, &GatherOptions::new()).unwrap();
+    /// assert_eq!(out.shape(), &[] as &[usize]);
+    /// assert_eq!(out.to_array::<String>().unwrap().first().unwrap(), "p3");
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`GatherOptions::gather`], and [`GatherError::IndicesNotInteger`].
+    pub fn gather(&self, indices: &Tensor, options: &GatherOptions) -> Result<Tensor> {
+        fresh(Op::Gather(*options), &self.view(), &indices.view())
+    }
+
+    /// `tf.gather_nd(self, indices, batch_dims)`; `indices` must have an integer dtype.
+    ///
+    /// # Errors
+    /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::IndicesNotInteger`].
+    pub fn gather_nd(&self, indices: &Tensor, options: &GatherNdOptions) -> Result<Tensor> {
+        fresh(Op::GatherNd(*options), &self.view(), &indices.view())
+    }
+}
+
+/// The ops as methods of a [`TensorView`]: sugar over [`Op::run`].
+impl TensorView<'_> {
+    /// `tf.gather(self, indices, axis, batch_dims)` into a new tensor; `indices` must have an
+    /// integer dtype.
+    ///
+    /// # Errors
+    /// Those of [`GatherOptions::gather`], and [`GatherError::IndicesNotInteger`].
+    pub fn gather(&self, indices: &TensorView<'_>, options: &GatherOptions) -> Result<Tensor> {
+        fresh(Op::Gather(*options), self, indices)
+    }
+
+    /// `tf.gather_nd(self, indices, batch_dims)` into a new tensor; `indices` must have an
+    /// integer dtype.
+    ///
+    /// # Errors
+    /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::IndicesNotInteger`].
+    pub fn gather_nd(&self, indices: &TensorView<'_>, options: &GatherNdOptions) -> Result<Tensor> {
+        fresh(Op::GatherNd(*options), self, indices)
+    }
+
+    /// `take_along_axis(self, indices, axis)` into a new tensor (see
+    /// [`TakeAlongAxisOptions::take_along_axis`]); `indices` must have an integer dtype.
+    ///
+    /// ```
+    /// use ndgather::{ndarray::array, TakeAlongAxisOptions, Tensor};
+    /// let params = Tensor::from(array![["a", "b"], ["c", "d"]].mapv(String::from).into_dyn());
+    /// let indices = Tensor::from(array![[1i64], [0]].into_dyn());
+    /// let out = params.view().take_along_axis(&indices.view(), &TakeAlongAxisOptions::new(1)).unwrap();
+    /// assert_eq!(out.to_array::<String>().unwrap().iter().collect::<Vec<_>>(), ["b", "c"]);
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`TakeAlongAxisOptions::take_along_axis`], and
+    /// [`GatherError::IndicesNotInteger`].
+    pub fn take_along_axis(
+        &self,
+        indices: &TensorView<'_>,
+        options: &TakeAlongAxisOptions,
+    ) -> Result<Tensor> {
+        fresh(Op::TakeAlongAxis(*options), self, indices)
     }
 }

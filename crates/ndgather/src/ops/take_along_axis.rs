@@ -5,19 +5,19 @@
 //! The same layering as gather: a shape rule ([`AlongPlan::new`]), one pass that checks every
 //! index, then a copy loop over rows of the output (parallel above the kernel's threshold).
 
-use crate::error::{GatherError, Result};
-use crate::fill::{self, FillValue};
-use crate::grad::check_grad;
-use crate::index::{BadIndices, IndexType};
-use crate::kernel;
-use crate::layout::{
+use crate::engine::fill::{self, FillValue};
+use crate::engine::kernel;
+use crate::engine::mem::layout::{
     check_out_shape, into_array, row_major, with_row_major_out, Element, Elements,
 };
-use crate::output;
-use crate::output::Slot;
-use crate::plan::unravel;
-use crate::prefetch::{prefetch_distance, prefetch_slice};
-use crate::scatter::Summable;
+use crate::engine::mem::output;
+use crate::engine::mem::output::Slot;
+use crate::engine::simd::prefetch::{prefetch_distance, prefetch_slice};
+use crate::ops::grad::check_grad;
+use crate::ops::scatter::Summable;
+use crate::shape::plan::unravel;
+use crate::types::error::{GatherError, Result};
+use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, Dimension};
 use std::borrow::Cow;
 

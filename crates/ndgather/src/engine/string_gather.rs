@@ -3,15 +3,13 @@
 //! [`Span::FILL`]), then one pass that copies the gathered spans' bytes into the output's
 //! buffer. No allocation per element, and none freed per element when the output is dropped.
 
-use crate::error::{GatherError, Result};
-use crate::fill::FillValue;
-use crate::index::{BadIndices, IndexType};
-use crate::kernel::for_chunks;
-use crate::ops::gather::{GatherNdOptions, GatherOptions};
-use crate::ops::take_along_axis::TakeAlongAxisOptions;
-use crate::output;
-use crate::output::Slot;
-use crate::strings::{Span, StringElement, Strings};
+use crate::engine::fill::FillValue;
+use crate::engine::kernel::for_chunks;
+use crate::engine::mem::output;
+use crate::engine::mem::output::Slot;
+use crate::types::error::{GatherError, Result};
+use crate::types::index::BadIndices;
+use crate::types::strings::{Span, StringElement, Strings};
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use rayon::prelude::*;
 use std::marker::PhantomData;
@@ -61,7 +59,7 @@ impl<T: StringElement> Strings<T> {
         Ok(out)
     }
 
-    fn spans_view(&self) -> Result<ArrayViewD<'_, Span>> {
+    pub(crate) fn spans_view(&self) -> Result<ArrayViewD<'_, Span>> {
         ArrayViewD::from_shape(IxDyn(&self.shape), &self.spans).map_err(|e| {
             GatherError::InvalidShape {
                 shape: self.shape.clone(),
@@ -70,54 +68,11 @@ impl<T: StringElement> Strings<T> {
         })
     }
 
-    /// `tf.gather(self, indices, axis, batch_dims)` (see [`GatherOptions::gather`]).
-    ///
-    /// # Errors
-    /// Those of [`GatherOptions::gather`].
-    pub fn gather<I: IndexType>(
-        &self,
-        indices: &ArrayViewD<'_, I>,
-        options: &GatherOptions,
-    ) -> Result<Strings<T>> {
-        let fill = (options.bad_indices, options.fill_value);
-        let spans = options.fill_value(FillValue::Default);
-        self.copy_gathered(fill, spans.gather(&self.spans_view()?, indices))
-    }
-
-    /// `tf.gather_nd(self, indices, batch_dims)` (see [`GatherNdOptions::gather_nd`]).
-    ///
-    /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd`].
-    pub fn gather_nd<I: IndexType>(
-        &self,
-        indices: &ArrayViewD<'_, I>,
-        options: &GatherNdOptions,
-    ) -> Result<Strings<T>> {
-        let fill = (options.bad_indices, options.fill_value);
-        let spans = options.fill_value(FillValue::Default);
-        self.copy_gathered(fill, spans.gather_nd(&self.spans_view()?, indices))
-    }
-
-    /// `take_along_axis(self, indices, axis)` (see
-    /// [`TakeAlongAxisOptions::take_along_axis`]).
-    ///
-    /// # Errors
-    /// Those of [`TakeAlongAxisOptions::take_along_axis`].
-    pub fn take_along_axis<I: IndexType>(
-        &self,
-        indices: &ArrayViewD<'_, I>,
-        options: &TakeAlongAxisOptions,
-    ) -> Result<Strings<T>> {
-        let fill = (options.bad_indices, options.fill_value);
-        let spans = options.fill_value(FillValue::Default);
-        self.copy_gathered(fill, spans.take_along_axis(&self.spans_view()?, indices))
-    }
-
     /// The strings at `spans` (the core's gather of this tensor's spans, which wrote
     /// [`Span::FILL`] where the policy fills) copied into a new buffer. The fill value is
     /// checked after the gather, so its error comes after the index errors, as in the
     /// fixed-width path.
-    fn copy_gathered(
+    pub(crate) fn copy_gathered(
         &self,
         (policy, fill): (BadIndices, FillValue),
         spans: Result<ArrayD<Span>>,

@@ -3,13 +3,13 @@
 //! [`super::GatherNd`]: shapes inferred at creation, evaluated now in an eager scope or when a
 //! [`super::Session`] runs a graph.
 
-use super::error::OpResult;
 use super::node::NodeKind;
+use super::op_error::OpResult;
 use super::scope::{Operand, Output, Scope};
-use crate::dtype::TensorElement;
-use crate::embedding::{Combiner, EmbeddingLookup as Lookup, PartitionStrategy, Real};
-use crate::index::IndexType;
+use crate::ops::embedding::{Combiner, EmbeddingLookup as Lookup, PartitionStrategy, Real};
 use crate::shape::Shape;
+use crate::types::dtype::TensorElement;
+use crate::types::index::IndexType;
 
 /// Options of [`EmbeddingLookup`] and [`EmbeddingLookupSparse`]: the partition strategy,
 /// `max_norm`, and for the sparse op the combiner.

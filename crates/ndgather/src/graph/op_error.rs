@@ -1,7 +1,7 @@
 //! The errors of the op API.
 
-use crate::dtype::DType;
-use crate::error::GatherError;
+use crate::types::dtype::DType;
+use crate::types::error::GatherError;
 
 /// Errors of the op API: the op's own errors, with TensorFlow's wording, and the graph's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

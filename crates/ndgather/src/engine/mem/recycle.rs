@@ -89,7 +89,7 @@ impl Pool {
 /// let indices = Array1::from_iter(0..1i64 << 20);
 /// let out = ndgather::gather(&params, &indices).unwrap();
 /// let address = out.as_ptr();
-/// ndgather::recycle(out);
+/// ndgather::memory::recycle(out);
 /// // The next output of the same size is written into the same memory.
 /// let again = ndgather::gather(&params, &indices).unwrap();
 /// assert_eq!(again.as_ptr(), address);
@@ -147,12 +147,12 @@ pub(crate) fn take<T: 'static>(len: usize) -> Option<Vec<T>> {
 ///
 /// ```
 /// // In a child just made by fork (here, for the example, in the only process):
-/// ndgather::after_fork_in_child();
+/// ndgather::memory::after_fork_in_child();
 /// let params = ndarray::Array2::<f32>::ones((1 << 20, 4));
 /// let indices = ndarray::Array1::from_iter(0..1i64 << 20);
 /// let out = ndgather::gather(&params, &indices).unwrap();
 /// let address = out.as_ptr();
-/// ndgather::recycle(out);
+/// ndgather::memory::recycle(out);
 /// // Kept in the child's own pool, and found there again.
 /// assert_eq!(ndgather::gather(&params, &indices).unwrap().as_ptr(), address);
 /// ```
@@ -164,9 +164,9 @@ pub fn after_fork_in_child() {
 /// `0` turns reuse off and frees every kept buffer.
 ///
 /// ```
-/// let before = ndgather::set_recycle_limit(0);
-/// assert_eq!(ndgather::recycle_limit(), 0);
-/// ndgather::set_recycle_limit(before);
+/// let before = ndgather::memory::set_recycle_limit(0);
+/// assert_eq!(ndgather::memory::recycle_limit(), 0);
+/// ndgather::memory::set_recycle_limit(before);
 /// ```
 pub fn set_recycle_limit(bytes: usize) -> usize {
     let before = LIMIT.swap(bytes, Ordering::Relaxed);

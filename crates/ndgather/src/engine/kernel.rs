@@ -8,20 +8,20 @@
 //! check first.
 //!
 //! Large outputs copied from a table that stays in the cache are written with streaming
-//! stores ([`crate::stream`]).
+//! stores ([`crate::engine::simd::stream`]).
 //!
 //! Both passes run on the calling thread for small calls and on rayon's pool above
 //! [`PARALLEL_MIN_BYTES`], splitting the output into chunks of about [`CHUNK_BYTES`]. Each
 //! chunk is written by one task, so the result does not depend on the number of threads, and
 //! the index check reports the first bad index in row-major order whatever the threading.
 
-use crate::error::{GatherError, Result};
-use crate::index::{BadIndices, IndexType};
-use crate::output::{Pages, Slot};
-use crate::plan::{unravel, GatherNdPlan, GatherPlan};
-use crate::prefetch::{prefetch, prefetch_slice, Reads};
-use crate::stream::Streaming;
-use crate::vector_gather::VectorGather;
+use crate::engine::mem::output::{Pages, Slot};
+use crate::engine::simd::prefetch::{prefetch, prefetch_slice, Reads};
+use crate::engine::simd::stream::Streaming;
+use crate::engine::simd::vector_gather::VectorGather;
+use crate::shape::plan::{unravel, GatherNdPlan, GatherPlan};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::{BadIndices, IndexType};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -203,7 +203,7 @@ pub(crate) fn check_gather<I: IndexType>(
 
 /// Copies the gathered slices, `[batch, outer, n, inner]` in row-major order, into `out`
 /// (exactly `plan.out_len` slots, every one of which is written; on `pages`, which decide,
-/// with the sizes, whether streaming stores pay: [`crate::stream`]). Returns whether an index
+/// with the sizes, whether streaming stores pay: [`crate::engine::simd::stream`]). Returns whether an index
 /// resolved to no slice under `policy` (its slots default-filled): under a policy that
 /// [`errors`](BadIndices::errors), a bad index that [`check_gather`] names, so that a fresh
 /// output needs no check pass before the copy.

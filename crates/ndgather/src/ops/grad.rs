@@ -16,14 +16,14 @@
 //! assert_eq!(g, array![[1.0, 0.0, 0.0], [0.0, 0.0, 2.0]].into_dyn());
 //! ```
 
-use crate::error::{GatherError, Result};
-use crate::index::{BadIndices, IndexType};
-use crate::kernel;
-use crate::layout::into_array;
-use crate::layout::row_major;
-use crate::output::defaults as zeros;
-use crate::plan::{GatherNdPlan, GatherPlan};
-use crate::scatter::{scatter_add, scatter_nd_batched, Summable};
+use crate::engine::kernel;
+use crate::engine::mem::layout::into_array;
+use crate::engine::mem::layout::row_major;
+use crate::engine::mem::output::defaults as zeros;
+use crate::ops::scatter::{scatter_add, scatter_nd_batched, Summable};
+use crate::shape::plan::{GatherNdPlan, GatherPlan};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
 
 /// An upstream gradient of the forward output's shape, or [`GatherError::GradShapeMismatch`].

@@ -1,4 +1,4 @@
-//! Fresh outputs: a buffer given back by [`crate::recycle`] where one fits, else allocated
+//! Fresh outputs: a buffer given back by [`crate::memory::recycle`] where one fits, else allocated
 //! without being zeroed and backed by 2 MiB pages where the OS offers them (fewer page
 //! faults on large outputs; [`huge_page_vec`], public for callers' tables); handed over
 //! only once every element is written. Its `unsafe fn fresh` states the one promise its
@@ -8,7 +8,7 @@
 //! Also what the kernels write into: a [`Slot`] (a fresh output's uninitialised element or a
 //! caller's), on [`Pages`] new or written before.
 
-use crate::error::{GatherError, Result};
+use crate::types::error::{GatherError, Result};
 use std::mem::MaybeUninit;
 
 /// Outputs at least this large are advised to use transparent huge pages.
@@ -21,7 +21,7 @@ pub(crate) enum Pages {
     /// Allocated for this call: the OS zeroes each page as it is first written, which leaves
     /// its lines in the cache, where ordinary stores find them.
     New,
-    /// Written before: a caller's buffer, or one given back to [`crate::recycle`].
+    /// Written before: a caller's buffer, or one given back to [`crate::memory::recycle`].
     Used,
 }
 
@@ -105,7 +105,7 @@ pub(crate) unsafe fn fresh<T: 'static>(
             what: "output",
             shape: shape.to_vec(),
         })?;
-    let (mut v, pages): (Vec<T>, _) = match crate::recycle::take(len) {
+    let (mut v, pages): (Vec<T>, _) = match crate::engine::mem::recycle::take(len) {
         Some(v) => (v, Pages::Used),
         None => (huge_page_vec(len)?, Pages::New),
     };
@@ -207,7 +207,7 @@ pub(crate) fn defaults<T: Clone + Default + 'static>(shape: &[usize]) -> Result<
 /// use ndgather::ndarray::{array, Array2};
 ///
 /// let (rows, width) = (1 << 16, 16);
-/// let mut table: Vec<f32> = ndgather::huge_page_vec(rows * width)?;
+/// let mut table: Vec<f32> = ndgather::memory::huge_page_vec(rows * width)?;
 /// table.extend((0..rows * width).map(|i| i as f32));
 /// let params = Array2::from_shape_vec((rows, width), table).unwrap();
 /// let rows_3_and_1 = ndgather::gather(&params, &array![3i32, 1])?;

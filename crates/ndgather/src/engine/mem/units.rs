@@ -10,7 +10,7 @@
 //! value, or zeros (each dtype's `Default` is all-zero bytes, checked by a test below), so
 //! every element written is a valid value of its dtype.
 
-use crate::dtype::FixedWidth;
+use crate::types::dtype::FixedWidth;
 use ndarray::{ArrayViewD, ArrayViewMutD, Axis, IxDyn, ShapeBuilder};
 
 /// What elements are moved as: unsigned integers, any bit pattern valid.

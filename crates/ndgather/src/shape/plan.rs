@@ -6,9 +6,9 @@
 //! built from fully known shapes through the shape rules of [`crate::shape`], so a plan
 //! exists only for a valid call.
 
-use crate::error::{GatherError, Result};
-use crate::index::IndexType;
 use crate::shape::{self, checked_numel, Axis, Shape};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::IndexType;
 
 fn numel(dims: &[usize], what: &'static str) -> Result<usize> {
     checked_numel(dims).ok_or_else(|| GatherError::ShapeOverflow {

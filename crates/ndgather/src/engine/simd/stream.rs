@@ -29,8 +29,8 @@
 //! glibc keeping freed memory (`MALLOC_MMAP_MAX_=0`), so that each output reused the last
 //! one's pages, the same build's `alloc` was 0.77×.
 
-use crate::output::{Pages, Slot};
-use crate::prefetch::stays_in_cache;
+use crate::engine::mem::output::{Pages, Slot};
+use crate::engine::simd::prefetch::stays_in_cache;
 use std::marker::PhantomData;
 
 /// Outputs of at least this many bytes are streamed (twice the last-level cache of the
@@ -70,7 +70,7 @@ impl<T: 'static> Streaming<T> {
             && output_bytes >= STREAM_MIN_OUTPUT_BYTES
             && slice_bytes >= STREAM_MIN_SLICE_BYTES
             && stays_in_cache(table_bytes);
-        (cfg!(target_arch = "x86_64") && pays && crate::dtype::is_fixed_width::<T>())
+        (cfg!(target_arch = "x86_64") && pays && crate::types::dtype::is_fixed_width::<T>())
             .then_some(Streaming(PhantomData))
     }
 }

@@ -174,12 +174,12 @@ impl<T: StringElement> Strings<T> {
     }
 }
 
-/// A tensor's buffers go back to the pool of fresh outputs ([`crate::recycle`]) when it is
+/// A tensor's buffers go back to the pool of fresh outputs ([`crate::memory::recycle`]) when it is
 /// dropped: the next large gather of strings reuses them instead of faulting in new pages.
 impl<T> Drop for Strings<T> {
     fn drop(&mut self) {
-        crate::recycle::give_back(std::mem::take(&mut self.spans));
-        crate::recycle::give_back(std::mem::take(&mut self.bytes));
+        crate::engine::mem::recycle::give_back(std::mem::take(&mut self.spans));
+        crate::engine::mem::recycle::give_back(std::mem::take(&mut self.bytes));
     }
 }
 

@@ -1,14 +1,14 @@
 //! Gradients of the ops with respect to params (TF's registered gradients of `GatherV2` and
 //! `GatherNd`), as ops of the same scope.
 
-use super::error::{OpError, OpResult};
+use super::gather_ops::{Gather, GatherNd, TakeAlongAxis};
 use super::node::NodeKind;
-use super::ops::{Gather, GatherNd};
+use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Operand, Output, Scope};
-use crate::dtype::TensorElement;
-use crate::error::GatherError;
-use crate::scatter::Summable;
+use crate::ops::scatter::Summable;
 use crate::shape::Shape;
+use crate::types::dtype::TensorElement;
+use crate::types::error::GatherError;
 
 mod sealed {
     pub trait Sealed {}
@@ -64,16 +64,19 @@ fn add_grad<T: GradElement>(
     op: Output<T>,
     upstream: Output<T>,
     name: &str,
-    kind: fn(usize, usize) -> NodeKind,
 ) -> OpResult<Output<T>> {
     check_upstream(scope, &op, &upstream)?;
     let params_shape = {
         let g = lock(&scope.graph);
-        // params is the first input of both gathers.
+        // params is the first input of every op of the family.
         let params = g.nodes[op.node].kind.inputs(&g.nodes).first().copied();
         params.map_or(Shape::unknown(), |p| g.nodes[p].shape.clone())
     };
-    let node = scope.add_op(name, kind(op.node, upstream.node), T::DTYPE, params_shape)?;
+    let kind = NodeKind::Grad {
+        op: op.node,
+        grad: upstream.node,
+    };
+    let node = scope.add_op(name, kind, T::DTYPE, params_shape)?;
     Ok(scope.output(node))
 }
 
@@ -81,13 +84,7 @@ impl<T: GradElement> Gather<T> {
     /// The gradient with respect to params for the upstream gradient `upstream` (of this
     /// op's output shape): an op whose output has params' shape.
     pub fn grad(&self, scope: &Scope, upstream: &impl Operand<T>) -> OpResult<Output<T>> {
-        add_grad(
-            scope,
-            self.output(),
-            upstream.as_output(),
-            "GatherGrad",
-            |op, grad| NodeKind::GatherGrad { op, grad },
-        )
+        add_grad(scope, self.output(), upstream.as_output(), "GatherGrad")
     }
 }
 
@@ -95,12 +92,19 @@ impl<T: GradElement> GatherNd<T> {
     /// The gradient with respect to params for the upstream gradient `upstream` (of this
     /// op's output shape): an op whose output has params' shape.
     pub fn grad(&self, scope: &Scope, upstream: &impl Operand<T>) -> OpResult<Output<T>> {
+        add_grad(scope, self.output(), upstream.as_output(), "GatherNdGrad")
+    }
+}
+
+impl<T: GradElement> TakeAlongAxis<T> {
+    /// The gradient with respect to `arr` for the upstream gradient `upstream` (of this
+    /// op's output shape): an op whose output has `arr`'s shape.
+    pub fn grad(&self, scope: &Scope, upstream: &impl Operand<T>) -> OpResult<Output<T>> {
         add_grad(
             scope,
             self.output(),
             upstream.as_output(),
-            "GatherNdGrad",
-            |op, grad| NodeKind::GatherNdGrad { op, grad },
+            "TakeAlongAxisGrad",
         )
     }
 }

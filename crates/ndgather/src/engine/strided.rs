@@ -8,10 +8,10 @@
 //! in logical order. That costs a little per slice, so [`suits`] keeps these loops for calls
 //! whose params outweigh the output; the others copy params once and run the kernels.
 
-use crate::index::{BadIndices, IndexType};
-use crate::kernel::for_chunks_any;
-use crate::output::Slot;
-use crate::plan::{GatherNdPlan, GatherPlan};
+use crate::engine::kernel::for_chunks_any;
+use crate::engine::mem::output::Slot;
+use crate::shape::plan::{GatherNdPlan, GatherPlan};
+use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayViewD, Axis};
 
 /// Params at least this many times larger than the output are read in place.

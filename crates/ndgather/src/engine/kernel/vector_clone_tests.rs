@@ -7,8 +7,8 @@
 
 use super::tests::lcg;
 use super::{any_bad, any_bad_loop, flatten_branch_free, flatten_loop};
-use crate::index::tests::{edges as type_edges, reference};
-use crate::index::IndexType;
+use crate::types::index::tests::{edges as type_edges, reference};
+use crate::types::index::IndexType;
 
 /// A target the loops are compiled for.
 #[derive(Clone, Copy, Debug)]

@@ -10,7 +10,7 @@
 //! checked against TensorFlow 2.21 by the repository's conformance cases
 //! (`crates/ndgather/tests/data/tf_cases.jsonl`, described in `tf_cases.README.md` beside it).
 
-use crate::dtype::DType;
+use crate::types::dtype::DType;
 use std::fmt;
 
 /// Which op a message belongs to: TensorFlow words a few checks differently in

@@ -17,13 +17,13 @@
 //! assert_eq!(sums, array![[6, 8], [3, 4]].into_dyn());
 //! ```
 
-use crate::error::{GatherError, Result};
-use crate::index::{BadIndices, IndexType};
-use crate::kernel;
-use crate::layout::{into_array, row_major, Element};
-use crate::output;
-use crate::plan::{unravel, GatherNdPlan};
+use crate::engine::kernel;
+use crate::engine::mem::layout::{into_array, row_major, Element};
+use crate::engine::mem::output;
 use crate::shape::checked_numel;
+use crate::shape::plan::{unravel, GatherNdPlan};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension};
 use rayon::prelude::*;
 use std::ops::AddAssign;

@@ -10,8 +10,8 @@
 //! no gather instruction for it), this module's loop 1.83–1.99 ms. JAX, which compiles for
 //! the host, took 1.9–2.3 ms on the case against the scalar kernel's 2.3–2.5 ms.
 
-use crate::output::Slot;
-use crate::prefetch::Reads;
+use crate::engine::mem::output::Slot;
+use crate::engine::simd::prefetch::Reads;
 use std::any::TypeId;
 use std::marker::PhantomData;
 
@@ -56,7 +56,7 @@ impl<T: 'static, I: 'static> VectorGather<T, I> {
 /// Whether `T` is a 4-byte fixed-width type and `I` is `i32`.
 fn fits<T: 'static, I: 'static>() -> bool {
     std::mem::size_of::<T>() == 4
-        && crate::dtype::is_fixed_width::<T>()
+        && crate::types::dtype::is_fixed_width::<T>()
         && TypeId::of::<I>() == TypeId::of::<i32>()
 }
 

@@ -1,13 +1,15 @@
 //! The ops: constants, placeholders, Gather and GatherNd.
 
-use super::error::{OpError, OpResult};
 use super::node::NodeKind;
+use super::op_error::{OpError, OpResult};
 use super::scope::{Operand, Output, Scope};
-use crate::dtype::TensorElement;
-use crate::fill::FillValue;
-use crate::index::{BadIndices, IndexType};
+use crate::engine::fill::FillValue;
 use crate::ops::gather::{GatherNdOptions, GatherOptions};
+use crate::ops::take_along_axis::TakeAlongAxisOptions;
+use crate::ops::Op;
 use crate::shape::{self, Axis, Shape};
+use crate::types::dtype::TensorElement;
+use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayD, IxDyn};
 
 /// An op with a fixed value.
@@ -166,11 +168,11 @@ impl<T: TensorElement> Gather<T> {
             options.batch_dims,
             I::TF_LIMIT,
         )?;
-        let kind = NodeKind::Gather {
+        let kind = NodeKind::Op {
+            op: Op::Gather(options),
             params: p.node,
             indices: i.node,
-            axis: a.node,
-            options,
+            axis: Some(a.node),
         };
         let node = scope.add_op("Gather", kind, T::DTYPE, rule.output)?;
         Ok(Gather {
@@ -250,10 +252,11 @@ impl<T: TensorElement> GatherNd<T> {
         scope.check(&i)?;
         let options = options.gather_nd;
         let rule = shape::gather_nd_shape(&p.shape(), &i.shape(), options.batch_dims, I::TF_LIMIT)?;
-        let kind = NodeKind::GatherNd {
+        let kind = NodeKind::Op {
+            op: Op::GatherNd(options),
             params: p.node,
             indices: i.node,
-            options,
+            axis: None,
         };
         let node = scope.add_op("GatherNd", kind, T::DTYPE, rule.output)?;
         Ok(GatherNd {
@@ -269,6 +272,76 @@ impl<T: TensorElement> GatherNd<T> {
 }
 
 impl<T: TensorElement> Operand<T> for GatherNd<T> {
+    fn as_output(&self) -> Output<T> {
+        self.output()
+    }
+}
+
+/// `TakeAlongAxis` (NumPy's `take_along_axis`, ONNX's `GatherElements`): each output element
+/// reads `arr` at its own position, except along `axis`, where it reads at the index.
+#[derive(Debug, Clone)]
+pub struct TakeAlongAxis<T> {
+    output: Output<T>,
+}
+
+impl<T: TensorElement> TakeAlongAxis<T> {
+    /// The op's name.
+    pub const OP_NAME: &'static str = "TakeAlongAxis";
+
+    /// Creates the op with the core's options (the axis among them). Shapes are checked and
+    /// the output's static shape inferred now where both are known; in an eager scope the op
+    /// also runs now.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// use ndgather::graph::{Constant, Scope, TakeAlongAxis};
+    /// use ndgather::TakeAlongAxisOptions;
+    ///
+    /// let scope = Scope::eager();
+    /// let scores = Constant::create(&scope, array![[10, 30, 20], [60, 40, 50]].into_dyn())?;
+    /// let top = Constant::create(&scope, array![[1i64], [0]].into_dyn())?;
+    /// let best = TakeAlongAxis::create(&scope, &scores, &top, TakeAlongAxisOptions::new(1))?;
+    /// assert_eq!(best.output().value().unwrap(), array![[30], [60]].into_dyn());
+    /// # Ok::<(), ndgather::graph::OpError>(())
+    /// ```
+    pub fn create<I>(
+        scope: &Scope,
+        arr: &impl Operand<T>,
+        indices: &impl Operand<I>,
+        options: TakeAlongAxisOptions,
+    ) -> OpResult<TakeAlongAxis<T>>
+    where
+        I: IndexType + TensorElement,
+    {
+        let (p, i) = (arr.as_output(), indices.as_output());
+        scope.check(&p)?;
+        scope.check(&i)?;
+        let shape = match (p.shape().to_known(), i.shape().to_known()) {
+            (Some(ps), Some(is)) => Shape::known(&options.out_shape(&ps, &is)?),
+            _ => i
+                .shape()
+                .rank()
+                .map_or(Shape::unknown(), Shape::unknown_dims),
+        };
+        let kind = NodeKind::Op {
+            op: Op::TakeAlongAxis(options),
+            params: p.node,
+            indices: i.node,
+            axis: None,
+        };
+        let node = scope.add_op("TakeAlongAxis", kind, T::DTYPE, shape)?;
+        Ok(TakeAlongAxis {
+            output: scope.output(node),
+        })
+    }
+
+    /// The values taken along the axis, of the broadcast shape of `arr` and `indices`.
+    pub fn output(&self) -> Output<T> {
+        self.output.clone()
+    }
+}
+
+impl<T: TensorElement> Operand<T> for TakeAlongAxis<T> {
     fn as_output(&self) -> Output<T> {
         self.output()
     }

@@ -19,8 +19,10 @@
 //! assert_eq!(out.output.to_string(), "[?,?,?]");
 //! ```
 
-use crate::error::{GatherError, OpKind, Result};
-use crate::index::IndexLimit;
+pub(crate) mod plan;
+
+use crate::types::error::{GatherError, OpKind, Result};
+use crate::types::index::IndexLimit;
 use std::fmt;
 
 /// One dimension: `Some(size)`, or `None` where it is not known.

@@ -6,7 +6,7 @@
 //! until it handles the new one, and `tests/every_dtype.rs` walks every dtype through every
 //! front end.
 
-use crate::strings::Strings;
+use crate::types::strings::Strings;
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, CowArray, IxDyn};
 
 /// What can be gathered: any `Clone + Default` type (`Default` fills the slices of ignored

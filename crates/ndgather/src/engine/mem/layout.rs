@@ -1,8 +1,8 @@
 //! How arrays are laid out for the kernels: row-major data borrowed or copied once, arrays made from it, record views, and callers' outputs of any layout.
 
-pub(crate) use crate::dtype::Element;
-use crate::error::{GatherError, Result};
-use crate::output;
+use crate::engine::mem::output;
+pub(crate) use crate::types::dtype::Element;
+use crate::types::error::{GatherError, Result};
 use ndarray::{ArrayBase, ArrayD, ArrayViewMut, Data, Dimension, IxDyn};
 use std::borrow::Cow;
 

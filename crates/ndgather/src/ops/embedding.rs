@@ -28,12 +28,12 @@
 //! assert_eq!(out, array![[2.0, 2.0], [0.0, 0.0], [0.0, 0.0]].into_dyn());
 //! ```
 
-use crate::dtype::{ArrayElement, DType, Tensor, TensorElement, TensorView};
-use crate::error::{GatherError, Result};
-use crate::grad::{check_grad, IndexedSlices};
-use crate::index::IndexType;
-use crate::layout::{into_array, row_major, Element};
-use crate::plan::unravel;
+use crate::engine::mem::layout::{into_array, row_major, Element};
+use crate::ops::grad::{check_grad, IndexedSlices};
+use crate::shape::plan::unravel;
+use crate::types::dtype::{ArrayElement, DType, Tensor, TensorElement, TensorView};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::IndexType;
 use half::{bf16, f16};
 use ndarray::{ArrayBase, ArrayD, ArrayView1, ArrayView2, ArrayViewD, Data, Dimension};
 use num_traits::{Float, One, Zero};
@@ -88,7 +88,7 @@ impl Combiner {
 /// Floating-point element types of embedding tables. Half types are computed in `f32`
 /// where TensorFlow does so, and round after each operation where TensorFlow computes in
 /// the type itself.
-pub trait Real: Element + Copy + crate::scatter::Summable {
+pub trait Real: Element + Copy + crate::ops::scatter::Summable {
     /// The type the arithmetic runs in.
     type Acc: Float + Send + Sync;
     /// The value in the arithmetic's type.

@@ -3,7 +3,7 @@
 //! indices, bad indices far apart in long index arrays, and thread counts from 1 to many.
 
 #[allow(unreachable_pub, dead_code)]
-#[path = "../../tests/common/reference.rs"]
+#[path = "../../../tests/common/reference.rs"]
 mod reference;
 
 use super::{
@@ -562,7 +562,7 @@ fn a_bad_index_is_an_error_with_records_of_zero_width() {
 /// indices under every policy.
 #[test]
 fn streamed_outputs() {
-    use crate::stream::STREAM_MIN_OUTPUT_BYTES;
+    use crate::engine::simd::stream::STREAM_MIN_OUTPUT_BYTES;
     for inner in [16, 17, 33, 64, 100] {
         let n = STREAM_MIN_OUTPUT_BYTES / (4 * inner) + 3;
         assert!(8 * inner * 4 <= 4 << 10, "the table stays in the cache");
@@ -590,7 +590,7 @@ fn streamed_outputs() {
         }
     }
     // A fresh output in a recycled buffer is written streamed (its memory is not new).
-    let alone = crate::recycle::pool_test_lock();
+    let alone = crate::engine::mem::recycle::pool_test_lock();
     let p = params(&[8, 64]);
     let i = indices(&[(4 << 20) / 256 + 1], 8, 6);
     let expected = reference::gather(&p, &i, 0, 0, BadIndices::Error).unwrap();
@@ -598,7 +598,7 @@ fn streamed_outputs() {
     assert_eq!(first, expected);
     let address = first.as_ptr();
     first.fill(-7.0);
-    ndgather::recycle(first);
+    ndgather::memory::recycle(first);
     let again = ndgather::gather(&p, &i).unwrap();
     assert_eq!(again.as_ptr(), address, "the recycled buffer");
     assert_eq!(again, expected);

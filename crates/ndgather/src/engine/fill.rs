@@ -2,10 +2,10 @@
 //! value is, how it becomes an element of each type, and the pass that writes it over the
 //! slices of bad indices after a copy has default-filled them.
 
-use crate::error::{GatherError, Result};
-use crate::index::{BadIndices, IndexType};
-use crate::output::Slot;
-use crate::plan::{GatherNdPlan, GatherPlan};
+use crate::engine::mem::output::Slot;
+use crate::shape::plan::{GatherNdPlan, GatherPlan};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::{BadIndices, IndexType};
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 use std::any::Any;

@@ -1,7 +1,7 @@
 //! Integer types that can index: `i16`, `i32`, `i64` as TensorFlow, and `i8`, the unsigned
 //! types and `usize` for Rust and NumPy callers.
 
-use crate::dtype::DType;
+use crate::types::dtype::DType;
 
 mod sealed {
     pub trait Sealed {}
