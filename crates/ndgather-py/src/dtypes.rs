@@ -65,6 +65,12 @@ pub(crate) fn dtype_of(array: &Bound<'_, PyUntypedArray>) -> Option<DType> {
     if dtype.is_native_byteorder() == Some(false) {
         return None;
     }
+    table_dtype(&dtype)
+}
+
+/// The table's dtype of a NumPy dtype of any byte order (ml_dtypes' `bfloat16` for brain
+/// floats); `None` for any other.
+fn table_dtype(dtype: &Bound<'_, numpy::PyArrayDescr>) -> Option<DType> {
     let size = dtype.itemsize();
     let kind = match dtype.kind() {
         b'b' => Kind::Bool,
@@ -92,6 +98,24 @@ pub(crate) fn index_view<'a>(
         }, else Err(not_integer(what, array))),
         None => Err(not_integer(what, array)),
     }
+}
+
+/// JAX's default fill element for `array`'s dtype, as bytes in its byte order: the core's
+/// dtype table's (`DType::fill_bytes`); `None` for dtypes the table does not have.
+pub(crate) fn default_fill(array: &Bound<'_, PyUntypedArray>) -> ndgather::Result<Option<Vec<u8>>> {
+    let dtype = array.dtype();
+    let swapped = dtype.is_native_byteorder() == Some(false);
+    let Some(table) = table_dtype(&dtype) else {
+        return Ok(None);
+    };
+    let mut bytes = table.fill_bytes(ndgather::FillValue::Default)?;
+    if let (true, Some(b)) = (swapped, bytes.as_mut()) {
+        // A complex number is two floats, each in the array's byte order.
+        let parts = if table.kind() == Kind::Complex { 2 } else { 1 };
+        let part = b.len() / parts;
+        b.chunks_mut(part.max(1)).for_each(<[u8]>::reverse);
+    }
+    Ok(bytes)
 }
 
 pub(crate) fn not_integer(what: &str, array: &Bound<'_, PyUntypedArray>) -> PyErr {

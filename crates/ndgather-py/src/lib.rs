@@ -21,26 +21,36 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use raw::{typed_view, with_unit, Plain, Raw};
 
-/// The policy and fill value for params of `dtype`. Under `"fill"` the Python layer gives
-/// the fill element's bytes (NumPy made them, in params' own dtype and byte order); without
-/// them (strings, records, datetimes) and for object arrays, bad slices are zeros, empty or
-/// None, as under `"ignore"`: records of units cannot take a typed default.
+/// The policy and fill value for `params`. Under `"fill"` the Python layer gives a fill
+/// element's bytes (NumPy made them, in params' own dtype and byte order), or none for JAX's
+/// default, which the core's dtype table gives for the dtypes it has (in params' byte
+/// order). Without bytes (strings, records, datetimes) and for object arrays, bad slices
+/// are zeros, empty or None, as under `"ignore"`: records of units cannot take a typed
+/// default.
 fn fill_policy(
     name: &str,
     fill: Option<Vec<u8>>,
-    dtype: &Bound<'_, numpy::PyArrayDescr>,
+    params: &Bound<'_, PyUntypedArray>,
 ) -> PyResult<(BadIndices, FillValue)> {
     let policy = policy(name)?;
     if policy != BadIndices::Fill {
         return Ok((policy, FillValue::Default));
     }
-    if dtype.has_object() && fill.is_some() {
-        return Err(PyTypeError::new_err(
-            "object arrays fill bad slices with None; fill_value is not supported for them",
-        ));
+    let dtype = params.dtype();
+    if dtype.has_object() {
+        if fill.is_some() {
+            return Err(PyTypeError::new_err(
+                "object arrays fill bad slices with None; fill_value is not supported for them",
+            ));
+        }
+        return Ok((BadIndices::Ignore, FillValue::Default));
     }
+    let fill = match fill {
+        Some(bytes) => Some(bytes),
+        None => dtypes::default_fill(params).map_err(to_py)?,
+    };
     match fill {
-        Some(bytes) if !dtype.has_object() => FillValue::bytes(&bytes)
+        Some(bytes) => FillValue::bytes(&bytes)
             .map(|v| (BadIndices::Fill, v))
             .ok_or_else(|| {
                 PyValueError::new_err(format!(
@@ -48,7 +58,7 @@ fn fill_policy(
                     bytes.len()
                 ))
             }),
-        _ => Ok((BadIndices::Ignore, FillValue::Default)),
+        None => Ok((BadIndices::Ignore, FillValue::Default)),
     }
 }
 
@@ -180,7 +190,7 @@ fn gather<'py>(
     fill: Option<Vec<u8>>,
     out: Option<&Bound<'py, PyUntypedArray>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (policy, fill) = fill_policy(bad_indices, fill, &params.dtype())?;
+    let (policy, fill) = fill_policy(bad_indices, fill, params)?;
     let mut options = GatherOptions::new()
         .batch_dims(batch_dims)
         .bad_indices(policy)
@@ -203,7 +213,7 @@ fn gather_nd<'py>(
     fill: Option<Vec<u8>>,
     out: Option<&Bound<'py, PyUntypedArray>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (policy, fill) = fill_policy(bad_indices, fill, &params.dtype())?;
+    let (policy, fill) = fill_policy(bad_indices, fill, params)?;
     let options = GatherNdOptions::new()
         .batch_dims(batch_dims)
         .bad_indices(policy)
@@ -224,7 +234,7 @@ fn take_along_axis<'py>(
     fill: Option<Vec<u8>>,
     out: Option<&Bound<'py, PyUntypedArray>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (policy, fill) = fill_policy(bad_indices, fill, &arr.dtype())?;
+    let (policy, fill) = fill_policy(bad_indices, fill, arr)?;
     let options = TakeAlongAxisOptions::new(axis)
         .bad_indices(policy)
         .fill_value(fill);
@@ -386,11 +396,7 @@ fn shard_views<'a, T: Plain>(
 }
 
 fn lookup_options(partition_strategy: &str, max_norm: Option<f64>) -> PyResult<EmbeddingLookup> {
-    let strategy = PartitionStrategy::from_name(partition_strategy).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "partition_strategy must be \"mod\" or \"div\", got {partition_strategy:?}"
-        ))
-    })?;
+    let strategy = strategy(partition_strategy)?;
     Ok(EmbeddingLookup::new()
         .partition_strategy(strategy)
         .max_norm(max_norm))
@@ -626,6 +632,60 @@ fn unsorted_segment_sum<'py>(
     })
 }
 
+fn strategy(name: &str) -> PyResult<PartitionStrategy> {
+    PartitionStrategy::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "partition_strategy must be 'mod' or 'div', got {name:?}"
+        ))
+    })
+}
+
+/// Rows per shard of a table of `total` rows split by `partition_strategy`, as TensorFlow's
+/// `embedding_lookup` splits it; see `ndgather.distributed`.
+#[pyfunction]
+fn shard_rows(total: usize, num_shards: usize, partition_strategy: &str) -> PyResult<Vec<usize>> {
+    Ok(strategy(partition_strategy)?.shard_rows(total, num_shards))
+}
+
+/// What `route_rows` returns: each row's shard and its row in that shard.
+type Routed<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>);
+
+/// The shard and the row in it of each of `rows` (int64, row positions in the whole table;
+/// negative for none, which go to shard 0 as row -1), for shards of `shard_rows` rows.
+#[pyfunction]
+fn route_rows<'py>(
+    py: Python<'py>,
+    partition_strategy: &str,
+    shard_rows: Vec<usize>,
+    rows: numpy::PyReadonlyArray1<'py, i64>,
+) -> PyResult<Routed<'py>> {
+    let strategy = strategy(partition_strategy)?;
+    let rows = rows.as_array();
+    let mut shards = Vec::with_capacity(rows.len());
+    let mut local = Vec::with_capacity(rows.len());
+    for &row in rows.iter() {
+        let place = usize::try_from(row)
+            .ok()
+            .map(|r| strategy.route(&shard_rows, r));
+        let (s, l) = match place {
+            None => (0, -1),
+            Some(Some((s, l))) => (s as i64, l as i64),
+            Some(None) => {
+                return Err(InvalidArgumentError::new_err(format!(
+                    "row {row} is past the table's {} rows",
+                    shard_rows.iter().sum::<usize>()
+                )))
+            }
+        };
+        shards.push(s);
+        local.push(l);
+    }
+    Ok((
+        PyArray1::from_vec(py, shards),
+        PyArray1::from_vec(py, local),
+    ))
+}
+
 /// Sets the most bytes of freed outputs kept for reuse; see `ndgather.set_output_cache_limit`.
 #[pyfunction]
 fn set_output_cache_limit(max_bytes: usize) -> usize {
@@ -654,6 +714,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(set_output_cache_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(shard_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(route_rows, m)?)?;
     m.add_function(wrap_pyfunction!(pool::_calling_thread_in_pool, m)?)?;
     pool::set_up(m)?;
     Ok(())

@@ -320,3 +320,33 @@ def test_lazy_gathers_read_only_the_chunks_indices_touch():
     read.clear()
     np.testing.assert_array_equal(gather_nd(x, [[42, 4]]).compute(scheduler="sync"), [256])
     assert sorted(set(read)) == [(4, 1)]
+
+
+@pytest.mark.parametrize("strategy", ["mod", "div"])
+def test_routing_is_the_cores_partition_rule(strategy):
+    """Rows per shard and each row's shard and place come from the core (no cluster needed),
+    equal to TensorFlow's split and to the NumPy routing the module used before."""
+    from ndgather import _core
+
+    rng = np.random.default_rng(7)
+    for total, n in [(10, 3), (7, 7), (5, 8), (1000, 4)]:
+        rows = _core.shard_rows(total, n, strategy)
+        if strategy == "mod":
+            assert rows == [(total - p + n - 1) // n for p in range(n)]
+        else:
+            base, extra = divmod(total, n)
+            assert rows == [base + (p < extra) for p in range(n)]
+    sizes = [5, 0, 3, 9] if strategy == "div" else [5, 5, 4, 4]
+    positions = np.concatenate([rng.integers(0, sum(sizes), 200), [-1]]).astype(np.int64)
+    shard, local = _core.route_rows(strategy, sizes, positions)
+    if strategy == "mod":
+        want_local, want_shard = np.divmod(positions[:-1], len(sizes))
+    else:
+        offsets = np.cumsum([0] + sizes)
+        want_shard = np.searchsorted(offsets[1:], positions[:-1], side="right")
+        want_local = positions[:-1] - offsets[want_shard]
+    assert shard[:-1].tolist() == want_shard.tolist()
+    assert local[:-1].tolist() == want_local.tolist()
+    assert (shard[-1], local[-1]) == (0, -1)
+    with pytest.raises(ng.InvalidArgumentError, match="past the table"):
+        _core.route_rows(strategy, sizes, np.array([sum(sizes)], np.int64))

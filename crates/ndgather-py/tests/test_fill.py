@@ -74,3 +74,20 @@ def test_gradients_through_filled_slices_are_zero():
     np.testing.assert_array_equal(nd, [[0.0, 1.0], [0.0, 0.0]])
     t = ng.take_along_axis_grad((1, 2), [[1, 4]], np.array([[3.0, 9.0]]), 1, bad_indices="fill")
     np.testing.assert_array_equal(t, [[0.0, 3.0]])
+
+
+@pytest.mark.parametrize("dtype", [">f4", ">f8", ">c8", ">c16", ">i2", ">u4", ">f2"])
+def test_default_fill_in_either_byte_order_is_the_cores(dtype):
+    """The default fill element comes from the core's dtype table, in params' byte order."""
+    native = np.dtype(dtype).newbyteorder("=")
+    for dt in (np.dtype(dtype), native):
+        params = np.arange(6).astype(dt)
+        out = ng.gather(params, [1, 9], bad_indices="fill")
+        assert out.dtype == dt
+        assert out[0] == 1
+        if dt.kind in "fc":
+            assert np.isnan(out[1])
+        elif dt.kind == "i":
+            assert out[1] == np.iinfo(dt).min
+        else:
+            assert out[1] == np.iinfo(dt).max

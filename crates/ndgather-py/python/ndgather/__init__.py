@@ -17,9 +17,22 @@ ndgather.InvalidArgumentError: indices[1,0] = 5 is not in [0, 3)
 
 from __future__ import annotations
 
+from typing import Any, Literal, Optional, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _core
+
+#: The bad-index policies, by the names every front end uses (the core's ``BadIndices``).
+BadIndices = Literal["error", "ignore", "clamp", "wrap", "fill"]
+PartitionStrategy = Literal["mod", "div"]
+Combiner = Literal["sum", "mean", "sqrtn"]
+#: A ``tf.sparse.SparseTensor``'s parts ``(indices, values, dense_shape)``, or an object with
+#: those attributes.
+Sparse = Any
+#: TensorFlow's ``IndexedSlices``: ``(indices, values, dense_shape)``.
+IndexedSlices = tuple[np.ndarray, np.ndarray, list[int]]
 
 __all__ = [
     "InvalidArgumentError",
@@ -72,9 +85,10 @@ def _numbers(x):
     return _native(_array(x))
 
 
-def _fill(bad_indices, fill_value, dtype):
-    """The bytes of the fill element for ``bad_indices="fill"`` (JAX's ``mode="fill"``), made
-    by NumPy in params' own dtype; ``None`` where bad slices are zeros, empty or None."""
+def _fill(bad_indices: str, fill_value: Any, dtype: np.dtype) -> Optional[bytes]:
+    """The bytes of a given fill element for ``bad_indices="fill"`` (JAX's ``mode="fill"``),
+    made by NumPy in params' own dtype; ``None`` for the dtype's default, which the core
+    makes (JAX's, from its dtype table; zeros, empty or None for dtypes it does not have)."""
     if bad_indices != "fill":
         if fill_value is not None:
             raise ValueError('fill_value needs bad_indices="fill"')
@@ -84,17 +98,8 @@ def _fill(bad_indices, fill_value, dtype):
             raise TypeError("object arrays fill bad slices with None; fill_value is not "
                             "supported for them")
         return None
-    if fill_value is None:  # JAX's defaults
-        if dtype.kind in "fc" or dtype.name == "bfloat16":
-            fill_value = np.nan
-        elif dtype.kind == "i":
-            fill_value = np.iinfo(dtype).min
-        elif dtype.kind == "u":
-            fill_value = np.iinfo(dtype).max
-        elif dtype.kind == "b":
-            fill_value = True
-        else:
-            return None  # strings, bytes, records, datetimes: empty / zeros
+    if fill_value is None:  # JAX's default for the dtype: the core's table decides
+        return None
     return np.asarray(fill_value, dtype=dtype).tobytes()
 
 
@@ -104,8 +109,10 @@ def _out(out):
     raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
 
 
-def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None,
-           *, bad_indices="error", fill_value=None, out=None):
+def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
+           axis: Optional[int] = None, batch_dims: int = 0, name: Optional[str] = None, *,
+           bad_indices: BadIndices = "error", fill_value: Any = None,
+           out: Optional[np.ndarray] = None) -> np.ndarray:
     """Gather slices from ``params`` axis ``axis`` according to ``indices``.
 
     ``tf.gather`` on NumPy arrays: the output has shape
@@ -187,8 +194,9 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
                         _fill(bad_indices, fill_value, params.dtype), _out(out))
 
 
-def gather_nd(params, indices, batch_dims=0, name=None, *, bad_indices="error",
-              fill_value=None, out=None):
+def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
+              name: Optional[str] = None, *, bad_indices: BadIndices = "error",
+              fill_value: Any = None, out: Optional[np.ndarray] = None) -> np.ndarray:
     """Gather slices from ``params`` into an array with shape given by ``indices``.
 
     ``tf.gather_nd`` on NumPy arrays: ``indices[..., :]`` are index vectors into the
@@ -236,7 +244,9 @@ def gather_nd(params, indices, batch_dims=0, name=None, *, bad_indices="error",
                            _fill(bad_indices, fill_value, params.dtype), _out(out))
 
 
-def gather_grad(params_shape, indices, grad, axis=None, batch_dims=0, *, bad_indices="error"):
+def gather_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike,
+                axis: Optional[int] = None, batch_dims: int = 0, *,
+                bad_indices: BadIndices = "error") -> np.ndarray:
     """The gradient of :func:`gather` with respect to ``params``.
 
     Zeros of ``params_shape`` with each slice of ``grad`` (the upstream gradient, of the
@@ -264,7 +274,8 @@ def gather_grad(params_shape, indices, grad, axis=None, batch_dims=0, *, bad_ind
                              batch_dims, bad_indices)
 
 
-def gather_nd_grad(params_shape, indices, grad, batch_dims=0, *, bad_indices="error"):
+def gather_nd_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike,
+                   batch_dims: int = 0, *, bad_indices: BadIndices = "error") -> np.ndarray:
     """The gradient of :func:`gather_nd` with respect to ``params``.
 
     Zeros of ``params_shape`` with each slice of ``grad`` added at its index vector
@@ -279,7 +290,9 @@ def gather_nd_grad(params_shape, indices, grad, batch_dims=0, *, bad_indices="er
                                 batch_dims, bad_indices)
 
 
-def take_along_axis(arr, indices, axis, *, bad_indices="error", fill_value=None, out=None):
+def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Optional[int], *,
+                    bad_indices: BadIndices = "error", fill_value: Any = None,
+                    out: Optional[np.ndarray] = None) -> np.ndarray:
     """Take values from ``arr`` by matching 1-d index and data slices along ``axis``.
 
     ``numpy.take_along_axis`` (ONNX's ``GatherElements``): ``indices`` has ``arr``'s rank;
@@ -334,7 +347,8 @@ def take_along_axis(arr, indices, axis, *, bad_indices="error", fill_value=None,
                                  _fill(bad_indices, fill_value, arr.dtype), _out(out))
 
 
-def take_along_axis_grad(arr_shape, indices, grad, axis, *, bad_indices="error"):
+def take_along_axis_grad(arr_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike,
+                         axis: int, *, bad_indices: BadIndices = "error") -> np.ndarray:
     """The gradient of :func:`take_along_axis` with respect to ``arr``.
 
     Zeros of ``arr_shape`` with each element of ``grad`` (the upstream gradient, of the
@@ -374,7 +388,9 @@ def _sparse(sp, what, dtype=None):
     return indices, values, [int(d) for d in np.asarray(dense_shape).reshape(-1)]
 
 
-def embedding_lookup(params, ids, partition_strategy="mod", max_norm=None):
+def embedding_lookup(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLike,
+                     partition_strategy: PartitionStrategy = "mod",
+                     max_norm: Optional[float] = None) -> np.ndarray:
     """``tf.nn.embedding_lookup``: the rows ``ids`` of a table, or of a table split in shards.
 
     Args:
@@ -411,7 +427,9 @@ def embedding_lookup(params, ids, partition_strategy="mod", max_norm=None):
                                   max_norm)
 
 
-def embedding_lookup_grad(params, ids, grad, partition_strategy="mod", max_norm=None):
+def embedding_lookup_grad(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLike,
+                          grad: ArrayLike, partition_strategy: PartitionStrategy = "mod",
+                          max_norm: Optional[float] = None) -> list[IndexedSlices]:
     """The gradient of :func:`embedding_lookup` with respect to each shard, as
     TensorFlow's ``IndexedSlices``: a list with one ``(indices, values, dense_shape)`` per
     shard, its rows those of the ids the shard served, in order (repeats add up).
@@ -426,8 +444,10 @@ def embedding_lookup_grad(params, ids, grad, partition_strategy="mod", max_norm=
         partition_strategy, max_norm)]
 
 
-def embedding_lookup_sparse(params, sp_ids, sp_weights, combiner="mean",
-                            partition_strategy="mod", max_norm=None):
+def embedding_lookup_sparse(params: ArrayLike | Sequence[ArrayLike], sp_ids: Sparse,
+                            sp_weights: Optional[Sparse], combiner: Combiner = "mean",
+                            partition_strategy: PartitionStrategy = "mod",
+                            max_norm: Optional[float] = None) -> np.ndarray:
     """``tf.nn.embedding_lookup_sparse``: for each row of a batch of sparse ids, the
     embeddings of its ids, times their weights, combined.
 
@@ -468,8 +488,11 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, combiner="mean",
         combiner, partition_strategy, max_norm)
 
 
-def embedding_lookup_sparse_grad(params, sp_ids, sp_weights, grad, combiner="mean",
-                                 partition_strategy="mod", max_norm=None):
+def embedding_lookup_sparse_grad(params: ArrayLike | Sequence[ArrayLike], sp_ids: Sparse,
+                                 sp_weights: Optional[Sparse], grad: ArrayLike,
+                                 combiner: Combiner = "mean",
+                                 partition_strategy: PartitionStrategy = "mod",
+                                 max_norm: Optional[float] = None) -> list[IndexedSlices]:
     """The gradient of :func:`embedding_lookup_sparse` with respect to each shard: a list
     with one ``(indices, values, dense_shape)`` per shard, a row for each distinct id it
     served (in the order they first appear), each summing what the batch rows pass back.
@@ -486,7 +509,8 @@ def embedding_lookup_sparse_grad(params, sp_ids, sp_weights, grad, combiner="mea
         max_norm)]
 
 
-def scatter_nd(indices, updates, shape, *, bad_indices="error"):
+def scatter_nd(indices: ArrayLike, updates: ArrayLike, shape: Sequence[int], *,
+               bad_indices: BadIndices = "error") -> np.ndarray:
     """``tf.scatter_nd``: zeros of ``shape`` with ``updates`` added at ``indices``.
 
     Each index vector ``indices[..., :]`` names a slice of the output; repeated vectors
@@ -500,7 +524,8 @@ def scatter_nd(indices, updates, shape, *, bad_indices="error"):
     return _core.scatter_nd(_indices(indices), _numbers(updates), shape, bad_indices)
 
 
-def unsorted_segment_sum(data, segment_ids, num_segments, *, bad_indices="error"):
+def unsorted_segment_sum(data: ArrayLike, segment_ids: ArrayLike, num_segments: int, *,
+                         bad_indices: BadIndices = "error") -> np.ndarray:
     """``tf.math.unsorted_segment_sum``: row ``k`` of the output sums the slices of
     ``data`` whose ``segment_ids`` are ``k``.
 
@@ -517,7 +542,7 @@ def unsorted_segment_sum(data, segment_ids, num_segments, *, bad_indices="error"
                                       bad_indices)
 
 
-def set_output_cache_limit(max_bytes):
+def set_output_cache_limit(max_bytes: int) -> int:
     """Sets how many bytes of freed result arrays ndgather keeps for its next results, and
     returns the previous limit (1 GiB by default).
 

@@ -33,7 +33,7 @@ array([[2., 3.]])
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Literal, Optional, Sequence
 
 import numpy as np
 
@@ -46,7 +46,9 @@ except ImportError as e:  # pragma: no cover - exercised only without dask
         "ndgather.distributed needs dask and distributed: pip install 'dask[array]' distributed"
     ) from e
 
-from . import InvalidArgumentError, _core, _indices
+from numpy.typing import ArrayLike
+
+from . import InvalidArgumentError, PartitionStrategy, _core, _indices
 from . import gather as _gather
 from . import gather_nd as _gather_nd
 from . import unsorted_segment_sum as _segment_sum
@@ -54,6 +56,8 @@ from . import unsorted_segment_sum as _segment_sum
 __all__ = ["ShardedTable", "gather", "gather_nd"]
 
 PARTITION_STRATEGIES = ("mod", "div")
+#: The policies a sharded lookup or a lazy gather takes (``"fill"`` is for arrays in memory).
+LookupPolicy = Literal["error", "ignore", "clamp", "wrap"]
 
 # Output blocks of a lazy gather hold about this many bytes.
 _BLOCK_BYTES = 64 << 20
@@ -66,11 +70,9 @@ def _strategy(name):
 
 
 def _shard_rows(total, num_shards, strategy):
-    """Rows per shard as TensorFlow's ``embedding_lookup`` assigns ``total`` ids."""
-    if strategy == "mod":
-        return [(total - p + num_shards - 1) // num_shards for p in range(num_shards)]
-    base, extra = divmod(total, num_shards)
-    return [base + (p < extra) for p in range(num_shards)]
+    """Rows per shard as TensorFlow's ``embedding_lookup`` assigns ``total`` ids (the core's
+    ``PartitionStrategy::shard_rows``)."""
+    return _core.shard_rows(total, num_shards, strategy)
 
 
 # --- what runs on the workers -------------------------------------------------------------
@@ -138,7 +140,8 @@ class ShardedTable:
     # construction
 
     @classmethod
-    def from_npy(cls, client: Client, paths: Sequence[str], partition_strategy="div"):
+    def from_npy(cls, client: Client, paths: Sequence[str],
+                 partition_strategy: PartitionStrategy = "div") -> ShardedTable:
         """A table whose shards are ``.npy`` files, in order, memory-mapped by the workers.
 
         The files must be readable at these paths by every worker that may load them (a
@@ -183,7 +186,8 @@ class ShardedTable:
         return cls(client, shards, rows, shape0[1:], dtype0, strategy)
 
     @classmethod
-    def from_array(cls, client: Client, array, num_shards=8, partition_strategy="mod"):
+    def from_array(cls, client: Client, array: ArrayLike, num_shards: int = 8,
+                   partition_strategy: PartitionStrategy = "mod") -> ShardedTable:
         """A table split from an array in memory into ``num_shards`` shards on the workers.
 
         Each shard is a task that holds its rows, so the scheduler can recompute it if its
@@ -211,24 +215,24 @@ class ShardedTable:
     # what it is
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         """The whole table's shape: ``(rows,) + row shape``."""
         return (int(self._offsets[-1]),) + self._row_shape
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         return self._dtype
 
     @property
-    def num_shards(self):
+    def num_shards(self) -> int:
         return len(self._shards)
 
     @property
-    def partition_strategy(self):
+    def partition_strategy(self) -> PartitionStrategy:
         return self._strategy
 
     @property
-    def shards(self):
+    def shards(self) -> list:
         """The shards' Dask futures, in order (for ``client.who_has`` and the like)."""
         return list(self._shards)
 
@@ -244,15 +248,8 @@ class ShardedTable:
         output shape. Ids whose rows the policy leaves default-filled go to shard 0 as -1."""
         out_shape, rows, _, _ = _core.resolve_gather(list(self.shape), _indices(ids), 0, 0,
                                                      bad_indices)
-        rows = rows.ravel()
-        if self._strategy == "mod":
-            local, shard = np.divmod(rows, self.num_shards)
-        else:
-            shard = np.searchsorted(self._offsets[1:], rows, side="right")
-            local = rows - self._offsets[shard]
-        dropped = rows < 0
-        if dropped.any():
-            shard[dropped], local[dropped] = 0, -1
+        # Each row's shard and place in it: the core's routing (PartitionStrategy::route).
+        shard, local = _core.route_rows(self._strategy, self._shard_rows, rows.ravel())
         return shard, local, tuple(out_shape)
 
     @staticmethod
@@ -266,7 +263,7 @@ class ShardedTable:
 
     # reading and writing
 
-    def lookup(self, ids, bad_indices="error"):
+    def lookup(self, ids: ArrayLike, bad_indices: LookupPolicy = "error") -> np.ndarray:
         """The rows that ``ids`` name, as ``ndgather.gather(whole_table, ids)`` would give.
 
         ``ids`` of any shape and integer dtype; the result is a NumPy array of shape
@@ -286,7 +283,7 @@ class ShardedTable:
             out[pos] = rows
         return out.reshape(out_shape)
 
-    def scatter_add(self, ids, updates):
+    def scatter_add(self, ids: ArrayLike, updates: ArrayLike) -> ShardedTable:
         """A new table: this one with ``updates[k]`` added to the row that ``ids[k]`` names.
 
         ``updates`` has shape ``ids.shape + row shape``. Repeated ids add up: a row's updates
@@ -314,7 +311,7 @@ class ShardedTable:
         return ShardedTable(self._client, shards, self._shard_rows, self._row_shape,
                             self._dtype, self._strategy)
 
-    def to_numpy(self):
+    def to_numpy(self) -> np.ndarray:
         """The whole table as one NumPy array (for tests and small tables)."""
         parts = self._client.gather(self._shards)
         if self._strategy == "div":
@@ -439,7 +436,8 @@ def _batch_positions(coords, b):
         coords[..., d] = np.arange(n).reshape((n,) + (1,) * (items - 1 - d))
 
 
-def gather(x, indices, axis=None, batch_dims=0, *, bad_indices="error"):
+def gather(x: da.Array, indices: ArrayLike, axis: Optional[int] = None, batch_dims: int = 0,
+           *, bad_indices: LookupPolicy = "error") -> da.Array:
     """:func:`ndgather.gather` on a ``dask.array.Array``, as a lazy dask array.
 
     ``indices`` is an in-memory array of integers. The result's ``compute()`` equals
@@ -471,7 +469,8 @@ def gather(x, indices, axis=None, batch_dims=0, *, bad_indices="error"):
     return taken.transpose(back)
 
 
-def gather_nd(x, indices, batch_dims=0, *, bad_indices="error"):
+def gather_nd(x: da.Array, indices: ArrayLike, batch_dims: int = 0, *,
+              bad_indices: LookupPolicy = "error") -> da.Array:
     """:func:`ndgather.gather_nd` on a ``dask.array.Array``, as a lazy dask array.
 
     ``indices`` is an in-memory array of integers; the result's ``compute()`` equals

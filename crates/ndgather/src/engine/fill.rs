@@ -3,9 +3,12 @@
 //! slices of bad indices after a copy has default-filled them.
 
 use crate::engine::mem::output::Slot;
+use crate::engine::mem::units;
 use crate::shape::plan::{GatherNdPlan, GatherPlan};
+use crate::types::dtype::DType;
 use crate::types::error::{GatherError, Result};
 use crate::types::index::{BadIndices, IndexType};
+use crate::with_dtype;
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 use std::any::Any;
@@ -228,6 +231,30 @@ pub(crate) fn element<T: Clone + Default + 'static>(value: FillValue) -> Result<
     }
 }
 
+impl DType {
+    /// The bytes (in the machine's order) of the element that `value` fills with in a tensor
+    /// of this dtype: JAX's default for [`FillValue::Default`]. `None` for the string
+    /// dtypes, whose fill is the empty string. The dtype table's fill fact, for front ends
+    /// that move elements as bytes.
+    ///
+    /// ```
+    /// use ndgather::{DType, FillValue};
+    /// assert_eq!(DType::I16.fill_bytes(FillValue::Default).unwrap(), Some(i16::MIN.to_ne_bytes().to_vec()));
+    /// assert_eq!(DType::F32.fill_bytes(FillValue::float(1.5)).unwrap(), Some(1.5f32.to_ne_bytes().to_vec()));
+    /// assert_eq!(DType::String.fill_bytes(FillValue::Default).unwrap(), None);
+    /// assert!(DType::U8.fill_bytes(FillValue::Int(-1)).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`GatherError::FillValue`] when the value does not fit the dtype.
+    pub fn fill_bytes(self, value: FillValue) -> Result<Option<Vec<u8>>> {
+        with_dtype!(self, fixed T => {
+            let element: T = element(value)?;
+            Ok(Some(units::of_value::<T, u8>(&element)))
+        }, else Ok(None))
+    }
+}
+
 /// The fill record of a call: `record` copies of the fill element (or, for bytes, the
 /// element's units), or `None` when the policy is not `Fill`.
 pub(crate) fn record<T: Clone + Default + 'static>(
@@ -300,6 +327,53 @@ pub(crate) fn gather_nd<T, I: IndexType, O: Slot<T>>(
             let at = v * plan.slice;
             if let Some(slice) = out.get_mut(at..at + plan.slice) {
                 put_record(slice, fill);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Kind;
+
+    /// Every dtype of the table has JAX's default fill by its kind: a dtype added to the
+    /// table that `element` does not know fills with zeros and fails here.
+    #[test]
+    fn every_dtype_has_jax_default_fill() {
+        for &dtype in DType::ALL {
+            let bytes = dtype.fill_bytes(FillValue::Default).unwrap();
+            let Some(bytes) = bytes else {
+                assert!(
+                    matches!(dtype.kind(), Kind::String | Kind::Bytes),
+                    "{dtype}"
+                );
+                continue;
+            };
+            assert_eq!(Some(bytes.len()), dtype.size(), "{dtype}");
+            let want_nan = DType::F64.fill_bytes(FillValue::float(f64::NAN)).unwrap();
+            let signed_min = |n: usize| {
+                let mut b = vec![0u8; n];
+                b[n - 1] = 0x80;
+                b
+            };
+            match dtype.kind() {
+                Kind::Bool => assert_eq!(bytes, [1], "{dtype}"),
+                Kind::Int if cfg!(target_endian = "little") => {
+                    assert_eq!(bytes, signed_min(bytes.len()), "{dtype}")
+                }
+                Kind::Uint => assert!(bytes.iter().all(|&b| b == 0xFF), "{dtype}"),
+                Kind::Float | Kind::BrainFloat | Kind::Complex => {
+                    // NaN (and NaN + 0i): not equal to itself, as the table's conversion
+                    // from f64's NaN gives it.
+                    let again = dtype.fill_bytes(FillValue::float(f64::NAN)).unwrap();
+                    assert_eq!(Some(bytes.clone()), again, "{dtype}");
+                    assert!(
+                        bytes.iter().any(|&b| b != 0),
+                        "{dtype}: {bytes:?} {want_nan:?}"
+                    );
+                }
+                _ => {}
             }
         }
     }
