@@ -24,7 +24,7 @@ use crate::types::index::{BadIndices, IndexType};
 use crate::types::strings::{StringElement, Strings};
 use crate::with_tensor;
 use gather::{GatherNdOptions, GatherOptions};
-use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD};
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn};
 use take_along_axis::TakeAlongAxisOptions;
 
 /// An op of the gather family with its options: what every front end runs, through
@@ -333,11 +333,11 @@ impl Op {
         let Some(target) = T::from_view_mut(target) else {
             return Err(GatherError::Internal("output dtype checked against params"));
         };
-        let expected = self.out_shape_of(params.shape(), indices.shape(), records);
+        let expected = || self.out_shape_of(params.shape(), indices.shape(), records);
         if records && per > 1 && !last_axis_packed(target.strides(), width) {
             // A caller's records laid out apart: a fresh result, then assigned (after every
             // check, so the caller's array is unchanged on error).
-            let expected = expected?;
+            let expected = expected()?;
             if target.shape() != expected.as_slice() {
                 return Err(output_mismatch(target.shape(), &expected, records));
             }
@@ -350,7 +350,7 @@ impl Op {
             target.assign(&fresh);
             return Ok(None);
         }
-        let shape = target.shape().to_vec();
+        let shape = target.raw_dim();
         // SAFETY: the units written into `target` are units of params' elements (the same
         // dtype, checked by `run`), of the fill element made in that dtype (`fill_units`), or
         // zeros (`Default`): `units::view_mut`'s contract.
@@ -367,9 +367,11 @@ impl Op {
             Some(unit_target),
         );
         match run {
-            Err(GatherError::OutputShapeMismatch { .. }) => {
-                Err(output_mismatch(&shape, &expected?, records))
-            }
+            Err(GatherError::OutputShapeMismatch { .. }) => Err(output_mismatch(
+                ndarray::Dimension::slice(&shape),
+                &expected()?,
+                records,
+            )),
             other => other.map(|_| None),
         }
     }
@@ -433,13 +435,17 @@ fn tensor_of_units<T: FixedWidth, U: Unit>(
     per: usize,
     records: bool,
 ) -> Result<Tensor> {
-    let mut shape = result.shape().to_vec();
-    if per > 1 || records {
+    let dim = if per > 1 || records {
+        let mut shape = result.shape().to_vec();
         let last = shape.pop().unwrap_or(0);
         if records {
             shape.push(last / per.max(1));
         }
-    }
+        IxDyn(&shape)
+    } else {
+        // One unit an element: the same shape, no vector made for it.
+        result.raw_dim()
+    };
     let (data, offset) = result.into_raw_vec_and_offset();
     debug_assert_eq!(
         offset.unwrap_or(0),
@@ -450,7 +456,9 @@ fn tensor_of_units<T: FixedWidth, U: Unit>(
     // `T`), of the fill element made in `T`, or zeros, `per` to an element in order.
     #[allow(unsafe_code)]
     let elements = unsafe { units::into_elements::<T, U>(data) };
-    crate::engine::mem::layout::into_array(&shape, elements).map(T::into_tensor)
+    ArrayD::from_shape_vec(dim, elements)
+        .map(T::into_tensor)
+        .map_err(|_| GatherError::Internal("a result's shape and length agree"))
 }
 
 /// The shapes of a mismatched output, in elements.

@@ -131,6 +131,43 @@ fn unit_layout<T, U, S: ndarray::RawData<Elem = T>>(
     Some((shape, strides, inverted))
 }
 
+/// A row-major view of plain elements of one unit each as a view of units of the same
+/// shape, without the general path's shape vectors (the common case, and a tiny call's).
+fn same_shape<'a, T, U>(view: &ArrayViewD<'a, T>) -> Option<ArrayViewD<'a, U>> {
+    if units_per::<T, U>()? != 1 {
+        return None;
+    }
+    let elements = view.as_slice()?;
+    // SAFETY: `elements` is a live slice borrowed for 'a; `U` has `T`'s size and at most its
+    // alignment (`units_per` gave 1), so the same memory is `elements.len()` units, each
+    // initialised (no padding in a fixed-width type) and any bytes a valid `U`.
+    let units =
+        unsafe { std::slice::from_raw_parts(elements.as_ptr().cast::<U>(), elements.len()) };
+    ArrayViewD::from_shape(view.raw_dim(), units).ok()
+}
+
+/// [`same_shape`] for a caller's output.
+///
+/// # Safety
+/// As [`view_mut`].
+unsafe fn same_shape_mut<'a, T, U>(
+    view: ArrayViewMutD<'a, T>,
+) -> Result<ArrayViewMutD<'a, U>, ArrayViewMutD<'a, T>> {
+    if units_per::<T, U>() != Some(1) || !view.is_standard_layout() {
+        return Err(view);
+    }
+    let dim = view.raw_dim();
+    let Some(elements) = view.into_slice() else {
+        unreachable!("a standard-layout view is a slice");
+    };
+    // SAFETY: as in `same_shape`, on the unique borrow `elements`, consumed here; what is
+    // written keeps each element a valid `T` (the caller's contract).
+    let units = unsafe {
+        std::slice::from_raw_parts_mut(elements.as_mut_ptr().cast::<U>(), elements.len())
+    };
+    ArrayViewMutD::from_shape(dim, units).map_err(|_| unreachable!("same shape, same length"))
+}
+
 /// `view` as units of `U`, the same memory, laid out as [`unit_geometry`] says (for
 /// records, whose elements must then be adjacent). `None` when `U` does not fit `T`'s layout
 /// or records' elements are apart.
@@ -138,6 +175,11 @@ pub(crate) fn view<'a, T: FixedWidth, U: Unit>(
     mut view: ArrayViewD<'a, T>,
     records: bool,
 ) -> Option<ArrayViewD<'a, U>> {
+    if !records {
+        if let Some(units) = same_shape(&view) {
+            return Some(units);
+        }
+    }
     let (shape, strides, inverted) = unit_layout::<T, U, _>(&mut view, records)?;
     let ptr = view.as_ptr().cast::<U>();
     // SAFETY: with every negative axis inverted, `ptr` is the lowest-addressed element of a
@@ -165,9 +207,18 @@ pub(crate) fn view<'a, T: FixedWidth, U: Unit>(
 /// zero, which every table type's `Default` is): then every element stays a valid `T`.
 #[allow(unsafe_code)]
 pub(crate) unsafe fn view_mut<'a, T: FixedWidth, U: Unit>(
-    mut view: ArrayViewMutD<'a, T>,
+    view: ArrayViewMutD<'a, T>,
     records: bool,
 ) -> Option<ArrayViewMutD<'a, U>> {
+    let mut view = if records {
+        view
+    } else {
+        // SAFETY: this function's own contract.
+        match unsafe { same_shape_mut(view) } {
+            Ok(units) => return Some(units),
+            Err(view) => view,
+        }
+    };
     let (shape, strides, inverted) = unit_layout::<T, U, _>(&mut view, records)?;
     let ptr = view.as_mut_ptr().cast::<U>();
     // SAFETY: as in `view`; and the borrowed view is unique for 'a (it is consumed here) and
