@@ -63,9 +63,7 @@ macro_rules! by_slice_width {
 /// which slow their clock for it, run the AVX2 clone.
 /// For the loops of arithmetic and comparisons over every index, which the compiler
 /// vectorises: SSE2 has no 64-bit multiply or comparison, and handles four 32-bit lanes at a
-/// time. Measured (`ndgather bench --quick`, 6 rounds alternated, on an AVX-512 machine):
-/// nd_elems 0.55x, nd_slices 0.72-0.76x, the `into` check pass 0.82-0.84x (rows_small,
-/// batch_topk, sorted_1d, along_topk).
+/// time (figures: BENCHMARKS.md, "Measurements behind the code").
 macro_rules! with_widest_vectors {
     ($item:item) => {
         #[multiversion::multiversion(targets(
@@ -167,11 +165,8 @@ fn any_bad_loop<X>(block: &[X], bad: &impl Fn(&X) -> bool) -> bool {
 }
 
 /// Whether the check of `len` index vectors of `vector_bytes` each is split across threads.
-/// Measured against the check on the calling thread (`ndgather bench --quick`, `into`,
-/// variants of the suite's cases, 12-14 rounds alternated, calling thread ÷ parallel):
-/// 32-bit indices 0.68x at 65,536, 0.76-0.80x at 131,072 (batch_topk), 0.95x at 196,608,
-/// 0.96x at 131,072 in one row (rows_small's shape); 64-bit indices 1.11x at 65,536,
-/// 1.05x at 80,000, 1.17-1.25x from 100,000 (rows_small).
+/// Split where that paid against the check on the calling thread (figures: BENCHMARKS.md,
+/// "Measurements behind the code").
 fn check_in_parallel(len: usize, vector_bytes: usize) -> bool {
     let min = if vector_bytes <= 4 {
         PARALLEL_MIN_NARROW_INDICES

@@ -170,11 +170,8 @@ fn copy_chunk(
     fill: &[u8],
 ) {
     // No prefetch: the loop is short and its reads do not depend on each other, so the
-    // processor keeps enough of them in flight, and a prefetch only adds work. Measured with
-    // the strings 64 spans ahead prefetched and not, alternated (`ndgather bench`, 4 rounds,
-    // this machine), `alloc` without ÷ with: the suite's `strings` 0.77x quick (a 225 KB
-    // source) and 0.86-0.91x full (2.25 MB); a million reads of 300K strings (6.75 MB)
-    // 0.71-1.07x, of 4M strings (90 MB) 0.79-0.85x.
+    // processor keeps enough of them in flight, and a prefetch only adds work (figures:
+    // BENCHMARKS.md, "Measurements behind the code").
     let mut at = 0;
     for span in spans {
         let (from, block) = match *span {

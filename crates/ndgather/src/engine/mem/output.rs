@@ -191,10 +191,8 @@ pub(crate) fn defaults<T: Clone + Default + 'static>(shape: &[usize]) -> Result<
 /// params of an embedding lookup, each read then costs fewer TLB misses. NumPy allocates its
 /// arrays of 4 MiB and more the same way, so tables passed from NumPy already have it.
 ///
-/// Measured with the suite's inputs on 4 KiB and on 2 MiB pages alternated (`ndgather
-/// bench`, full sizes, 6 rounds, this project's machine), time on 2 MiB ÷ on 4 KiB, `into`:
-/// rows_small 0.75×, batch_topk 0.81×, nd_elems 0.86×, elems_1d and along_topk 0.89–0.90×,
-/// embed, cols and nd_slices 0.91–0.94×.
+/// Every suite case read faster from a table on 2 MiB pages (figures: BENCHMARKS.md,
+/// "Measurements behind the code").
 ///
 /// Fill it before anything else touches its memory: the pages are chosen when first written.
 ///

@@ -17,10 +17,8 @@ pub(crate) fn prefetch<T>(value: &T) {
 }
 
 /// Cache lines requested ahead of the copy: random reads are bound by memory latency, and
-/// prefetching keeps more of them in flight. Measured on the suite (`ndgather bench`, this
-/// machine): 24 scalars ahead gave `elems_1d` 35 ms and 128 gave 18 ms; `rows_small` (16-byte
-/// slices) went from 12 ms at 6 slices ahead to 3–5 ms at 128; beyond 128 lines nothing
-/// changed.
+/// prefetching keeps more of them in flight; past 128 lines nothing changed
+/// (figures: BENCHMARKS.md, "Measurements behind the code").
 const PREFETCH_LINES: usize = 128;
 /// Cache lines requested of each slice (its first KiB).
 const PREFETCH_LINES_PER_SLICE: usize = 16;
@@ -39,11 +37,9 @@ const ORDER_SAMPLES: usize = 32;
 
 /// Tables of at most this many bytes are read without prefetching: they stay in the cache
 /// between calls (4 MiB is within the last-level cache of current x86 and ARM server and
-/// desktop parts), where a prefetch only adds work. Measured with prefetch off and on
-/// alternated (`ndgather bench --quick`, this machine, 6 rounds), off ÷ on: `rows_small` (a
-/// 1.6 MB table) 0.69× `alloc` / 0.77× `into`, `elems_1d` (4 MB) 0.79× / 0.81×, `nd_elems`
-/// (4 MB) 0.96× / 0.99×; above it `cols` (16 MB, each row read once) went 1.35–1.48×
-/// slower. The unit tests lower it, so that their small tables take the prefetching loops.
+/// desktop parts), where a prefetch only adds work (figures: BENCHMARKS.md, "Measurements
+/// behind the code"). The unit tests lower it, so that their small tables take the
+/// prefetching loops.
 const CACHED_TABLE_MAX_BYTES: usize = if cfg!(test) { 4 << 10 } else { 4 << 20 };
 
 /// Whether a table of `table_bytes` stays in the cache between calls
@@ -94,9 +90,8 @@ impl Reads {
     /// table that stays in the cache, none where each row gives few small reads
     /// ([`reads_sparse_in_rows`]), and none where the reads go in order (as sorted indices
     /// are), which the hardware's own prefetcher follows and where a prefetch only adds work.
-    /// Measured with prefetch on and off alternated (`ndgather bench --quick`, this machine),
-    /// off ÷ on: `sorted_1d` 0.50× quick, 0.75–0.79× full. Random reads from larger tables keep
-    /// it: without it `rows_small` full (a 16 MB table) went 2.3–5× slower and `embed` 2.2×.
+    /// Random reads from larger tables keep it
+    /// (figures: BENCHMARKS.md, "Measurements behind the code").
     pub(crate) fn ahead(self, slice_bytes: usize) -> usize {
         match self {
             Reads::Random => prefetch_distance(slice_bytes),
@@ -110,17 +105,7 @@ impl Reads {
 /// `row_bytes`, `per_row` reads). Such reads are each a miss of their own, and the
 /// processor already keeps enough of them in flight (the loop is short and its loads do
 /// not depend on each other); asking for them ahead only adds work. Where several reads
-/// share each line, the prefetch pays.
-///
-/// Measured with the prefetch on and off alternated (`ndgather bench` on cases made from
-/// the suite's, 8–16 rounds, this machine), off ÷ on, `into`: rows of 8192 `f32` with 256
-/// reads each (batch_topk) 0.84× in a 16 MB table, 0.91× in 128 MB; rows of 32K to 4M
-/// `f32` with 1 read in 32 lines or fewer 0.78–0.87×; rows of 2000 `f32` (cols) with 62
-/// reads 0.89× (16 MB) and 1.02× (160 MB). One read per line was mixed (0.80–1.21×); 2
-/// reads per line and more went 1.3–1.9× slower without the prefetch (cols itself: 4 per
-/// line, 1.56×). With the rule built, against the build before (alternated): batch_topk
-/// rows of 16-byte slices 0.85× (16 MB) and 0.94× (128 MB), of 32-byte slices 0.89–0.95×;
-/// of 64-byte slices 0.99–1.07×, which keep the prefetch.
+/// share each line, the prefetch pays (figures: BENCHMARKS.md, "Measurements behind the code").
 fn reads_sparse_in_rows(slice_bytes: usize, row_bytes: usize, per_row: usize) -> bool {
     slice_bytes <= CACHE_LINE / 2 && per_row.saturating_mul(2 * CACHE_LINE) <= row_bytes
 }

@@ -8,26 +8,9 @@
 //! output fits the cache, or the reads come from memory, ordinary stores were as fast or
 //! faster.
 //!
-//! Measured in C first (`bench/stream_copy.c`, 2 threads, median of 7–31 calls, this
-//! machine: 32 MiB of last-level cache), `memcpy` of each slice against streaming stores:
-//! - 1 KiB slices from a 1 MB table (the suite's `nd_batch`, a batch element's table):
-//!   655 MB of output 37.0–39.9 ms against 24.2–24.5 ms; 82 MB 3.9–4.2 against 1.6–2.9 ms;
-//!   66 MB 3.6 against 2.4 ms; 33 MB 1.30–1.37 against 1.19–1.21 ms; 16 MB and less
-//!   **2× faster with `memcpy`** (the output stays in the cache);
-//! - from tables in memory: 512-byte slices from 512 MB (`embed`) 9.7–11.0 ms against
-//!   13.1–19.0 ms, **slower streamed**; 128-byte slices from 128 MB (`nd_slices`) 6.7–10.6
-//!   against 9.1–9.7 ms, mixed; 8 KiB slices from 820 MB (`f64_wide`) 0.91–1.08×.
-//!
 //! So streaming is chosen only for outputs of at least twice that cache, slices of at least a
 //! cache line, and tables that stay in the cache ([`stays_in_cache`]); and not on new pages
-//! ([`Streaming::for_copy`]).
-//!
-//! Then in the kernels (`ndgather bench`, this build and the one before alternated, the order
-//! swapped each round, median of per-round ratios): `nd_batch` `into` **0.70×** full (6
-//! rounds; 0.66× in 4 more) and **0.65×** quick (8 rounds; 0.76× in 8 more). A first build
-//! that also streamed new outputs made `nd_batch` `alloc` 1.06× full and 1.13× quick; with
-//! glibc keeping freed memory (`MALLOC_MMAP_MAX_=0`), so that each output reused the last
-//! one's pages, the same build's `alloc` was 0.77×.
+//! ([`Streaming::for_copy`]) (figures: BENCHMARKS.md, "Measurements behind the code").
 
 use crate::engine::mem::output::{Pages, Slot};
 use crate::engine::simd::prefetch::stays_in_cache;

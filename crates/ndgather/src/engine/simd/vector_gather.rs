@@ -3,22 +3,17 @@
 //!
 //! Where each read is a cache miss and nothing is prefetched (few reads per params row, as a
 //! top-k per row makes), the loop of single loads keeps fewer reads in flight than the
-//! gather instruction does. Measured on the suite's `batch_topk` shape (4,096 rows of 8,192
-//! `f32`, 256 random reads a row, two threads, medians of 31): a C loop 2.88–3.09 ms built for
-//! SSE2 against 1.78–1.85 ms with `-march=native` (gcc's `vgatherdps`); in Rust, the scalar
-//! loop 2.95–3.14 ms, the same loop branch-free and compiled for AVX-512 3.98 ms (LLVM emits
-//! no gather instruction for it), this module's loop 1.83–1.99 ms. JAX, which compiles for
-//! the host, took 1.9–2.3 ms on the case against the scalar kernel's 2.3–2.5 ms.
+//! gather instruction does, and LLVM emits no gather instruction for the loop itself
+//! (figures: BENCHMARKS.md, "Measurements behind the code").
 
 use crate::engine::mem::output::Slot;
 use crate::engine::simd::prefetch::Reads;
 use std::any::TypeId;
 use std::marker::PhantomData;
 
-/// Tables of at least this many bytes are read by the gather instruction (twice the
-/// last-level cache of the machine measured: from a table in that cache, the suite's quick
-/// `batch_topk`, 16 MB, the instruction was 1.10× slower than single loads). The unit tests
-/// lower it, so that their tables take this path.
+/// Tables of at least this many bytes are read by the gather instruction: from a table in
+/// the cache, single loads were faster. The unit tests lower it, so that their tables take
+/// this path.
 const MIN_TABLE_BYTES: usize = if cfg!(test) { 8 << 10 } else { 64 << 20 };
 
 /// Leave to copy one-element slices of `T` at indices of type `I` with the gather
