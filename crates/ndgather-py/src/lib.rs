@@ -12,6 +12,7 @@ use dtypes::{dims, index_view, shape_of, with_float_type, with_indices, with_num
 use errors::{to_py, InvalidArgumentError};
 use ndarray::{ArrayD, ArrayViewD};
 use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, SparseIds};
+use ndgather::with_unit;
 use ndgather::{
     ArrayElement, BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions, Op, Out,
     Params, TakeAlongAxisOptions, TensorView, TensorViewMut,
@@ -19,7 +20,7 @@ use ndgather::{
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use raw::{typed_view, with_unit, Plain, Raw};
+use raw::{typed_view, Plain, Raw};
 
 /// The policy and fill value for `params`. Under `"fill"` the Python layer gives a fill
 /// element's bytes (NumPy made them, in params' own dtype and byte order), or none for JAX's

@@ -232,31 +232,6 @@ impl Raw {
     }
 }
 
-/// Runs `$body` with `$U` the unit type of `$size` bytes (1, 2, 4 or 8).
-macro_rules! with_unit {
-    ($size:expr, $U:ident => $body:expr) => {
-        match $size {
-            8 => {
-                type $U = u64;
-                $body
-            }
-            4 => {
-                type $U = u32;
-                $body
-            }
-            2 => {
-                type $U = u16;
-                $body
-            }
-            _ => {
-                type $U = u8;
-                $body
-            }
-        }
-    };
-}
-pub(crate) use with_unit;
-
 /// A read-only view of a fixed-width array as its Rust type `T` (numbers, indices): the
 /// unit view without its record axis, so empty, strided, reversed and unaligned arrays are
 /// handled as [`Raw::view`] handles them.

@@ -257,18 +257,7 @@ impl Op {
         params: &TensorView<'_>,
         indices: &ArrayViewD<'_, I>,
     ) -> Result<Tensor> {
-        fn on<T: StringElement, I: IndexType>(
-            op: &Op,
-            s: &Strings<T>,
-            i: &ArrayViewD<'_, I>,
-        ) -> Result<Strings<T>> {
-            match op {
-                Op::Gather(o) => s.gather(i, o),
-                Op::GatherNd(o) => s.gather_nd(i, o),
-                Op::TakeAlongAxis(o) => s.take_along_axis(i, o),
-            }
-        }
-        with_tensor!(TensorView, params, strings s => on(self, s, indices).map(Tensor::from),
+        with_tensor!(TensorView, params, strings s => s.run_op(*self, indices).map(Tensor::from),
             else dtype => Err(GatherError::NotFixedWidth { dtype }))
     }
 
@@ -479,6 +468,23 @@ fn output_mismatch(given: &[usize], expected: &[usize], records: bool) -> Gather
 /// The string dtypes' ops: the fixed-width op on the tensor's spans (every shape rule, index
 /// check and policy is the fixed-width one), then the bytes copied by the engine.
 impl<T: StringElement> Strings<T> {
+    /// `op` on this tensor: the op on its spans, which marks the slices the policy fills
+    /// ([`Span::FILL`](crate::types::strings::Span)), then their bytes copied into a new
+    /// tensor.
+    fn run_op<I: IndexType>(&self, op: Op, indices: &ArrayViewD<'_, I>) -> Result<Strings<T>> {
+        let fill = (op.bad_indices(), op.fill_value());
+        let spans_fill = fill::record(op.bad_indices(), FillValue::Default, 1)?;
+        let spans = op.with_fill_value(FillValue::Default).typed(
+            &self.spans_view()?,
+            Elements::Plain,
+            indices,
+            spans_fill.as_deref(),
+            None,
+        );
+        let spans = spans.and_then(|s| s.ok_or(GatherError::Internal("a new output")));
+        self.copy_gathered(fill, spans)
+    }
+
     /// `tf.gather(self, indices, axis, batch_dims)` (see [`GatherOptions::gather`](crate::GatherOptions::gather)).
     ///
     /// # Errors
@@ -488,9 +494,7 @@ impl<T: StringElement> Strings<T> {
         indices: &ArrayViewD<'_, I>,
         options: &GatherOptions,
     ) -> Result<Strings<T>> {
-        let fill = (options.bad_indices, options.fill_value);
-        let spans = options.fill_value(FillValue::Default);
-        self.copy_gathered(fill, spans.gather(&self.spans_view()?, indices))
+        self.run_op(Op::Gather(*options), indices)
     }
 
     /// `tf.gather_nd(self, indices, batch_dims)` (see [`GatherNdOptions::gather_nd`]).
@@ -502,9 +506,7 @@ impl<T: StringElement> Strings<T> {
         indices: &ArrayViewD<'_, I>,
         options: &GatherNdOptions,
     ) -> Result<Strings<T>> {
-        let fill = (options.bad_indices, options.fill_value);
-        let spans = options.fill_value(FillValue::Default);
-        self.copy_gathered(fill, spans.gather_nd(&self.spans_view()?, indices))
+        self.run_op(Op::GatherNd(*options), indices)
     }
 
     /// `take_along_axis(self, indices, axis)` (see
@@ -517,9 +519,7 @@ impl<T: StringElement> Strings<T> {
         indices: &ArrayViewD<'_, I>,
         options: &TakeAlongAxisOptions,
     ) -> Result<Strings<T>> {
-        let fill = (options.bad_indices, options.fill_value);
-        let spans = options.fill_value(FillValue::Default);
-        self.copy_gathered(fill, spans.take_along_axis(&self.spans_view()?, indices))
+        self.run_op(Op::TakeAlongAxis(*options), indices)
     }
 }
 

@@ -20,11 +20,19 @@ impl Unit for u16 {}
 impl Unit for u32 {}
 impl Unit for u64 {}
 
-/// Runs `$body` with `$U` the unit type of a fixed-width element type `$T`: the unsigned
-/// integer of its alignment.
-macro_rules! with_unit_of {
-    ($T:ty, $U:ident => $body:expr) => {
-        match std::mem::align_of::<$T>() {
+/// Runs `body` with `U` the unsigned integer of `size` bytes (1, 2 or 4; `u64` for any
+/// other): the unit a gather moves elements in, for a front end that views memory as units
+/// (the Python package views NumPy arrays so; `ndgather::Op::run` moves each fixed-width
+/// dtype as the units of its alignment).
+///
+/// ```
+/// let bits = ndgather::with_unit!(4, U => std::mem::size_of::<U>() * 8);
+/// assert_eq!(bits, 32);
+/// ```
+#[macro_export]
+macro_rules! with_unit {
+    ($size:expr, $U:ident => $body:expr) => {
+        match $size {
             1 => {
                 type $U = u8;
                 $body
@@ -42,6 +50,14 @@ macro_rules! with_unit_of {
                 $body
             }
         }
+    };
+}
+
+/// Runs `$body` with `$U` the unit type of a fixed-width element type `$T`: the unsigned
+/// integer of its alignment.
+macro_rules! with_unit_of {
+    ($T:ty, $U:ident => $body:expr) => {
+        $crate::with_unit!(std::mem::align_of::<$T>(), $U => $body)
     };
 }
 pub(crate) use with_unit_of;
