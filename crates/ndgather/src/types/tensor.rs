@@ -2,7 +2,7 @@
 //! that learn the dtype at run time (files, bindings, the op graph). Each op dispatches once
 //! on the params' dtype and once on the indices' dtype, then runs the typed path.
 
-use crate::types::dtype::{ArrayElement, DType, Tensor, TensorElement, TensorView};
+use crate::types::dtype::{ArrayElement, DType, FixedWidth, Tensor, TensorElement, TensorView};
 use crate::types::error::{GatherError, Result};
 use crate::with_tensor;
 use ndarray::{ArrayD, CowArray, IxDyn};
@@ -80,7 +80,7 @@ impl Tensor {
     /// value its owner knows is dead (an op graph's intermediate result). A [`Strings`]
     /// gives its buffers back when dropped.
     pub(crate) fn recycle(self) {
-        with_tensor!(Tensor, self, fixed a => crate::engine::mem::recycle::recycle(a), else _dtype => ())
+        with_tensor!(Tensor, self, fixed a => give_back_units(a), else _dtype => ())
     }
 
     /// The array inside, or [`GatherError::DTypeMismatch`].
@@ -101,4 +101,16 @@ impl TensorView<'_> {
 
 fn zeros_of<T: TensorElement>(shape: &[usize]) -> Result<Tensor> {
     Tensor::from_shape_vec(shape, crate::engine::mem::output::defaults::<T>(shape)?)
+}
+
+/// An array's memory to the pool as the units fresh outputs are made of (`Op::run` moves
+/// each fixed-width dtype as the units of its alignment), so that they find it.
+fn give_back_units<T: FixedWidth>(array: ArrayD<T>) {
+    use crate::engine::mem::{recycle, units};
+    let (elements, _) = array.into_raw_vec_and_offset();
+    crate::engine::mem::units::with_unit_of!(T, U => {
+        if let Some(u) = units::into_units::<T, U>(elements) {
+            recycle::give_back(u);
+        }
+    })
 }

@@ -290,6 +290,26 @@ pub(crate) unsafe fn into_elements<T: FixedWidth, U: Unit>(mut units: Vec<U>) ->
     elements
 }
 
+/// A vector of elements as the units of their bytes, the same allocation where the layout
+/// allows (as [`into_elements`]); `None` where it does not (the elements are then dropped
+/// as they are). For the pool of fresh outputs, which keeps buffers by their unit type.
+pub(crate) fn into_units<T: FixedWidth, U: Unit>(mut elements: Vec<T>) -> Option<Vec<U>> {
+    let k = units_per::<T, U>()?;
+    if std::mem::align_of::<U>() != std::mem::align_of::<T>() {
+        return None;
+    }
+    let (len, cap) = (elements.len() * k, elements.capacity() * k);
+    let ptr = elements.as_mut_ptr().cast::<U>();
+    std::mem::forget(elements);
+    // SAFETY: the allocation was made for `cap / k` elements of `T`: size
+    // `cap * size_of::<U>()` and `T`'s alignment, equal to `U`'s (checked above), which is the
+    // layout of `cap` units; the first `len` units are the bytes of initialised elements (no
+    // padding in a fixed-width type) and any bytes are a valid `U`; `elements` was
+    // forgotten, so the allocation has one owner.
+    #[allow(unsafe_code)]
+    Some(unsafe { Vec::from_raw_parts(ptr, len, cap) })
+}
+
 /// The units of one element's bytes (for a fill value): the element copied into units.
 pub(crate) fn of_value<T: FixedWidth, U: Unit>(value: &T) -> Vec<U> {
     let k = units_per::<T, U>().unwrap_or(0);
@@ -396,6 +416,22 @@ mod tests {
             units[[i, j]] = v.to_bits();
         }
         assert_eq!(a, array![[9.0, 2.0, 10.0], [7.0, 5.0, 8.0]]);
+    }
+
+    /// A dead tensor's memory given to the pool is found by a later output of any dtype of
+    /// its width, which the copy makes as units.
+    #[test]
+    fn a_recycled_tensor_is_found_by_outputs_of_its_units() {
+        let _alone = crate::engine::mem::recycle::pool_test_lock();
+        let len = 2 << 20; // 8 MiB of f32, above the pool's minimum
+        let t = crate::Tensor::from(ndarray::ArrayD::<f32>::zeros(ndarray::IxDyn(&[len])));
+        let address = t.as_array::<f32>().unwrap().as_ptr() as usize;
+        t.recycle();
+        let kept = crate::engine::mem::recycle::take::<u32>(len).expect("kept as u32 units");
+        assert_eq!(kept.as_ptr() as usize, address);
+        let c = vec![Complex32::new(1.0, 2.0); 3];
+        let units: Vec<u32> = into_units(c).unwrap();
+        assert_eq!(units, [1.0f32.to_bits(), 2.0f32.to_bits()].repeat(3));
     }
 
     #[test]
