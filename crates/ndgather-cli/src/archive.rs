@@ -6,7 +6,7 @@ use crate::inplace::{Buffer, ByteOrder, InPlace};
 use crate::npy;
 use crate::source::Loaded;
 use memmap2::Mmap;
-use ndgather::{DType, Kind, Tensor};
+use ndgather::{DType, Tensor};
 use safetensors::{Dtype, SafeTensors};
 use std::io::Read;
 use std::path::Path;
@@ -100,20 +100,10 @@ pub fn npz_member(path: &Path, data: Mmap, member: Option<&str>) -> Result<Loade
     npy::parse(&label, Buffer::Heap(bytes), 0, end)
 }
 
-/// The dtype of a safetensors tensor, if ndgather has it: its kind, and its width from
-/// safetensors' bit size.
+/// The dtype of a safetensors tensor, if ndgather has it: the dtype table's by its
+/// safetensors name.
 fn dtype_of(dtype: Dtype) -> Option<DType> {
-    let kind = match dtype {
-        Dtype::BOOL => Kind::Bool,
-        Dtype::I8 | Dtype::I16 | Dtype::I32 | Dtype::I64 => Kind::Int,
-        Dtype::U8 | Dtype::U16 | Dtype::U32 | Dtype::U64 => Kind::Uint,
-        Dtype::F16 | Dtype::F32 | Dtype::F64 => Kind::Float,
-        Dtype::BF16 => Kind::BrainFloat,
-        Dtype::C64 => Kind::Complex,
-        // Sub-byte and 8-bit floats, and types safetensors adds later: no dtype here.
-        _ => return None,
-    };
-    DType::of(kind, dtype.bitsize() / 8)
+    DType::from_safetensors_name(&format!("{dtype:?}"))
 }
 
 /// A tensor of a safetensors file, used where it lies in the mapped file (safetensors data

@@ -63,10 +63,10 @@ pub struct InPlace {
 
 /// The size of one element of a plain dtype in bytes, and of the parts that are byte-swapped
 /// one by one (a complex number's two halves); `None` for the others. Plain dtypes are the
-/// dtype table's numbers: Bool, String and Bytes are not plain (not every byte pattern is a
-/// value).
+/// dtype table's `plain` role: Bool, String and Bytes are not plain (not every byte pattern
+/// is a value).
 pub fn plain_size(dtype: DType) -> Option<(usize, usize)> {
-    let size = with_dtype!(dtype, number T => std::mem::size_of::<T>(), else return None);
+    let size = with_dtype!(dtype, plain T => std::mem::size_of::<T>(), else return None);
     let complex = dtype.kind() == Kind::Complex;
     Some((size, if complex { size / 2 } else { size }))
 }
@@ -77,19 +77,17 @@ fn typed_view<'a>(
     bytes: &'a [u8],
     dims: StrideShape<IxDyn>,
 ) -> Option<TensorView<'a>> {
-    with_dtype!(dtype, number T => typed::<T>(bytes, dims).map(TensorView::from), else None)
+    with_dtype!(dtype, plain T => typed::<T>(bytes, dims).map(TensorView::from), else None)
 }
 
 /// The bytes of `value`'s element of `dtype`, in native order.
 fn fill_bytes(dtype: DType, value: FillValue) -> Result<Option<Vec<u8>>, CliError> {
-    Ok(with_dtype!(dtype,
-        number T => Some(bytemuck::bytes_of(&value.element::<T>()?).to_vec()),
-        else None))
+    Ok(dtype.fill_bytes(value)?.filter(|_| dtype.is_plain()))
 }
 
 /// A tensor of `dtype` from row-major bytes in native order, copied.
 fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Option<Tensor> {
-    with_dtype!(dtype, number T => collect::<T>(shape, bytes), else None)
+    with_dtype!(dtype, plain T => collect::<T>(shape, bytes), else None)
 }
 
 fn typed<T: bytemuck::Pod>(bytes: &[u8], dims: StrideShape<IxDyn>) -> Option<ArrayViewD<'_, T>> {

@@ -253,8 +253,7 @@ fn emit(out: &mut impl Write, text: &str) -> Result<(), CliError> {
 /// Writes the result as .npy to `path` (`-`: standard output), with progress for big ones.
 fn save(result: &Tensor, path: &Path) -> Result<(), CliError> {
     let label = path.display().to_string();
-    // The type first: a dtype .npy cannot hold is refused before a file is created.
-    let ts = npy::type_str(result)?;
+    let ts = npy::type_str(result);
     let bar = progress::bytes(&format!("writing {label}"), npy::byte_len(result, &ts));
     let written = if path == Path::new("-") {
         let stdout = std::io::stdout();
@@ -265,10 +264,10 @@ fn save(result: &Tensor, path: &Path) -> Result<(), CliError> {
                     .to_string(),
             ));
         }
-        npy::write(bar.wrap_write(stdout.lock()), "<stdout>", result, ts)
+        npy::write(bar.wrap_write(stdout.lock()), "<stdout>", result, &ts)
     } else {
         let file = std::fs::File::create(path).map_err(|e| CliError::io(&label, e))?;
-        npy::write(bar.wrap_write(file), &label, result, ts)
+        npy::write(bar.wrap_write(file), &label, result, &ts)
     };
     bar.finish_and_clear();
     match written {

@@ -4,26 +4,55 @@
 use crate::error::CliError;
 use crate::inplace::{plain_size, Buffer, ByteOrder, InPlace};
 use crate::source::Loaded;
-use half::f16;
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
-use ndgather::{shape::checked_numel, Complex32, Complex64, DType, Kind, Tensor};
-use npyz::{Deserialize, Endianness, NpyFile, NpyHeader, Order, TypeChar, TypeStr, WriterBuilder};
+use ndgather::{shape::checked_numel, with_tensor, DType, Tensor};
+use npyz::{Deserialize, Endianness, NpyFile, NpyHeader, Order, TypeStr, WriterBuilder};
 use std::io::{Cursor, Write};
 
-/// The dtype of a `.npy` type string, and the size of one element in bytes.
-fn element(ts: &TypeStr) -> Option<(DType, usize)> {
-    let size = ts.size_field() as usize;
-    let fixed = |kind| DType::of(kind, size).map(|d| (d, size));
-    match ts.type_char() {
-        TypeChar::Bool => fixed(Kind::Bool),
-        TypeChar::Int => fixed(Kind::Int),
-        TypeChar::Uint => fixed(Kind::Uint),
-        TypeChar::Float => fixed(Kind::Float),
-        TypeChar::Complex => fixed(Kind::Complex),
-        TypeChar::ByteStr => Some((DType::Bytes, size)),
-        TypeChar::UnicodeStr => Some((DType::String, size.checked_mul(4)?)),
-        // Times, raw bytes, objects: not ndgather's dtypes.
-        _ => None,
+/// The dtype of a `.npy` type string (`<f4`, `|S5`), and the size of one element in bytes:
+/// the dtype table's descr (ml_dtypes' for the types NumPy lacks); `S` and `U` take a width.
+fn element(descr: &str) -> Option<(DType, usize)> {
+    if let Some(dtype) = DType::from_npy_descr(descr) {
+        return Some((dtype, dtype.size()?));
+    }
+    let code = descr.trim_start_matches(['<', '>', '|', '=']);
+    let dtype = DType::ALL
+        .iter()
+        .copied()
+        .find(|d| d.size().is_none() && code.starts_with(d.npy_descr()))?;
+    let width: usize = code[dtype.npy_descr().len()..].parse().ok()?;
+    // A `U` character is 4 bytes of UCS-4.
+    let units = if dtype == DType::String { 4 } else { 1 };
+    Some((dtype, width.checked_mul(units)?))
+}
+
+/// The `'descr'` of a header's text, if it is one type string (not a record's list).
+fn descr_of(text: &str) -> Option<&str> {
+    let rest = text.split("'descr':").nth(1)?.trim_start();
+    let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    rest[1..].split(quote).next()
+}
+
+/// The header as npyz reads it: a type string npyz does not know (ml_dtypes' `<f1` for
+/// float8_e5m2; NumPy cannot read it either) is replaced by raw bytes of its size, which
+/// are as long, so the data's offset stays; the dtype comes from [`element`].
+fn npyz_header<'a>(bytes: &'a [u8], descr: &str) -> std::borrow::Cow<'a, [u8]> {
+    let size = DType::from_npy_descr(descr).and_then(DType::size);
+    match size {
+        Some(size) if descr.parse::<TypeStr>().is_err() => {
+            let raw = format!("|V{size}");
+            let (from, to) = (format!("'{descr}'"), format!("'{raw}'"));
+            if raw.len() == descr.len() {
+                let at = bytes.windows(from.len()).position(|w| w == from.as_bytes());
+                if let Some(at) = at {
+                    let mut patched = bytes.to_vec();
+                    patched[at..at + to.len()].copy_from_slice(to.as_bytes());
+                    return patched.into();
+                }
+            }
+            bytes.into()
+        }
+        _ => bytes.into(),
     }
 }
 
@@ -130,7 +159,9 @@ pub fn parse(label: &str, buffer: Buffer, start: usize, end: usize) -> Result<Lo
     let (header_start, header_len) = header_bounds(bytes).map_err(fail)?;
     let text = String::from_utf8_lossy(&bytes[header_start..header_start + header_len]);
     check_shape_text(&text).map_err(fail)?;
-    let mut cursor = Cursor::new(bytes);
+    let descr = descr_of(&text).unwrap_or_default().to_string();
+    let readable = npyz_header(bytes, &descr);
+    let mut cursor = Cursor::new(readable.as_ref());
     let header =
         NpyHeader::from_reader(&mut cursor).map_err(|e| fail(format!("bad header: {e}")))?;
     let offset = cursor.position() as usize;
@@ -142,7 +173,8 @@ pub fn parse(label: &str, buffer: Buffer, start: usize, end: usize) -> Result<Lo
     if header.uses_pickled_array() {
         return Err(fail("object arrays are not supported".to_string()));
     }
-    let (dtype, size) = element(&ts).ok_or_else(|| fail(format!("unsupported dtype '{ts}'")))?;
+    let (dtype, size) =
+        element(&descr).ok_or_else(|| fail(format!("unsupported dtype '{descr}'")))?;
     let shape: Vec<usize> = header
         .shape()
         .iter()
@@ -164,111 +196,99 @@ pub fn parse(label: &str, buffer: Buffer, start: usize, end: usize) -> Result<Lo
         return Ok(Loaded::InPlace(data));
     }
     let data = &bytes[offset..];
-    let tensor = match dtype.kind() {
-        Kind::Bool => owned::<bool>(data, header, &shape, fortran),
-        Kind::String => owned::<String>(data, header, &shape, fortran),
-        Kind::Bytes => owned::<Vec<u8>>(data, header, &shape, fortran),
-        Kind::Int | Kind::Uint | Kind::Float | Kind::BrainFloat | Kind::Complex => {
-            Err(format!("{dtype} is plain, and read in place"))
-        }
+    let tensor = match dtype {
+        DType::Bool => owned::<bool>(data, header, &shape, fortran),
+        DType::String => owned::<String>(data, header, &shape, fortran),
+        DType::Bytes => owned::<Vec<u8>>(data, header, &shape, fortran),
+        _ => Err(format!("{dtype} is plain, and read in place")),
     };
     tensor.map(Loaded::Owned).map_err(fail)
 }
 
-fn no_bfloat16() -> CliError {
-    CliError::Usage(
-        "bfloat16 has no .npy dtype (NumPy has none): leave out -o to print the values".to_string(),
-    )
+/// NumPy's type string of a tensor's dtype, for writing: the dtype table's (ml_dtypes' for
+/// the types NumPy lacks), little-endian (`|` for NumPy's one-byte types), `S` and `U` at
+/// the width of the longest element.
+pub fn type_str(t: &Tensor) -> String {
+    let width = |n: Option<usize>| n.unwrap_or(0).max(1);
+    let dtype = t.dtype();
+    match t {
+        Tensor::Bytes(s) => format!("|S{}", width(s.iter().map(<[u8]>::len).max())),
+        Tensor::String(s) => format!("<U{}", width(s.iter().map(|s| s.chars().count()).max())),
+        // ml_dtypes' types keep `<` at one byte too.
+        _ if dtype.size() == Some(1) && !dtype.is_float() => format!("|{}", dtype.npy_descr()),
+        _ => format!("<{}", dtype.npy_descr()),
+    }
 }
 
-/// NumPy's type string of a tensor's dtype, for writing (little-endian; `S` and `U` at the
-/// width of the longest element); an error for a dtype `.npy` files cannot hold.
-fn descr(t: &Tensor) -> Result<String, CliError> {
-    let width = |n: usize| n.max(1);
-    let fixed = |code: char| {
-        let size = t.dtype().size().unwrap_or(1);
-        let order = if size == 1 { '|' } else { '<' };
-        format!("{order}{code}{size}")
-    };
-    Ok(match t.dtype().kind() {
-        Kind::Bool => fixed('b'),
-        Kind::Int => fixed('i'),
-        Kind::Uint => fixed('u'),
-        Kind::Float => fixed('f'),
-        Kind::Complex => fixed('c'),
-        Kind::Bytes => {
-            let longest = match t {
-                Tensor::Bytes(s) => s.iter().map(<[u8]>::len).max(),
-                _ => None,
-            };
-            format!("|S{}", width(longest.unwrap_or(0)))
-        }
-        Kind::String => {
-            let longest = match t {
-                Tensor::String(s) => s.iter().map(|s| s.chars().count()).max(),
-                _ => None,
-            };
-            format!("<U{}", width(longest.unwrap_or(0)))
-        }
-        Kind::BrainFloat => return Err(no_bfloat16()),
-    })
-}
-
-/// The `.npy` type of a tensor (its dtype; `S` and `U` at the width of the longest
-/// element), parsed: what [`write()`] writes. An error for a dtype `.npy` cannot hold.
-pub fn type_str(t: &Tensor) -> Result<TypeStr, CliError> {
-    descr(t)?
-        .parse()
-        .map_err(|e| CliError::Internal(format!("type string: {e}")))
-}
-
-/// Writes a tensor as C-order `.npy` data of type `ts` (from [`type_str`]: its dtype, `S`
-/// and `U` at the width of the longest element); `label` names the destination in messages.
-pub fn write(out: impl Write, label: &str, t: &Tensor, ts: TypeStr) -> Result<(), CliError> {
+/// Writes a tensor as C-order `.npy` data of type `descr` (from [`type_str`]); `label` names
+/// the destination in messages. Fixed-width elements are written as their bytes (in the
+/// machine's order, which is little-endian where ndgather is built), strings by npyz.
+pub fn write(mut out: impl Write, label: &str, t: &Tensor, descr: &str) -> Result<(), CliError> {
     let shape: Vec<u64> = t.shape().iter().map(|&d| d as u64).collect();
     let io = |e| CliError::io(label, e);
-    macro_rules! write_rows {
-        ($a:expr, $row:ty, $v:ident => $as_row:expr) => {{
+    macro_rules! write_strings {
+        ($a:expr, $row:ty) => {{
+            let ts: TypeStr = descr
+                .parse()
+                .map_err(|e| CliError::Internal(format!("type string: {e}")))?;
             let mut w = npyz::WriteOptions::<$row>::new()
                 .dtype(npyz::DType::Plain(ts))
                 .shape(&shape)
                 .writer(std::io::BufWriter::new(out))
                 .begin_nd()
                 .map_err(io)?;
-            for $v in $a.iter() {
-                w.push($as_row).map_err(io)?;
+            for v in $a.iter() {
+                w.push(v).map_err(io)?;
             }
             w.finish().map_err(io)?;
         }};
     }
     match t {
-        Tensor::Bool(a) => write_rows!(a, bool, v => v),
-        Tensor::I8(a) => write_rows!(a, i8, v => v),
-        Tensor::I16(a) => write_rows!(a, i16, v => v),
-        Tensor::I32(a) => write_rows!(a, i32, v => v),
-        Tensor::I64(a) => write_rows!(a, i64, v => v),
-        Tensor::U8(a) => write_rows!(a, u8, v => v),
-        Tensor::U16(a) => write_rows!(a, u16, v => v),
-        Tensor::U32(a) => write_rows!(a, u32, v => v),
-        Tensor::U64(a) => write_rows!(a, u64, v => v),
-        Tensor::F16(a) => write_rows!(a, f16, v => v),
-        Tensor::F32(a) => write_rows!(a, f32, v => v),
-        Tensor::F64(a) => write_rows!(a, f64, v => v),
-        Tensor::C64(a) => write_rows!(a, Complex32, v => v),
-        Tensor::C128(a) => write_rows!(a, Complex64, v => v),
-        Tensor::Bytes(a) => write_rows!(a, [u8], v => v),
-        Tensor::String(a) => write_rows!(a, str, v => v),
-        Tensor::BF16(_) => return Err(no_bfloat16()),
+        Tensor::Bytes(a) => write_strings!(a, [u8]),
+        Tensor::String(a) => write_strings!(a, str),
+        _ => {
+            let bytes = fixed_bytes(t)
+                .ok_or_else(|| CliError::Internal(format!("{} has no bytes", t.dtype())))?;
+            let mut w = std::io::BufWriter::new(out.by_ref());
+            w.write_all(&header(descr, &shape)).map_err(io)?;
+            w.write_all(&bytes).map_err(io)?;
+            w.flush().map_err(io)?;
+        }
     }
     Ok(())
 }
 
-/// How many bytes of data [`write()`] writes for `t` as `ts` (for progress).
-pub fn byte_len(t: &Tensor, ts: &TypeStr) -> u64 {
-    let units = if ts.type_char() == TypeChar::UnicodeStr {
-        4
-    } else {
-        1
+/// The elements of a fixed-width tensor as bytes, in row-major order.
+fn fixed_bytes(t: &Tensor) -> Option<Vec<u8>> {
+    let bytes = |a: &ndarray::ArrayD<bool>| a.iter().map(|&b| u8::from(b)).collect();
+    with_tensor!(Tensor, t, plain a => Some(match a.as_slice() {
+        Some(s) => bytemuck::cast_slice(s).to_vec(),
+        None => a.iter().flat_map(|v| bytemuck::bytes_of(v).to_vec()).collect(),
+    }), else _d => match t {
+        Tensor::Bool(a) => Some(bytes(a)),
+        _ => None,
+    })
+}
+
+/// A `.npy` version 1.0 header for C-order data of type `descr` and `shape`, padded to 64
+/// bytes with its newline, as `numpy.save` writes it.
+fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    let shape = match dims.as_slice() {
+        [one] => format!("({one},)"),
+        _ => format!("({})", dims.join(", ")),
     };
-    ts.size_field() * units * t.len() as u64
+    let mut text = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    let unpadded = 10 + text.len() + 1;
+    text.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    text.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(text.len() as u16).to_le_bytes());
+    out.extend_from_slice(text.as_bytes());
+    out
+}
+
+/// How many bytes of data [`write()`] writes for `t` as `ts` (for progress).
+pub fn byte_len(t: &Tensor, descr: &str) -> u64 {
+    element(descr).map_or(0, |(_, size)| size as u64 * t.len() as u64)
 }

@@ -150,16 +150,16 @@ fn safetensors_tensors_written_by_the_safetensors_crate() {
         err.contains("holds 3 arrays: name one as") && err.contains("embed.weight, half, ids"),
         "{err}"
     );
-    // bfloat16 has no .npy dtype: say what works instead.
+    // bfloat16 is written as ml_dtypes saves it (raw 2-byte elements, `<V2`), and read back.
     let out = dir.path().join("o.npy");
-    let err = stderr_of_failure(bin().args([
-        "gather",
-        &format!("{p}:half"),
-        "[0]",
-        "-o",
-        out.to_str().unwrap(),
-    ]));
-    assert!(err.contains("bfloat16 has no .npy dtype"), "{err}");
+    let out = out.to_str().unwrap();
+    stdout_of(bin().args(["gather", &format!("{p}:half"), "[1]", "-o", out]));
+    let bytes = std::fs::read(out).unwrap();
+    assert!(String::from_utf8_lossy(&bytes).contains("'descr': '<V2'"));
+    assert_eq!(
+        stdout_of(bin().args(["gather", out, "[0]"])),
+        "shape=(1, 2) dtype=bfloat16\n[[-0.1  0.1]]\n"
+    );
 }
 
 #[test]

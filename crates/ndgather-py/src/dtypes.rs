@@ -58,8 +58,8 @@ macro_rules! with_float_type {
 }
 pub(crate) use with_float_type;
 
-/// The dtype of a fixed-width NumPy array in native byte order: NumPy's kind and item size
-/// (ml_dtypes' `bfloat16` for brain floats); `None` for any other.
+/// The dtype of a fixed-width NumPy array in native byte order (ml_dtypes' types too);
+/// `None` for any other.
 pub(crate) fn dtype_of(array: &Bound<'_, PyUntypedArray>) -> Option<DType> {
     let dtype = array.dtype();
     if dtype.is_native_byteorder() == Some(false) {
@@ -68,22 +68,11 @@ pub(crate) fn dtype_of(array: &Bound<'_, PyUntypedArray>) -> Option<DType> {
     table_dtype(&dtype)
 }
 
-/// The table's dtype of a NumPy dtype of any byte order (ml_dtypes' `bfloat16` for brain
-/// floats); `None` for any other.
+/// The table's dtype of a NumPy dtype of any byte order: the one of its name (NumPy's and
+/// ml_dtypes' names are the table's) and size; `None` for any other.
 fn table_dtype(dtype: &Bound<'_, numpy::PyArrayDescr>) -> Option<DType> {
-    let size = dtype.itemsize();
-    let kind = match dtype.kind() {
-        b'b' => Kind::Bool,
-        b'i' => Kind::Int,
-        b'u' => Kind::Uint,
-        b'f' => Kind::Float,
-        b'c' => Kind::Complex,
-        _ if dtype.getattr("name").ok()?.extract::<String>().ok()? == "bfloat16" => {
-            Kind::BrainFloat
-        }
-        _ => return None,
-    };
-    DType::of(kind, size)
+    let name: String = dtype.getattr("name").ok()?.extract().ok()?;
+    DType::from_name(&name).filter(|d| d.size() == Some(dtype.itemsize()))
 }
 
 /// A read-only view of an integer array (a dtype of the core's `index` role, native byte

@@ -693,6 +693,23 @@ fn set_output_cache_limit(max_bytes: usize) -> usize {
     ndgather::memory::set_recycle_limit(max_bytes)
 }
 
+/// A row of [`dtype_table`]: name, element size, default fill bytes.
+type DTypeRow = (&'static str, Option<usize>, Option<Vec<u8>>);
+
+/// The core's dtype table, so that a test can walk every row through Python: each dtype's
+/// name (NumPy's or ml_dtypes'), its element size (`None` for the strings) and JAX's
+/// default fill element as bytes in the machine's order (`None` for the strings).
+#[pyfunction]
+fn dtype_table() -> PyResult<Vec<DTypeRow>> {
+    ndgather::DType::ALL
+        .iter()
+        .map(|d| {
+            let fill = d.fill_bytes(ndgather::FillValue::Default).map_err(to_py)?;
+            Ok((d.name(), d.size(), fill))
+        })
+        .collect()
+}
+
 /// The extension module `ndgather._core`.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -716,6 +733,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(set_output_cache_limit, m)?)?;
     m.add_function(wrap_pyfunction!(shard_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(dtype_table, m)?)?;
     m.add_function(wrap_pyfunction!(route_rows, m)?)?;
     m.add_function(wrap_pyfunction!(pool::_calling_thread_in_pool, m)?)?;
     pool::set_up(m)?;

@@ -79,19 +79,21 @@ pub mod memory {
 }
 mod types;
 
-pub use engine::fill::FillValue;
 pub use ops::gather::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
 pub use ops::take_along_axis::TakeAlongAxisOptions;
 pub use ops::{embedding, grad, scatter};
 pub use ops::{Op, Out, Params};
 pub use types::dtype::{
-    ArrayElement, DType, Kind, Tensor, TensorElement, TensorView, TensorViewMut,
+    ArrayElement, DType, Kind, Plain, Tensor, TensorElement, TensorView, TensorViewMut,
 };
 pub use types::error::{GatherError, OpKind, Result};
 pub use types::index::{BadIndices, IndexLimit, IndexType};
 pub use types::strings::{StringElement, Strings};
+pub use types::value::FillValue;
 
+pub use float8::{F8E4M3, F8E5M2};
 pub use half::{bf16, f16};
+pub use types::value::{FloatInfo, FloatValue};
 
 /// The README's examples, run as doctests.
 #[doc = include_str!("../../../README.md")]

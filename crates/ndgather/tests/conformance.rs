@@ -3,7 +3,8 @@
 //! where it failed, with TensorFlow's exact text where the message reports a bad index value.
 
 use ndgather::{
-    bf16, f16, Complex32, Complex64, DType, GatherError, GatherNdOptions, GatherOptions, Tensor,
+    with_dtype, Complex32, Complex64, DType, FloatValue, GatherError, GatherNdOptions,
+    GatherOptions, Tensor,
 };
 use serde_json::Value;
 
@@ -37,7 +38,12 @@ fn tensor(v: &Value) -> Tensor {
             )
         };
     }
+    let floats = with_dtype!(dtype, float T => Some(Tensor::from_shape_vec(
+        &shape,
+        data.iter().map(|x| <T as FloatValue>::from_f64(f(x))).collect(),
+    )), else None);
     let t = match dtype {
+        _ if floats.is_some() => floats.unwrap(),
         DType::Bool => {
             Tensor::from_shape_vec(&shape, data.iter().map(|x| x.as_bool().unwrap()).collect())
         }
@@ -49,14 +55,6 @@ fn tensor(v: &Value) -> Tensor {
         DType::U16 => ints!(u16),
         DType::U32 => ints!(u32),
         DType::U64 => ints!(u64),
-        DType::F16 => {
-            Tensor::from_shape_vec(&shape, data.iter().map(|x| f16::from_f64(f(x))).collect())
-        }
-        DType::BF16 => {
-            Tensor::from_shape_vec(&shape, data.iter().map(|x| bf16::from_f64(f(x))).collect())
-        }
-        DType::F32 => Tensor::from_shape_vec(&shape, data.iter().map(|x| f(x) as f32).collect()),
-        DType::F64 => Tensor::from_shape_vec(&shape, data.iter().map(f).collect()),
         DType::C64 => Tensor::from_shape_vec(
             &shape,
             data.iter()
@@ -83,6 +81,7 @@ fn tensor(v: &Value) -> Tensor {
                 .map(|x| x.as_str().unwrap().as_bytes().to_vec())
                 .collect(),
         ),
+        other => panic!("{other}: a float, built above"),
     };
     t.unwrap()
 }

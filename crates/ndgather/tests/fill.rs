@@ -9,7 +9,7 @@ use half::{bf16, f16};
 use ndarray::{array, ArrayD, IxDyn};
 use ndgather::Op;
 use ndgather::{
-    BadIndices, Complex32, Complex64, DType, FillValue, GatherNdOptions, GatherOptions,
+    BadIndices, Complex32, Complex64, DType, FillValue, FloatValue, GatherNdOptions, GatherOptions,
     TakeAlongAxisOptions, Tensor,
 };
 
@@ -25,25 +25,25 @@ fn jax_fill_values_for_every_dtype() {
     for &dtype in DType::ALL {
         let out = filled(dtype);
         let text = format!("{out:?}");
-        let ok = match out {
-            Tensor::Bool(a) => a[1],
-            Tensor::I8(a) => a[1] == i8::MIN,
-            Tensor::I16(a) => a[1] == i16::MIN,
-            Tensor::I32(a) => a[1] == i32::MIN,
-            Tensor::I64(a) => a[1] == i64::MIN,
-            Tensor::U8(a) => a[1] == u8::MAX,
-            Tensor::U16(a) => a[1] == u16::MAX,
-            Tensor::U32(a) => a[1] == u32::MAX,
-            Tensor::U64(a) => a[1] == u64::MAX,
-            Tensor::F16(a) => a[1].is_nan(),
-            Tensor::BF16(a) => a[1].is_nan(),
-            Tensor::F32(a) => a[1].is_nan(),
-            Tensor::F64(a) => a[1].is_nan(),
-            Tensor::C64(a) => a[1].re.is_nan() && a[1].im == 0.0,
-            Tensor::C128(a) => a[1].re.is_nan() && a[1].im == 0.0,
-            Tensor::String(a) => a.get(1).is_some_and(|s| s.is_empty()),
-            Tensor::Bytes(a) => a.get(1).is_some_and(|s| s.is_empty()),
-        };
+        let nan = ndgather::with_tensor!(Tensor, &out, float a => a[1].to_f64().is_nan(), else _d => false);
+        let ok = nan
+            || match out {
+                Tensor::Bool(a) => a[1],
+                Tensor::I8(a) => a[1] == i8::MIN,
+                Tensor::I16(a) => a[1] == i16::MIN,
+                Tensor::I32(a) => a[1] == i32::MIN,
+                Tensor::I64(a) => a[1] == i64::MIN,
+                Tensor::U8(a) => a[1] == u8::MAX,
+                Tensor::U16(a) => a[1] == u16::MAX,
+                Tensor::U32(a) => a[1] == u32::MAX,
+                Tensor::U64(a) => a[1] == u64::MAX,
+                Tensor::C64(a) => a[1].re.is_nan() && a[1].im == 0.0,
+                Tensor::C128(a) => a[1].re.is_nan() && a[1].im == 0.0,
+                Tensor::String(a) => a.get(1).is_some_and(|s| s.is_empty()),
+                Tensor::Bytes(a) => a.get(1).is_some_and(|s| s.is_empty()),
+                // The floats, NaN above.
+                _ => false,
+            };
         assert!(ok, "{dtype}: {text}");
     }
 }

@@ -1,12 +1,16 @@
 //! The dtype-erased API: every element type and every index type, and its own errors.
 
 use ndgather::{
-    bf16, f16, Complex32, Complex64, DType, GatherError, GatherNdOptions, GatherOptions, Tensor,
-    TensorElement,
+    bf16, f16, Complex32, Complex64, DType, FloatValue, GatherError, GatherNdOptions,
+    GatherOptions, Tensor, TensorElement, F8E4M3, F8E5M2,
 };
 
 fn tensor<T: TensorElement>(shape: &[usize], data: Vec<T>) -> Tensor {
     Tensor::from_shape_vec(shape, data).unwrap()
+}
+
+fn float8<T: FloatValue>(x: f64) -> T {
+    T::from_f64(x)
 }
 
 fn every_dtype() -> Vec<Tensor> {
@@ -32,6 +36,15 @@ fn every_dtype() -> Vec<Tensor> {
         ),
         tensor(&[3, 2], k().map(|v| v as f32 / 3.0).collect()),
         tensor(&[3, 2], k().map(|v| v as f64 / 7.0).collect()),
+        tensor(
+            &[3, 2],
+            k().map(|v| float8(v as f64 * 1.5)).collect::<Vec<F8E4M3>>(),
+        ),
+        tensor(
+            &[3, 2],
+            k().map(|v| float8(v as f64 * -96.0))
+                .collect::<Vec<F8E5M2>>(),
+        ),
         tensor(
             &[3, 2],
             k().map(|v| Complex32::new(v as f32, 1.0)).collect(),
@@ -72,22 +85,7 @@ fn rows(t: &Tensor, picks: &[usize]) -> Tensor {
             .into()
         };
     }
-    match t {
-        Tensor::Bool(a) => pick!(a),
-        Tensor::I8(a) => pick!(a),
-        Tensor::I16(a) => pick!(a),
-        Tensor::I32(a) => pick!(a),
-        Tensor::I64(a) => pick!(a),
-        Tensor::U8(a) => pick!(a),
-        Tensor::U16(a) => pick!(a),
-        Tensor::U32(a) => pick!(a),
-        Tensor::U64(a) => pick!(a),
-        Tensor::F16(a) => pick!(a),
-        Tensor::BF16(a) => pick!(a),
-        Tensor::F32(a) => pick!(a),
-        Tensor::F64(a) => pick!(a),
-        Tensor::C64(a) => pick!(a),
-        Tensor::C128(a) => pick!(a),
+    ndgather::with_tensor!(Tensor, t, fixed a => pick!(a), else _d => match t {
         Tensor::String(a) => {
             let a = a.to_array();
             pick!(a)
@@ -96,7 +94,8 @@ fn rows(t: &Tensor, picks: &[usize]) -> Tensor {
             let a = a.to_array();
             pick!(a)
         }
-    }
+        other => panic!("{}: fixed-width, picked above", other.dtype()),
+    })
 }
 
 #[test]

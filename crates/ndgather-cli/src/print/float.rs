@@ -2,93 +2,58 @@
 //! (what NumPy's Dragon4 gives with `unique=True`), capped at a precision, positional or
 //! scientific by NumPy's rules, padded so that a column of them lines up.
 
-use half::{bf16, f16};
+use ndgather::{FloatInfo, FloatValue};
 
-/// A floating-point value of one of the float dtypes, kept with its type.
+/// A floating-point value of one of the `float` dtypes, kept with what its type says of it.
 #[derive(Copy, Clone, Debug)]
-pub enum Float {
-    /// `float16`.
-    F16(f16),
-    /// `bfloat16` (printed by the rules NumPy gives its own float types).
-    BF16(bf16),
-    /// `float32`.
-    F32(f32),
-    /// `float64`.
-    F64(f64),
+pub struct Float {
+    x: f64,
+    info: FloatInfo,
 }
 
 impl Float {
+    /// The value of `v`, with its type's facts.
+    pub fn new<T: FloatValue>(v: T) -> Float {
+        Float {
+            x: v.to_f64(),
+            info: FloatInfo::of::<T>(),
+        }
+    }
+
     /// The value, exactly (every value of these types is an `f64`).
     pub fn value(self) -> f64 {
-        match self {
-            Float::F16(v) => v.to_f64(),
-            Float::BF16(v) => v.to_f64(),
-            Float::F32(v) => v as f64,
-            Float::F64(v) => v,
-        }
+        self.x
     }
 
     /// NumPy's `finfo(dtype).precision`: decimal digits the type carries.
     fn precision(self) -> i32 {
-        match self {
-            Float::F16(_) => 3,
-            Float::BF16(_) => 2,
-            Float::F32(_) => 6,
-            Float::F64(_) => 15,
-        }
+        self.info.precision
     }
 
     /// `x` rounded to this value's type (how NumPy compares a Python float with it).
     fn round(self, x: f64) -> f64 {
-        match self {
-            Float::F16(_) => f16::from_f64(x).to_f64(),
-            Float::BF16(_) => bf16::from_f64(x).to_f64(),
-            Float::F32(_) => x as f32 as f64,
-            Float::F64(_) => x,
-        }
+        (self.info.round)(x)
     }
 
     /// The interval of reals that round to this (finite, non-negative) value: between the
     /// midpoints to its neighbours, which round to it (ties to even) when its last bit is 0.
     fn interval(self) -> (f64, f64, bool) {
-        fn mid<T: Copy>(
-            v: T,
-            bits: fn(T) -> u64,
-            from: fn(u64) -> T,
-            f: fn(T) -> f64,
-        ) -> (f64, f64, bool) {
-            let b = bits(v);
-            let x = f(v);
-            let below = if b == 0 { -x } else { f(from(b - 1)) };
-            let above = f(from(b + 1));
-            let above = if above.is_finite() {
-                above
-            } else {
-                x + (x - below)
-            };
-            ((below + x) / 2.0, (x + above) / 2.0, b.is_multiple_of(2))
+        if self.info.is_f64 {
+            return (f64::NAN, f64::NAN, false);
         }
-        match self {
-            Float::F16(v) => mid(
-                v,
-                |v| v.to_bits() as u64,
-                |b| f16::from_bits(b as u16),
-                f16::to_f64,
-            ),
-            Float::BF16(v) => mid(
-                v,
-                |v| v.to_bits() as u64,
-                |b| bf16::from_bits(b as u16),
-                bf16::to_f64,
-            ),
-            Float::F32(v) => mid(
-                v,
-                |v| v.to_bits() as u64,
-                |b| f32::from_bits(b as u32),
-                |v| v as f64,
-            ),
-            Float::F64(_) => (f64::NAN, f64::NAN, false),
-        }
+        let (x, b) = (self.x, (self.info.bits)(self.x));
+        let below = if b == 0 {
+            -x
+        } else {
+            (self.info.from_bits)(b - 1)
+        };
+        let above = (self.info.from_bits)(b + 1);
+        let above = if above.is_finite() {
+            above
+        } else {
+            x + (x - below)
+        };
+        ((below + x) / 2.0, (x + above) / 2.0, b.is_multiple_of(2))
     }
 }
 
@@ -180,8 +145,8 @@ fn shortest(v: Float) -> Digits {
             exp: 0,
         };
     }
-    if let Float::F64(x) = v {
-        return Digits::from_exp_form(&format!("{:e}", x.abs())).trimmed();
+    if v.info.is_f64 {
+        return Digits::from_exp_form(&format!("{x:e}")).trimmed();
     }
     let (low, high, closed) = v.abs().interval();
     let inside = |y: f64| (low < y && y < high) || (closed && (y == low || y == high));
@@ -213,11 +178,9 @@ fn shortest(v: Float) -> Digits {
 
 impl Float {
     fn abs(self) -> Float {
-        match self {
-            Float::F16(v) => Float::F16(f16::from_bits(v.to_bits() & 0x7fff)),
-            Float::BF16(v) => Float::BF16(bf16::from_bits(v.to_bits() & 0x7fff)),
-            Float::F32(v) => Float::F32(v.abs()),
-            Float::F64(v) => Float::F64(v.abs()),
+        Float {
+            x: self.x.abs(),
+            ..self
         }
     }
 
@@ -465,9 +428,10 @@ pub fn scalar(v: Float, plus: bool, trim_all: bool) -> String {
     if x.is_infinite() {
         return format!("{sign}inf");
     }
-    let cutoff = match v {
-        Float::F64(_) => 1e16,
-        _ => 10f64.powi(v.precision()),
+    let cutoff = if v.info.is_f64 {
+        1e16
+    } else {
+        10f64.powi(v.precision())
     };
     let a = x.abs();
     if a == 0.0 || (1e-4..cutoff).contains(&a) {

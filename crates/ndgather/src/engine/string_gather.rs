@@ -3,13 +3,13 @@
 //! [`Span::FILL`]), then one pass that copies the gathered spans' bytes into the output's
 //! buffer. No allocation per element, and none freed per element when the output is dropped.
 
-use crate::engine::fill::FillValue;
 use crate::engine::kernel::for_chunks;
 use crate::engine::mem::output;
 use crate::engine::mem::output::Slot;
 use crate::types::error::{GatherError, Result};
 use crate::types::index::BadIndices;
 use crate::types::strings::{Span, StringElement, Strings};
+use crate::types::value::FillValue;
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use rayon::prelude::*;
 use std::marker::PhantomData;

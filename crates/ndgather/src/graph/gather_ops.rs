@@ -3,13 +3,13 @@
 use super::node::NodeKind;
 use super::op_error::{OpError, OpResult};
 use super::scope::{Operand, Output, Scope};
-use crate::engine::fill::FillValue;
 use crate::ops::gather::{GatherNdOptions, GatherOptions};
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
 use crate::ops::Op;
 use crate::shape::{self, Axis, Shape};
 use crate::types::dtype::TensorElement;
 use crate::types::index::{BadIndices, IndexType};
+use crate::types::value::FillValue;
 use ndarray::{ArrayD, IxDyn};
 
 /// An op with a fixed value.

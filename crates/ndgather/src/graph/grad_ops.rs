@@ -19,7 +19,7 @@ mod sealed {
 pub trait GradElement: TensorElement + Summable + sealed::Sealed {}
 
 macro_rules! impl_grad_elements {
-    ({} $($v:ident($t:ty) = $name:literal, $kind:ident, [$($r:ident)*];)*) => {$(
+    ({} $($v:ident($t:ty) = $name:literal, $kind:ident, $npy:literal, $st:literal, [$($r:ident)*];)*) => {$(
         crate::__if_role! {grad [$($r)*] {
             impl sealed::Sealed for $t {}
             impl GradElement for $t {}

@@ -1,6 +1,6 @@
 //! The typed front end on `ndarray`: params and indices as any array or view, of any layout.
 
-use crate::engine::fill::{self, FillValue};
+use crate::engine::fill;
 use crate::engine::kernel;
 use crate::engine::mem::layout::{
     check_out_shape, into_array, row_major, with_row_major_out, Elements,
@@ -11,6 +11,7 @@ use crate::shape::plan::{GatherNdPlan, GatherPlan};
 pub use crate::types::dtype::Element;
 use crate::types::error::Result;
 use crate::types::index::{BadIndices, IndexType};
+use crate::types::value::FillValue;
 use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, Dimension};
 use std::borrow::Cow;
 

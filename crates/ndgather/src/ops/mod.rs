@@ -14,7 +14,7 @@ pub mod grad;
 pub mod scatter;
 pub(crate) mod take_along_axis;
 
-use crate::engine::fill::{self, FillValue};
+use crate::engine::fill;
 use crate::engine::mem::layout::Elements;
 use crate::engine::mem::units::{self, with_unit_of, Unit};
 use crate::shape::{gather_nd_shape, gather_shape, Axis, Shape};
@@ -22,6 +22,7 @@ use crate::types::dtype::{FixedWidth, Tensor, TensorView, TensorViewMut};
 use crate::types::error::{GatherError, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::strings::{StringElement, Strings};
+use crate::types::value::{self, FillValue};
 use crate::with_tensor;
 use gather::{GatherNdOptions, GatherOptions};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn};
@@ -403,7 +404,7 @@ impl Op {
                 let bytes = &bytes[..usize::from(n)];
                 match units::of_bytes::<U>(bytes) {
                     Some(u) if u.len() == len => u,
-                    _ => return Err(fill::refuse_bytes::<T>(value)),
+                    _ => return Err(value::refuse::<T>(value)),
                 }
             }
             _ => units::of_value::<T, U>(&fill::element::<T>(value)?),

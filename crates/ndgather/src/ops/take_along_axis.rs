@@ -5,7 +5,7 @@
 //! The same layering as gather: a shape rule ([`AlongPlan::new`]), one pass that checks every
 //! index, then a copy loop over rows of the output (parallel above the kernel's threshold).
 
-use crate::engine::fill::{self, FillValue};
+use crate::engine::fill;
 use crate::engine::kernel;
 use crate::engine::mem::layout::{
     check_out_shape, into_array, row_major, with_row_major_out, Element, Elements,
@@ -18,6 +18,7 @@ use crate::ops::scatter::Summable;
 use crate::shape::plan::unravel;
 use crate::types::error::{GatherError, Result};
 use crate::types::index::{BadIndices, IndexType};
+use crate::types::value::FillValue;
 use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, Dimension};
 use std::borrow::Cow;
 

@@ -15,12 +15,20 @@ use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, CowArray, IxDyn};
 pub trait Element: Clone + Default + Send + Sync + 'static {}
 impl<T: Clone + Default + Send + Sync + 'static> Element for T {}
 
-/// The table: `Variant(Rust type) = "TensorFlow name", kind, [roles]`. Roles:
+/// The table: `Variant(Rust type) = "TensorFlow name", kind, ".npy descr", "safetensors
+/// name", [roles]`. The TensorFlow name is NumPy's (and ml_dtypes') name too; the `.npy` descr
+/// is the one `numpy.save` writes (without its byte order; `U` and `S` take a width), as
+/// ml_dtypes' types save (`V2`, `V1`, `f1`); an empty safetensors name means safetensors has
+/// no such dtype. Roles:
 /// - `index`: a dtype of indices in the dtype-erased API and the Python package (TensorFlow's,
 ///   `int8` and the unsigned ones);
 /// - `number`: a fixed-width number (the summing ops' dtypes; plain bytes in a file);
 /// - `grad`: a dtype with a gradient (floating-point and complex, as TensorFlow);
 /// - `real`: a real floating-point dtype (embedding tables);
+/// - `plain`: every bit pattern is a value ([`Plain`]), so bytes from a file or another
+///   library are elements as they lie;
+/// - `float`: a real floating-point type whose every value is an `f64` (`FloatValue`:
+///   printing, fill values);
 /// - `strings`: a variable-width dtype, which a [`Tensor`] holds as a
 ///   [`Strings`](crate::Strings) (the others, the `fixed` dtypes, as an `ndarray` array).
 #[doc(hidden)]
@@ -28,23 +36,25 @@ impl<T: Clone + Default + Send + Sync + 'static> Element for T {}
 macro_rules! __dtype_table {
     ([$($callback:tt)+] $args:tt) => {
         $($callback)+ ! { $args
-            Bool(bool) = "bool", Bool, [];
-            I8(i8) = "int8", Int, [index number];
-            I16(i16) = "int16", Int, [index number];
-            I32(i32) = "int32", Int, [index number];
-            I64(i64) = "int64", Int, [index number];
-            U8(u8) = "uint8", Uint, [index number];
-            U16(u16) = "uint16", Uint, [index number];
-            U32(u32) = "uint32", Uint, [index number];
-            U64(u64) = "uint64", Uint, [index number];
-            F16($crate::f16) = "float16", Float, [number grad real];
-            BF16($crate::bf16) = "bfloat16", BrainFloat, [number grad real];
-            F32(f32) = "float32", Float, [number grad real];
-            F64(f64) = "float64", Float, [number grad real];
-            C64($crate::Complex32) = "complex64", Complex, [number grad];
-            C128($crate::Complex64) = "complex128", Complex, [number grad];
-            String(String) = "string", String, [strings];
-            Bytes(Vec<u8>) = "bytes", Bytes, [strings];
+            Bool(bool) = "bool", Bool, "b1", "BOOL", [];
+            I8(i8) = "int8", Int, "i1", "I8", [index number plain];
+            I16(i16) = "int16", Int, "i2", "I16", [index number plain];
+            I32(i32) = "int32", Int, "i4", "I32", [index number plain];
+            I64(i64) = "int64", Int, "i8", "I64", [index number plain];
+            U8(u8) = "uint8", Uint, "u1", "U8", [index number plain];
+            U16(u16) = "uint16", Uint, "u2", "U16", [index number plain];
+            U32(u32) = "uint32", Uint, "u4", "U32", [index number plain];
+            U64(u64) = "uint64", Uint, "u8", "U64", [index number plain];
+            F16($crate::f16) = "float16", Float, "f2", "F16", [number grad real plain float];
+            BF16($crate::bf16) = "bfloat16", BrainFloat, "V2", "BF16", [number grad real plain float];
+            F32(f32) = "float32", Float, "f4", "F32", [number grad real plain float];
+            F64(f64) = "float64", Float, "f8", "F64", [number grad real plain float];
+            F8E4M3($crate::F8E4M3) = "float8_e4m3fn", Float8, "V1", "F8_E4M3", [plain float];
+            F8E5M2($crate::F8E5M2) = "float8_e5m2", Float8, "f1", "F8_E5M2", [plain float];
+            C64($crate::Complex32) = "complex64", Complex, "c8", "C64", [number grad plain];
+            C128($crate::Complex64) = "complex128", Complex, "c16", "", [number grad plain];
+            String(String) = "string", String, "U", "", [strings];
+            Bytes(Vec<u8>) = "bytes", Bytes, "S", "", [strings];
         }
     };
 }
@@ -66,6 +76,8 @@ macro_rules! __if_role {
     (number [number $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (grad [grad $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (real [real $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
+    (plain [plain $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
+    (float [float $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     ($role:ident [$other:ident $($r:ident)*] $yes:tt else $no:tt) => {
         $crate::__if_role!{$role [$($r)*] $yes else $no}
     };
@@ -77,7 +89,7 @@ macro_rules! __if_role {
 #[macro_export]
 macro_rules! __match_dtype {
     ({ $role:ident, $dtype:expr, $T:ident, $body:expr, $fallback:expr }
-     $($v:ident($t:ty) = $name:literal, $kind:ident, [$($r:ident)*];)*) => {
+     $($v:ident($t:ty) = $name:literal, $kind:ident, $npy:literal, $st:literal, [$($r:ident)*];)*) => {
         match $dtype {
             $($crate::DType::$v => $crate::__if_role!{$role [$($r)*] {{
                 #[allow(dead_code)]
@@ -91,8 +103,9 @@ macro_rules! __match_dtype {
 /// Runs `body` with the type `T` of a run-time [`DType`]: the one dispatch from a dtype to a
 /// Rust type, derived from the crate's dtype table. `with_dtype!(dtype, T => body)` covers
 /// every dtype; `with_dtype!(dtype, ROLE T => body, else fallback)` covers the dtypes of one
-/// role (`index`, `number`, `grad`, `real`, `strings` or `fixed`; see [`DType::is_index`],
-/// [`DType::is_number`], [`DType::has_grad`], [`DType::is_real`], [`DType::size`]) and
+/// role (`index`, `number`, `grad`, `real`, `plain`, `float`, `strings` or `fixed`; see
+/// [`DType::is_index`], [`DType::is_number`], [`DType::has_grad`], [`DType::is_real`],
+/// [`DType::is_plain`], [`DType::is_float`], [`DType::size`]) and
 /// evaluates `fallback` for the others. The body
 /// is compiled once per type, so it may use any trait the concrete types have.
 ///
@@ -121,7 +134,7 @@ macro_rules! with_dtype {
 #[macro_export]
 macro_rules! __match_tensor {
     ({ $role:ident, $enum:ident, $value:expr, $a:ident => $body:expr, $other:ident => $fallback:expr }
-     $($v:ident($t:ty) = $name:literal, $kind:ident, [$($r:ident)*];)*) => {
+     $($v:ident($t:ty) = $name:literal, $kind:ident, $npy:literal, $st:literal, [$($r:ident)*];)*) => {
         match $value {
             $(
                 #[allow(unused_variables)]
@@ -171,6 +184,9 @@ pub enum Kind {
     Float,
     /// bfloat16 (8 exponent bits; NumPy has no such type, `ml_dtypes` adds one).
     BrainFloat,
+    /// 8-bit floats (ml_dtypes' `float8_e4m3fn` and `float8_e5m2`; NumPy has none), told
+    /// apart by their names.
+    Float8,
     /// Complex numbers of two IEEE floats.
     Complex,
     /// Unicode text.
@@ -179,8 +195,14 @@ pub enum Kind {
     Bytes,
 }
 
+/// Whether `T` is one of the table's fixed-width types: each is `Copy`, with no padding, so
+/// a copy of its bytes is a copy of its value.
+pub(crate) fn is_fixed_width<T: 'static>() -> bool {
+    DType::of_type::<T>().is_some_and(|d| d.size().is_some())
+}
+
 macro_rules! define_dtypes {
-    ({} $($variant:ident($t:ty) = $name:literal, $kind:ident, [$($role:ident)*];)*) => {
+    ({} $($variant:ident($t:ty) = $name:literal, $kind:ident, $npy:literal, $st:literal, [$($role:ident)*];)*) => {
         /// The element type of a [`Tensor`]; names are TensorFlow's.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum DType {
@@ -203,13 +225,30 @@ macro_rules! define_dtypes {
             pub fn kind(self) -> Kind {
                 match self { $(DType::$variant => Kind::$kind),* }
             }
+
+            /// The type string `numpy.save` writes for the dtype, without its byte order
+            /// (`f4`, `c16`; `V2`, `V1`, `f1` for ml_dtypes' bfloat16, float8_e4m3fn and
+            /// float8_e5m2; `U` and `S` for the strings, whose width is per array).
+            pub fn npy_descr(self) -> &'static str {
+                match self { $(DType::$variant => $npy),* }
+            }
+
+            /// The safetensors name of the dtype (`F32`, `F8_E4M3`), or `None` for a dtype
+            /// safetensors does not have.
+            pub fn safetensors_name(self) -> Option<&'static str> {
+                match self { $(DType::$variant => Some($st).filter(|n: &&str| !n.is_empty())),* }
+            }
         }
 
-        /// Whether `T` is one of the table's fixed-width types: each is `Copy`, with no
-        /// padding, so a copy of its bytes is a copy of its value.
-        pub(crate) fn is_fixed_width<T: 'static>() -> bool {
-            let id = std::any::TypeId::of::<T>();
-            false $(|| $crate::__if_role!{fixed [$($role)*] {id == std::any::TypeId::of::<$t>()} else {false}})*
+        impl DType {
+            /// The dtype whose Rust type is `T`, if any.
+            pub(crate) fn of_type<T: 'static>() -> Option<DType> {
+                let id = std::any::TypeId::of::<T>();
+                $(if id == std::any::TypeId::of::<$t>() {
+                    return Some(DType::$variant);
+                })*
+                None
+            }
         }
 
         /// A tensor of any supported element type: an `ndarray` array of a fixed-width type,
@@ -335,6 +374,7 @@ macro_rules! define_dtypes {
                         match view { TensorViewMut::$variant(a) => Some(a), _ => None }
                     }
                 }
+                $crate::__if_role!{plain [$($role)*] { impl Plain for $t {} } else {}}
             } else {
                 impl From<Strings<$t>> for Tensor {
                     fn from(strings: Strings<$t>) -> Tensor {
@@ -373,6 +413,22 @@ pub(crate) trait FixedWidth: ArrayElement + Copy {
     /// The array inside a mutable view of this dtype.
     fn from_view_mut(view: TensorViewMut<'_>) -> Option<ArrayViewMutD<'_, Self>>;
 }
+
+/// The table's `plain` types: every bit pattern is a value (all fixed-width types but
+/// `bool`), so bytes read from a file or lent by another library are elements as they lie.
+/// The one test of it for every front end (the CLI reads such files in place, the Python
+/// package lends such arrays), by `bytemuck`'s casts.
+///
+/// ```
+/// use ndgather::{with_dtype, DType};
+/// let bytes = [0u8, 0, 192, 63];
+/// let first = |d: DType| with_dtype!(d, plain T =>
+///     Some(format!("{:?}", bytemuck::pod_read_unaligned::<T>(&bytes[..std::mem::size_of::<T>()]))),
+///     else None);
+/// assert_eq!(first(DType::F32).as_deref(), Some("1.5"));
+/// assert_eq!(first(DType::Bool), None);
+/// ```
+pub trait Plain: ArrayElement + Copy + bytemuck::Pod {}
 
 /// Element types that a [`Tensor`] holds as an `ndarray` array: every fixed-width type of
 /// the table (the `strings` dtypes are held as [`Strings`]).
@@ -431,6 +487,48 @@ impl DType {
     /// Whether the dtype is a real floating-point type (the table's `real` role).
     pub fn is_real(self) -> bool {
         with_dtype!(self, real T => true, else false)
+    }
+
+    /// Whether every bit pattern is a value of the dtype (the table's `plain` role,
+    /// [`Plain`]): every fixed-width dtype but `bool`.
+    pub fn is_plain(self) -> bool {
+        with_dtype!(self, plain T => true, else false)
+    }
+
+    /// Whether the dtype is a real floating-point type whose values are `f64`s (the table's
+    /// `float` role, `FloatValue`).
+    pub fn is_float(self) -> bool {
+        with_dtype!(self, float T => true, else false)
+    }
+
+    /// The fixed-width dtype of a `.npy` type string as `numpy.save` writes it (with or
+    /// without its byte order: `<f4`, `|b1`; ml_dtypes' `<V2`, `<V1`, `<f1`).
+    ///
+    /// ```
+    /// use ndgather::DType;
+    /// assert_eq!(DType::from_npy_descr(">i8"), Some(DType::I64));
+    /// assert_eq!(DType::from_npy_descr("<V1"), Some(DType::F8E4M3));
+    /// assert_eq!(DType::from_npy_descr("<U3"), None); // strings take a width
+    /// ```
+    pub fn from_npy_descr(descr: &str) -> Option<DType> {
+        let code = descr.trim_start_matches(['<', '>', '|', '=']);
+        DType::ALL
+            .iter()
+            .copied()
+            .find(|d| d.size().is_some() && d.npy_descr() == code)
+    }
+
+    /// The dtype of a safetensors name (`F32`, `F8_E5M2`).
+    ///
+    /// ```
+    /// use ndgather::DType;
+    /// assert_eq!(DType::from_safetensors_name("F8_E5M2"), Some(DType::F8E5M2));
+    /// ```
+    pub fn from_safetensors_name(name: &str) -> Option<DType> {
+        DType::ALL
+            .iter()
+            .copied()
+            .find(|d| d.safetensors_name() == Some(name))
     }
 
     /// The names of the dtypes for which `role` holds, for messages.

@@ -8,3 +8,4 @@ pub(crate) mod error;
 pub(crate) mod index;
 pub(crate) mod strings;
 pub(crate) mod tensor;
+pub(crate) mod value;
