@@ -486,10 +486,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
 /// Makes the main thread one of rayon's workers (the pool keeps its size: the main thread and
 /// one fewer spawned thread). Every call of the library is made from the main thread, which
 /// then splits its work on its own deque and works through it instead of handing it to the
-/// pool and sleeping until the pool is done. Measured with `ndgather bench --quick`, new ÷
-/// old binary alternated, 10 rounds: 0.76-0.95x on the suite's cases (nd_batch's `alloc`,
-/// bound by fresh pages, and `tiny`, which runs on one thread, within noise); full sizes
-/// within noise (BENCHMARKS.md). Should the pool fail to build (it cannot already exist
+/// pool and sleeping until the pool is done: faster on the suite's quick cases (figures:
+/// BENCHMARKS.md, "Measurements behind the code"). Should the pool fail to build (it cannot already exist
 /// here), calls build the default pool as before.
 fn join_the_thread_pool() {
     _ = rayon::ThreadPoolBuilder::new()

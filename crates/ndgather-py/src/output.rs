@@ -142,7 +142,7 @@ pub(crate) fn store_objects(
     };
     // A C-ordered target (every fresh output) as one slice, whose loop the compiler keeps
     // tight; walking it as an n-dimensional view cost a call per element where the compiler
-    // did not inline that iterator (strings quick: 280 us against 158).
+    // did not inline that iterator (figures: BENCHMARKS.md, "Measurements behind the code").
     match slots.as_slice_mut() {
         Some(flat) => flat.iter_mut().zip(pointers).for_each(|(s, p)| store(s, p)),
         None => slots

@@ -3,8 +3,7 @@
 //! - Calls from the thread that imported the package (Python's main thread, as a rule) run in
 //!   a rayon pool of which that thread is one worker, as the CLI's main thread is: the call
 //!   splits its work on the thread that makes it instead of handing it to a pool and sleeping
-//!   until it is done (BENCHMARKS.md, the changes table's row for the CLI: 0.76-0.95x on the
-//!   suite's quick cases).
+//!   until it is done (BENCHMARKS.md, "Measurements behind the code").
 //! - Calls from any other thread (a Dask worker's, say) use rayon's global pool, all of whose
 //!   workers stay theirs.
 //! - In a process made by `os.fork` (`multiprocessing`'s `"fork"` method) every call runs in

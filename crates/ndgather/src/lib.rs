@@ -58,15 +58,20 @@
 //!   ndgather refuses the same calls for `i16`, `i32` and `i64` indices with the same message;
 //!   the unsigned index types have no such limit.
 #![deny(missing_docs)]
+// `unsafe` lives in `engine::mem` and `engine::simd`, each block beside its proof; every
+// other module forbids it (`tests/architecture.rs` checks that none is left out).
 #![deny(unsafe_code)]
 #![warn(unreachable_pub)]
 
 mod engine;
+#[forbid(unsafe_code)]
 pub mod graph;
 /// Lets unit tests name the crate as its users do (`ndgather::…`).
 #[cfg(test)]
 extern crate self as ndgather;
+#[forbid(unsafe_code)]
 mod ops;
+#[forbid(unsafe_code)]
 pub mod shape;
 
 /// Memory tuning, in one place: the pool that keeps freed outputs for reuse (its limit, and
@@ -77,6 +82,7 @@ pub mod memory {
         after_fork_in_child, recycle, recycle_limit, set_recycle_limit,
     };
 }
+#[forbid(unsafe_code)]
 mod types;
 
 pub use ops::gather::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};

@@ -185,3 +185,48 @@ fn no_layer_imports_one_above_it() {
         }
     }
 }
+
+/// `unsafe` lives in `engine/mem` and `engine/simd` only: no other file has an `unsafe`
+/// block, function or impl (a kernel test calling the AVX2 clones excepted), and every
+/// other top-level module is declared under `forbid(unsafe_code)`.
+#[test]
+fn unsafe_only_in_engine_mem_and_simd() {
+    let allowed =
+        |m: &str| m.starts_with("engine/mem") || m.starts_with("engine/simd") || m == "engine";
+    let mut files: Vec<(String, PathBuf)> = modules().into_iter().collect();
+    files.push((
+        "engine/kernel/tests".into(),
+        src().join("engine/kernel/tests.rs"),
+    ));
+    for (module, path) in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code: String = text
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let uses = ["unsafe {", "unsafe fn", "unsafe impl"]
+            .iter()
+            .any(|u| code.contains(u));
+        assert!(allowed(&module) || !uses, "{module} has unsafe code");
+    }
+    let declared = |file: &str, modules: &[&str]| {
+        let text = std::fs::read_to_string(src().join(file)).unwrap();
+        for m in modules {
+            let at = text
+                .lines()
+                .position(|l| l.ends_with(&format!("mod {m};")))
+                .unwrap_or_else(|| panic!("{file} declares {m}"));
+            let before = text.lines().nth(at.saturating_sub(1)).unwrap_or("");
+            assert!(
+                before.contains("forbid(unsafe_code)"),
+                "{m} is not forbid(unsafe_code)"
+            );
+        }
+    };
+    declared("lib.rs", &["graph", "ops", "shape", "types"]);
+    declared(
+        "engine/mod.rs",
+        &["fill", "kernel", "strided", "string_gather"],
+    );
+}

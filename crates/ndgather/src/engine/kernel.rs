@@ -386,9 +386,9 @@ impl<T: Clone + Default + Sync + 'static, I: IndexType> SliceCopy<'_, T, I> {
     fn run<const N: usize, O: Slot<T>>(&self, dst: &mut [O]) -> bool {
         // The params row and the output as arrays of N: one bounds check and one move per
         // slice. This loop repeats `copy_slices`' shape on purpose: a range of the row and a
-        // chunk of the output per slice kept the iterator's state on the stack (rows_small
-        // 2x slower), and routing `copy` through a closure for the slice measured sorted_1d
-        // `alloc` 1.24-1.31x slower (layout; `run_scalar` itself was unchanged).
+        // chunk of the output per slice kept the iterator's state on the stack, and routing
+        // `copy` through a closure for the slice moved the code so that it ran slower
+        // (figures: BENCHMARKS.md, "Measurements behind the code").
         let (rows, _) = self.row.as_chunks::<N>();
         let (own, last) = dst.split_at_mut(self.split * N);
         let mut unresolved = false;
@@ -449,8 +449,7 @@ impl<T: Clone + Default + Sync + 'static, I: IndexType> SliceCopy<'_, T, I> {
     ) {
         for (t, (d, &i)) in own.zip(self.idx).enumerate() {
             // The compiler takes this test out of the loop (a loop of each); two loops
-            // written out here kept `inner` in memory in the prefetching one (rows_small
-            // 1.1-1.2x slower).
+            // written out here kept `inner` in memory in the prefetching one, which was slower.
             if self.ahead != 0 {
                 self.ask(self.row, self.idx, t + self.ahead, inner);
             }
@@ -803,7 +802,7 @@ fn copy_any<T, O>(
 }
 
 /// [`copy_at_offsets`] for slices of `N` elements: each a fixed-size move (a `memcpy` call
-/// per slice before: nd_slices' 32-element slices measured 0.66-0.82x the time).
+/// per slice before, slower on short slices; figures: BENCHMARKS.md).
 #[inline(always)]
 fn copy_fixed<const N: usize, T, O>(params: &[T], offsets: &[usize], ahead: usize, out: &mut [O])
 where

@@ -4,11 +4,16 @@
 //! outputs live in ([`mem`]); and the machine's instructions the loops use ([`simd`]).
 //! `unsafe` code lives in `mem` and `simd`, each block beside its proof.
 
+#[forbid(unsafe_code)]
 pub(crate) mod fill;
+// Its tests call the AVX2 clones of its loops, which takes `unsafe` (the CPU is checked).
+#[cfg_attr(not(test), forbid(unsafe_code))]
 pub(crate) mod kernel;
 #[allow(unsafe_code)]
 pub(crate) mod mem;
 #[allow(unsafe_code)]
 pub(crate) mod simd;
+#[forbid(unsafe_code)]
 pub(crate) mod strided;
+#[forbid(unsafe_code)]
 pub(crate) mod string_gather;

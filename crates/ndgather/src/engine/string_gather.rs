@@ -121,29 +121,38 @@ fn collect<T>(
             what: "output",
             shape: shape.clone(),
         })?;
-    // SAFETY: `copy_chunk` writes every byte of the buffer: the buffer is cut into one part
-    // per chunk of spans, each exactly as long as that chunk's strings together
-    // (`chunk_bytes`, summed to `total`), and each part is written string by string, in full.
-    #[allow(unsafe_code)]
-    let bytes = unsafe {
-        output::fresh::<u8>(total, &[total], |slots, _| {
-            let mut parts = Vec::with_capacity(chunk_bytes.len());
-            let mut rest = slots;
-            let mut start = 0;
-            for &n in &chunk_bytes {
-                let (part, tail) = rest.split_at_mut(n);
-                parts.push((start, part));
-                start += n;
-                rest = tail;
+    // `copy_chunk` writes every byte of the buffer: the buffer is cut into one part per chunk
+    // of spans, each exactly as long as that chunk's strings together (`chunk_bytes`,
+    // summed to `total`), and each part is written string by string, in full (`fresh`
+    // checks it in every test run, and may copy twice, so the spans move after).
+    let starts: Vec<usize> = chunk_bytes
+        .iter()
+        .scan(0, |start, &n| {
+            *start += n;
+            Some(*start - n)
+        })
+        .collect();
+    let bytes = output::fresh::<u8>(total, &[total], |slots, _| {
+        let mut parts = Vec::with_capacity(chunk_bytes.len());
+        let mut rest = slots;
+        for &n in &chunk_bytes {
+            let (part, tail) = rest.split_at_mut(n);
+            parts.push(part);
+            rest = tail;
+        }
+        let mut work: Vec<_> = spans.chunks(COPY_CHUNK).zip(parts).collect();
+        for_chunks(&mut work, 1, COPY_CHUNK * 16, |_, items| {
+            for (chunk, part) in items {
+                copy_chunk(chunk, part, source, fill);
             }
-            let mut work: Vec<_> = spans.chunks_mut(COPY_CHUNK).zip(parts).collect();
-            for_chunks(&mut work, 1, COPY_CHUNK * 16, |_, items| {
-                for (chunk, (start, part)) in items {
-                    copy_chunk(chunk, *start, part, source, fill);
-                }
-            });
-        })?
-    };
+        });
+    })?;
+    let mut moves: Vec<_> = spans.chunks_mut(COPY_CHUNK).zip(starts).collect();
+    for_chunks(&mut moves, 1, COPY_CHUNK * 16, |_, items| {
+        for (chunk, start) in items {
+            point_at_copies(chunk, *start, fill.len());
+        }
+    });
     Ok(Strings {
         shape,
         spans,
@@ -155,20 +164,12 @@ fn collect<T>(
 /// A string of this many bytes or fewer is copied as one block of this size wherever the
 /// source and the part have that much room from its start: one fixed-size move instead of a
 /// call to `memcpy` per string. The block's bytes past the string land where the chunk's
-/// next strings are copied afterwards, so each is overwritten. Measured on the suite's
-/// `strings` case (strings of 5 to 40 bytes, `ndgather bench --cases strings`): `alloc`
-/// 524-595 -> 317-358 us quick, 4.9-7.0 -> 3.2-3.7 ms full.
+/// next strings are copied afterwards, so each is overwritten (figures: BENCHMARKS.md,
+/// "Measurements behind the code").
 const BLOCK: usize = 64;
 
-/// Copies the strings at `spans` into `part` (exactly their length together), which starts
-/// at byte `start` of the new buffer, and points each span at its copy.
-fn copy_chunk(
-    spans: &mut [Span],
-    start: usize,
-    part: &mut [MaybeUninit<u8>],
-    source: &[u8],
-    fill: &[u8],
-) {
+/// Copies the strings at `spans` into `part` (exactly their length together).
+fn copy_chunk(spans: &[Span], part: &mut [MaybeUninit<u8>], source: &[u8], fill: &[u8]) {
     // No prefetch: the loop is short and its reads do not depend on each other, so the
     // processor keeps enough of them in flight, and a prefetch only adds work (figures:
     // BENCHMARKS.md, "Measurements behind the code").
@@ -189,11 +190,24 @@ fn copy_chunk(
             }
             _ => <MaybeUninit<u8> as Slot<u8>>::put_slice(&mut part[at..at + from.len()], from),
         }
-        *span = Span {
-            start: start + at,
-            end: start + at + from.len(),
-        };
         at += from.len();
+    }
+}
+
+/// Points each of a chunk's spans at its string's copy, the chunk's copies starting at byte
+/// `start` of the new buffer, one after another (a fill string is `fill_len` bytes).
+fn point_at_copies(spans: &mut [Span], start: usize, fill_len: usize) {
+    let mut at = start;
+    for span in spans {
+        let len = match *span {
+            Span::FILL => fill_len,
+            s => s.end - s.start,
+        };
+        *span = Span {
+            start: at,
+            end: at + len,
+        };
+        at += len;
     }
 }
 

@@ -131,18 +131,15 @@ fn fresh<P: Copies, T: Element, I: IndexType>(
     let idx = row_major(indices)?;
     let wide = widened(plan.clone(), record)?;
     let params = Source::of(params, wide.out_len())?;
-    // SAFETY: `Copies::copy` runs kernel::gather(_nd) or strided::gather(_nd), which write
-    // every slot of `out` (their contract: each item is copied or default-filled), and the
-    // fill pass only overwrites.
-    #[allow(unsafe_code)]
-    let out = unsafe {
-        output::fresh_checked(
-            wide.out_len(),
-            wide.out_shape(),
-            |slots, pages| wide.copy(&params, &idx, (policy, fill), slots, pages),
-            || plan.check(&idx, policy),
-        )?
-    };
+    // `Copies::copy` runs kernel::gather(_nd) or strided::gather(_nd), which write every
+    // slot of `out` (each item is copied or default-filled), and the fill pass only
+    // overwrites: `fresh_checked`'s contract, which it checks in every test run.
+    let out = output::fresh_checked(
+        wide.out_len(),
+        wide.out_shape(),
+        |slots, pages| wide.copy(&params, &idx, (policy, fill), slots, pages),
+        || plan.check(&idx, policy),
+    )?;
     into_array(wide.out_shape(), out)
 }
 
@@ -164,13 +161,10 @@ fn write<P: Copies, T: Element, I: IndexType>(
     // The indices were checked above, so an index the copy leaves unresolved is one the
     // policy default-fills, not an error.
     let copy = |slots: &mut [_], pages| _ = wide.copy(&params, &idx, (policy, fill), slots, pages);
-    // SAFETY: the fresh closure is `Copies::copy`, which writes every slot (as above).
-    #[allow(unsafe_code)]
-    unsafe {
-        with_row_major_out(&mut out, copy, |slots, pages| {
-            _ = wide.copy(&params, &idx, (policy, fill), slots, pages)
-        })
-    }
+    // The fresh closure is `Copies::copy`, which writes every slot (as above).
+    with_row_major_out(&mut out, copy, |slots, pages| {
+        _ = wide.copy(&params, &idx, (policy, fill), slots, pages)
+    })
 }
 
 /// `plan` widened to records of `record` values, if any.

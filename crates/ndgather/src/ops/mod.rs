@@ -324,9 +324,11 @@ impl Op {
             return Err(GatherError::Internal("output dtype checked against params"));
         };
         let expected = || self.out_shape_of(params.shape(), indices.shape(), records);
-        if records && per > 1 && !last_axis_packed(target.strides(), width) {
-            // A caller's records laid out apart: a fresh result, then assigned (after every
-            // check, so the caller's array is unchanged on error).
+        let apart = records && per > 1 && !last_axis_packed(target.strides(), width);
+        if apart || !units::writable::<T>() {
+            // A caller's records laid out apart, or elements not every unit is (bool): a fresh
+            // result, then assigned (after every check, so the caller's array is unchanged on
+            // error).
             let expected = expected()?;
             if target.shape() != expected.as_slice() {
                 return Err(output_mismatch(target.shape(), &expected, records));
@@ -341,12 +343,7 @@ impl Op {
             return Ok(None);
         }
         let shape = target.raw_dim();
-        // SAFETY: the units written into `target` are units of params' elements (the same
-        // dtype, checked by `run`), of the fill element made in that dtype (`fill_units`), or
-        // zeros (`Default`): `units::view_mut`'s contract.
-        #[allow(unsafe_code)]
-        let unit_target = unsafe { units::view_mut::<T, U>(target, records) };
-        let Some(unit_target) = unit_target else {
+        let Some(unit_target) = units::view_mut::<T, U>(target, records) else {
             return Err(GatherError::Internal("a unit of T's alignment fits T"));
         };
         let run = self.run_units(
@@ -442,10 +439,11 @@ fn tensor_of_units<T: FixedWidth, U: Unit>(
         0,
         "fresh outputs start at their buffer"
     );
-    // SAFETY: the units are a fresh output of the copy: units of params' elements (of dtype
-    // `T`), of the fill element made in `T`, or zeros, `per` to an element in order.
-    #[allow(unsafe_code)]
-    let elements = unsafe { units::into_elements::<T, U>(data) };
+    // The units are a fresh output of the copy: units of params' elements (of dtype `T`), of
+    // the fill element made in `T`, or zeros, `per` to an element in order.
+    let elements = units::into_elements::<T, U>(data).ok_or(GatherError::Internal(
+        "a copy's units are elements of its dtype",
+    ))?;
     ArrayD::from_shape_vec(dim, elements)
         .map(T::into_tensor)
         .map_err(|_| GatherError::Internal("a result's shape and length agree"))

@@ -445,20 +445,17 @@ impl TakeAlongAxisOptions {
         // A caller's array must stay unchanged on error: check every index first.
         let call = self.prepare(params, indices, elements, fill, true)?;
         check_out_shape(elements, out.shape(), &call.out_shape)?;
-        // SAFETY: `Prepared::copy` writes every slot of its output: each row's slots are copied,
-        // filled or default-filled (its contract).
-        #[allow(unsafe_code)]
-        unsafe {
-            with_row_major_out(
-                &mut out,
-                |slots, _| {
-                    call.copy(slots);
-                },
-                |slots, _| {
-                    call.copy(slots);
-                },
-            )
-        }
+        // `Prepared::copy` writes every slot of its output: each row's slots are copied,
+        // filled or default-filled.
+        with_row_major_out(
+            &mut out,
+            |slots, _| {
+                call.copy(slots);
+            },
+            |slots, _| {
+                call.copy(slots);
+            },
+        )
     }
 
     /// The copy into a fresh array (see [`Self::write`]).
@@ -476,16 +473,13 @@ impl TakeAlongAxisOptions {
             what: "output",
             shape: call.out_shape.clone(),
         })?;
-        // SAFETY: `Prepared::copy` writes every slot of its output (its contract).
-        #[allow(unsafe_code)]
-        let out = unsafe {
-            output::fresh_checked(
-                len,
-                &call.out_shape,
-                |slots, _| call.copy(slots),
-                || call.plan.check(&call.indices, call.policy),
-            )?
-        };
+        // `Prepared::copy` writes every slot of its output (checked by `fresh_checked`).
+        let out = output::fresh_checked(
+            len,
+            &call.out_shape,
+            |slots, _| call.copy(slots),
+            || call.plan.check(&call.indices, call.policy),
+        )?;
         into_array(&call.out_shape, out)
     }
 

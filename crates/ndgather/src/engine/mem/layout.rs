@@ -80,13 +80,9 @@ pub(crate) fn check_out_shape(
 /// memory written before: [`output::Pages::Used`]), otherwise `fresh` into a fresh buffer
 /// whose values are then moved into place. For a type with no destructor the in-place run
 /// is `fresh` too, on the caller's slots as uninitialised ones (overwriting a value with no
-/// destructor is all a store does), so the copy is compiled once for both outputs.
-///
-/// # Safety
-/// `fresh` must initialise every element of the slice it is given (as
-/// [`output::fresh`]'s `fill`).
-#[allow(unsafe_code)]
-pub(crate) unsafe fn with_row_major_out<T: Element, D: Dimension>(
+/// destructor is all a store does), so the copy is compiled once for both outputs. `fresh`
+/// writes every slot, as [`output::fresh`]'s `fill` (which checks it).
+pub(crate) fn with_row_major_out<T: Element, D: Dimension>(
     out: &mut ArrayViewMut<'_, T, D>,
     body: impl Fn(&mut [T], output::Pages) + Sync,
     fresh: impl Fn(&mut [std::mem::MaybeUninit<T>], output::Pages),
@@ -95,14 +91,14 @@ pub(crate) unsafe fn with_row_major_out<T: Element, D: Dimension>(
         if const { std::mem::needs_drop::<T>() } {
             body(slice, output::Pages::Used);
         } else {
-            // SAFETY: `T` has no destructor, and `fresh` writes a valid `T` into every slot
-            // (this function's `# Safety` contract), so the slots hold valid values after it.
+            // SAFETY: `T` has no destructor, the slots hold valid values, and whatever `fresh`
+            // writes into one is a valid `T` (it writes through `MaybeUninit::write`, values
+            // of `T`), so each slot holds a valid value after it, written or not.
             fresh(unsafe { output::as_uninit(slice) }, output::Pages::Used);
         }
         return Ok(());
     }
-    // SAFETY: `fresh` writes every slot: this function's own `# Safety` contract.
-    let buf = unsafe { output::fresh(out.len(), out.shape(), fresh)? };
+    let buf = output::fresh(out.len(), out.shape(), fresh)?;
     // `iter_mut` walks a view in logical (row-major) order, whatever its strides.
     for (o, v) in out.iter_mut().zip(buf) {
         *o = v;

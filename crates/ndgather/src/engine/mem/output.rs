@@ -1,13 +1,12 @@
 //! Fresh outputs: a buffer given back by [`crate::memory::recycle`] where one fits, else allocated
 //! without being zeroed and backed by 2 MiB pages where the OS offers them (fewer page
 //! faults on large outputs; [`huge_page_vec`], public for callers' tables); handed over
-//! only once every element is written. Its `unsafe fn fresh` states the one promise its
-//! callers make (the closure writes every slot), and each call site names the kernel that
-//! keeps it.
+//! only once every element is written, which [`fresh`] checks in debug and `ci` builds.
 //!
 //! Also what the kernels write into: a [`Slot`] (a fresh output's uninitialised element or a
 //! caller's), on [`Pages`] new or written before.
 
+use crate::types::dtype::is_fixed_width;
 use crate::types::error::{GatherError, Result};
 use std::mem::MaybeUninit;
 
@@ -57,9 +56,9 @@ impl<T: Clone + Default + Send> Slot<T> for MaybeUninit<T> {
         self.write(T::default());
     }
     /// One `memcpy` where `T` is `Copy` (the standard library's own specialisation): the
-    /// loop of `put`s became an inline 16-byte copy loop, 1.25x slower than `memcpy` on
-    /// f64_wide's 8 KiB slices in the cache (this crate's build targets SSE2, and glibc's
-    /// `memcpy` picks the machine's widest moves).
+    /// loop of `put`s became an inline 16-byte copy loop, slower than `memcpy` on slices in
+    /// the cache (this crate's build targets SSE2, and glibc's `memcpy` picks the machine's
+    /// widest moves; figures: BENCHMARKS.md, "Measurements behind the code").
     #[inline]
     fn put_slice(dst: &mut [Self], src: &[T]) {
         dst.write_clone_of_slice(src);
@@ -89,15 +88,53 @@ impl<T: Clone + Default + Send> Slot<T> for T {
 
 /// A vector of `len` elements, each written by `fill` (told where the memory comes from).
 ///
-/// # Safety
-/// `fill` must initialise every element of the slice it is given (the kernels' contract:
-/// each writes every slot of its output). Were it to leave one uninitialised, the vector
-/// would hold an uninitialised value.
-pub(crate) unsafe fn fresh<T: 'static>(
+/// `fill` must write every slot: the kernels' contract, which this function checks rather
+/// than trusts where it can. Elements of a type outside the table's fixed-width types (which
+/// may own memory) hold their `Default` before `fill` runs, so a slot it missed is never
+/// read uninitialised. The fixed-width types' slots are checked in debug and `ci` builds
+/// (every test run): see [`check_written`]. `fill` may therefore run twice, and must write
+/// the same values each time.
+///
+/// # Errors
+/// [`GatherError::ShapeOverflow`] past `isize::MAX` bytes, [`GatherError::OutOfMemory`],
+/// and (in checked builds) [`GatherError::Internal`] for a slot left unwritten.
+pub(crate) fn fresh<T: Default + 'static>(
     len: usize,
     shape: &[usize],
-    fill: impl FnOnce(&mut [MaybeUninit<T>], Pages),
+    mut fill: impl FnMut(&mut [MaybeUninit<T>], Pages),
 ) -> Result<Vec<T>> {
+    let (mut v, pages) = allocate::<T>(len, shape)?;
+    let slots = &mut v.spare_capacity_mut()[..len];
+    let fixed = is_fixed_width::<T>();
+    if !fixed {
+        slots.iter_mut().for_each(|s| {
+            s.write(T::default());
+        });
+    } else if CHECKED {
+        poison(slots, POISON[0]);
+    }
+    fill(slots, pages);
+    if fixed && CHECKED {
+        check_written(slots, shape, &mut fill)?;
+    }
+    // SAFETY: `slots` are the first `len` elements of the capacity (reserved by `allocate`),
+    // and each holds a value: a default written above, or what `fill` wrote (the kernels'
+    // contract, checked by `check_written` in every test run). Were `fill` to panic,
+    // `set_len` is not reached and the vector drops as empty (leaking, never reading, what
+    // was written).
+    unsafe { v.set_len(len) };
+    Ok(v)
+}
+
+/// Whether fresh outputs are checked for slots left unwritten: in debug and `ci` builds.
+const CHECKED: bool = cfg!(debug_assertions);
+
+/// The two byte patterns a checked fresh output starts as.
+const POISON: [u8; 2] = [0xA5, 0x5A];
+
+/// An empty vector with room for `len` elements: a buffer given back for reuse, or a new
+/// one (on 2 MiB pages where large).
+fn allocate<T: 'static>(len: usize, shape: &[usize]) -> Result<(Vec<T>, Pages)> {
     // No output of more than `isize::MAX` bytes (or elements, of a zero-sized type) exists.
     len.checked_mul(std::mem::size_of::<T>().max(1))
         .filter(|&b| b <= isize::MAX as usize)
@@ -105,18 +142,66 @@ pub(crate) unsafe fn fresh<T: 'static>(
             what: "output",
             shape: shape.to_vec(),
         })?;
-    let (mut v, pages): (Vec<T>, _) = match crate::engine::mem::recycle::take(len) {
+    Ok(match crate::engine::mem::recycle::take(len) {
         Some(v) => (v, Pages::Used),
         None => (huge_page_vec(len)?, Pages::New),
-    };
-    let slots = &mut v.spare_capacity_mut()[..len];
-    fill(slots, pages);
-    // SAFETY: `slots` are the first `len` elements of the capacity (reserved above), and
-    // `fill` initialised every one of them: the caller's promise, this function's `# Safety`
-    // contract. Were `fill` to panic, `set_len` is not reached and the vector drops as empty
-    // (leaking, never reading, what was written).
-    unsafe { v.set_len(len) };
-    Ok(v)
+    })
+}
+
+/// Every byte of `slots` set to `byte`.
+fn poison<T>(slots: &mut [MaybeUninit<T>], byte: u8) {
+    let len = std::mem::size_of_val(slots);
+    // SAFETY: the pointer and length describe exactly the memory of `slots`, borrowed
+    // uniquely; any byte is a valid `MaybeUninit<T>` byte.
+    unsafe { std::ptr::write_bytes(slots.as_mut_ptr().cast::<u8>(), byte, len) };
+}
+
+/// Checks that `fill` wrote every slot of a fixed-width output: slots whose bytes are all
+/// the first poison are written again by a second run of `fill` over the second poison; a
+/// slot still all poison then was never written (a slot really holding that value holds it
+/// again, since `fill` is deterministic).
+fn check_written<T: 'static>(
+    slots: &[MaybeUninit<T>],
+    shape: &[usize],
+    fill: &mut impl FnMut(&mut [MaybeUninit<T>], Pages),
+) -> Result<()> {
+    let suspects = all_bytes(slots, POISON[0]);
+    if suspects.is_empty() {
+        return Ok(());
+    }
+    let (mut again, _) = allocate::<T>(slots.len(), shape)?;
+    let again = &mut again.spare_capacity_mut()[..slots.len()];
+    poison(again, POISON[1]);
+    fill(again, Pages::Used);
+    let unwritten = all_bytes(again, POISON[1]);
+    match suspects.iter().find(|s| unwritten.binary_search(s).is_ok()) {
+        Some(_) => Err(GatherError::Internal(
+            "a copy left a slot of a fresh output unwritten",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The positions of the slots whose bytes are all `byte`, in order.
+///
+/// For slots of a fixed-width table type after [`poison`] and a fill only: each byte is then
+/// initialised, by the poison or by a write of a value, which has no padding.
+fn all_bytes<T>(slots: &[MaybeUninit<T>], byte: u8) -> Vec<usize> {
+    let size = std::mem::size_of::<T>();
+    if size == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the pointer and length describe exactly the memory of `slots`, borrowed
+    // shared; every byte of it is initialised (this function's precondition above: poisoned,
+    // then overwritten by values without padding), so it reads as `u8`s.
+    let bytes =
+        unsafe { std::slice::from_raw_parts(slots.as_ptr().cast::<u8>(), size * slots.len()) };
+    bytes
+        .chunks_exact(size)
+        .enumerate()
+        .filter(|(_, c)| c.iter().all(|&b| b == byte))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// A fresh output written by `copy`, with the index check folded in: `copy` default-fills
@@ -124,18 +209,15 @@ pub(crate) unsafe fn fresh<T: 'static>(
 /// Only then, or when the output is empty (nothing was copied, so nothing was met), does
 /// `check` run, to name the bad index; on its error the output is dropped. A fresh output is
 /// never seen on error, so its copy needs no check pass before it (a caller's buffer does).
-///
-/// # Safety
-/// As [`fresh`]: `copy` must initialise every element of the slice it is given.
-pub(crate) unsafe fn fresh_checked<T: 'static>(
+/// As [`fresh`], `copy` writes every slot.
+pub(crate) fn fresh_checked<T: Default + 'static>(
     len: usize,
     shape: &[usize],
-    copy: impl FnOnce(&mut [MaybeUninit<T>], Pages) -> bool,
+    mut copy: impl FnMut(&mut [MaybeUninit<T>], Pages) -> bool,
     check: impl FnOnce() -> Result<()>,
 ) -> Result<Vec<T>> {
     let mut unresolved = false;
-    // SAFETY: `copy` initialises every slot: this function's own `# Safety` contract.
-    let out = unsafe { fresh(len, shape, |slots, pages| unresolved = copy(slots, pages))? };
+    let out = fresh(len, shape, |slots, pages| unresolved = copy(slots, pages))?;
     if unresolved || len == 0 {
         check()?;
     }
@@ -175,14 +257,11 @@ pub(crate) fn defaults<T: Clone + Default + 'static>(shape: &[usize]) -> Result<
         what: "output",
         shape: shape.to_vec(),
     })?;
-    // SAFETY: the closure writes every slot it is given.
-    unsafe {
-        fresh(len, shape, |slots, _| {
-            slots.iter_mut().for_each(|s| {
-                s.write(T::default());
-            })
+    fresh(len, shape, |slots, _| {
+        slots.iter_mut().for_each(|s| {
+            s.write(T::default());
         })
-    }
+    })
 }
 
 /// An empty vector with room for `capacity` elements, whose memory the OS is asked to back
@@ -295,6 +374,28 @@ mod tests {
         assert!(small.capacity() >= 100);
         let none: Vec<()> = huge_page_vec(usize::MAX).unwrap();
         assert!(none.is_empty());
+    }
+
+    /// In checked builds (debug, `ci`: every test run) a fresh output with a slot its copy
+    /// missed is an error, and one whose slots hold the poison's own value is not.
+    #[test]
+    #[cfg(debug_assertions)]
+    fn a_slot_left_unwritten_is_an_error_in_checked_builds() {
+        let missed = fresh::<u32>(4, &[4], |slots, _| {
+            slots[..3].iter_mut().for_each(|s| _ = s.write(7));
+        });
+        assert!(
+            matches!(missed, Err(GatherError::Internal(_))),
+            "{missed:?}"
+        );
+        let poison = u32::from_ne_bytes([POISON[0]; 4]);
+        let written = fresh::<u32>(3, &[3], |slots, _| {
+            slots.iter_mut().for_each(|s| _ = s.write(poison));
+        });
+        assert_eq!(written.unwrap(), [poison; 3]);
+        // Elements that may own memory hold their default where a copy missed one.
+        let strings = fresh::<String>(2, &[2], |slots, _| _ = slots[0].write("a".into()));
+        assert_eq!(strings.unwrap(), ["a", ""]);
     }
 
     #[test]

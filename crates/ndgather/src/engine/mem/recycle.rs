@@ -1,5 +1,5 @@
 //! Outputs given back for reuse: a fresh output's memory costs page faults and zeroing by the
-//! OS (on this project's machine, 2–30 ms per 100 MB, more than the gather itself). A front
+//! OS, often more than the gather itself (BENCHMARKS.md, "Measurements behind the code"). A front
 //! end that knows when an output dies (the Python package, whose arrays it owns) gives the
 //! buffer back with [`recycle`], and the next fresh output of the same element type and about
 //! the same size is written into it: memory already mapped, as a caller's buffer in

@@ -10,11 +10,11 @@
 //! value, or zeros (each dtype's `Default` is all-zero bytes, checked by a test below), so
 //! every element written is a valid value of its dtype.
 
-use crate::types::dtype::FixedWidth;
+use crate::types::dtype::{DType, FixedWidth};
 use ndarray::{ArrayViewD, ArrayViewMutD, Axis, IxDyn, ShapeBuilder};
 
 /// What elements are moved as: unsigned integers, any bit pattern valid.
-pub(crate) trait Unit: Copy + Default + Send + Sync + 'static {}
+pub(crate) trait Unit: bytemuck::Pod + Default + Send + Sync + 'static {}
 impl Unit for u8 {}
 impl Unit for u16 {}
 impl Unit for u32 {}
@@ -215,21 +215,26 @@ pub(crate) fn view<'a, T: FixedWidth, U: Unit>(
     Some(units)
 }
 
-/// A caller's output as units of `U`, as [`view`] does for reading.
-///
-/// # Safety
-/// Every unit written through the returned view must be a unit of a valid `T` at the same
-/// position within its element (read from another `T`, from the bytes of a `T` value, or
-/// zero, which every table type's `Default` is): then every element stays a valid `T`.
-#[allow(unsafe_code)]
-pub(crate) unsafe fn view_mut<'a, T: FixedWidth, U: Unit>(
+/// Whether units may be written into elements of `T` as they come: every bit pattern is a
+/// `T` (the table's `plain` role; all fixed-width types but `bool`).
+pub(crate) fn writable<T: 'static>() -> bool {
+    DType::of_type::<T>().is_some_and(DType::is_plain)
+}
+
+/// A caller's output as units of `U`, as [`view`] does for reading; `None` also where `T`
+/// is not [`writable`] (a `bool` is only 0 or 1).
+pub(crate) fn view_mut<'a, T: FixedWidth, U: Unit>(
     view: ArrayViewMutD<'a, T>,
     records: bool,
 ) -> Option<ArrayViewMutD<'a, U>> {
+    if !writable::<T>() {
+        return None;
+    }
     let mut view = if records {
         view
     } else {
-        // SAFETY: this function's own contract.
+        // SAFETY: every bit pattern is a `T` (`writable`), so whatever is written keeps each
+        // element a valid `T`: `same_shape_mut`'s contract.
         match unsafe { same_shape_mut(view) } {
             Ok(units) => return Some(units),
             Err(view) => view,
@@ -240,7 +245,7 @@ pub(crate) unsafe fn view_mut<'a, T: FixedWidth, U: Unit>(
     // SAFETY: as in `view`; and the borrowed view is unique for 'a (it is consumed here) and
     // names no element twice (an `ArrayViewMut` never does), so neither does the unit view,
     // whose positions are the units of distinct elements. What is written keeps each element
-    // a valid `T`: this function's `# Safety` contract.
+    // a valid `T`: every bit pattern is one (`writable`).
     let mut units =
         unsafe { ArrayViewMutD::from_shape_ptr(IxDyn(&shape).strides(IxDyn(&strides)), ptr) };
     for a in inverted {
@@ -251,16 +256,13 @@ pub(crate) unsafe fn view_mut<'a, T: FixedWidth, U: Unit>(
 
 /// A vector of units as the elements they are the bytes of: the same allocation where its
 /// layout allows (same alignment, a whole number of elements in both length and capacity),
-/// else a copy.
-///
-/// # Safety
-/// `units.len()` is a multiple of `size_of::<T>() / size_of::<U>()`, and each run of that
-/// many units holds the bytes of a valid `T`.
-#[allow(unsafe_code)]
-pub(crate) unsafe fn into_elements<T: FixedWidth, U: Unit>(mut units: Vec<U>) -> Vec<T> {
-    let Some(k) = units_per::<T, U>() else {
-        unreachable!("into_elements is called with the unit of T's layout");
-    };
+/// else a copy. `None` where they are not: a length that is not a whole number of elements,
+/// `U` not fitting `T`, or bytes that are no `T` (a `bool` other than 0 or 1).
+pub(crate) fn into_elements<T: FixedWidth, U: Unit>(mut units: Vec<U>) -> Option<Vec<T>> {
+    let k = units_per::<T, U>()?;
+    if !units.len().is_multiple_of(k) || !holds_values::<T, U>(&units) {
+        return None;
+    }
     let len = units.len() / k;
     let same_layout = std::mem::align_of::<U>() == std::mem::align_of::<T>();
     if same_layout && units.capacity().is_multiple_of(k) {
@@ -270,14 +272,15 @@ pub(crate) unsafe fn into_elements<T: FixedWidth, U: Unit>(mut units: Vec<U>) ->
         // SAFETY: the allocation was made for `cap * k` units of `U`, whose layout (size
         // `cap * size_of::<T>()`, `U`'s alignment, equal to `T`'s) is the layout of `cap`
         // elements of `T`, so the global allocator frees it correctly as a `Vec<T>`; the
-        // first `len` elements are initialised valid `T` values (this function's contract);
-        // `units` was forgotten, so the allocation has one owner.
-        return unsafe { Vec::from_raw_parts(ptr, len, cap) };
+        // first `len` elements are initialised valid `T` values (`len * k` initialised units,
+        // which `holds_values` found to be `T`s); `units` was forgotten, so the allocation
+        // has one owner.
+        return Some(unsafe { Vec::from_raw_parts(ptr, len, cap) });
     }
     let mut elements = Vec::<T>::with_capacity(len);
     // SAFETY: `elements` has room for `len` elements, `len * size_of::<T>()` bytes, which
-    // `units` holds (its length is `len * k`, the contract); the two do not overlap; and
-    // those bytes are `len` valid `T` values (the contract), so `set_len` exposes only
+    // `units` holds (its length is `len * k`, checked above); the two do not overlap; and
+    // those bytes are `len` valid `T` values (`holds_values`), so `set_len` exposes only
     // initialised values.
     unsafe {
         std::ptr::copy_nonoverlapping(
@@ -287,7 +290,17 @@ pub(crate) unsafe fn into_elements<T: FixedWidth, U: Unit>(mut units: Vec<U>) ->
         );
         elements.set_len(len);
     }
-    elements
+    Some(elements)
+}
+
+/// Whether `units` are the bytes of values of `T`: always for a [`writable`] `T`; for
+/// `bool`, where each byte is 0 or 1.
+fn holds_values<T: 'static, U: Unit>(units: &[U]) -> bool {
+    if writable::<T>() {
+        return true;
+    }
+    DType::of_type::<T>() == Some(DType::Bool)
+        && bytemuck::cast_slice::<U, u8>(units).iter().all(|&b| b <= 1)
 }
 
 /// A vector of elements as the units of their bytes, the same allocation where the layout
@@ -407,11 +420,8 @@ mod tests {
     fn mutable_views_write_where_the_elements_are() {
         let mut a = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
         let source = array![[7.0f64, 8.0], [9.0, 10.0]];
-        // SAFETY: the units written are those of f64 values.
-        #[allow(unsafe_code)]
         let mut units =
-            unsafe { view_mut::<f64, u64>(a.slice_mut(s![..;-1, ..;2]).into_dyn(), false) }
-                .unwrap();
+            view_mut::<f64, u64>(a.slice_mut(s![..;-1, ..;2]).into_dyn(), false).unwrap();
         for ((i, j), v) in source.indexed_iter() {
             units[[i, j]] = v.to_bits();
         }
@@ -439,18 +449,23 @@ mod tests {
         let values = [Complex64::new(1.5, -2.0), Complex64::new(0.0, 3.25)];
         let units: Vec<u64> = values.iter().flat_map(of_value::<_, u64>).collect();
         let ptr = units.as_ptr() as usize;
-        // SAFETY: the units are those of two complex128 values.
-        #[allow(unsafe_code)]
-        let back: Vec<Complex64> = unsafe { into_elements(units) };
+        let back: Vec<Complex64> = into_elements(units).unwrap();
         assert_eq!(back, values);
         assert_eq!(back.as_ptr() as usize, ptr, "same layout: no copy");
         // An odd capacity cannot be freed as whole elements: a copy.
         let mut odd: Vec<u32> = Vec::with_capacity(5);
         odd.extend(of_value::<_, u32>(&Complex32::new(4.0, 5.0)));
-        #[allow(unsafe_code)]
-        // SAFETY: the units are those of one complex64 value.
-        let back: Vec<Complex32> = unsafe { into_elements(odd) };
+        let back: Vec<Complex32> = into_elements(odd).unwrap();
         assert_eq!(back, [Complex32::new(4.0, 5.0)]);
+        // Bytes that are no bool, a length that is no whole number of elements: refused.
+        assert_eq!(
+            into_elements::<bool, u8>(vec![0, 1]),
+            Some(vec![false, true])
+        );
+        assert_eq!(into_elements::<bool, u8>(vec![0, 2]), None);
+        assert_eq!(into_elements::<Complex32, u32>(vec![0; 3]), None);
+        let mut flags = array![true, false];
+        assert!(view_mut::<bool, u8>(flags.view_mut().into_dyn(), false).is_none());
         assert_eq!(of_bytes::<u16>(&[1, 0, 2, 0]), Some(vec![1, 2]));
         assert_eq!(of_bytes::<u16>(&[1, 0, 2]), None);
     }
