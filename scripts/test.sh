@@ -27,3 +27,6 @@ echo "== Python extension into .venv, then pytest (tests and doctests)"
 VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
     .venv/bin/maturin develop --profile ci -q -m crates/ndgather-py/Cargo.toml
 (cd crates/ndgather-py && ../../.venv/bin/python -m pytest -q -p no:cacheprovider)
+
+echo "== Java front end: Maven builds the native library (cargo, ci profile) and runs JUnit"
+mvn -B --no-transfer-progress -f java/pom.xml -Dcargo.profile=ci test

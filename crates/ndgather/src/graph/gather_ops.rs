@@ -1,12 +1,10 @@
 //! The ops: constants, placeholders, Gather and GatherNd.
 
-use super::node::NodeKind;
-use super::op_error::{OpError, OpResult};
+use super::op_error::OpResult;
 use super::scope::{Operand, Output, Scope};
 use crate::ops::gather::{GatherNdOptions, GatherOptions};
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
-use crate::ops::Op;
-use crate::shape::{self, Axis, Shape};
+use crate::shape::Shape;
 use crate::types::dtype::TensorElement;
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::value::FillValue;
@@ -21,16 +19,9 @@ pub struct Constant<T> {
 impl<T: TensorElement> Constant<T> {
     /// A constant holding `value`.
     pub fn create(scope: &Scope, value: ArrayD<T>) -> OpResult<Constant<T>> {
-        let shape = Shape::known(value.shape());
-        let node = scope.add_input(
-            "Const",
-            NodeKind::Constant,
-            T::DTYPE,
-            shape,
-            Some(T::into_tensor(value)),
-        );
+        let output = scope.constant(T::into_tensor(value));
         Ok(Constant {
-            output: scope.output(node),
+            output: scope.output(output.node),
         })
     }
 
@@ -60,15 +51,9 @@ pub struct Placeholder<T> {
 impl<T: TensorElement> Placeholder<T> {
     /// A placeholder of dtype `T` and static shape `shape` (`Shape::unknown()` for any).
     pub fn create(scope: &Scope, shape: Shape) -> OpResult<Placeholder<T>> {
-        if scope.is_eager() {
-            return Err(OpError::Mode(
-                "placeholders exist only in graphs: an eager scope has nothing to feed them"
-                    .to_string(),
-            ));
-        }
-        let node = scope.add_input("Placeholder", NodeKind::Placeholder, T::DTYPE, shape, None);
+        let output = scope.placeholder(T::DTYPE, shape)?;
         Ok(Placeholder {
-            output: scope.output(node),
+            output: scope.output(output.node),
         })
     }
 
@@ -112,7 +97,7 @@ impl AxisType for i64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GatherOpOptions {
     /// The core's options (the axis comes from the op's `axis` operand).
-    gather: GatherOptions,
+    pub(super) gather: GatherOptions,
 }
 
 impl GatherOpOptions {
@@ -124,6 +109,18 @@ impl GatherOpOptions {
     /// The number of batch dimensions (TF Java's `Gather.batchDims`).
     pub fn batch_dims(mut self, batch_dims: i64) -> Self {
         self.gather = self.gather.batch_dims(batch_dims);
+        self
+    }
+
+    /// What to do with bad indices (beyond TF Java, as [`GatherNdOpOptions::bad_indices`]).
+    pub fn bad_indices(mut self, policy: BadIndices) -> Self {
+        self.gather = self.gather.bad_indices(policy);
+        self
+    }
+
+    /// The value `BadIndices::Fill` writes (by default JAX's for the element type).
+    pub fn fill_value(mut self, value: FillValue) -> Self {
+        self.gather = self.gather.fill_value(value);
         self
     }
 }
@@ -152,31 +149,9 @@ impl<T: TensorElement> Gather<T> {
         A: AxisType,
     {
         let (p, i, a) = (params.as_output(), indices.as_output(), axis.as_output());
-        scope.check(&p)?;
-        scope.check(&i)?;
-        scope.check(&a)?;
-        if a.shape().rank().is_some_and(|r| r != 0) {
-            return Err(OpError::AxisNotScalar);
-        }
-        let axis_value = a.value().and_then(|v| v.first().map(|&x| x.to_i64()));
-        let axis_spec = axis_value.map_or(Axis::Unknown, Axis::Given);
-        let options = options.gather;
-        let rule = shape::gather_shape(
-            &p.shape(),
-            &i.shape(),
-            axis_spec,
-            options.batch_dims,
-            I::TF_LIMIT,
-        )?;
-        let kind = NodeKind::Op {
-            op: Op::Gather(options),
-            params: p.node,
-            indices: i.node,
-            axis: Some(a.node),
-        };
-        let node = scope.add_op("Gather", kind, T::DTYPE, rule.output)?;
+        let output = scope.gather(&p.erase(), &i.erase(), &a.erase(), options)?;
         Ok(Gather {
-            output: scope.output(node),
+            output: scope.output(output.node),
         })
     }
 
@@ -196,7 +171,7 @@ impl<T: TensorElement> Operand<T> for Gather<T> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GatherNdOpOptions {
     /// The core's options.
-    gather_nd: GatherNdOptions,
+    pub(super) gather_nd: GatherNdOptions,
 }
 
 impl GatherNdOpOptions {
@@ -248,19 +223,9 @@ impl<T: TensorElement> GatherNd<T> {
         I: IndexType + TensorElement,
     {
         let (p, i) = (params.as_output(), indices.as_output());
-        scope.check(&p)?;
-        scope.check(&i)?;
-        let options = options.gather_nd;
-        let rule = shape::gather_nd_shape(&p.shape(), &i.shape(), options.batch_dims, I::TF_LIMIT)?;
-        let kind = NodeKind::Op {
-            op: Op::GatherNd(options),
-            params: p.node,
-            indices: i.node,
-            axis: None,
-        };
-        let node = scope.add_op("GatherNd", kind, T::DTYPE, rule.output)?;
+        let output = scope.gather_nd(&p.erase(), &i.erase(), options)?;
         Ok(GatherNd {
-            output: scope.output(node),
+            output: scope.output(output.node),
         })
     }
 
@@ -314,24 +279,9 @@ impl<T: TensorElement> TakeAlongAxis<T> {
         I: IndexType + TensorElement,
     {
         let (p, i) = (arr.as_output(), indices.as_output());
-        scope.check(&p)?;
-        scope.check(&i)?;
-        let shape = match (p.shape().to_known(), i.shape().to_known()) {
-            (Some(ps), Some(is)) => Shape::known(&options.out_shape(&ps, &is)?),
-            _ => i
-                .shape()
-                .rank()
-                .map_or(Shape::unknown(), Shape::unknown_dims),
-        };
-        let kind = NodeKind::Op {
-            op: Op::TakeAlongAxis(options),
-            params: p.node,
-            indices: i.node,
-            axis: None,
-        };
-        let node = scope.add_op("TakeAlongAxis", kind, T::DTYPE, shape)?;
+        let output = scope.take_along_axis(&p.erase(), &i.erase(), options)?;
         Ok(TakeAlongAxis {
-            output: scope.output(node),
+            output: scope.output(output.node),
         })
     }
 

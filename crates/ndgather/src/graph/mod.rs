@@ -69,6 +69,7 @@
 //! ```
 
 mod embedding_ops;
+mod erased_ops;
 mod gather_ops;
 mod grad_ops;
 mod node;
@@ -77,6 +78,7 @@ mod scope;
 mod session;
 
 pub use embedding_ops::{EmbeddingLookup, EmbeddingLookupSparse, EmbeddingOpOptions};
+pub use erased_ops::AnyOutput;
 pub use gather_ops::{
     AxisType, Constant, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, Placeholder,
     TakeAlongAxis,

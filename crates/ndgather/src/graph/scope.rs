@@ -209,6 +209,14 @@ impl<T: TensorElement> Output<T> {
         })
     }
 
+    /// The same output, its element type known at run time only.
+    pub fn erase(&self) -> super::AnyOutput {
+        super::AnyOutput {
+            graph: self.graph.clone(),
+            node: self.node,
+        }
+    }
+
     pub(crate) fn in_graph(&self, scope: &Scope) -> bool {
         Arc::ptr_eq(&self.graph, &scope.graph)
     }

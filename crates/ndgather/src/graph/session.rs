@@ -26,26 +26,39 @@ impl Feeds {
     /// Feeds `value` to `output` (a placeholder, usually). The value's shape must fit the
     /// output's static shape; the dtype is checked by the compiler.
     pub fn feed<T: TensorElement>(
-        mut self,
+        self,
         output: &impl Operand<T>,
         value: ArrayD<T>,
     ) -> OpResult<Feeds> {
         let o = output.as_output();
+        self.feed_node(&o.graph, o.node, T::into_tensor(value))
+    }
+
+    /// Feeds `value` to node `node` of `graph`, its shape checked against the node's.
+    pub(crate) fn feed_node(
+        mut self,
+        graph: &SharedGraph,
+        node: usize,
+        value: Tensor,
+    ) -> OpResult<Feeds> {
+        let (name, expected) = {
+            let g = lock(graph);
+            (g.nodes[node].name.clone(), g.nodes[node].shape.clone())
+        };
         if let Some(g) = &self.graph {
-            if !Arc::ptr_eq(g, &o.graph) {
-                return Err(OpError::ForeignOperand { name: o.op_name() });
+            if !Arc::ptr_eq(g, graph) {
+                return Err(OpError::ForeignOperand { name });
             }
         }
-        let expected = o.shape();
         if !expected.accepts(value.shape()) {
             return Err(OpError::FeedShape {
-                name: o.op_name(),
+                name,
                 expected: expected.to_string(),
                 found: Shape::known(value.shape()).to_string(),
             });
         }
-        self.graph = Some(o.graph.clone());
-        self.values.insert(o.node, T::into_tensor(value));
+        self.graph = Some(graph.clone());
+        self.values.insert(node, value);
         Ok(self)
     }
 }
@@ -83,12 +96,8 @@ impl Session {
         fetches: &[&dyn Operand<T>],
         feeds: &Feeds,
     ) -> OpResult<Vec<ArrayD<T>>> {
-        let outs: Vec<_> = fetches.iter().map(|f| f.as_output()).collect();
-        if let Some(o) = outs.iter().find(|o| !Arc::ptr_eq(&o.graph, &self.graph)) {
-            return Err(OpError::ForeignOperand { name: o.op_name() });
-        }
-        let nodes: Vec<usize> = outs.iter().map(|o| o.node).collect();
-        self.evaluate(&nodes, feeds)?
+        let outs: Vec<_> = fetches.iter().map(|f| f.as_output().erase()).collect();
+        self.run_tensors(&outs, feeds)?
             .into_iter()
             .map(|t| {
                 let found = t.dtype();
@@ -100,7 +109,12 @@ impl Session {
             .collect()
     }
 
-    fn evaluate(&self, fetches: &[usize], feeds: &Feeds) -> OpResult<Vec<Tensor>> {
+    /// Whether `graph` is this session's.
+    pub(crate) fn owns(&self, graph: &SharedGraph) -> bool {
+        Arc::ptr_eq(graph, &self.graph)
+    }
+
+    pub(crate) fn evaluate(&self, fetches: &[usize], feeds: &Feeds) -> OpResult<Vec<Tensor>> {
         if let Some(g) = &feeds.graph {
             if !Arc::ptr_eq(g, &self.graph) {
                 return Err(OpError::Mode("the feeds are for another graph".to_string()));

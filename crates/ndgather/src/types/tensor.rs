@@ -58,6 +58,60 @@ impl Tensor {
         crate::with_dtype!(dtype, T => zeros_of::<T>(shape))
     }
 
+    /// A tensor of a fixed-width `dtype` and `shape` from its elements' bytes, row-major in
+    /// the machine's byte order (copied; any alignment). A `bool` byte must be 0 or 1.
+    ///
+    /// ```
+    /// use ndgather::{DType, Tensor};
+    /// let t = Tensor::from_bytes(DType::F32, &[2], &[0, 0, 192, 63, 0, 0, 0, 64]).unwrap();
+    /// assert_eq!(t.to_array::<f32>().unwrap().as_slice(), Some(&[1.5f32, 2.0][..]));
+    /// assert_eq!(t.to_bytes().unwrap(), [0, 0, 192, 63, 0, 0, 0, 64]);
+    /// assert!(Tensor::from_bytes(DType::Bool, &[1], &[2]).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`GatherError::DataLength`] when the bytes are not the shape's elements,
+    /// [`GatherError::InvalidShape`] for bytes that are no value (a `bool` of 2) or a dtype of
+    /// variable width.
+    pub fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<Tensor> {
+        let invalid = |reason: &str| GatherError::InvalidShape {
+            shape: shape.to_vec(),
+            reason: format!("{dtype} {reason}"),
+        };
+        let size = dtype
+            .size()
+            .ok_or_else(|| invalid("elements have no fixed width"))?;
+        if !bytes.len().is_multiple_of(size) {
+            return Err(invalid("elements are not whole in the bytes given"));
+        }
+        if dtype == DType::Bool {
+            if bytes.iter().any(|&b| b > 1) {
+                return Err(invalid("values must be 0 or 1"));
+            }
+            return Tensor::from_shape_vec(shape, bytes.iter().map(|&b| b == 1).collect());
+        }
+        crate::with_dtype!(dtype, plain T => Tensor::from_shape_vec(shape, bytemuck::pod_collect_to_vec::<u8, T>(bytes)),
+            else Err(invalid("elements have no fixed width")))
+    }
+
+    /// The elements' bytes, row-major in the machine's byte order, of a fixed-width tensor
+    /// (see [`Tensor::from_bytes`]).
+    ///
+    /// # Errors
+    /// [`GatherError::InvalidShape`] for a dtype of variable width.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        with_tensor!(Tensor, self, plain a => Ok(match a.as_slice() {
+            Some(s) => bytemuck::cast_slice(s).to_vec(),
+            None => a.iter().flat_map(|v| bytemuck::bytes_of(v).to_vec()).collect(),
+        }), else dtype => match self {
+            Tensor::Bool(a) => Ok(a.iter().map(|&b| u8::from(b)).collect()),
+            _ => Err(GatherError::InvalidShape {
+                shape: self.shape().to_vec(),
+                reason: format!("{dtype} elements have no fixed width"),
+            }),
+        })
+    }
+
     /// The array inside, if the tensor is of the fixed-width dtype `T`.
     pub fn as_array<T: ArrayElement>(&self) -> Option<&ArrayD<T>> {
         T::from_tensor(self)

@@ -1,0 +1,525 @@
+//! The native half of ndgather's Java front end (`org.ndgather`, in `java/`): JNI entry
+//! points of the class `org.ndgather.Native`, each converting its arguments and calling the
+//! core's dtype-erased op API (`ndgather::graph::Scope`'s ops, `Session::run_tensors`), which
+//! runs every op through `ndgather::Op::run`. Nothing here checks a shape or picks a default:
+//! the core does.
+//!
+//! Every entry point runs inside `guard`: an error becomes the Java exception TF Java 1.15
+//! throws (`IllegalArgumentException` with TensorFlow's message), a closed handle an
+//! `IllegalStateException`, and a Rust panic is caught before it reaches the JVM and thrown as
+//! an `IllegalStateException`.
+
+mod handle;
+
+use handle::{borrow, free, into_handle};
+use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
+use jni::sys::{jboolean, jbyteArray, jint, jlong, jlongArray, jobjectArray, jstring};
+use jni::JNIEnv;
+use ndgather::graph::{AnyOutput, Feeds, GatherNdOpOptions, GatherOpOptions, Scope, Session};
+use ndgather::shape::Shape;
+use ndgather::{BadIndices, DType, Strings, Tensor};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Why an entry point failed, and so which exception Java sees.
+enum Failure {
+    /// The caller's arguments: `IllegalArgumentException`, TF Java's class for TensorFlow's
+    /// `InvalidArgument`.
+    Argument(String),
+    /// A closed or null handle: `IllegalStateException`.
+    State(String),
+    /// A JNI call failed; where it left a Java exception pending, that one is thrown.
+    Jni(jni::errors::Error),
+}
+
+impl From<jni::errors::Error> for Failure {
+    fn from(e: jni::errors::Error) -> Failure {
+        Failure::Jni(e)
+    }
+}
+
+impl From<ndgather::graph::OpError> for Failure {
+    fn from(e: ndgather::graph::OpError) -> Failure {
+        Failure::Argument(e.to_string())
+    }
+}
+
+impl From<ndgather::GatherError> for Failure {
+    fn from(e: ndgather::GatherError) -> Failure {
+        Failure::Argument(e.to_string())
+    }
+}
+
+type Result<T> = std::result::Result<T, Failure>;
+
+/// Runs `body`, turning its failure or panic into a pending Java exception (and `R`'s
+/// default as the return value, which Java never sees).
+fn guard<'l, R: Default>(
+    env: &mut JNIEnv<'l>,
+    body: impl FnOnce(&mut JNIEnv<'l>) -> Result<R>,
+) -> R {
+    let outcome = catch_unwind(AssertUnwindSafe(|| body(env)));
+    let (class, message) = match outcome {
+        Ok(Ok(value)) => return value,
+        Ok(Err(Failure::Argument(m))) => ("java/lang/IllegalArgumentException", m),
+        Ok(Err(Failure::State(m))) => ("java/lang/IllegalStateException", m),
+        Ok(Err(Failure::Jni(e))) => {
+            if env.exception_check().unwrap_or(false) {
+                return R::default();
+            }
+            ("java/lang/IllegalStateException", format!("JNI: {e}"))
+        }
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            (
+                "java/lang/IllegalStateException",
+                format!("ndgather's native library failed (a bug; please report it): {what}"),
+            )
+        }
+    };
+    if env.exception_check().unwrap_or(false) {
+        _ = env.exception_clear();
+    }
+    _ = env.throw_new(class, message);
+    R::default()
+}
+
+fn string(env: &mut JNIEnv<'_>, s: &JString<'_>) -> Result<String> {
+    if s.is_null() {
+        return Err(Failure::Argument("a name must not be null".into()));
+    }
+    Ok(env.get_string(s)?.into())
+}
+
+fn longs(env: &mut JNIEnv<'_>, a: &JLongArray<'_>) -> Result<Vec<i64>> {
+    let n = env.get_array_length(a)? as usize;
+    let mut out = vec![0i64; n];
+    env.get_long_array_region(a, 0, &mut out)?;
+    Ok(out)
+}
+
+fn long_array(env: &mut JNIEnv<'_>, values: &[i64]) -> Result<jlongArray> {
+    let a = env.new_long_array(values.len() as i32)?;
+    env.set_long_array_region(&a, 0, values)?;
+    Ok(a.into_raw())
+}
+
+fn dims(shape: &[i64]) -> Result<Vec<usize>> {
+    shape
+        .iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| Failure::Argument(format!("a shape has a negative size: {shape:?}")))
+}
+
+fn dtype_of(name: &str) -> Result<DType> {
+    DType::from_name(name).ok_or_else(|| Failure::Argument(format!("unknown dtype {name}")))
+}
+
+/// A tensor of `dtype` (a fixed-width one) and `shape` from the bytes of a direct buffer, in
+/// the machine's byte order, copied.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_tensorFromBytes<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    dtype: JString<'l>,
+    shape: JLongArray<'l>,
+    data: JByteBuffer<'l>,
+) -> jlong {
+    guard(&mut env, |env| {
+        let dtype = dtype_of(&string(env, &dtype)?)?;
+        let shape = dims(&longs(env, &shape)?)?;
+        let bytes = handle::direct_bytes(env, &data)?;
+        let tensor = Tensor::from_bytes(dtype, &shape, bytes)?;
+        Ok(into_handle(tensor))
+    })
+}
+
+/// A tensor of `dtype` (a fixed-width one) and `shape` from the bytes of a Java array, in
+/// the machine's byte order, copied.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_tensorFromArray<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    dtype: JString<'l>,
+    shape: JLongArray<'l>,
+    data: JByteArray<'l>,
+) -> jlong {
+    guard(&mut env, |env| {
+        let dtype = dtype_of(&string(env, &dtype)?)?;
+        let shape = dims(&longs(env, &shape)?)?;
+        let bytes = env.convert_byte_array(&data)?;
+        Ok(into_handle(Tensor::from_bytes(dtype, &shape, &bytes)?))
+    })
+}
+
+/// A tensor of byte strings (TF's `string`) of `shape`, from `byte[]`s in row-major order.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_tensorFromStrings<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    shape: JLongArray<'l>,
+    values: JObjectArray<'l>,
+) -> jlong {
+    guard(&mut env, |env| {
+        let shape = dims(&longs(env, &shape)?)?;
+        let n = env.get_array_length(&values)?;
+        let mut items = Vec::with_capacity(n as usize);
+        for k in 0..n {
+            let item = JByteArray::from(env.get_object_array_element(&values, k)?);
+            if item.is_null() {
+                return Err(Failure::Argument(format!("string {k} is null")));
+            }
+            items.push(env.convert_byte_array(&item)?);
+        }
+        Ok(into_handle(Tensor::from_shape_vec(&shape, items)?))
+    })
+}
+
+/// Frees a tensor (Java calls it once, from `close()` or its `Cleaner`).
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_tensorFree<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    tensor: jlong,
+) {
+    guard(&mut env, |_| free::<Tensor>(tensor))
+}
+
+/// The tensor's dtype, by name.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_tensorDtype<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    tensor: jlong,
+) -> jstring {
+    guard(&mut env, |env| {
+        let name = borrow::<Tensor>(tensor)?.dtype().name();
+        Ok(env.new_string(name)?.into_raw())
+    })
+}
+
+/// The tensor's shape.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_tensorShape<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    tensor: jlong,
+) -> jlongArray {
+    guard(&mut env, |env| {
+        let shape: Vec<i64> = borrow::<Tensor>(tensor)?
+            .shape()
+            .iter()
+            .map(|&d| d as i64)
+            .collect();
+        long_array(env, &shape)
+    })
+}
+
+/// A fixed-width tensor's elements as bytes, row-major in the machine's byte order.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_tensorBytes<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    tensor: jlong,
+) -> jbyteArray {
+    guard(&mut env, |env| {
+        let bytes = borrow::<Tensor>(tensor)?.to_bytes()?;
+        Ok(env.byte_array_from_slice(&bytes)?.into_raw())
+    })
+}
+
+/// A byte-string tensor's elements as `byte[]`s, row-major.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_tensorStrings<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    tensor: jlong,
+) -> jobjectArray {
+    guard(&mut env, |env| {
+        let t = borrow::<Tensor>(tensor)?;
+        let Tensor::Bytes(strings) = t else {
+            return Err(Failure::Argument(format!(
+                "a tensor of {} holds no strings",
+                t.dtype()
+            )));
+        };
+        let out = env.new_object_array(strings.len() as i32, "[B", JObject::null())?;
+        for (k, s) in Strings::iter(strings).enumerate() {
+            let item = env.byte_array_from_slice(s)?;
+            env.set_object_array_element(&out, k as i32, &item)?;
+        }
+        Ok(out.into_raw())
+    })
+}
+
+/// A new scope: an eager one (each op runs when created) or a graph's root.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_scopeNew<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    eager: jboolean,
+) -> jlong {
+    guard(&mut env, |_| {
+        Ok(into_handle(if eager != 0 {
+            Scope::eager()
+        } else {
+            Scope::graph()
+        }))
+    })
+}
+
+/// `scope.withName(name)` (`sub == false`) or `scope.withSubScope(name)` (`sub == true`).
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_scopeDerive<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    name: JString<'l>,
+    sub: jboolean,
+) -> jlong {
+    guard(&mut env, |env| {
+        let name = string(env, &name)?;
+        let scope = borrow::<Scope>(scope)?;
+        Ok(into_handle(if sub != 0 {
+            scope.with_sub_scope(&name)
+        } else {
+            scope.with_name(&name)
+        }))
+    })
+}
+
+/// Frees a scope.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_scopeFree<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+) {
+    guard(&mut env, |_| free::<Scope>(scope))
+}
+
+/// A constant holding a copy of the tensor.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_opConstant<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    tensor: jlong,
+) -> jlong {
+    guard(&mut env, |_| {
+        let value = borrow::<Tensor>(tensor)?.clone();
+        Ok(into_handle(borrow::<Scope>(scope)?.constant(value)))
+    })
+}
+
+/// A placeholder of `dtype`; `shape` null for an unknown shape, -1 for an unknown size.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_opPlaceholder<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    dtype: JString<'l>,
+    shape: JLongArray<'l>,
+) -> jlong {
+    guard(&mut env, |env| {
+        let dtype = dtype_of(&string(env, &dtype)?)?;
+        let shape = if shape.is_null() {
+            Shape::unknown()
+        } else {
+            let dims = longs(env, &shape)?;
+            Shape::from_dims(dims.iter().map(|&d| usize::try_from(d).ok()).collect())
+        };
+        Ok(into_handle(
+            borrow::<Scope>(scope)?.placeholder(dtype, shape)?,
+        ))
+    })
+}
+
+fn policy(env: &mut JNIEnv<'_>, name: &JString<'_>) -> Result<BadIndices> {
+    let name = string(env, name)?;
+    BadIndices::from_name(&name).ok_or_else(|| {
+        Failure::Argument(format!(
+            "badIndicesPolicy must be one of {}, got \"{name}\"",
+            BadIndices::ALL
+                .iter()
+                .map(|p| p.name().to_uppercase())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
+}
+
+/// `GatherV2`: TF Java's `Gather.create(scope, params, indices, axis, options)`.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_opGather<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    params: jlong,
+    indices: jlong,
+    axis: jlong,
+    batch_dims: jlong,
+    bad_indices: JString<'l>,
+) -> jlong {
+    guard(&mut env, |env| {
+        let options = GatherOpOptions::new()
+            .batch_dims(batch_dims)
+            .bad_indices(policy(env, &bad_indices)?);
+        let (p, i, a) = (
+            borrow::<AnyOutput>(params)?,
+            borrow::<AnyOutput>(indices)?,
+            borrow::<AnyOutput>(axis)?,
+        );
+        Ok(into_handle(
+            borrow::<Scope>(scope)?.gather(p, i, a, options)?,
+        ))
+    })
+}
+
+/// `GatherNd`: TF Java's `GatherNd.create(scope, params, indices, options)`.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_opGatherNd<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    params: jlong,
+    indices: jlong,
+    batch_dims: jlong,
+    bad_indices: JString<'l>,
+) -> jlong {
+    guard(&mut env, |env| {
+        let options = GatherNdOpOptions::new()
+            .batch_dims(batch_dims)
+            .bad_indices(policy(env, &bad_indices)?);
+        let (p, i) = (borrow::<AnyOutput>(params)?, borrow::<AnyOutput>(indices)?);
+        Ok(into_handle(
+            borrow::<Scope>(scope)?.gather_nd(p, i, options)?,
+        ))
+    })
+}
+
+/// Frees an output handle.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_outputFree<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    output: jlong,
+) {
+    guard(&mut env, |_| free::<AnyOutput>(output))
+}
+
+/// The output's op name.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_outputName<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    output: jlong,
+) -> jstring {
+    guard(&mut env, |env| {
+        let name = borrow::<AnyOutput>(output)?.op_name();
+        Ok(env.new_string(name)?.into_raw())
+    })
+}
+
+/// The output's dtype, by name.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_outputDtype<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    output: jlong,
+) -> jstring {
+    guard(&mut env, |env| {
+        let name = borrow::<AnyOutput>(output)?.dtype().name();
+        Ok(env.new_string(name)?.into_raw())
+    })
+}
+
+/// The output's static shape: null for an unknown rank, -1 for an unknown size.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_outputShape<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    output: jlong,
+) -> jlongArray {
+    guard(&mut env, |env| {
+        let shape = borrow::<AnyOutput>(output)?.shape();
+        match shape.dims() {
+            None => Ok(std::ptr::null_mut()),
+            Some(dims) => {
+                let dims: Vec<i64> = dims.iter().map(|d| d.map_or(-1, |n| n as i64)).collect();
+                long_array(env, &dims)
+            }
+        }
+    })
+}
+
+/// The output's value as a new tensor (an eager op's, or a graph constant's), or 0.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_outputValue<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    output: jlong,
+) -> jlong {
+    guard(&mut env, |_| {
+        Ok(borrow::<AnyOutput>(output)?.value().map_or(0, into_handle))
+    })
+}
+
+/// Runs the graph of `scope`: feeds (outputs and tensors, pairwise), then the fetches'
+/// values as new tensors.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_sessionRun<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    feed_outputs: JLongArray<'l>,
+    feed_tensors: JLongArray<'l>,
+    fetches: JLongArray<'l>,
+) -> jlongArray {
+    guard(&mut env, |env| {
+        let scope = borrow::<Scope>(scope)?;
+        let session = Session::new(scope);
+        let (outs, values) = (longs(env, &feed_outputs)?, longs(env, &feed_tensors)?);
+        let mut feeds = Feeds::new();
+        for (&o, &t) in outs.iter().zip(&values) {
+            let value = borrow::<Tensor>(t)?.clone();
+            feeds = feeds.feed_tensor(borrow::<AnyOutput>(o)?, value)?;
+        }
+        let fetches = longs(env, &fetches)?
+            .iter()
+            .map(|&f| borrow::<AnyOutput>(f).cloned())
+            .collect::<Result<Vec<_>>>()?;
+        let results = session.run_tensors(&fetches, &feeds)?;
+        let handles: Vec<i64> = results.into_iter().map(into_handle).collect();
+        long_array(env, &handles)
+    })
+}
+
+/// The byte size of one element of a fixed-width dtype, 0 for the strings (Java sizes its
+/// buffers by it).
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_dtypeSize<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    dtype: JString<'l>,
+) -> jint {
+    guard(&mut env, |env| {
+        let dtype = dtype_of(&string(env, &dtype)?)?;
+        Ok(dtype.size().unwrap_or(0) as jint)
+    })
+}
+
+/// Returns its argument: the cost of a JNI call that does nothing, for the benchmarks'
+/// baseline.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_noop<'l>(
+    _env: JNIEnv<'l>,
+    _: JClass<'l>,
+    x: jlong,
+) -> jlong {
+    x
+}

@@ -1,0 +1,226 @@
+//! The op API for callers that know element types only at run time (the Java binding):
+//! outputs without a Rust element type, and the gather ops on them. The typed API
+//! ([`super::Gather::create`], …) is sugar over these, so both check shapes and name errors
+//! the same way.
+
+use super::gather_ops::{GatherNdOpOptions, GatherOpOptions};
+use super::node::NodeKind;
+use super::op_error::{OpError, OpResult};
+use super::scope::{lock, Scope, SharedGraph};
+use super::session::{Feeds, Session};
+use crate::ops::take_along_axis::TakeAlongAxisOptions;
+use crate::ops::Op;
+use crate::shape::{self, Axis, Shape};
+use crate::types::dtype::{DType, Tensor};
+use crate::types::error::GatherError;
+use crate::with_dtype;
+use std::sync::Arc;
+
+/// The symbolic handle of an op's output, its element type known at run time.
+#[derive(Debug, Clone)]
+pub struct AnyOutput {
+    pub(crate) graph: SharedGraph,
+    pub(crate) node: usize,
+}
+
+impl AnyOutput {
+    /// The name of the op this is an output of.
+    pub fn op_name(&self) -> String {
+        lock(&self.graph).nodes[self.node].name.clone()
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        lock(&self.graph).nodes[self.node].dtype
+    }
+
+    /// The static shape (fully known in eager mode).
+    pub fn shape(&self) -> Shape {
+        lock(&self.graph).nodes[self.node].shape.clone()
+    }
+
+    /// The value: every output of an eager scope has one, and so does a graph's constant.
+    pub fn value(&self) -> Option<Tensor> {
+        lock(&self.graph).nodes[self.node].value.clone()
+    }
+
+    /// Whether `self` and `other` are outputs of the same graph.
+    pub fn same_graph(&self, other: &AnyOutput) -> bool {
+        Arc::ptr_eq(&self.graph, &other.graph)
+    }
+}
+
+/// The TensorFlow limit on the rows an index dtype may address, or an error for a dtype
+/// that is not an index type.
+fn index_limit(dtype: DType) -> OpResult<Option<crate::IndexLimit>> {
+    use crate::types::index::IndexType;
+    with_dtype!(dtype, index I => Ok(<I as IndexType>::TF_LIMIT),
+        else Err(GatherError::IndicesNotInteger { dtype }.into()))
+}
+
+impl Scope {
+    fn check_any(&self, output: &AnyOutput) -> OpResult<()> {
+        if Arc::ptr_eq(&output.graph, &self.graph) {
+            Ok(())
+        } else {
+            Err(OpError::ForeignOperand {
+                name: output.op_name(),
+            })
+        }
+    }
+
+    pub(crate) fn any_output(&self, node: usize) -> AnyOutput {
+        AnyOutput {
+            graph: self.graph.clone(),
+            node,
+        }
+    }
+
+    /// A constant holding `value` (TF Java's `Constant.create`).
+    ///
+    /// ```
+    /// use ndgather::graph::Scope;
+    /// use ndgather::{ndarray::array, Tensor};
+    /// let scope = Scope::eager();
+    /// let c = scope.constant(Tensor::from(array![1.5f32, 2.5].into_dyn()));
+    /// assert_eq!(c.shape().to_string(), "[2]");
+    /// ```
+    pub fn constant(&self, value: Tensor) -> AnyOutput {
+        let (dtype, shape) = (value.dtype(), Shape::known(value.shape()));
+        let node = self.add_input("Const", NodeKind::Constant, dtype, shape, Some(value));
+        self.any_output(node)
+    }
+
+    /// A placeholder of `dtype` and static shape `shape` (graphs only).
+    pub fn placeholder(&self, dtype: DType, shape: Shape) -> OpResult<AnyOutput> {
+        if self.is_eager() {
+            return Err(OpError::Mode(
+                "placeholders exist only in graphs: an eager scope has nothing to feed them"
+                    .to_string(),
+            ));
+        }
+        let node = self.add_input("Placeholder", NodeKind::Placeholder, dtype, shape, None);
+        Ok(self.any_output(node))
+    }
+
+    /// `GatherV2` on outputs of any dtype: the axis operand must be a scalar of int32 or
+    /// int64, as TensorFlow's `Taxis`.
+    pub fn gather(
+        &self,
+        params: &AnyOutput,
+        indices: &AnyOutput,
+        axis: &AnyOutput,
+        options: GatherOpOptions,
+    ) -> OpResult<AnyOutput> {
+        for o in [params, indices, axis] {
+            self.check_any(o)?;
+        }
+        let limit = index_limit(indices.dtype())?;
+        if !matches!(axis.dtype(), DType::I32 | DType::I64) {
+            return Err(OpError::DType {
+                expected: "int32 or int64".to_string(),
+                found: axis.dtype(),
+            });
+        }
+        if axis.shape().rank().is_some_and(|r| r != 0) {
+            return Err(OpError::AxisNotScalar);
+        }
+        let axis_value = axis.value().and_then(|v| match v {
+            Tensor::I32(a) => a.first().map(|&x| i64::from(x)),
+            Tensor::I64(a) => a.first().copied(),
+            _ => None,
+        });
+        let axis_spec = axis_value.map_or(Axis::Unknown, Axis::Given);
+        let options = options.gather;
+        let rule = shape::gather_shape(
+            &params.shape(),
+            &indices.shape(),
+            axis_spec,
+            options.batch_dims,
+            limit,
+        )?;
+        let kind = NodeKind::Op {
+            op: Op::Gather(options),
+            params: params.node,
+            indices: indices.node,
+            axis: Some(axis.node),
+        };
+        let node = self.add_op("Gather", kind, params.dtype(), rule.output)?;
+        Ok(self.any_output(node))
+    }
+
+    /// `GatherNd` on outputs of any dtype.
+    pub fn gather_nd(
+        &self,
+        params: &AnyOutput,
+        indices: &AnyOutput,
+        options: GatherNdOpOptions,
+    ) -> OpResult<AnyOutput> {
+        self.check_any(params)?;
+        self.check_any(indices)?;
+        let limit = index_limit(indices.dtype())?;
+        let options = options.gather_nd;
+        let rule =
+            shape::gather_nd_shape(&params.shape(), &indices.shape(), options.batch_dims, limit)?;
+        let kind = NodeKind::Op {
+            op: Op::GatherNd(options),
+            params: params.node,
+            indices: indices.node,
+            axis: None,
+        };
+        let node = self.add_op("GatherNd", kind, params.dtype(), rule.output)?;
+        Ok(self.any_output(node))
+    }
+
+    /// `TakeAlongAxis` on outputs of any dtype.
+    pub fn take_along_axis(
+        &self,
+        arr: &AnyOutput,
+        indices: &AnyOutput,
+        options: TakeAlongAxisOptions,
+    ) -> OpResult<AnyOutput> {
+        self.check_any(arr)?;
+        self.check_any(indices)?;
+        index_limit(indices.dtype())?;
+        let shape = match (arr.shape().to_known(), indices.shape().to_known()) {
+            (Some(ps), Some(is)) => Shape::known(&options.out_shape(&ps, &is)?),
+            _ => indices
+                .shape()
+                .rank()
+                .map_or(Shape::unknown(), Shape::unknown_dims),
+        };
+        let kind = NodeKind::Op {
+            op: Op::TakeAlongAxis(options),
+            params: arr.node,
+            indices: indices.node,
+            axis: None,
+        };
+        let node = self.add_op("TakeAlongAxis", kind, arr.dtype(), shape)?;
+        Ok(self.any_output(node))
+    }
+}
+
+impl Feeds {
+    /// Feeds `value` to `output`: its dtype must be the output's, its shape must fit the
+    /// output's static shape.
+    pub fn feed_tensor(self, output: &AnyOutput, value: Tensor) -> OpResult<Feeds> {
+        if value.dtype() != output.dtype() {
+            return Err(OpError::DType {
+                expected: output.dtype().to_string(),
+                found: value.dtype(),
+            });
+        }
+        self.feed_node(&output.graph, output.node, value)
+    }
+}
+
+impl Session {
+    /// Evaluates `fetches` in one run, with `feeds`: values of any dtype.
+    pub fn run_tensors(&self, fetches: &[AnyOutput], feeds: &Feeds) -> OpResult<Vec<Tensor>> {
+        if let Some(o) = fetches.iter().find(|o| !self.owns(&o.graph)) {
+            return Err(OpError::ForeignOperand { name: o.op_name() });
+        }
+        let nodes: Vec<usize> = fetches.iter().map(|o| o.node).collect();
+        self.evaluate(&nodes, feeds)
+    }
+}

@@ -1,0 +1,64 @@
+package org.ndgather;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The JNI entry points of the native library (crates/ndgather-jni). Handles are the native
+ * objects' addresses; each wrapper class keeps its own and frees it once.
+ */
+final class Native {
+  static {
+    NativeLibrary.load();
+  }
+
+  private Native() {}
+
+  static native long tensorFromBytes(String dtype, long[] shape, ByteBuffer data);
+
+  static native long tensorFromArray(String dtype, long[] shape, byte[] data);
+
+  static native byte[] tensorBytes(long tensor);
+
+  static native long tensorFromStrings(long[] shape, byte[][] values);
+
+  static native void tensorFree(long tensor);
+
+  static native String tensorDtype(long tensor);
+
+  static native long[] tensorShape(long tensor);
+
+  static native byte[][] tensorStrings(long tensor);
+
+  static native long scopeNew(boolean eager);
+
+  static native long scopeDerive(long scope, String name, boolean subScope);
+
+  static native void scopeFree(long scope);
+
+  static native long opConstant(long scope, long tensor);
+
+  static native long opPlaceholder(long scope, String dtype, long[] shape);
+
+  static native long opGather(
+      long scope, long params, long indices, long axis, long batchDims, String badIndices);
+
+  static native long opGatherNd(
+      long scope, long params, long indices, long batchDims, String badIndices);
+
+  static native void outputFree(long output);
+
+  static native String outputName(long output);
+
+  static native String outputDtype(long output);
+
+  static native long[] outputShape(long output);
+
+  static native long outputValue(long output);
+
+  static native long[] sessionRun(
+      long scope, long[] feedOutputs, long[] feedTensors, long[] fetches);
+
+  static native int dtypeSize(String dtype);
+
+  static native long noop(long x);
+}

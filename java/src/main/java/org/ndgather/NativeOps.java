@@ -1,0 +1,76 @@
+package org.ndgather;
+
+/**
+ * How the op classes of {@code org.ndgather.op} reach the core: each method converts and
+ * calls one native op of the core's op API, which checks shapes and names errors. Not for
+ * programs, which use {@link org.ndgather.op.Ops} or the ops' {@code create} methods.
+ */
+public final class NativeOps {
+  private NativeOps() {}
+
+  /** A derived native scope: {@code withSubScope(name)} or {@code withName(name)}. */
+  public static long deriveScope(long scope, String name, boolean subScope) {
+    if (name == null) {
+      throw new NullPointerException("a scope name must not be null");
+    }
+    return Native.scopeDerive(scope, name, subScope);
+  }
+
+  /** Frees the native scope {@code handle} once {@code owner} is unreachable. */
+  public static void freeWhenUnreachable(Object owner, long handle) {
+    Tensor.CLEANER.register(owner, new Tensor.Handle(handle, Native::scopeFree));
+  }
+
+  /** A constant holding a copy of {@code value}. */
+  public static <T> Output<T> constant(org.ndgather.op.Scope scope, Tensor<T> value) {
+    return new Output<>(scope.env(), Native.opConstant(scope.handle(), value.handle()), "Const");
+  }
+
+  /** A placeholder of {@code type} and {@code shape} (null: unknown). */
+  public static <T> Output<T> placeholder(org.ndgather.op.Scope scope, Class<T> type, Shape shape) {
+    long[] dims = shape == null ? null : shape.dims();
+    String dt = DataType.fromClass(type).nativeName();
+    return new Output<>(scope.env(), Native.opPlaceholder(scope.handle(), dt, dims), "Placeholder");
+  }
+
+  /** {@code GatherV2}. */
+  public static <T> Output<T> gather(
+      org.ndgather.op.Scope scope,
+      Operand<T> params,
+      Operand<?> indices,
+      Operand<?> axis,
+      long batchDims,
+      String badIndices) {
+    long h =
+        Native.opGather(
+            scope.handle(),
+            params.asOutput().handle(),
+            indices.asOutput().handle(),
+            axis.asOutput().handle(),
+            batchDims,
+            badIndices);
+    return new Output<>(scope.env(), h, "GatherV2");
+  }
+
+  /** {@code GatherNd}. */
+  public static <T> Output<T> gatherNd(
+      org.ndgather.op.Scope scope,
+      Operand<T> params,
+      Operand<?> indices,
+      long batchDims,
+      String badIndices) {
+    long h =
+        Native.opGatherNd(
+            scope.handle(),
+            params.asOutput().handle(),
+            indices.asOutput().handle(),
+            batchDims,
+            badIndices);
+    return new Output<>(scope.env(), h, "GatherNd");
+  }
+
+  /** The cost of a JNI call that does nothing (for benchmarks). */
+  public static long noop(long x) {
+    return Native.noop(x);
+  }
+}

@@ -1,0 +1,94 @@
+package org.ndgather;
+
+import java.lang.ref.Cleaner;
+import java.util.Objects;
+
+/**
+ * A symbolic handle to a tensor produced by an {@link Operation} (TF Java's {@code Output}).
+ *
+ * @param <T> the type of the elements
+ */
+public final class Output<T> implements Operand<T> {
+  private final Tensor.Handle state;
+  private final Cleaner.Cleanable cleanable;
+  private final ExecutionEnvironment env;
+  private final String name;
+  private final String type;
+
+  Output(ExecutionEnvironment env, long handle, String type) {
+    this.state = new Tensor.Handle(handle, Native::outputFree);
+    this.cleanable = Tensor.CLEANER.register(this, state);
+    this.env = env;
+    this.name = Native.outputName(handle);
+    this.type = type;
+    env.register(this);
+  }
+
+  long handle() {
+    return state.get("Output");
+  }
+
+  ExecutionEnvironment env() {
+    return env;
+  }
+
+  /** The operation this output is the output of. */
+  public Operation op() {
+    return new Operation(this, name, type);
+  }
+
+  /** Which output of the op (the ops here have one). */
+  public int index() {
+    return 0;
+  }
+
+  /** The static shape (fully known in an eager session). */
+  public Shape shape() {
+    return Shape.of(Native.outputShape(handle()));
+  }
+
+  /** The type of the elements. */
+  public DataType dataType() {
+    return DataType.fromNative(Native.outputDtype(handle()));
+  }
+
+  @Override
+  public Output<T> asOutput() {
+    return this;
+  }
+
+  /**
+   * The value of an eager op's output (or of a graph's constant).
+   *
+   * @return a new tensor; the caller closes it
+   * @throws IllegalStateException for an output of a graph op, which only a {@link
+   *     Session} computes
+   */
+  public Tensor<T> tensor() {
+    long t = Native.outputValue(handle());
+    if (t == 0) {
+      throw new IllegalStateException(
+          "the output of '" + name + "' has no value: run its graph in a Session");
+    }
+    return new Tensor<>(t);
+  }
+
+  void free() {
+    cleanable.clean();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Output<?> other && other.env == env && other.name.equals(name);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(System.identityHashCode(env), name);
+  }
+
+  @Override
+  public String toString() {
+    return String.format("<%s '%s:0' shape=%s dtype=%s>", type, name, shape(), dataType());
+  }
+}

@@ -1,0 +1,124 @@
+package org.ndgather;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Runs the ops of a {@link Graph}: {@code session.runner().feed(..).fetch(..).run()}. Safe to
+ * use from several threads at once.
+ */
+public final class Session implements AutoCloseable {
+  private final Graph graph;
+  private volatile boolean closed;
+
+  /**
+   * A session over {@code graph}.
+   *
+   * @param graph the graph
+   */
+  public Session(Graph graph) {
+    if (graph == null) {
+      throw new NullPointerException("graph must not be null");
+    }
+    this.graph = graph;
+  }
+
+  /** A new run: feeds and fetches, then {@link Runner#run()}. */
+  public Runner runner() {
+    return new Runner();
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+  }
+
+  /** The feeds and fetches of one run. */
+  public final class Runner {
+    private final List<Output<?>> feedOutputs = new ArrayList<>();
+    private final List<Tensor<?>> feedTensors = new ArrayList<>();
+    private final List<Output<?>> fetches = new ArrayList<>();
+
+    private Runner() {}
+
+    private Output<?> named(String operation, int index) {
+      Operation op = graph.operation(operation);
+      if (op == null) {
+        throw new IllegalArgumentException("No Operation named [" + operation + "] in the Graph");
+      }
+      return op.output(index);
+    }
+
+    /** Feeds {@code t} to the op named {@code operation}. */
+    public Runner feed(String operation, Tensor<?> t) {
+      return feed(named(operation, 0), t);
+    }
+
+    /** Feeds {@code t} to output {@code index} of the op named {@code operation}. */
+    public Runner feed(String operation, int index, Tensor<?> t) {
+      return feed(named(operation, index), t);
+    }
+
+    /** Feeds {@code t} to {@code operand}. */
+    public Runner feed(Operand<?> operand, Tensor<?> t) {
+      if (operand == null || t == null) {
+        throw new NullPointerException("feed needs an operand and a tensor");
+      }
+      feedOutputs.add(operand.asOutput());
+      feedTensors.add(t);
+      return this;
+    }
+
+    /** Fetches the output of the op named {@code operation}. */
+    public Runner fetch(String operation) {
+      return fetch(named(operation, 0));
+    }
+
+    /** Fetches output {@code index} of the op named {@code operation}. */
+    public Runner fetch(String operation, int index) {
+      return fetch(named(operation, index));
+    }
+
+    /** Fetches {@code output}. */
+    public Runner fetch(Output<?> output) {
+      if (output == null) {
+        throw new NullPointerException("fetch needs an output");
+      }
+      fetches.add(output);
+      return this;
+    }
+
+    /** Fetches {@code operand}'s output. */
+    public Runner fetch(Operand<?> operand) {
+      return fetch(operand.asOutput());
+    }
+
+    /**
+     * Runs the graph for the fetches.
+     *
+     * @return one new tensor per fetch, in order; the caller closes them
+     * @throws IllegalArgumentException with TensorFlow's message if an op refuses its inputs
+     */
+    public List<Tensor<?>> run() {
+      if (closed) {
+        throw new IllegalStateException("Session has been closed");
+      }
+      long[] outs = new long[feedOutputs.size()];
+      long[] values = new long[feedTensors.size()];
+      for (int i = 0; i < outs.length; i++) {
+        outs[i] = feedOutputs.get(i).handle();
+        values[i] = feedTensors.get(i).handle();
+      }
+      long[] wanted = new long[fetches.size()];
+      for (int i = 0; i < wanted.length; i++) {
+        wanted[i] = fetches.get(i).handle();
+      }
+      long[] results = Native.sessionRun(graph.scopeHandle(), outs, values, wanted);
+      List<Tensor<?>> tensors = new ArrayList<>(results.length);
+      for (long r : results) {
+        tensors.add(new Tensor<>(r));
+      }
+      return tensors;
+    }
+  }
+}

@@ -1,0 +1,184 @@
+package org.ndgather;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.ndgather.op.Ops;
+import org.ndgather.op.core.Gather;
+import org.ndgather.op.core.GatherNd;
+import org.ndgather.op.core.Placeholder;
+
+/** Lifetimes, misuse and threads: each gives a Java exception, and the JVM never crashes. */
+class LifetimeAndErrorsTest {
+  private static long rssKiB() throws Exception {
+    for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+      if (line.startsWith("VmRSS:")) {
+        return Long.parseLong(line.replaceAll("[^0-9]", ""));
+      }
+    }
+    return 0;
+  }
+
+  @Test
+  void hundredThousandTensorsCreatedAndClosedKeepMemoryBounded() throws Exception {
+    float[] row = new float[256];
+    // A first round lets the Java heap reach its steady size (surefire runs with -Xmx128m).
+    for (int i = 0; i < 100_000; i++) {
+      Tensors.create(row).close();
+    }
+    long before = rssKiB();
+    for (int i = 0; i < 100_000; i++) {
+      try (Tensor<Float> t = Tensors.create(row)) {
+        assertEquals(256, t.numElements());
+      }
+    }
+    long grown = rssKiB() - before;
+    // 100,000 tensors of 1 KiB each would be ~100 MiB if none were freed.
+    assertTrue(grown < 32 * 1024, "RSS grew by " + grown + " KiB");
+  }
+
+  @Test
+  void aClosedTensorThrowsIllegalStateException() {
+    Tensor<Integer> t = Tensors.create(new int[] {1, 2});
+    t.close();
+    t.close();
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> t.copyTo(new int[2]));
+    assertEquals("Tensor has been closed", e.getMessage());
+    assertThrows(IllegalStateException.class, t::intValue);
+    try (EagerSession s = EagerSession.create()) {
+      Ops tf = Ops.create(s);
+      assertThrows(IllegalStateException.class, () -> tf.constant(t));
+    }
+  }
+
+  @Test
+  void wrongTypesAndNullsAreJavaExceptions() {
+    try (Tensor<Integer> t = Tensors.create(new int[] {1, 2})) {
+      IllegalArgumentException e =
+          assertThrows(IllegalArgumentException.class, () -> t.expect(Float.class));
+      assertEquals("Cannot cast from tensor of INT32 to tensor of FLOAT", e.getMessage());
+      assertThrows(IllegalArgumentException.class, t::floatValue);
+      assertThrows(IllegalArgumentException.class, () -> t.copyTo(new int[3]));
+    }
+    assertThrows(NullPointerException.class, () -> Tensor.create(null));
+    assertThrows(NullPointerException.class, () -> new Session(null));
+    assertThrows(IllegalArgumentException.class, () -> Tensor.create(new int[][] {{1}, {2, 3}}));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> Tensor.create(Float.class, new long[] {3}, ByteBuffer.allocate(8)));
+  }
+
+  @Test
+  void badIndicesAreTensorFlowsMessageAtRunTime() {
+    try (Graph g = new Graph();
+        Session s = new Session(g);
+        Tensor<Integer> bad = Tensors.create(new int[] {0, 7})) {
+      Ops tf = Ops.create(g);
+      Placeholder<Integer> i = tf.placeholder(Integer.class);
+      Gather<Float> rows = tf.gather(tf.constant(new float[] {1, 2, 3}), i, tf.constant(0));
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class, () -> s.runner().feed(i, bad).fetch(rows).run());
+      assertEquals("indices[1] = 7 is not in [0, 3)", e.getMessage());
+      GatherNd<Float> ignored =
+          tf.gatherNd(
+              tf.constant(new float[] {1, 2, 3}),
+              tf.constant(new int[][] {{2}, {9}}),
+              GatherNd.badIndicesPolicy("IGNORE"));
+      try (Tensor<?> out = s.runner().fetch(ignored).run().get(0)) {
+        assertArrayEquals(new float[] {3, 0}, out.expect(Float.class).copyTo(new float[2]));
+      }
+    }
+  }
+
+  @Test
+  void aShapeKnownToBeInvalidFailsWhenTheGraphIsBuilt() {
+    try (Graph g = new Graph()) {
+      Ops tf = Ops.create(g);
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> tf.gatherNd(tf.constant(new int[] {1, 2}), tf.constant(new int[][] {{0, 1}})));
+      assertTrue(e.getMessage().contains("params rank"), e.getMessage());
+    }
+  }
+
+  @Test
+  void eightThreadsShareOneSession() throws Exception {
+    try (Graph g = new Graph(); Session s = new Session(g)) {
+      Ops tf = Ops.create(g);
+      Placeholder<Long> ids = tf.placeholder(Long.class, Placeholder.shape(Shape.make(-1)));
+      float[][] table = new float[1000][4];
+      for (int r = 0; r < table.length; r++) {
+        table[r][0] = r;
+      }
+      Gather<Float> rows = tf.gather(tf.constant(table), ids, tf.constant(0));
+      ExecutorService pool = Executors.newFixedThreadPool(8);
+      List<Future<Boolean>> results = new ArrayList<>();
+      for (int t = 0; t < 8; t++) {
+        final long id = t * 100 + 7;
+        results.add(
+            pool.submit(
+                () -> {
+                  for (int k = 0; k < 200; k++) {
+                    try (Tensor<Long> in = Tensors.create(new long[] {id, id + 1});
+                        Tensor<?> out = s.runner().feed(ids, in).fetch(rows).run().get(0)) {
+                      float[][] got = out.expect(Float.class).copyTo(new float[2][4]);
+                      if (got[0][0] != id || got[1][0] != id + 1) {
+                        return false;
+                      }
+                    }
+                  }
+                  return true;
+                }));
+      }
+      for (Future<Boolean> f : results) {
+        assertTrue(f.get());
+      }
+      pool.shutdown();
+    }
+  }
+
+  @Test
+  void everyDataTypeGathersItsRawBytes() {
+    try (EagerSession session = EagerSession.create()) {
+      Ops tf = Ops.create(session);
+      for (DataType dt : DataType.values()) {
+        if (dt == DataType.STRING) {
+          continue;
+        }
+        int size = dt.byteSize();
+        ByteBuffer b = ByteBuffer.allocateDirect(3 * size).order(ByteOrder.nativeOrder());
+        for (int k = 0; k < 3 * size; k++) {
+          b.put((byte) (dt == DataType.BOOL ? k % 2 : 16 * (k / size) + 1));
+        }
+        b.flip();
+        try (Tensor<?> t = Tensor.create(dt.javaClass(), new long[] {3}, b);
+            Tensor<?> out =
+                tf.gather(tf.constant(t), tf.constant(new int[] {2, 0}), tf.constant(0))
+                    .asOutput()
+                    .tensor()) {
+          assertEquals(dt, out.dataType(), dt.toString());
+          ByteBuffer want = t.bytes();
+          ByteBuffer got = out.bytes();
+          for (int k = 0; k < size; k++) {
+            assertEquals(want.get(2 * size + k), got.get(k), dt.toString());
+            assertEquals(want.get(k), got.get(size + k), dt.toString());
+          }
+        }
+      }
+    }
+  }
+}
