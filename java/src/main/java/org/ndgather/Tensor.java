@@ -447,7 +447,7 @@ public final class Tensor<T> implements AutoCloseable {
     Object first = o;
     for (int level = 0; level < rank; level++) {
       dims[level] = Array.getLength(first);
-      if (dims[level] == 0) {
+      if (dims[level] == 0 || level + 1 == rank) {
         break;
       }
       first = Array.get(first, 0);
@@ -470,7 +470,7 @@ public final class Tensor<T> implements AutoCloseable {
     if (n != dims[level]) {
       throw new IllegalArgumentException("cannot create non-rectangular Tensor");
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && level + 1 < dims.length; i++) {
       checkRectangular(Array.get(o, i), level + 1, dims);
     }
   }
