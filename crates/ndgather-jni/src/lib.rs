@@ -17,7 +17,7 @@ use jni::sys::{jboolean, jbyteArray, jint, jlong, jlongArray, jobjectArray, jstr
 use jni::JNIEnv;
 use ndgather::graph::{AnyOutput, Feeds, GatherNdOpOptions, GatherOpOptions, Scope, Session};
 use ndgather::shape::Shape;
-use ndgather::{BadIndices, DType, Strings, Tensor};
+use ndgather::{BadIndices, DType, Strings, TakeAlongAxisOptions, Tensor};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Why an entry point failed, and so which exception Java sees.
@@ -398,6 +398,26 @@ pub extern "system" fn Java_org_ndgather_Native_opGatherNd<'l>(
         let (p, i) = (borrow::<AnyOutput>(params)?, borrow::<AnyOutput>(indices)?);
         Ok(into_handle(
             borrow::<Scope>(scope)?.gather_nd(p, i, options)?,
+        ))
+    })
+}
+
+/// `TakeAlongAxis` (NumPy's `take_along_axis`), beyond TF Java.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_opTakeAlongAxis<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    arr: jlong,
+    indices: jlong,
+    axis: jlong,
+    bad_indices: JString<'l>,
+) -> jlong {
+    guard(&mut env, |env| {
+        let options = TakeAlongAxisOptions::new(axis).bad_indices(policy(env, &bad_indices)?);
+        let (a, i) = (borrow::<AnyOutput>(arr)?, borrow::<AnyOutput>(indices)?);
+        Ok(into_handle(
+            borrow::<Scope>(scope)?.take_along_axis(a, i, options)?,
         ))
     })
 }

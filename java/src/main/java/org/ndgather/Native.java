@@ -45,6 +45,9 @@ final class Native {
   static native long opGatherNd(
       long scope, long params, long indices, long batchDims, String badIndices);
 
+  static native long opTakeAlongAxis(
+      long scope, long arr, long indices, long axis, String badIndices);
+
   static native void outputFree(long output);
 
   static native String outputName(long output);

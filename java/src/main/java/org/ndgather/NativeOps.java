@@ -69,6 +69,19 @@ public final class NativeOps {
     return new Output<>(scope.env(), h, "GatherNd");
   }
 
+  /** {@code TakeAlongAxis}. */
+  public static <T> Output<T> takeAlongAxis(
+      org.ndgather.op.Scope scope,
+      Operand<T> arr,
+      Operand<?> indices,
+      long axis,
+      String badIndices) {
+    long h =
+        Native.opTakeAlongAxis(
+            scope.handle(), arr.asOutput().handle(), indices.asOutput().handle(), axis, badIndices);
+    return new Output<>(scope.env(), h, "TakeAlongAxis");
+  }
+
   /** The cost of a JNI call that does nothing (for benchmarks). */
   public static long noop(long x) {
     return Native.noop(x);

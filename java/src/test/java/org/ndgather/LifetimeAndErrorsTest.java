@@ -116,6 +116,35 @@ class LifetimeAndErrorsTest {
   }
 
   @Test
+  void takeAlongAxisTakesAlongTheAxis() {
+    try (EagerSession session = EagerSession.create()) {
+      Ops tf = Ops.create(session);
+      var best =
+          tf.takeAlongAxis(
+              tf.constant(new int[][] {{10, 30, 20}, {60, 40, 50}}),
+              tf.constant(new long[][] {{1}, {0}}),
+              1);
+      try (Tensor<Integer> t = best.asOutput().tensor()) {
+        assertArrayEquals(new int[][] {{30}, {60}}, t.copyTo(new int[2][1]));
+      }
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> tf.takeAlongAxis(tf.constant(new int[] {1, 2}), tf.constant(new long[] {5}), 0));
+      assertTrue(e.getMessage().contains("5"), e.getMessage());
+      var wrapped =
+          tf.takeAlongAxis(
+              tf.constant(new int[] {1, 2, 3}),
+              tf.constant(new long[] {-1}),
+              0,
+              org.ndgather.op.core.TakeAlongAxis.badIndicesPolicy("WRAP"));
+      try (Tensor<Integer> t = wrapped.asOutput().tensor()) {
+        assertArrayEquals(new int[] {3}, t.copyTo(new int[1]));
+      }
+    }
+  }
+
+  @Test
   void eightThreadsShareOneSession() throws Exception {
     try (Graph g = new Graph(); Session s = new Session(g)) {
       Ops tf = Ops.create(g);

@@ -10,6 +10,7 @@ import org.ndgather.op.core.Constant;
 import org.ndgather.op.core.Gather;
 import org.ndgather.op.core.GatherNd;
 import org.ndgather.op.core.Placeholder;
+import org.ndgather.op.core.TakeAlongAxis;
 
 /**
  * An API for building ops as {@link Op}s (TF Java's {@code Ops}): {@code Ops tf =
@@ -289,6 +290,12 @@ public final class Ops {
   public <T, U extends Number, V extends Number> Gather<T> gather(
       Operand<T> params, Operand<U> indices, Operand<V> axis, Gather.Options... options) {
     return Gather.create(scope, params, indices, axis, options);
+  }
+
+  /** NumPy's {@code take_along_axis} (beyond TF Java): see {@link TakeAlongAxis#create}. */
+  public <T, U extends Number> TakeAlongAxis<T> takeAlongAxis(
+      Operand<T> arr, Operand<U> indices, long axis, TakeAlongAxis.Options... options) {
+    return TakeAlongAxis.create(scope, arr, indices, axis, options);
   }
 
   /** {@code GatherNd}: see {@link GatherNd#create}. */
