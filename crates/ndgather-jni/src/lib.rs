@@ -504,10 +504,10 @@ pub extern "system" fn Java_org_ndgather_Native_sessionRun<'l>(
         let scope = borrow::<Scope>(scope)?;
         let session = Session::new(scope);
         let (outs, values) = (longs(env, &feed_outputs)?, longs(env, &feed_tensors)?);
+        // The fed tensors are read where they lie: Java holds them open across the call.
         let mut feeds = Feeds::new();
         for (&o, &t) in outs.iter().zip(&values) {
-            let value = borrow::<Tensor>(t)?.clone();
-            feeds = feeds.feed_tensor(borrow::<AnyOutput>(o)?, value)?;
+            feeds = feeds.feed_tensor(borrow::<AnyOutput>(o)?, borrow::<Tensor>(t)?)?;
         }
         let fetches = longs(env, &fetches)?
             .iter()

@@ -14,6 +14,7 @@ use crate::shape::{self, Axis, Shape};
 use crate::types::dtype::{DType, Tensor};
 use crate::types::error::GatherError;
 use crate::with_dtype;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// The symbolic handle of an op's output, its element type known at run time.
@@ -200,10 +201,44 @@ impl Scope {
     }
 }
 
-impl Feeds {
+/// A fed value borrowed: read where it lies.
+impl<'a> From<&'a Tensor> for Cow<'a, Tensor> {
+    fn from(t: &'a Tensor) -> Cow<'a, Tensor> {
+        Cow::Borrowed(t)
+    }
+}
+
+/// A fed value given.
+impl From<Tensor> for Cow<'_, Tensor> {
+    fn from(t: Tensor) -> Self {
+        Cow::Owned(t)
+    }
+}
+
+impl<'a> Feeds<'a> {
     /// Feeds `value` to `output`: its dtype must be the output's, its shape must fit the
-    /// output's static shape.
-    pub fn feed_tensor(self, output: &AnyOutput, value: Tensor) -> OpResult<Feeds> {
+    /// output's static shape. A borrowed value (`&tensor`) is read where it lies.
+    ///
+    /// ```
+    /// use ndgather::graph::{Feeds, GatherOpOptions, Scope, Session};
+    /// use ndgather::{ndarray::array, shape::Shape, DType, Tensor};
+    /// let graph = Scope::graph();
+    /// let table = graph.placeholder(DType::F32, Shape::unknown())?;
+    /// let ids = graph.constant(Tensor::from(array![1i32].into_dyn()));
+    /// let axis = graph.constant(Tensor::from(ndgather::ndarray::arr0(0i32).into_dyn()));
+    /// let rows = graph.gather(&table, &ids, &axis, GatherOpOptions::new())?;
+    /// let value = Tensor::from(array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn());
+    /// let feeds = Feeds::new().feed_tensor(&table, &value)?;
+    /// let out = Session::new(&graph).run_tensors(&[rows], &feeds)?;
+    /// assert_eq!(out[0], Tensor::from(array![[3.0f32, 4.0]].into_dyn()));
+    /// # Ok::<(), ndgather::graph::OpError>(())
+    /// ```
+    pub fn feed_tensor(
+        self,
+        output: &AnyOutput,
+        value: impl Into<Cow<'a, Tensor>>,
+    ) -> OpResult<Feeds<'a>> {
+        let value = value.into();
         if value.dtype() != output.dtype() {
             return Err(OpError::DType {
                 expected: output.dtype().to_string(),

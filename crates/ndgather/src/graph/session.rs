@@ -10,16 +10,17 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Values for a run: placeholders' (or any outputs') values by node.
+/// Values for a run: placeholders' (or any outputs') values by node, owned or borrowed for
+/// `'a` (a borrowed value is read where it lies, never copied).
 #[derive(Debug, Clone, Default)]
-pub struct Feeds {
-    values: HashMap<usize, Tensor>,
+pub struct Feeds<'a> {
+    values: HashMap<usize, Cow<'a, Tensor>>,
     graph: Option<SharedGraph>,
 }
 
-impl Feeds {
+impl<'a> Feeds<'a> {
     /// No feeds.
-    pub fn new() -> Feeds {
+    pub fn new() -> Feeds<'a> {
         Feeds::default()
     }
 
@@ -29,9 +30,9 @@ impl Feeds {
         self,
         output: &impl Operand<T>,
         value: ArrayD<T>,
-    ) -> OpResult<Feeds> {
+    ) -> OpResult<Feeds<'a>> {
         let o = output.as_output();
-        self.feed_node(&o.graph, o.node, T::into_tensor(value))
+        self.feed_node(&o.graph, o.node, Cow::Owned(T::into_tensor(value)))
     }
 
     /// Feeds `value` to node `node` of `graph`, its shape checked against the node's.
@@ -39,8 +40,8 @@ impl Feeds {
         mut self,
         graph: &SharedGraph,
         node: usize,
-        value: Tensor,
-    ) -> OpResult<Feeds> {
+        value: Cow<'a, Tensor>,
+    ) -> OpResult<Feeds<'a>> {
         let (name, expected) = {
             let g = lock(graph);
             (g.nodes[node].name.clone(), g.nodes[node].shape.clone())
@@ -128,7 +129,7 @@ impl Session {
         let mut readers = readers(&graph.nodes, &needed, feeds);
         for (n, node) in graph.nodes.iter().enumerate().filter(|&(n, _)| needed[n]) {
             let value = match (feeds.values.get(&n), &node.kind) {
-                (Some(fed), _) => Cow::Borrowed(fed),
+                (Some(fed), _) => Cow::Borrowed(&**fed),
                 (None, NodeKind::Constant) => {
                     Cow::Borrowed(node.value.as_ref().ok_or_else(|| {
                         OpError::Internal(format!("constant '{}' without a value", node.name))
