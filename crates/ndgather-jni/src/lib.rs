@@ -533,6 +533,24 @@ pub extern "system" fn Java_org_ndgather_Native_dtypeSize<'l>(
     })
 }
 
+/// The names of every dtype of the core's table, so that a Java test can check that
+/// `DataType` has a row for each.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_dtypeNames<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+) -> jobjectArray {
+    guard(&mut env, |env| {
+        let out =
+            env.new_object_array(DType::ALL.len() as i32, "java/lang/String", JObject::null())?;
+        for (k, d) in DType::ALL.iter().enumerate() {
+            let name = env.new_string(d.name())?;
+            env.set_object_array_element(&out, k as i32, &name)?;
+        }
+        Ok(out.into_raw())
+    })
+}
+
 /// Returns its argument: the cost of a JNI call that does nothing, for the benchmarks'
 /// baseline.
 #[no_mangle]

@@ -63,5 +63,7 @@ final class Native {
 
   static native int dtypeSize(String dtype);
 
+  static native String[] dtypeNames();
+
   static native long noop(long x);
 }

@@ -180,6 +180,18 @@ class LifetimeAndErrorsTest {
     }
   }
 
+  /** A dtype added to the core's table without a row in DataType fails here. */
+  @Test
+  void dataTypeHasARowForEveryDtypeOfTheCore() {
+    java.util.Set<String> core = new java.util.TreeSet<>(List.of(Native.dtypeNames()));
+    java.util.Set<String> java = new java.util.TreeSet<>();
+    for (DataType t : DataType.values()) {
+      java.add(t.nativeName());
+    }
+    core.remove("string"); // Java's STRING is the core's byte strings ("bytes"), as TF Java's.
+    assertEquals(core, java);
+  }
+
   @Test
   void everyDataTypeGathersItsRawBytes() {
     try (EagerSession session = EagerSession.create()) {
