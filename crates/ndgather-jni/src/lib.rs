@@ -15,7 +15,10 @@ use handle::{borrow, free, into_handle};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jbyteArray, jint, jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
-use ndgather::graph::{AnyOutput, Feeds, GatherNdOpOptions, GatherOpOptions, Scope, Session};
+use ndgather::embedding::PartitionStrategy;
+use ndgather::graph::{
+    AnyOutput, EmbeddingOpOptions, Feeds, GatherNdOpOptions, GatherOpOptions, Scope, Session,
+};
 use ndgather::shape::Shape;
 use ndgather::{BadIndices, DType, Strings, TakeAlongAxisOptions, Tensor};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -418,6 +421,40 @@ pub extern "system" fn Java_org_ndgather_Native_opTakeAlongAxis<'l>(
         let (a, i) = (borrow::<AnyOutput>(arr)?, borrow::<AnyOutput>(indices)?);
         Ok(into_handle(
             borrow::<Scope>(scope)?.take_along_axis(a, i, options)?,
+        ))
+    })
+}
+
+/// `EmbeddingLookup` (TensorFlow's `tf.nn.embedding_lookup`): `ids` into the table split as
+/// `shards`, by `partition_strategy` ("mod" or "div"), rows clipped to `max_norm` (NaN: no
+/// clipping).
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_opEmbeddingLookup<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    shards: JLongArray<'l>,
+    ids: jlong,
+    partition_strategy: JString<'l>,
+    max_norm: f64,
+) -> jlong {
+    guard(&mut env, |env| {
+        let name = string(env, &partition_strategy)?;
+        let strategy = PartitionStrategy::from_name(&name).ok_or_else(|| {
+            Failure::Argument(format!(
+                "partitionStrategy must be \"mod\" or \"div\", got \"{name}\""
+            ))
+        })?;
+        let options = EmbeddingOpOptions::new()
+            .partition_strategy(strategy)
+            .max_norm(Some(max_norm).filter(|m| !m.is_nan()));
+        let shards = longs(env, &shards)?
+            .iter()
+            .map(|&h| borrow::<AnyOutput>(h).cloned())
+            .collect::<Result<Vec<_>>>()?;
+        let ids = borrow::<AnyOutput>(ids)?;
+        Ok(into_handle(
+            borrow::<Scope>(scope)?.embedding_lookup(&shards, ids, options)?,
         ))
     })
 }

@@ -48,8 +48,10 @@ fn in_scope<T: TensorElement>(scope: &Scope, outputs: &[Output<T>]) -> OpResult<
     outputs.iter().try_for_each(|o| scope.check(o))
 }
 
-fn lookup_shape(lead: Option<Vec<Option<usize>>>, shards: &[Output<impl TensorElement>]) -> Shape {
-    let rows = shards.first().map(|s| s.shape());
+/// The static shape of a lookup: `lead` (the ids' dims, or the batch's) then the rows' dims
+/// of the first shard (`first`).
+pub(crate) fn lookup_shape(lead: Option<Vec<Option<usize>>>, first: Option<Shape>) -> Shape {
+    let rows = first;
     match (lead, rows.as_ref().and_then(|r| r.dims())) {
         (Some(mut dims), Some(row)) if !row.is_empty() => {
             dims.extend_from_slice(&row[1..]);
@@ -95,19 +97,10 @@ impl<T: TensorElement + Real> EmbeddingLookup<T> {
         ids: &impl Operand<I>,
         options: EmbeddingOpOptions,
     ) -> OpResult<EmbeddingLookup<T>> {
-        let ids = ids.as_output();
-        in_scope(scope, shards)?;
-        in_scope(scope, std::slice::from_ref(&ids))?;
-        let lead = ids.shape().dims().map(<[_]>::to_vec);
-        let shape = lookup_shape(lead, shards);
-        let kind = NodeKind::EmbeddingLookup {
-            shards: shards.iter().map(|s| s.node).collect(),
-            ids: ids.node,
-            lookup: options.lookup,
-        };
-        let node = scope.add_op("EmbeddingLookup", kind, T::DTYPE, shape)?;
+        let shards: Vec<_> = shards.iter().map(Output::erase).collect();
+        let output = scope.embedding_lookup(&shards, &ids.as_output().erase(), options)?;
         Ok(EmbeddingLookup {
-            output: scope.output(node),
+            output: scope.output(output.node),
         })
     }
 
@@ -160,7 +153,10 @@ impl<T: TensorElement + Real> EmbeddingLookupSparse<T> {
         let batch = dense_shape
             .value()
             .and_then(|d| d.first().map(|&b| usize::try_from(b).ok()));
-        let shape = lookup_shape(Some(vec![batch.flatten()]), shards);
+        let shape = lookup_shape(
+            Some(vec![batch.flatten()]),
+            shards.first().map(|s| s.shape()),
+        );
         let kind = NodeKind::EmbeddingLookupSparse {
             shards: shards.iter().map(|s| s.node).collect(),
             sparse: [indices.node, ids.node, dense_shape.node],

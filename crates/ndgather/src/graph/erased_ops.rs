@@ -3,6 +3,7 @@
 //! ([`super::Gather::create`], …) is sugar over these, so both check shapes and name errors
 //! the same way.
 
+use super::embedding_ops::{lookup_shape, EmbeddingOpOptions};
 use super::gather_ops::{GatherNdOpOptions, GatherOpOptions};
 use super::node::NodeKind;
 use super::op_error::{OpError, OpResult};
@@ -197,6 +198,41 @@ impl Scope {
             axis: None,
         };
         let node = self.add_op("TakeAlongAxis", kind, arr.dtype(), shape)?;
+        Ok(self.any_output(node))
+    }
+}
+
+impl Scope {
+    /// `EmbeddingLookup` on outputs of any dtype: `ids` of an index dtype into `shards` of
+    /// one floating-point dtype (the table's `real` role).
+    pub fn embedding_lookup(
+        &self,
+        shards: &[AnyOutput],
+        ids: &AnyOutput,
+        options: EmbeddingOpOptions,
+    ) -> OpResult<AnyOutput> {
+        for s in shards.iter().chain([ids]) {
+            self.check_any(s)?;
+        }
+        index_limit(ids.dtype())?;
+        let dtype = shards.first().map_or(DType::F32, AnyOutput::dtype);
+        if let Some(s) = shards
+            .iter()
+            .find(|s| !s.dtype().is_real() || s.dtype() != dtype)
+        {
+            return Err(OpError::DType {
+                expected: format!("one of {}", DType::names_where(DType::is_real)),
+                found: s.dtype(),
+            });
+        }
+        let lead = ids.shape().dims().map(<[_]>::to_vec);
+        let shape = lookup_shape(lead, shards.first().map(AnyOutput::shape));
+        let kind = NodeKind::EmbeddingLookup {
+            shards: shards.iter().map(|s| s.node).collect(),
+            ids: ids.node,
+            lookup: options.lookup,
+        };
+        let node = self.add_op("EmbeddingLookup", kind, dtype, shape)?;
         Ok(self.any_output(node))
     }
 }

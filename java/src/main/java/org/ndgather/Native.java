@@ -48,6 +48,9 @@ final class Native {
   static native long opTakeAlongAxis(
       long scope, long arr, long indices, long axis, String badIndices);
 
+  static native long opEmbeddingLookup(
+      long scope, long[] shards, long ids, String partitionStrategy, double maxNorm);
+
   static native void outputFree(long output);
 
   static native String outputName(long output);

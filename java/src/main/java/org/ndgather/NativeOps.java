@@ -1,5 +1,7 @@
 package org.ndgather;
 
+import java.util.List;
+
 /**
  * How the op classes of {@code org.ndgather.op} reach the core: each method converts and
  * calls one native op of the core's op API, which checks shapes and names errors. Not for
@@ -80,6 +82,23 @@ public final class NativeOps {
         Native.opTakeAlongAxis(
             scope.handle(), arr.asOutput().handle(), indices.asOutput().handle(), axis, badIndices);
     return new Output<>(scope.env(), h, "TakeAlongAxis");
+  }
+
+  /** {@code EmbeddingLookup}; {@code maxNorm} NaN for none. */
+  public static <T> Output<T> embeddingLookup(
+      org.ndgather.op.Scope scope,
+      List<? extends Operand<T>> shards,
+      Operand<?> ids,
+      String partitionStrategy,
+      double maxNorm) {
+    long[] handles = new long[shards.size()];
+    for (int i = 0; i < handles.length; i++) {
+      handles[i] = shards.get(i).asOutput().handle();
+    }
+    long h =
+        Native.opEmbeddingLookup(
+            scope.handle(), handles, ids.asOutput().handle(), partitionStrategy, maxNorm);
+    return new Output<>(scope.env(), h, "EmbeddingLookup");
   }
 
   /** The cost of a JNI call that does nothing (for benchmarks). */

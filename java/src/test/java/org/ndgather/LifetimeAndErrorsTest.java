@@ -144,6 +144,46 @@ class LifetimeAndErrorsTest {
     }
   }
 
+  /**
+   * tf.nn.embedding_lookup's strategies: ids 0..4 of a 5-row table in 2 shards. "mod": shard
+   * i % 2, row i / 2; "div": rows 0-2 in the first shard, 3-4 in the second. max_norm clips
+   * a row of norm 5 to norm 1 (values rounded in float32, as TensorFlow computes them).
+   */
+  @Test
+  void embeddingLookupSplitsAsTensorFlow() {
+    try (EagerSession session = EagerSession.create()) {
+      Ops tf = Ops.create(session);
+      var ids = tf.constant(new long[] {4, 1, 3});
+      var mod =
+          tf.embeddingLookup(
+              List.of(tf.constant(new float[][] {{0}, {2}, {4}}), tf.constant(new float[][] {{1}, {3}})),
+              ids);
+      var div =
+          tf.embeddingLookup(
+              List.of(tf.constant(new float[][] {{0}, {1}, {2}}), tf.constant(new float[][] {{3}, {4}})),
+              ids,
+              org.ndgather.op.core.EmbeddingLookup.partitionStrategy("div"));
+      var clipped =
+          tf.embeddingLookup(
+              List.of(tf.constant(new float[][] {{3, 4}})),
+              tf.constant(new int[] {0}),
+              org.ndgather.op.core.EmbeddingLookup.maxNorm(1.0));
+      try (Tensor<Float> m = mod.asOutput().tensor();
+          Tensor<Float> d = div.asOutput().tensor();
+          Tensor<Float> c = clipped.asOutput().tensor()) {
+        assertArrayEquals(new float[][] {{4}, {1}, {3}}, m.copyTo(new float[3][1]));
+        assertArrayEquals(new float[][] {{4}, {1}, {3}}, d.copyTo(new float[3][1]));
+        float[][] row = c.copyTo(new float[1][2]);
+        assertEquals(1.0, Math.hypot(row[0][0], row[0][1]), 1e-6);
+      }
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> tf.embeddingLookup(List.of(tf.constant(new int[][] {{1}})), tf.constant(new int[] {0})));
+      assertTrue(e.getMessage().contains("float"), e.getMessage());
+    }
+  }
+
   @Test
   void eightThreadsShareOneSession() throws Exception {
     try (Graph g = new Graph(); Session s = new Session(g)) {

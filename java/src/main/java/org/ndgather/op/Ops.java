@@ -7,6 +7,7 @@ import org.ndgather.ExecutionEnvironment;
 import org.ndgather.Operand;
 import org.ndgather.Tensor;
 import org.ndgather.op.core.Constant;
+import org.ndgather.op.core.EmbeddingLookup;
 import org.ndgather.op.core.Gather;
 import org.ndgather.op.core.GatherNd;
 import org.ndgather.op.core.Placeholder;
@@ -296,6 +297,17 @@ public final class Ops {
   public <T, U extends Number> TakeAlongAxis<T> takeAlongAxis(
       Operand<T> arr, Operand<U> indices, long axis, TakeAlongAxis.Options... options) {
     return TakeAlongAxis.create(scope, arr, indices, axis, options);
+  }
+
+  /**
+   * TensorFlow's {@code tf.nn.embedding_lookup} (beyond TF Java, whose users asked for it in
+   * tensorflow/java#416 and #426): see {@link EmbeddingLookup#create}.
+   */
+  public <T, U extends Number> EmbeddingLookup<T> embeddingLookup(
+      java.util.List<? extends Operand<T>> shards,
+      Operand<U> ids,
+      EmbeddingLookup.Options... options) {
+    return EmbeddingLookup.create(scope, shards, ids, options);
   }
 
   /** {@code GatherNd}: see {@link GatherNd#create}. */
