@@ -225,4 +225,9 @@ public final class Tensors {
   public static Tensor<String> create(byte[][][][][] data) {
     return Tensor.create(data, String.class);
   }
+
+  /** Creates a rank-5 STRING tensor of byte strings. */
+  public static Tensor<String> create(byte[][][][][][] data) {
+    return Tensor.create(data, String.class);
+  }
 }

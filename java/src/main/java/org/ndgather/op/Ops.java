@@ -282,6 +282,11 @@ public final class Ops {
     return Constant.create(scope, data, String.class);
   }
 
+  /** A constant of a rank-5 STRING constant of byte strings. */
+  public Constant<String> constant(byte[][][][][][] data) {
+    return Constant.create(scope, data, String.class);
+  }
+
   /** A placeholder for a value of {@code dtype} fed when the graph runs. */
   public <T> Placeholder<T> placeholder(Class<T> dtype, Placeholder.Options... options) {
     return Placeholder.create(scope, dtype, options);
