@@ -85,22 +85,9 @@ fn fill_bytes(dtype: DType, value: FillValue) -> Result<Option<Vec<u8>>, CliErro
     Ok(dtype.fill_bytes(value)?.filter(|_| dtype.is_plain()))
 }
 
-/// A tensor of `dtype` from row-major bytes in native order, copied.
-fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Option<Tensor> {
-    with_dtype!(dtype, plain T => collect::<T>(shape, bytes), else None)
-}
-
 fn typed<T: bytemuck::Pod>(bytes: &[u8], dims: StrideShape<IxDyn>) -> Option<ArrayViewD<'_, T>> {
     let data: &[T] = bytemuck::try_cast_slice(bytes).ok()?;
     ArrayViewD::from_shape(dims, data).ok()
-}
-
-fn collect<T: ndgather::TensorElement + bytemuck::Pod>(
-    shape: &[usize],
-    bytes: &[u8],
-) -> Option<Tensor> {
-    // `pod_collect_to_vec` copies into memory aligned for `T`, whatever the source's alignment.
-    Tensor::from_shape_vec(shape, bytemuck::pod_collect_to_vec::<u8, T>(bytes)).ok()
 }
 
 /// Reverses the bytes of each `part`-byte part.
@@ -208,8 +195,7 @@ impl InPlace {
     }
 
     fn retype(&self, shape: &[usize], bytes: &[u8]) -> Result<Tensor, CliError> {
-        from_bytes(self.dtype, shape, bytes)
-            .ok_or_else(|| CliError::Internal(format!("{} from bytes", self.dtype)))
+        Ok(Tensor::from_bytes(self.dtype, shape, bytes)?)
     }
 
     /// Runs `op` with this array as params: on the typed view where there is one, otherwise

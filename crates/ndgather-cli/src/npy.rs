@@ -5,7 +5,7 @@ use crate::error::CliError;
 use crate::inplace::{plain_size, Buffer, ByteOrder, InPlace};
 use crate::source::Loaded;
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
-use ndgather::{shape::checked_numel, with_tensor, DType, Tensor};
+use ndgather::{shape::checked_numel, DType, Tensor};
 use npyz::{Deserialize, Endianness, NpyFile, NpyHeader, Order, TypeStr, WriterBuilder};
 use std::io::{Cursor, Write};
 
@@ -247,8 +247,7 @@ pub fn write(mut out: impl Write, label: &str, t: &Tensor, descr: &str) -> Resul
         Tensor::Bytes(a) => write_strings!(a, [u8]),
         Tensor::String(a) => write_strings!(a, str),
         _ => {
-            let bytes = fixed_bytes(t)
-                .ok_or_else(|| CliError::Internal(format!("{} has no bytes", t.dtype())))?;
+            let bytes = t.to_bytes()?;
             let mut w = std::io::BufWriter::new(out.by_ref());
             w.write_all(&header(descr, &shape)).map_err(io)?;
             w.write_all(&bytes).map_err(io)?;
@@ -256,18 +255,6 @@ pub fn write(mut out: impl Write, label: &str, t: &Tensor, descr: &str) -> Resul
         }
     }
     Ok(())
-}
-
-/// The elements of a fixed-width tensor as bytes, in row-major order.
-fn fixed_bytes(t: &Tensor) -> Option<Vec<u8>> {
-    let bytes = |a: &ndarray::ArrayD<bool>| a.iter().map(|&b| u8::from(b)).collect();
-    with_tensor!(Tensor, t, plain a => Some(match a.as_slice() {
-        Some(s) => bytemuck::cast_slice(s).to_vec(),
-        None => a.iter().flat_map(|v| bytemuck::bytes_of(v).to_vec()).collect(),
-    }), else _d => match t {
-        Tensor::Bool(a) => Some(bytes(a)),
-        _ => None,
-    })
 }
 
 /// A `.npy` version 1.0 header for C-order data of type `descr` and `shape`, padded to 64

@@ -102,7 +102,7 @@ impl Tensor {
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         with_tensor!(Tensor, self, plain a => Ok(match a.as_slice() {
             Some(s) => bytemuck::cast_slice(s).to_vec(),
-            None => a.iter().flat_map(|v| bytemuck::bytes_of(v).to_vec()).collect(),
+            None => a.iter().flat_map(|v| bytemuck::bytes_of(v).iter().copied()).collect(),
         }), else dtype => match self {
             Tensor::Bool(a) => Ok(a.iter().map(|&b| u8::from(b)).collect()),
             _ => Err(GatherError::InvalidShape {
