@@ -68,11 +68,24 @@ pub(crate) fn dtype_of(array: &Bound<'_, PyUntypedArray>) -> Option<DType> {
     table_dtype(&dtype)
 }
 
-/// The table's dtype of a NumPy dtype of any byte order: the one of its name (NumPy's and
-/// ml_dtypes' names are the table's) and size; `None` for any other.
+/// The table's dtype of a NumPy dtype of any byte order; `None` for any other. NumPy's own
+/// kinds go by kind and size, read from the descriptor without a call into Python (every
+/// index and number dispatch asks); the others, ml_dtypes' types, by their name (NumPy's and
+/// ml_dtypes' names are the table's) and size.
 fn table_dtype(dtype: &Bound<'_, numpy::PyArrayDescr>) -> Option<DType> {
-    let name: String = dtype.getattr("name").ok()?.extract().ok()?;
-    DType::from_name(&name).filter(|d| d.size() == Some(dtype.itemsize()))
+    let size = dtype.itemsize();
+    let kind = match dtype.kind() {
+        b'b' => Some(Kind::Bool),
+        b'i' => Some(Kind::Int),
+        b'u' => Some(Kind::Uint),
+        b'f' => Some(Kind::Float),
+        b'c' => Some(Kind::Complex),
+        _ => None,
+    };
+    kind.and_then(|k| DType::of(k, size)).or_else(|| {
+        let name: String = dtype.getattr("name").ok()?.extract().ok()?;
+        DType::from_name(&name).filter(|d| d.size() == Some(size))
+    })
 }
 
 /// A read-only view of an integer array (a dtype of the core's `index` role, native byte
