@@ -340,3 +340,85 @@ fn take_along_axis_is_a_graph_op_with_a_gradient() {
     let err = TakeAlongAxis::create(&e, &arr, &bad, options).unwrap_err();
     assert!(err.to_string().contains("3"), "{err}");
 }
+
+/// `Scope::gradients`, against TF Java 1.15's `tf.gradients` on the same graph (values
+/// printed by TF Java 1.15.0: `p = [[1,2],[3,4],[5,6]]`, `z = gather_nd(p, [[2,1],[0,0],[2,1]])`,
+/// `z2 = gather_nd(z, [[1],[1]])`).
+#[test]
+fn gradients_sum_every_path_as_tensorflow() {
+    use ndgather::{DType, Tensor};
+    let g = Scope::graph();
+    let p = g.placeholder(DType::F32, Shape::unknown()).unwrap();
+    let c = |t: ArrayD<i32>| g.constant(Tensor::from(t));
+    let z = g
+        .gather_nd(
+            &p,
+            &c(array![[2, 1], [0, 0], [2, 1]].into_dyn()),
+            GatherNdOpOptions::new(),
+        )
+        .unwrap();
+    let z2 = g
+        .gather_nd(
+            &z,
+            &c(array![[1], [1]].into_dyn()),
+            GatherNdOpOptions::new(),
+        )
+        .unwrap();
+    let f = |t: ArrayD<f32>| g.constant(Tensor::from(t));
+    let dx = [
+        f(array![1.0, 10.0, 100.0].into_dyn()),
+        f(array![1000.0, 10000.0].into_dyn()),
+    ];
+    let both = g
+        .gradients(
+            &[z.clone(), z2.clone()],
+            std::slice::from_ref(&p),
+            Some(&dx),
+        )
+        .unwrap();
+    let alone = g
+        .gradients(std::slice::from_ref(&z2), std::slice::from_ref(&p), None)
+        .unwrap();
+    let value = Tensor::from(array![[1.0f32, 2.0], [3.0, 4.0], [5.0, 6.0]].into_dyn());
+    let feeds = Feeds::new().feed_tensor(&p, &value).unwrap();
+    let out = Session::new(&g)
+        .run_tensors(&[both[0].clone(), alone[0].clone()], &feeds)
+        .unwrap();
+    assert_eq!(
+        out[0],
+        Tensor::from(array![[11010.0f32, 0.0], [0.0, 0.0], [0.0, 101.0]].into_dyn())
+    );
+    assert_eq!(
+        out[1],
+        Tensor::from(array![[2.0f32, 0.0], [0.0, 0.0], [0.0, 0.0]].into_dyn())
+    );
+
+    // TF's messages: an x no y depends on, an eager scope.
+    let other = g.constant(Tensor::from(array![7.0f32].into_dyn()));
+    let e = g
+        .gradients(std::slice::from_ref(&z), &[other], None)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Cannot compute the partial derivative for node 'Const_4' as it's unreachable from \
+         the output node(s)."
+    );
+    let eager = Scope::eager();
+    let one = eager.constant(Tensor::from(array![1.0f32].into_dyn()));
+    let e = eager
+        .gradients(std::slice::from_ref(&one), std::slice::from_ref(&one), None)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Gradients can be computed only in a graph execution environment"
+    );
+    // Integer params have no gradient; dx must match the ys.
+    let ints = g.placeholder(DType::I32, Shape::unknown()).unwrap();
+    let picked = g
+        .gather_nd(&ints, &c(array![[0]].into_dyn()), GatherNdOpOptions::new())
+        .unwrap();
+    assert!(g.gradients(&[picked], &[ints], None).is_err());
+    assert!(g
+        .gradients(&[z.clone(), z2], std::slice::from_ref(&p), Some(&dx[..1]))
+        .is_err());
+}

@@ -8,11 +8,11 @@ use super::gather_ops::{GatherNdOpOptions, GatherOpOptions};
 use super::node::NodeKind;
 use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Scope, SharedGraph};
-use super::session::{Feeds, Session};
+use super::session::{Feeds, Session, Value};
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
 use crate::ops::Op;
 use crate::shape::{self, Axis, Shape};
-use crate::types::dtype::{DType, Tensor};
+use crate::types::dtype::{DType, Tensor, TensorView, TensorViewMut};
 use crate::types::error::GatherError;
 use crate::with_dtype;
 use std::borrow::Cow;
@@ -29,6 +29,12 @@ impl AnyOutput {
     /// The name of the op this is an output of.
     pub fn op_name(&self) -> String {
         lock(&self.graph).nodes[self.node].name.clone()
+    }
+
+    /// The type of the op this is an output of, by TensorFlow's name where it has one
+    /// (`GatherV2`, `GatherNd`, `Const`, `Placeholder`, `AddN`, ...).
+    pub fn op_type(&self) -> &'static str {
+        lock(&self.graph).nodes[self.node].kind.type_name()
     }
 
     /// The element type.
@@ -281,7 +287,39 @@ impl<'a> Feeds<'a> {
                 found: value.dtype(),
             });
         }
+        let value = match value {
+            Cow::Owned(t) => Value::Owned(t),
+            Cow::Borrowed(t) => Value::Borrowed(t.view()),
+        };
         self.feed_node(&output.graph, output.node, value)
+    }
+
+    /// Feeds a view to `output`: memory read where it lies for the run, such as a JVM's
+    /// direct buffer or a mapped file ([`TensorView::from_bytes`]). Checked as
+    /// [`Feeds::feed_tensor`] checks.
+    ///
+    /// ```
+    /// use ndgather::graph::{Feeds, GatherOpOptions, Scope, Session};
+    /// use ndgather::{ndarray::array, shape::Shape, DType, Tensor};
+    /// let graph = Scope::graph();
+    /// let table = graph.placeholder(DType::I32, Shape::unknown())?;
+    /// let ids = graph.constant(Tensor::from(array![2i32, 0].into_dyn()));
+    /// let axis = graph.constant(Tensor::from(ndgather::ndarray::arr0(0i32).into_dyn()));
+    /// let rows = graph.gather(&table, &ids, &axis, GatherOpOptions::new())?;
+    /// let values = array![10i32, 20, 30];
+    /// let feeds = Feeds::new().feed_view(&table, values.view().into_dyn().into())?;
+    /// let out = Session::new(&graph).run_tensors(&[rows], &feeds)?;
+    /// assert_eq!(out[0], Tensor::from(array![30i32, 10].into_dyn()));
+    /// # Ok::<(), ndgather::graph::OpError>(())
+    /// ```
+    pub fn feed_view(self, output: &AnyOutput, value: TensorView<'a>) -> OpResult<Feeds<'a>> {
+        if value.dtype() != output.dtype() {
+            return Err(OpError::DType {
+                expected: output.dtype().to_string(),
+                found: value.dtype(),
+            });
+        }
+        self.feed_node(&output.graph, output.node, Value::Borrowed(value))
     }
 }
 
@@ -293,5 +331,41 @@ impl Session {
         }
         let nodes: Vec<usize> = fetches.iter().map(|o| o.node).collect();
         self.evaluate(&nodes, feeds)
+    }
+
+    /// Evaluates `fetch` into `out`, a caller's array of its dtype and shape, any layout:
+    /// the last op writes its result there, with no output of its own (a memory-mapped file,
+    /// a JVM's direct buffer). On error `out` is unchanged.
+    ///
+    /// ```
+    /// use ndgather::graph::{Feeds, GatherOpOptions, Scope, Session};
+    /// use ndgather::{ndarray::{array, Array1}, DType, Tensor};
+    /// let graph = Scope::graph();
+    /// let table = graph.constant(Tensor::from(array![10i32, 20, 30].into_dyn()));
+    /// let ids = graph.constant(Tensor::from(array![2i32, 0].into_dyn()));
+    /// let axis = graph.constant(Tensor::from(ndgather::ndarray::arr0(0i32).into_dyn()));
+    /// let rows = graph.gather(&table, &ids, &axis, GatherOpOptions::new())?;
+    /// let mut out = Array1::<i32>::zeros(2);
+    /// Session::new(&graph).run_into(&rows, &Feeds::new(), out.view_mut().into_dyn().into())?;
+    /// assert_eq!(out, array![30, 10]);
+    /// // The wrong shape is an error, and the buffer is unchanged.
+    /// let mut three = Array1::<i32>::zeros(3);
+    /// let session = Session::new(&graph);
+    /// assert!(session.run_into(&rows, &Feeds::new(), three.view_mut().into_dyn().into()).is_err());
+    /// assert_eq!(three, array![0, 0, 0]);
+    /// # Ok::<(), ndgather::graph::OpError>(())
+    /// ```
+    pub fn run_into(
+        &self,
+        fetch: &AnyOutput,
+        feeds: &Feeds,
+        out: TensorViewMut<'_>,
+    ) -> OpResult<()> {
+        if !self.owns(&fetch.graph) {
+            return Err(OpError::ForeignOperand {
+                name: fetch.op_name(),
+            });
+        }
+        self.evaluate_into(fetch.node, feeds, out)
     }
 }

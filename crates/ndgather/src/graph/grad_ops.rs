@@ -5,10 +5,13 @@ use super::gather_ops::{Gather, GatherNd, TakeAlongAxis};
 use super::node::NodeKind;
 use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Operand, Output, Scope};
+use super::AnyOutput;
 use crate::ops::scatter::Summable;
+use crate::ops::Op;
 use crate::shape::Shape;
-use crate::types::dtype::TensorElement;
+use crate::types::dtype::{DType, TensorElement};
 use crate::types::error::GatherError;
+use std::sync::Arc;
 
 mod sealed {
     pub trait Sealed {}
@@ -28,23 +31,232 @@ macro_rules! impl_grad_elements {
 }
 crate::__dtype_table!([impl_grad_elements] {});
 
-fn check_upstream<T: TensorElement>(
-    scope: &Scope,
-    op: &Output<T>,
-    upstream: &Output<T>,
-) -> OpResult<()> {
-    if !upstream.in_graph(scope) || !op.in_graph(scope) {
-        return Err(OpError::ForeignOperand {
-            name: upstream.op_name(),
-        });
+impl Scope {
+    /// The gradient of the gather-family op `op` (a `gather`, `gather_nd` or
+    /// `take_along_axis` output of this scope) with respect to its params, for the upstream
+    /// gradient `upstream` of `op`'s dtype and shape: TF's registered gradient, as an op
+    /// whose output has params' shape. The dtype must have a gradient (floating point or
+    /// complex, as in TensorFlow).
+    ///
+    /// ```
+    /// use ndgather::graph::{GatherOpOptions, Scope};
+    /// use ndgather::{ndarray::{arr0, array}, Tensor};
+    /// let scope = Scope::eager();
+    /// let params = scope.constant(Tensor::from(array![1.0f32, 2.0, 3.0].into_dyn()));
+    /// let ids = scope.constant(Tensor::from(array![2i32, 2, 0].into_dyn()));
+    /// let axis = scope.constant(Tensor::from(arr0(0i32).into_dyn()));
+    /// let rows = scope.gather(&params, &ids, &axis, GatherOpOptions::new())?;
+    /// let upstream = scope.constant(Tensor::from(array![1.0f32, 10.0, 100.0].into_dyn()));
+    /// let grad = scope.gradient(&rows, &upstream)?;
+    /// assert_eq!(grad.value(), Some(Tensor::from(array![100.0f32, 0.0, 11.0].into_dyn())));
+    /// # Ok::<(), ndgather::graph::OpError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`OpError::ForeignOperand`]; [`OpError::DType`] for a dtype without a gradient or an
+    /// upstream of another dtype; [`GatherError::GradShapeMismatch`] for an upstream whose
+    /// static shape is not `op`'s; [`OpError::Mode`] for an op outside the gather family.
+    pub fn gradient(&self, op: &AnyOutput, upstream: &AnyOutput) -> OpResult<AnyOutput> {
+        for o in [op, upstream] {
+            if !Arc::ptr_eq(&o.graph, &self.graph) {
+                return Err(OpError::ForeignOperand { name: o.op_name() });
+            }
+        }
+        let (name, params_shape) = {
+            let g = lock(&self.graph);
+            let forward = &g.nodes[op.node];
+            let NodeKind::Op { op: kind, .. } = &forward.kind else {
+                return Err(OpError::Mode(format!(
+                    "'{}' is not a gather, gather_nd or take_along_axis: it has no gradient here",
+                    forward.name
+                )));
+            };
+            let name = match kind {
+                Op::Gather(_) => "GatherGrad",
+                Op::GatherNd(_) => "GatherNdGrad",
+                Op::TakeAlongAxis(_) => "TakeAlongAxisGrad",
+            };
+            if !forward.dtype.has_grad() {
+                return Err(OpError::DType {
+                    expected: DType::names_where(DType::has_grad),
+                    found: forward.dtype,
+                });
+            }
+            let up = &g.nodes[upstream.node];
+            if up.dtype != forward.dtype {
+                return Err(OpError::DType {
+                    expected: forward.dtype.to_string(),
+                    found: up.dtype,
+                });
+            }
+            check_shapes(&forward.shape, &up.shape)?;
+            // params is the first input of every op of the family.
+            let params = forward.kind.inputs(&g.nodes).first().copied();
+            let shape = params.map_or(Shape::unknown(), |p| g.nodes[p].shape.clone());
+            (name, shape)
+        };
+        let kind = NodeKind::Grad {
+            op: op.node,
+            grad: upstream.node,
+        };
+        let node = self.add_op(name, kind, op.dtype(), params_shape)?;
+        Ok(self.any_output(node))
     }
-    if let (Some(a), Some(b)) = (
-        op.shape().dims().map(<[_]>::to_vec),
-        upstream.shape().dims().map(<[_]>::to_vec),
-    ) {
+}
+
+impl Scope {
+    /// TensorFlow's `tf.gradients(ys, xs, grad_ys)` (TF Java's `Gradients` op): for each of
+    /// `xs`, the sum over `ys` of the partial derivatives, with `grad_ys` (one per `y`, each
+    /// of its dtype and shape; ones where `None`) as the upstream gradients. Gradients flow
+    /// through params of the gather family ([`Scope::gradient`]); paths that meet are added
+    /// (`AddN`). Graphs only, as in TensorFlow.
+    ///
+    /// ```
+    /// use ndgather::graph::{GatherOpOptions, Scope};
+    /// use ndgather::{ndarray::{arr0, array}, shape::Shape, DType, Tensor};
+    /// let graph = Scope::graph();
+    /// let params = graph.placeholder(DType::F64, Shape::unknown())?;
+    /// let ids = graph.constant(Tensor::from(array![2i32, 2, 0].into_dyn()));
+    /// let axis = graph.constant(Tensor::from(arr0(0i32).into_dyn()));
+    /// let rows = graph.gather(&params, &ids, &axis, GatherOpOptions::new())?;
+    /// let grads = graph.gradients(&[rows], &[params.clone()], None)?;
+    /// # let value = Tensor::from(array![1.0f64, 2.0, 3.0].into_dyn());
+    /// # let feeds = ndgather::graph::Feeds::new().feed_tensor(&params, &value)?;
+    /// # let out = ndgather::graph::Session::new(&graph).run_tensors(&grads, &feeds)?;
+    /// # assert_eq!(out[0], Tensor::from(array![1.0f64, 0.0, 2.0].into_dyn()));
+    /// # Ok::<(), ndgather::graph::OpError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`OpError::Mode`] in an eager scope, for `grad_ys` of another length than `ys`, for
+    /// an `x` that no `y` depends on through params (TF's "unreachable" message), and for a
+    /// path through an op with no gradient; those of [`Scope::gradient`].
+    pub fn gradients(
+        &self,
+        ys: &[AnyOutput],
+        xs: &[AnyOutput],
+        grad_ys: Option<&[AnyOutput]>,
+    ) -> OpResult<Vec<AnyOutput>> {
+        if self.is_eager() {
+            return Err(OpError::Mode(
+                "Gradients can be computed only in a graph execution environment".into(),
+            ));
+        }
+        for o in ys.iter().chain(xs).chain(grad_ys.unwrap_or(&[])) {
+            if !Arc::ptr_eq(&o.graph, &self.graph) {
+                return Err(OpError::ForeignOperand { name: o.op_name() });
+            }
+        }
+        if let Some(d) = grad_ys {
+            if d.len() != ys.len() {
+                return Err(OpError::Mode(format!(
+                    "dx must have one gradient per y: {} for {} outputs",
+                    d.len(),
+                    ys.len()
+                )));
+            }
+        }
+        let is_x = |n: usize| xs.iter().any(|x| x.node == n);
+        // Which nodes lead to an x: through params for the gather family (indices and axes
+        // have no gradient), through any input for the ops without a gradient, so that a
+        // path through one is reported.
+        let (kinds, leads) = {
+            let g = lock(&self.graph);
+            let mut leads = vec![false; g.nodes.len()];
+            for (n, node) in g.nodes.iter().enumerate() {
+                let inputs = match &node.kind {
+                    NodeKind::Op { params, .. } => vec![*params],
+                    kind => kind.inputs(&g.nodes),
+                };
+                leads[n] = is_x(n) || inputs.iter().any(|&m| leads[m]);
+            }
+            let kinds: Vec<(NodeKind, String)> = g
+                .nodes
+                .iter()
+                .map(|n| (n.kind.clone(), n.name.clone()))
+                .collect();
+            (kinds, leads)
+        };
+        let mut pending: Vec<Vec<AnyOutput>> = vec![Vec::new(); kinds.len()];
+        for (k, y) in ys.iter().enumerate() {
+            let upstream = match grad_ys {
+                Some(d) => d[k].clone(),
+                None => {
+                    let node = self.add_op(
+                        "OnesLike",
+                        NodeKind::OnesLike { of: y.node },
+                        y.dtype(),
+                        y.shape(),
+                    )?;
+                    self.any_output(node)
+                }
+            };
+            pending[y.node].push(upstream);
+        }
+        let mut found: Vec<Option<AnyOutput>> = vec![None; kinds.len()];
+        for n in (0..kinds.len()).rev() {
+            if pending[n].is_empty() || !leads[n] {
+                continue;
+            }
+            let total = self.add_n(std::mem::take(&mut pending[n]))?;
+            if is_x(n) {
+                found[n] = Some(total.clone());
+            }
+            match &kinds[n].0 {
+                NodeKind::Constant | NodeKind::Placeholder => {}
+                NodeKind::Op { params, .. } if leads[*params] => {
+                    let g = self.gradient(&self.any_output(n), &total)?;
+                    pending[*params].push(g);
+                }
+                NodeKind::Op { .. } => {}
+                kind if !is_x(n) => {
+                    return Err(OpError::Mode(format!(
+                        "No gradient defined for op: {}",
+                        kind.type_name()
+                    )))
+                }
+                _ => {}
+            }
+        }
+        xs.iter()
+            .map(|x| {
+                found[x.node].clone().ok_or_else(|| {
+                    OpError::Mode(format!(
+                        "Cannot compute the partial derivative for node '{}' as it's \
+                         unreachable from the output node(s).",
+                        kinds[x.node].1
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// The sum of gradients that reached one node (the gradient itself when alone).
+    fn add_n(&self, mut grads: Vec<AnyOutput>) -> OpResult<AnyOutput> {
+        if grads.len() == 1 {
+            return Ok(grads.remove(0));
+        }
+        let (dtype, shape) = (grads[0].dtype(), grads[0].shape());
+        for g in &grads[1..] {
+            if g.dtype() != dtype {
+                return Err(OpError::DType {
+                    expected: dtype.to_string(),
+                    found: g.dtype(),
+                });
+            }
+        }
+        let inputs = grads.iter().map(|g| g.node).collect();
+        let node = self.add_op("AddN", NodeKind::AddN { inputs }, dtype, shape)?;
+        Ok(self.any_output(node))
+    }
+}
+
+/// Checks that an upstream gradient's static shape can be the op output's.
+fn check_shapes(op: &Shape, upstream: &Shape) -> OpResult<()> {
+    if let (Some(a), Some(b)) = (op.dims(), upstream.dims()) {
         let compatible = a.len() == b.len()
             && a.iter()
-                .zip(&b)
+                .zip(b)
                 .all(|(x, y)| x.is_none() || y.is_none() || x == y);
         if !compatible {
             return Err(GatherError::GradShapeMismatch {
@@ -57,34 +269,21 @@ fn check_upstream<T: TensorElement>(
     Ok(())
 }
 
-/// Adds the gradient node of the gather `op` for `upstream`, of params' static shape (and
-/// in an eager scope, its value).
+/// The typed ops' gradient: [`Scope::gradient`] on their outputs.
 fn add_grad<T: GradElement>(
     scope: &Scope,
     op: Output<T>,
     upstream: Output<T>,
-    name: &str,
 ) -> OpResult<Output<T>> {
-    check_upstream(scope, &op, &upstream)?;
-    let params_shape = {
-        let g = lock(&scope.graph);
-        // params is the first input of every op of the family.
-        let params = g.nodes[op.node].kind.inputs(&g.nodes).first().copied();
-        params.map_or(Shape::unknown(), |p| g.nodes[p].shape.clone())
-    };
-    let kind = NodeKind::Grad {
-        op: op.node,
-        grad: upstream.node,
-    };
-    let node = scope.add_op(name, kind, T::DTYPE, params_shape)?;
-    Ok(scope.output(node))
+    let grad = scope.gradient(&op.erase(), &upstream.erase())?;
+    Ok(scope.output(grad.node))
 }
 
 impl<T: GradElement> Gather<T> {
     /// The gradient with respect to params for the upstream gradient `upstream` (of this
     /// op's output shape): an op whose output has params' shape.
     pub fn grad(&self, scope: &Scope, upstream: &impl Operand<T>) -> OpResult<Output<T>> {
-        add_grad(scope, self.output(), upstream.as_output(), "GatherGrad")
+        add_grad(scope, self.output(), upstream.as_output())
     }
 }
 
@@ -92,7 +291,7 @@ impl<T: GradElement> GatherNd<T> {
     /// The gradient with respect to params for the upstream gradient `upstream` (of this
     /// op's output shape): an op whose output has params' shape.
     pub fn grad(&self, scope: &Scope, upstream: &impl Operand<T>) -> OpResult<Output<T>> {
-        add_grad(scope, self.output(), upstream.as_output(), "GatherNdGrad")
+        add_grad(scope, self.output(), upstream.as_output())
     }
 }
 
@@ -100,11 +299,6 @@ impl<T: GradElement> TakeAlongAxis<T> {
     /// The gradient with respect to `arr` for the upstream gradient `upstream` (of this
     /// op's output shape): an op whose output has `arr`'s shape.
     pub fn grad(&self, scope: &Scope, upstream: &impl Operand<T>) -> OpResult<Output<T>> {
-        add_grad(
-            scope,
-            self.output(),
-            upstream.as_output(),
-            "TakeAlongAxisGrad",
-        )
+        add_grad(scope, self.output(), upstream.as_output())
     }
 }

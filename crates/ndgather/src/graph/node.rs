@@ -5,8 +5,9 @@ use super::op_error::{OpError, OpResult};
 use crate::ops::embedding::{Combiner, EmbeddingLookup};
 use crate::ops::{Op, Out};
 use crate::shape::Shape;
-use crate::types::dtype::{DType, Tensor};
+use crate::types::dtype::{DType, FixedWidth, Tensor, TensorView, TensorViewMut};
 use crate::types::error::GatherError;
+use crate::types::value::FillValue;
 use crate::with_tensor;
 
 /// What a node computes. Options are the core's own.
@@ -32,6 +33,16 @@ pub(crate) enum NodeKind {
         ids: usize,
         lookup: EmbeddingLookup,
     },
+    /// The sum of several tensors of one dtype and shape (TF's `AddN`): a gradient reached
+    /// along several paths.
+    AddN {
+        inputs: Vec<usize>,
+    },
+    /// A tensor of ones of `of`'s dtype and shape (TF's `OnesLike`): the upstream gradient
+    /// of an output that `Scope::gradients` starts from.
+    OnesLike {
+        of: usize,
+    },
     EmbeddingLookupSparse {
         shards: Vec<usize>,
         /// The ids' `indices`, `values` and `dense_shape`.
@@ -55,12 +66,32 @@ pub(crate) struct Node {
 
 /// The value of a node, looked up by id: an eager node's own, or a session run's.
 pub(crate) trait Values<'v> {
-    fn value(&self, node: usize) -> OpResult<&'v Tensor>;
+    fn value(&self, node: usize) -> OpResult<TensorView<'v>>;
 }
 
-impl<'v, F: Fn(usize) -> Option<&'v Tensor>> Values<'v> for F {
-    fn value(&self, node: usize) -> OpResult<&'v Tensor> {
+impl<'v, F: Fn(usize) -> Option<TensorView<'v>>> Values<'v> for F {
+    fn value(&self, node: usize) -> OpResult<TensorView<'v>> {
         self(node).ok_or_else(|| OpError::Internal(format!("node {node} has no value yet")))
+    }
+}
+
+/// What TF calls the op type of a node that has no gradient, for the message.
+impl NodeKind {
+    pub(crate) fn type_name(&self) -> &'static str {
+        match self {
+            NodeKind::Constant => "Const",
+            NodeKind::Placeholder => "Placeholder",
+            NodeKind::Op { op, .. } => match op {
+                Op::Gather(_) => "GatherV2",
+                Op::GatherNd(_) => "GatherNd",
+                Op::TakeAlongAxis(_) => "TakeAlongAxis",
+            },
+            NodeKind::Grad { .. } => "GatherGrad",
+            NodeKind::AddN { .. } => "AddN",
+            NodeKind::OnesLike { .. } => "OnesLike",
+            NodeKind::EmbeddingLookup { .. } => "EmbeddingLookup",
+            NodeKind::EmbeddingLookupSparse { .. } => "EmbeddingLookupSparse",
+        }
     }
 }
 
@@ -68,7 +99,7 @@ impl<'v, F: Fn(usize) -> Option<&'v Tensor>> Values<'v> for F {
 /// gradient (the dtype table's `grad` role) and index tensor `indices`, dtype-erased.
 macro_rules! grad_of {
     ($options:expr, $shape:expr, $indices:expr, $upstream:expr) => {
-        with_tensor!(Tensor, $upstream, grad g => with_tensor!(Tensor, $indices,
+        with_tensor!(TensorView, $upstream, grad g => with_tensor!(TensorView, $indices,
             index i => Tensor::from($options.grad($shape, i, g)?),
             else dtype => return Err(GatherError::IndicesNotInteger { dtype }.into())),
         else found => return Err(OpError::DType { expected: DType::names_where(DType::has_grad), found }))
@@ -96,6 +127,8 @@ impl NodeKind {
             NodeKind::EmbeddingLookup { shards, ids, .. } => {
                 shards.iter().copied().chain([*ids]).collect()
             }
+            NodeKind::AddN { inputs } => inputs.clone(),
+            NodeKind::OnesLike { of } => vec![*of],
             NodeKind::EmbeddingLookupSparse {
                 shards,
                 sparse,
@@ -113,7 +146,7 @@ impl NodeKind {
     /// Runs the node on its inputs' values. Constants and placeholders have no computation:
     /// their values are the graph's or the feeds', and asking here is an internal error.
     pub(crate) fn run<'v>(&self, nodes: &[Node], values: &impl Values<'v>) -> OpResult<Tensor> {
-        let shards = |ids: &[usize]| -> OpResult<Vec<&'v Tensor>> {
+        let shards = |ids: &[usize]| -> OpResult<Vec<TensorView<'v>>> {
             ids.iter().map(|&s| values.value(s)).collect()
         };
         Ok(match self {
@@ -129,24 +162,33 @@ impl NodeKind {
                 axis,
             } => {
                 let op = with_axis(*op, *axis, values)?;
-                let out = op.run(
-                    values.value(*params)?,
-                    &values.value(*indices)?.view(),
-                    Out::New,
-                )?;
+                let out = op.run(values.value(*params)?, &values.value(*indices)?, Out::New)?;
                 out.ok_or(GatherError::Internal("a run into a new output returns it"))?
             }
             NodeKind::Grad { op, grad } => {
                 let forward = nodes
                     .get(*op)
                     .ok_or_else(|| OpError::Internal(format!("no forward node {op}")))?;
-                forward.kind.grad(values.value(*grad)?, values)?
+                forward.kind.grad(&values.value(*grad)?, values)?
             }
             NodeKind::EmbeddingLookup {
                 shards: s,
                 ids,
                 lookup,
-            } => lookup.lookup_tensors(&shards(s)?, values.value(*ids)?)?,
+            } => lookup.lookup_views(&shards(s)?, &values.value(*ids)?)?,
+            NodeKind::AddN { inputs } => add_n(&shards(inputs)?)?,
+            NodeKind::OnesLike { of } => {
+                let of = values.value(*of)?;
+                let one = of
+                    .dtype()
+                    .fill_bytes(FillValue::float(1.0))?
+                    .ok_or(GatherError::NotFixedWidth { dtype: of.dtype() })?;
+                Tensor::from_bytes(
+                    of.dtype(),
+                    of.shape(),
+                    &one.repeat(of.shape().iter().product()),
+                )?
+            }
             NodeKind::EmbeddingLookupSparse {
                 shards: s,
                 sparse: [i, v, d],
@@ -156,14 +198,42 @@ impl NodeKind {
             } => {
                 let sparse = [values.value(*i)?, values.value(*v)?, values.value(*d)?];
                 let w = weights.map(|w| values.value(w)).transpose()?;
-                lookup.lookup_sparse_tensors(&shards(s)?, sparse, w, *combiner)?
+                lookup.lookup_sparse_views(&shards(s)?, sparse, w, *combiner)?
             }
         })
     }
 
+    /// Runs the node into `out`, a caller's array of its dtype and shape: a gather op writes
+    /// there directly, any other node is computed and copied in. On error `out` is
+    /// unchanged.
+    pub(crate) fn run_into<'v>(
+        &self,
+        nodes: &[Node],
+        values: &impl Values<'v>,
+        out: TensorViewMut<'_>,
+    ) -> OpResult<()> {
+        if let NodeKind::Op {
+            op,
+            params,
+            indices,
+            axis,
+        } = self
+        {
+            let op = with_axis(*op, *axis, values)?;
+            op.run(
+                values.value(*params)?,
+                &values.value(*indices)?,
+                Out::Into(out),
+            )?;
+            return Ok(());
+        }
+        let value = self.run(nodes, values)?;
+        Ok(assign(&value.view(), out)?)
+    }
+
     /// The gradient of this gather with respect to params, for the upstream value
     /// `upstream`, reading the gather's inputs from `values`.
-    fn grad<'v>(&self, upstream: &Tensor, values: &impl Values<'v>) -> OpResult<Tensor> {
+    fn grad<'v>(&self, upstream: &TensorView<'_>, values: &impl Values<'v>) -> OpResult<Tensor> {
         let NodeKind::Op {
             op,
             params,
@@ -175,8 +245,9 @@ impl NodeKind {
                 "a gradient node whose forward op is not a gather".into(),
             ));
         };
-        let shape = values.value(*params)?.shape();
-        let indices = values.value(*indices)?;
+        let params = values.value(*params)?;
+        let shape = params.shape();
+        let indices = &values.value(*indices)?;
         Ok(match with_axis(*op, *axis, values)? {
             Op::Gather(o) => grad_of!(o, shape, indices, upstream),
             Op::GatherNd(o) => grad_of!(o, shape, indices, upstream),
@@ -192,11 +263,74 @@ fn with_axis<'v>(op: Op, axis: Option<usize>, values: &impl Values<'v>) -> OpRes
         return Ok(op);
     };
     let axis = match values.value(axis)? {
-        Tensor::I32(a) if a.ndim() == 0 => a.first().map(|&v| i64::from(v)),
-        Tensor::I64(a) if a.ndim() == 0 => a.first().copied(),
+        TensorView::I32(a) if a.ndim() == 0 => a.first().map(|&v| i64::from(v)),
+        TensorView::I64(a) if a.ndim() == 0 => a.first().copied(),
         _ => None,
     };
     Ok(Op::Gather(
         options.axis(axis.ok_or(OpError::AxisNotScalar)?),
     ))
+}
+
+/// Copies `value` into `out`, a caller's array of its dtype and shape (left unchanged on
+/// error).
+pub(crate) fn assign(value: &TensorView<'_>, out: TensorViewMut<'_>) -> Result<(), GatherError> {
+    if out.dtype() != value.dtype() {
+        return Err(GatherError::DTypeMismatch {
+            expected: value.dtype(),
+            found: out.dtype(),
+        });
+    }
+    with_tensor!(TensorView, value, fixed v => assign_typed(v, out),
+        else dtype => Err(GatherError::NotFixedWidth { dtype }))
+}
+
+fn assign_typed<T: FixedWidth>(
+    value: &ndarray::ArrayViewD<'_, T>,
+    out: TensorViewMut<'_>,
+) -> Result<(), GatherError> {
+    let mut out = T::from_view_mut(out).ok_or(GatherError::Internal(
+        "an output of the checked dtype has that dtype",
+    ))?;
+    if out.shape() != value.shape() {
+        return Err(GatherError::OutputShapeMismatch {
+            given: out.shape().to_vec(),
+            expected: value.shape().to_vec(),
+        });
+    }
+    out.assign(value);
+    Ok(())
+}
+
+/// The sum of tensors of one dtype (with a gradient) and shape, added in order.
+fn add_n(values: &[TensorView<'_>]) -> Result<Tensor, GatherError> {
+    let (first, rest) = values
+        .split_first()
+        .ok_or(GatherError::Internal("AddN of no tensors"))?;
+    let mut sum = first.to_tensor();
+    let dtype = sum.dtype();
+    with_tensor!(Tensor, &mut sum, grad a => add_into(a, rest)?,
+        else dtype => return Err(GatherError::NotFixedWidth { dtype }));
+    debug_assert_eq!(sum.dtype(), dtype);
+    Ok(sum)
+}
+
+fn add_into<T: FixedWidth + std::ops::AddAssign>(
+    sum: &mut ndarray::ArrayD<T>,
+    rest: &[TensorView<'_>],
+) -> Result<(), GatherError> {
+    for v in rest {
+        let v = T::from_view(v).ok_or(GatherError::DTypeMismatch {
+            expected: T::DTYPE,
+            found: v.dtype(),
+        })?;
+        if v.shape() != sum.shape() {
+            return Err(GatherError::GradShapeMismatch {
+                expected: sum.shape().to_vec(),
+                found: v.shape().to_vec(),
+            });
+        }
+        sum.zip_mut_with(&v, |s, &x| *s += x);
+    }
+    Ok(())
 }

@@ -128,7 +128,10 @@ impl Scope {
             let g = lock(&self.graph);
             let nodes = &g.nodes;
             Some(kind.run(nodes, &|n: usize| {
-                nodes.get(n).and_then(|m| m.value.as_ref())
+                nodes
+                    .get(n)
+                    .and_then(|m| m.value.as_ref())
+                    .map(Tensor::view)
             })?)
         } else {
             None

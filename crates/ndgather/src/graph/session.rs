@@ -4,9 +4,8 @@ use super::node::{Node, NodeKind};
 use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Operand, Scope, SharedGraph};
 use crate::shape::Shape;
-use crate::types::dtype::{Tensor, TensorElement};
+use crate::types::dtype::{Tensor, TensorElement, TensorView};
 use ndarray::ArrayD;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -14,8 +13,32 @@ use std::sync::Arc;
 /// `'a` (a borrowed value is read where it lies, never copied).
 #[derive(Debug, Clone, Default)]
 pub struct Feeds<'a> {
-    values: HashMap<usize, Cow<'a, Tensor>>,
+    values: HashMap<usize, Value<'a>>,
     graph: Option<SharedGraph>,
+}
+
+/// A node's value in a run: computed by it (owned), or borrowed where it lies (a feed, a
+/// constant, a view of memory another runtime lent).
+#[derive(Debug, Clone)]
+pub(crate) enum Value<'a> {
+    Owned(Tensor),
+    Borrowed(TensorView<'a>),
+}
+
+impl Value<'_> {
+    pub(crate) fn view(&self) -> TensorView<'_> {
+        match self {
+            Value::Owned(t) => t.view(),
+            Value::Borrowed(v) => v.reborrow(),
+        }
+    }
+
+    fn into_owned(self) -> Tensor {
+        match self {
+            Value::Owned(t) => t,
+            Value::Borrowed(v) => v.to_tensor(),
+        }
+    }
 }
 
 impl<'a> Feeds<'a> {
@@ -32,7 +55,7 @@ impl<'a> Feeds<'a> {
         value: ArrayD<T>,
     ) -> OpResult<Feeds<'a>> {
         let o = output.as_output();
-        self.feed_node(&o.graph, o.node, Cow::Owned(T::into_tensor(value)))
+        self.feed_node(&o.graph, o.node, Value::Owned(T::into_tensor(value)))
     }
 
     /// Feeds `value` to node `node` of `graph`, its shape checked against the node's.
@@ -40,7 +63,7 @@ impl<'a> Feeds<'a> {
         mut self,
         graph: &SharedGraph,
         node: usize,
-        value: Cow<'a, Tensor>,
+        value: Value<'a>,
     ) -> OpResult<Feeds<'a>> {
         let (name, expected) = {
             let g = lock(graph);
@@ -51,11 +74,12 @@ impl<'a> Feeds<'a> {
                 return Err(OpError::ForeignOperand { name });
             }
         }
-        if !expected.accepts(value.shape()) {
+        let shape = value.view().shape().to_vec();
+        if !expected.accepts(&shape) {
             return Err(OpError::FeedShape {
                 name,
                 expected: expected.to_string(),
-                found: Shape::known(value.shape()).to_string(),
+                found: Shape::known(&shape).to_string(),
             });
         }
         self.graph = Some(graph.clone());
@@ -116,58 +140,106 @@ impl Session {
     }
 
     pub(crate) fn evaluate(&self, fetches: &[usize], feeds: &Feeds) -> OpResult<Vec<Tensor>> {
-        if let Some(g) = &feeds.graph {
-            if !Arc::ptr_eq(g, &self.graph) {
-                return Err(OpError::Mode("the feeds are for another graph".to_string()));
-            }
-        }
         let graph = lock(&self.graph);
-        let needed = needed(&graph.nodes, fetches, feeds);
-        // Inputs precede their ops, so one pass in creation order evaluates everything.
-        // Constants and feeds are borrowed, not copied per run; only computed values are owned.
-        let mut values: HashMap<usize, Cow<'_, Tensor>> = HashMap::new();
-        let mut readers = readers(&graph.nodes, &needed, feeds);
-        for (n, node) in graph.nodes.iter().enumerate().filter(|&(n, _)| needed[n]) {
-            let value = match (feeds.values.get(&n), &node.kind) {
-                (Some(fed), _) => Cow::Borrowed(&**fed),
-                (None, NodeKind::Constant) => {
-                    Cow::Borrowed(node.value.as_ref().ok_or_else(|| {
-                        OpError::Internal(format!("constant '{}' without a value", node.name))
-                    })?)
-                }
-                (None, NodeKind::Placeholder) => return Err(missing_feed(node)),
-                (None, kind) => {
-                    let lookup = |m: usize| values.get(&m).map(|v| &**v);
-                    let value = kind.run(&graph.nodes, &lookup)?;
-                    // A computed input that no later op reads and no fetch asks for is dead:
-                    // its memory goes to the pool of fresh outputs, for this run's later ops
-                    // and the next run's.
-                    for m in kind.inputs(&graph.nodes) {
-                        readers[m] -= 1;
-                        if readers[m] == 0 && !fetches.contains(&m) {
-                            if let Some(Cow::Owned(dead)) = values.remove(&m) {
-                                dead.recycle();
-                            }
-                        }
-                    }
-                    Cow::Owned(value)
-                }
-            };
-            values.insert(n, value);
-        }
+        let mut values = self.values(&graph.nodes, fetches, feeds)?;
         // Results move out of the run; only a node fetched again later is copied.
         let mut results = Vec::with_capacity(fetches.len());
         for (k, &n) in fetches.iter().enumerate() {
             let value = if fetches[k + 1..].contains(&n) {
-                values.get(&n).map(|v| Tensor::clone(v))
+                values.get(&n).map(|v| v.view().to_tensor())
             } else {
-                values.remove(&n).map(Cow::into_owned)
+                values.remove(&n).map(Value::into_owned)
             };
             results.push(
                 value.ok_or_else(|| OpError::Internal(format!("fetch {n} was not evaluated")))?,
             );
         }
         Ok(results)
+    }
+
+    /// Evaluates `fetch` into `out`, a caller's array of its dtype and shape: the last op
+    /// writes there directly (a gather op; any other node's value is copied in). On error
+    /// `out` is unchanged.
+    pub(crate) fn evaluate_into(
+        &self,
+        fetch: usize,
+        feeds: &Feeds,
+        out: crate::types::dtype::TensorViewMut<'_>,
+    ) -> OpResult<()> {
+        let graph = lock(&self.graph);
+        let node = graph
+            .nodes
+            .get(fetch)
+            .ok_or_else(|| OpError::Internal(format!("no node {fetch}")))?;
+        if out.dtype() != node.dtype {
+            return Err(OpError::DType {
+                expected: node.dtype.to_string(),
+                found: out.dtype(),
+            });
+        }
+        let computed = !feeds.values.contains_key(&fetch)
+            && !matches!(node.kind, NodeKind::Constant | NodeKind::Placeholder);
+        if computed {
+            let inputs = node.kind.inputs(&graph.nodes);
+            let values = self.values(&graph.nodes, &inputs, feeds)?;
+            let lookup = |m: usize| values.get(&m).map(Value::view);
+            node.kind.run_into(&graph.nodes, &lookup, out)
+        } else {
+            let values = self.values(&graph.nodes, &[fetch], feeds)?;
+            let value = values
+                .get(&fetch)
+                .ok_or_else(|| OpError::Internal(format!("fetch {fetch} was not evaluated")))?;
+            Ok(super::node::assign(&value.view(), out)?)
+        }
+    }
+
+    /// The values of the nodes `fetches` need, each computed once, and at least the
+    /// fetches'.
+    fn values<'g>(
+        &self,
+        nodes: &'g [Node],
+        fetches: &[usize],
+        feeds: &'g Feeds,
+    ) -> OpResult<HashMap<usize, Value<'g>>> {
+        if let Some(g) = &feeds.graph {
+            if !Arc::ptr_eq(g, &self.graph) {
+                return Err(OpError::Mode("the feeds are for another graph".to_string()));
+            }
+        }
+        let needed = needed(nodes, fetches, feeds);
+        // Inputs precede their ops, so one pass in creation order evaluates everything.
+        // Constants and feeds are borrowed, not copied per run; only computed values are owned.
+        let mut values: HashMap<usize, Value<'g>> = HashMap::new();
+        let mut readers = readers(nodes, &needed, feeds);
+        for (n, node) in nodes.iter().enumerate().filter(|&(n, _)| needed[n]) {
+            let value = match (feeds.values.get(&n), &node.kind) {
+                (Some(fed), _) => Value::Borrowed(fed.view()),
+                (None, NodeKind::Constant) => {
+                    Value::Borrowed(node.value.as_ref().map(Tensor::view).ok_or_else(|| {
+                        OpError::Internal(format!("constant '{}' without a value", node.name))
+                    })?)
+                }
+                (None, NodeKind::Placeholder) => return Err(missing_feed(node)),
+                (None, kind) => {
+                    let lookup = |m: usize| values.get(&m).map(Value::view);
+                    let value = kind.run(nodes, &lookup)?;
+                    // A computed input that no later op reads and no fetch asks for is dead:
+                    // its memory goes to the pool of fresh outputs, for this run's later ops
+                    // and the next run's.
+                    for m in kind.inputs(nodes) {
+                        readers[m] -= 1;
+                        if readers[m] == 0 && !fetches.contains(&m) {
+                            if let Some(Value::Owned(dead)) = values.remove(&m) {
+                                dead.recycle();
+                            }
+                        }
+                    }
+                    Value::Owned(value)
+                }
+            };
+            values.insert(n, value);
+        }
+        Ok(values)
     }
 }
 

@@ -856,29 +856,24 @@ impl EmbeddingLookup {
         })
     }
 
-    pub(crate) fn lookup_tensors(&self, shards: &[&Tensor], ids: &Tensor) -> Result<Tensor> {
-        let views: Vec<TensorView<'_>> = shards.iter().map(|t| t.view()).collect();
-        self.lookup_views(&views, &ids.view())
-    }
-
-    /// [`EmbeddingLookup::lookup_sparse`] on dtype-erased tensors: `indices` an `int64`
+    /// [`EmbeddingLookup::lookup_sparse`] on dtype-erased views: `indices` an `int64`
     /// matrix, `values` `int32` or `int64`, `dense_shape` `int64`, weights of the shards'
     /// dtype.
-    pub(crate) fn lookup_sparse_tensors(
+    pub(crate) fn lookup_sparse_views(
         &self,
-        shards: &[&Tensor],
-        sparse: [&Tensor; 3],
-        weights: Option<&Tensor>,
+        shards: &[TensorView<'_>],
+        sparse: [TensorView<'_>; 3],
+        weights: Option<TensorView<'_>>,
         combiner: Combiner,
     ) -> Result<Tensor> {
         let [indices, values, dense_shape] = sparse;
         let bad = |what: &str| GatherError::SparseTensor {
             reason: format!("{what} must be int64 of the right rank"),
         };
-        let indices = i64::from_tensor(indices)
-            .and_then(|a| a.view().into_dimensionality::<ndarray::Ix2>().ok())
+        let indices = i64::from_view(&indices)
+            .and_then(|a| a.into_dimensionality::<ndarray::Ix2>().ok())
             .ok_or_else(|| bad("indices"))?;
-        let dense_shape: Vec<usize> = i64::from_tensor(dense_shape)
+        let dense_shape: Vec<usize> = i64::from_view(&dense_shape)
             .filter(|a| a.ndim() == 1)
             .ok_or_else(|| bad("dense_shape"))?
             .iter()
@@ -887,12 +882,11 @@ impl EmbeddingLookup {
         let first = shards.first().ok_or(GatherError::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
-        let shard_views: Vec<TensorView<'_>> = shards.iter().map(|t| t.view()).collect();
         with_float!(first, T => {
-            let views = float_views::<T>(&shard_views)?;
+            let views = float_views::<T>(shards)?;
             let w = match weights {
                 Some(w) => Some(
-                    float_views::<T>(&[w.view()])?
+                    float_views::<T>(&[w])?
                         .remove(0)
                         .into_dimensionality::<ndarray::Ix1>()
                         .map_err(|_| bad("weights"))?,
@@ -903,7 +897,7 @@ impl EmbeddingLookup {
                 Some(w) => Some(SparseIds::new(indices.view(), w.view(), &dense_shape)?),
                 None => None,
             };
-            with_ids!(&values.view(), v => {
+            with_ids!(&values, v => {
                 let v = v.view().into_dimensionality::<ndarray::Ix1>().map_err(|_| bad("values"))?;
                 let sp = SparseIds::new(indices.view(), v, &dense_shape)?;
                 Ok(T::into_tensor(self.lookup_sparse(&views, &sp, sp_w.as_ref(), combiner)?))

@@ -312,6 +312,15 @@ macro_rules! define_dtypes {
             pub fn dtype(&self) -> DType {
                 match self { $(TensorView::$variant(_) => DType::$variant),* }
             }
+
+            /// The view for a shorter lifetime (ndarray's views are invariant in theirs).
+            pub(crate) fn reborrow(&self) -> TensorView<'_> {
+                match self {
+                    $(TensorView::$variant(a) => TensorView::$variant(
+                        $crate::__if_role!{fixed [$($role)*] {a.view()} else {a}}
+                    ),)*
+                }
+            }
         }
 
         $(

@@ -2,7 +2,9 @@
 //! that learn the dtype at run time (files, bindings, the op graph). Each op dispatches once
 //! on the params' dtype and once on the indices' dtype, then runs the typed path.
 
-use crate::types::dtype::{ArrayElement, DType, FixedWidth, Tensor, TensorElement, TensorView};
+use crate::types::dtype::{
+    ArrayElement, DType, FixedWidth, Tensor, TensorElement, TensorView, TensorViewMut,
+};
 use crate::types::error::{GatherError, Result};
 use crate::with_tensor;
 use ndarray::{ArrayD, CowArray, IxDyn};
@@ -74,16 +76,8 @@ impl Tensor {
     /// [`GatherError::InvalidShape`] for bytes that are no value (a `bool` of 2) or a dtype of
     /// variable width.
     pub fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<Tensor> {
-        let invalid = |reason: &str| GatherError::InvalidShape {
-            shape: shape.to_vec(),
-            reason: format!("{dtype} {reason}"),
-        };
-        let size = dtype
-            .size()
-            .ok_or_else(|| invalid("elements have no fixed width"))?;
-        if !bytes.len().is_multiple_of(size) {
-            return Err(invalid("elements are not whole in the bytes given"));
-        }
+        let invalid = |reason: &str| invalid_bytes(dtype, shape, reason);
+        whole_elements(dtype, shape, bytes)?;
         if dtype == DType::Bool {
             if bytes.iter().any(|&b| b > 1) {
                 return Err(invalid("values must be 0 or 1"));
@@ -100,16 +94,7 @@ impl Tensor {
     /// # Errors
     /// [`GatherError::InvalidShape`] for a dtype of variable width.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        with_tensor!(Tensor, self, plain a => Ok(match a.as_slice() {
-            Some(s) => bytemuck::cast_slice(s).to_vec(),
-            None => a.iter().flat_map(|v| bytemuck::bytes_of(v).iter().copied()).collect(),
-        }), else dtype => match self {
-            Tensor::Bool(a) => Ok(a.iter().map(|&b| u8::from(b)).collect()),
-            _ => Err(GatherError::InvalidShape {
-                shape: self.shape().to_vec(),
-                reason: format!("{dtype} elements have no fixed width"),
-            }),
-        })
+        self.view().to_bytes()
     }
 
     /// The array inside, if the tensor is of the fixed-width dtype `T`.
@@ -146,11 +131,131 @@ impl Tensor {
     }
 }
 
-impl TensorView<'_> {
+impl<'a> TensorView<'a> {
     /// The shape.
     pub fn shape(&self) -> &[usize] {
         with_tensor!(TensorView, self, a => a.shape())
     }
+
+    /// A view of a `plain` `dtype` (every fixed-width dtype but `bool`) and `shape` over its
+    /// elements' bytes, row-major in the machine's byte order, where they lie: memory lent
+    /// by another runtime (a JVM's direct buffer, a mapped file) is read without a copy.
+    ///
+    /// ```
+    /// use ndgather::{DType, TensorView};
+    /// #[repr(align(8))]
+    /// struct Aligned([u8; 8]);
+    /// let bytes = &Aligned([0, 0, 192, 63, 0, 0, 0, 64]).0; // 1.5f32, 2.0f32
+    /// let view = TensorView::from_bytes(DType::F32, &[2], bytes).unwrap();
+    /// assert_eq!(view.to_tensor().to_array::<f32>().unwrap().as_slice(), Some(&[1.5f32, 2.0][..]));
+    /// // Unaligned bytes, `bool` and the strings have no view: use `Tensor::from_bytes`.
+    /// assert!(TensorView::from_bytes(DType::F32, &[1], &bytes[1..5]).is_err());
+    /// assert!(TensorView::from_bytes(DType::Bool, &[1], &[1]).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`GatherError::DataLength`] when the bytes are not the shape's elements,
+    /// [`GatherError::InvalidShape`] for bytes not aligned to the element type, or a dtype
+    /// that is not `plain`.
+    pub fn from_bytes(dtype: DType, shape: &[usize], bytes: &'a [u8]) -> Result<TensorView<'a>> {
+        let invalid = |reason: &str| invalid_bytes(dtype, shape, reason);
+        whole_elements(dtype, shape, bytes)?;
+        crate::with_dtype!(dtype, plain T => {
+            let elements: &[T] = bytemuck::try_cast_slice(bytes)
+                .map_err(|_| invalid("bytes are not aligned to the element type"))?;
+            ndarray::ArrayViewD::from_shape(IxDyn(shape), elements)
+                .map(TensorView::from)
+                .map_err(|e| invalid(&e.to_string()))
+        }, else Err(invalid("elements are not plain bytes: they have no view")))
+    }
+
+    /// The elements, copied into a new tensor.
+    pub fn to_tensor(&self) -> Tensor {
+        with_tensor!(TensorView, self, a => a.to_tensor())
+    }
+
+    /// The elements' bytes, row-major in the machine's byte order, of a fixed-width view
+    /// (see [`Tensor::from_bytes`]).
+    ///
+    /// # Errors
+    /// [`GatherError::InvalidShape`] for a dtype of variable width.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        with_tensor!(TensorView, self, plain a => Ok(match a.as_slice() {
+            Some(s) => bytemuck::cast_slice(s).to_vec(),
+            None => a.iter().flat_map(|v| bytemuck::bytes_of(v).iter().copied()).collect(),
+        }), else dtype => match self {
+            TensorView::Bool(a) => Ok(a.iter().map(|&b| u8::from(b)).collect()),
+            _ => Err(invalid_bytes(dtype, self.shape(), "elements have no fixed width")),
+        })
+    }
+}
+
+impl<'a> TensorViewMut<'a> {
+    /// A mutable view of a `plain` `dtype` and `shape` over its elements' bytes, where they
+    /// lie (see [`TensorView::from_bytes`]): where [`Op::run`](crate::Op::run) or a graph's
+    /// `run_into` writes a result into memory another runtime lent.
+    ///
+    /// ```
+    /// use ndgather::{DType, TensorViewMut};
+    /// #[repr(align(4))]
+    /// struct Aligned([u8; 8]);
+    /// let mut bytes = Aligned([0; 8]);
+    /// let view = TensorViewMut::from_bytes(DType::I32, &[2], &mut bytes.0).unwrap();
+    /// assert_eq!(view.dtype(), DType::I32);
+    /// assert!(TensorViewMut::from_bytes(DType::I32, &[3], &mut bytes.0).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// As [`TensorView::from_bytes`].
+    pub fn from_bytes(
+        dtype: DType,
+        shape: &[usize],
+        bytes: &'a mut [u8],
+    ) -> Result<TensorViewMut<'a>> {
+        let invalid = |reason: &str| invalid_bytes(dtype, shape, reason);
+        whole_elements(dtype, shape, bytes)?;
+        crate::with_dtype!(dtype, plain T => {
+            let elements: &mut [T] = bytemuck::try_cast_slice_mut(bytes)
+                .map_err(|_| invalid("bytes are not aligned to the element type"))?;
+            ndarray::ArrayViewMutD::from_shape(IxDyn(shape), elements)
+                .map(TensorViewMut::from)
+                .map_err(|e| invalid(&e.to_string()))
+        }, else Err(invalid("elements are not plain bytes: they have no view")))
+    }
+}
+
+fn invalid_bytes(dtype: DType, shape: &[usize], reason: &str) -> GatherError {
+    GatherError::InvalidShape {
+        shape: shape.to_vec(),
+        reason: format!("{dtype} {reason}"),
+    }
+}
+
+/// Checks that `bytes` hold whole elements of a fixed-width `dtype`, as many as `shape` has.
+fn whole_elements(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<()> {
+    let size = dtype
+        .size()
+        .ok_or_else(|| invalid_bytes(dtype, shape, "elements have no fixed width"))?;
+    if !bytes.len().is_multiple_of(size) {
+        return Err(invalid_bytes(
+            dtype,
+            shape,
+            "elements are not whole in the bytes given",
+        ));
+    }
+    let expected =
+        crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {
+            what: "tensor",
+            shape: shape.to_vec(),
+        })?;
+    if expected != bytes.len() / size {
+        return Err(GatherError::DataLength {
+            shape: shape.to_vec(),
+            expected,
+            found: bytes.len() / size,
+        });
+    }
+    Ok(())
 }
 
 fn zeros_of<T: TensorElement>(shape: &[usize]) -> Result<Tensor> {
@@ -167,4 +272,25 @@ fn give_back_units<T: FixedWidth>(array: ArrayD<T>) {
             recycle::give_back(u);
         }
     })
+}
+
+/// The elements inside a view, copied into a tensor: an array's or a [`Strings`]'.
+trait ToTensor {
+    fn to_tensor(&self) -> Tensor;
+}
+
+impl<T: ArrayElement> ToTensor for ndarray::ArrayViewD<'_, T> {
+    fn to_tensor(&self) -> Tensor {
+        T::into_tensor(self.to_owned())
+    }
+}
+
+impl<T> ToTensor for &crate::Strings<T>
+where
+    crate::Strings<T>: Clone,
+    Tensor: From<crate::Strings<T>>,
+{
+    fn to_tensor(&self) -> Tensor {
+        Tensor::from((*self).clone())
+    }
 }
