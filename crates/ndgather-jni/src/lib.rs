@@ -10,8 +10,9 @@
 //! an `IllegalStateException`.
 
 mod handle;
+mod tensor;
 
-use handle::{borrow, free, into_handle};
+use handle::{borrow, free, into_handle, DirectBuffer};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jbyteArray, jint, jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
@@ -22,6 +23,7 @@ use ndgather::graph::{
 use ndgather::shape::Shape;
 use ndgather::{BadIndices, DType, Strings, TakeAlongAxisOptions, Tensor};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use tensor::JavaTensor;
 
 /// Why an entry point failed, and so which exception Java sees.
 enum Failure {
@@ -118,26 +120,47 @@ fn dims(shape: &[i64]) -> Result<Vec<usize>> {
         .map_err(|_| Failure::Argument(format!("a shape has a negative size: {shape:?}")))
 }
 
+/// A shape as Java's `long[]` (a dimension of memory that exists fits an `i64`).
+fn java_dims(shape: &[usize]) -> Vec<i64> {
+    shape.iter().map(|&d| d as i64).collect()
+}
+
 fn dtype_of(name: &str) -> Result<DType> {
     DType::from_name(name).ok_or_else(|| Failure::Argument(format!("unknown dtype {name}")))
 }
 
-/// A tensor of `dtype` (a fixed-width one) and `shape` from the bytes of a direct buffer, in
-/// the machine's byte order, copied.
+/// A tensor of `dtype` (a fixed-width one) and `shape` over the bytes of a direct buffer,
+/// in the machine's byte order: read (and, where `writable`, written) where they lie, or
+/// copied where they cannot be (`bool`, whose bytes are checked; memory not aligned to the
+/// dtype).
 #[no_mangle]
-pub extern "system" fn Java_org_ndgather_Native_tensorFromBytes<'l>(
+pub extern "system" fn Java_org_ndgather_Native_tensorWrap<'l>(
     mut env: JNIEnv<'l>,
     _: JClass<'l>,
     dtype: JString<'l>,
     shape: JLongArray<'l>,
     data: JByteBuffer<'l>,
+    writable: jboolean,
 ) -> jlong {
     guard(&mut env, |env| {
         let dtype = dtype_of(&string(env, &dtype)?)?;
         let shape = dims(&longs(env, &shape)?)?;
-        let bytes = handle::direct_bytes(env, &data)?;
-        let tensor = Tensor::from_bytes(dtype, &shape, bytes)?;
-        Ok(into_handle(tensor))
+        let buffer = DirectBuffer::new(env, &data, writable != 0)?;
+        Ok(into_handle(JavaTensor::wrap(buffer, dtype, shape)?))
+    })
+}
+
+/// Whether the tensor reads a direct buffer in place (`false`: it holds a copy).
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_tensorIsDirect<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    tensor: jlong,
+) -> jboolean {
+    guard(&mut env, |_| {
+        Ok(jboolean::from(
+            borrow::<JavaTensor>(tensor)?.direct().is_some(),
+        ))
     })
 }
 
@@ -155,7 +178,9 @@ pub extern "system" fn Java_org_ndgather_Native_tensorFromArray<'l>(
         let dtype = dtype_of(&string(env, &dtype)?)?;
         let shape = dims(&longs(env, &shape)?)?;
         let bytes = env.convert_byte_array(&data)?;
-        Ok(into_handle(Tensor::from_bytes(dtype, &shape, &bytes)?))
+        Ok(into_handle(JavaTensor::Owned(Tensor::from_bytes(
+            dtype, &shape, &bytes,
+        )?)))
     })
 }
 
@@ -178,7 +203,9 @@ pub extern "system" fn Java_org_ndgather_Native_tensorFromStrings<'l>(
             }
             items.push(env.convert_byte_array(&item)?);
         }
-        Ok(into_handle(Tensor::from_shape_vec(&shape, items)?))
+        Ok(into_handle(JavaTensor::Owned(Tensor::from_shape_vec(
+            &shape, items,
+        )?)))
     })
 }
 
@@ -189,7 +216,7 @@ pub extern "system" fn Java_org_ndgather_Native_tensorFree<'l>(
     _: JClass<'l>,
     tensor: jlong,
 ) {
-    guard(&mut env, |_| free::<Tensor>(tensor))
+    guard(&mut env, |_| free::<JavaTensor>(tensor))
 }
 
 /// The tensor's dtype, by name.
@@ -200,7 +227,7 @@ pub extern "system" fn Java_org_ndgather_Native_tensorDtype<'l>(
     tensor: jlong,
 ) -> jstring {
     guard(&mut env, |env| {
-        let name = borrow::<Tensor>(tensor)?.dtype().name();
+        let name = borrow::<JavaTensor>(tensor)?.dtype().name();
         Ok(env.new_string(name)?.into_raw())
     })
 }
@@ -213,11 +240,7 @@ pub extern "system" fn Java_org_ndgather_Native_tensorShape<'l>(
     tensor: jlong,
 ) -> jlongArray {
     guard(&mut env, |env| {
-        let shape: Vec<i64> = borrow::<Tensor>(tensor)?
-            .shape()
-            .iter()
-            .map(|&d| d as i64)
-            .collect();
+        let shape = java_dims(borrow::<JavaTensor>(tensor)?.shape());
         long_array(env, &shape)
     })
 }
@@ -230,7 +253,7 @@ pub extern "system" fn Java_org_ndgather_Native_tensorBytes<'l>(
     tensor: jlong,
 ) -> jbyteArray {
     guard(&mut env, |env| {
-        let bytes = borrow::<Tensor>(tensor)?.to_bytes()?;
+        let bytes = borrow::<JavaTensor>(tensor)?.lend()?.view()?.to_bytes()?;
         Ok(env.byte_array_from_slice(&bytes)?.into_raw())
     })
 }
@@ -243,8 +266,8 @@ pub extern "system" fn Java_org_ndgather_Native_tensorStrings<'l>(
     tensor: jlong,
 ) -> jobjectArray {
     guard(&mut env, |env| {
-        let t = borrow::<Tensor>(tensor)?;
-        let Tensor::Bytes(strings) = t else {
+        let t = borrow::<JavaTensor>(tensor)?;
+        let JavaTensor::Owned(Tensor::Bytes(strings)) = t else {
             return Err(Failure::Argument(format!(
                 "a tensor of {} holds no strings",
                 t.dtype()
@@ -314,7 +337,7 @@ pub extern "system" fn Java_org_ndgather_Native_opConstant<'l>(
     tensor: jlong,
 ) -> jlong {
     guard(&mut env, |_| {
-        let value = borrow::<Tensor>(tensor)?.clone();
+        let value = borrow::<JavaTensor>(tensor)?.to_tensor()?;
         Ok(into_handle(borrow::<Scope>(scope)?.constant(value)))
     })
 }
@@ -459,6 +482,36 @@ pub extern "system" fn Java_org_ndgather_Native_opEmbeddingLookup<'l>(
     })
 }
 
+/// `tf.gradients(ys, xs, dx)` (TF Java's `Gradients`): one new output handle per x; `dx`
+/// null for ones.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_opGradients<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    ys: JLongArray<'l>,
+    xs: JLongArray<'l>,
+    dx: JLongArray<'l>,
+) -> jlongArray {
+    guard(&mut env, |env| {
+        let mut outputs = |a: &JLongArray<'_>| -> Result<Vec<AnyOutput>> {
+            longs(env, a)?
+                .iter()
+                .map(|&h| borrow::<AnyOutput>(h).cloned())
+                .collect()
+        };
+        let (ys, xs) = (outputs(&ys)?, outputs(&xs)?);
+        let dx = if dx.is_null() {
+            None
+        } else {
+            Some(outputs(&dx)?)
+        };
+        let grads = borrow::<Scope>(scope)?.gradients(&ys, &xs, dx.as_deref())?;
+        let handles: Vec<i64> = grads.into_iter().map(into_handle).collect();
+        long_array(env, &handles)
+    })
+}
+
 /// Frees an output handle.
 #[no_mangle]
 pub extern "system" fn Java_org_ndgather_Native_outputFree<'l>(
@@ -478,6 +531,19 @@ pub extern "system" fn Java_org_ndgather_Native_outputName<'l>(
 ) -> jstring {
     guard(&mut env, |env| {
         let name = borrow::<AnyOutput>(output)?.op_name();
+        Ok(env.new_string(name)?.into_raw())
+    })
+}
+
+/// The output's op type (TensorFlow's name for it: `GatherV2`, `Const`, ...).
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_outputType<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    output: jlong,
+) -> jstring {
+    guard(&mut env, |env| {
+        let name = borrow::<AnyOutput>(output)?.op_type();
         Ok(env.new_string(name)?.into_raw())
     })
 }
@@ -522,12 +588,15 @@ pub extern "system" fn Java_org_ndgather_Native_outputValue<'l>(
     output: jlong,
 ) -> jlong {
     guard(&mut env, |_| {
-        Ok(borrow::<AnyOutput>(output)?.value().map_or(0, into_handle))
+        Ok(borrow::<AnyOutput>(output)?
+            .value()
+            .map_or(0, |t| into_handle(JavaTensor::Owned(t))))
     })
 }
 
 /// Runs the graph of `scope`: feeds (outputs and tensors, pairwise), then the fetches'
-/// values as new tensors.
+/// values as new tensors, each as its handle, dtype number (its place in `DType::ALL`),
+/// rank and dimensions.
 #[no_mangle]
 pub extern "system" fn Java_org_ndgather_Native_sessionRun<'l>(
     mut env: JNIEnv<'l>,
@@ -538,22 +607,101 @@ pub extern "system" fn Java_org_ndgather_Native_sessionRun<'l>(
     fetches: JLongArray<'l>,
 ) -> jlongArray {
     guard(&mut env, |env| {
-        let scope = borrow::<Scope>(scope)?;
-        let session = Session::new(scope);
-        let (outs, values) = (longs(env, &feed_outputs)?, longs(env, &feed_tensors)?);
-        // The fed tensors are read where they lie: Java holds them open across the call.
-        let mut feeds = Feeds::new();
-        for (&o, &t) in outs.iter().zip(&values) {
-            feeds = feeds.feed_tensor(borrow::<AnyOutput>(o)?, borrow::<Tensor>(t)?)?;
-        }
+        let session = Session::new(borrow::<Scope>(scope)?);
+        let feeds = FeedList::read(env, &feed_outputs, &feed_tensors)?;
+        let lent = feeds.lend()?;
         let fetches = longs(env, &fetches)?
             .iter()
             .map(|&f| borrow::<AnyOutput>(f).cloned())
             .collect::<Result<Vec<_>>>()?;
+        let feeds = FeedList::feeds(&feeds.outputs, &lent)?;
         let results = session.run_tensors(&fetches, &feeds)?;
-        let handles: Vec<i64> = results.into_iter().map(into_handle).collect();
-        long_array(env, &handles)
+        // Each result with its dtype and shape, so that Java makes its tensors without
+        // asking for them: handle, dtype number, rank, dimensions.
+        let mut packed = Vec::new();
+        for t in results {
+            let dtype = DType::ALL.iter().position(|&d| d == t.dtype());
+            let shape = java_dims(t.shape());
+            let dtype = dtype.map_or(-1, |d| d as i64);
+            let rank = shape.len() as i64;
+            packed.extend([into_handle(JavaTensor::Owned(t)), dtype, rank]);
+            packed.extend(shape);
+        }
+        long_array(env, &packed)
     })
+}
+
+/// Runs the graph of `scope` for one fetch, written into `into`, a tensor over a writable
+/// direct buffer of the fetch's dtype and shape (unchanged on error).
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_sessionRunInto<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    feed_outputs: JLongArray<'l>,
+    feed_tensors: JLongArray<'l>,
+    fetch: jlong,
+    into: jlong,
+) {
+    guard(&mut env, |env| {
+        let session = Session::new(borrow::<Scope>(scope)?);
+        let feeds = FeedList::read(env, &feed_outputs, &feed_tensors)?;
+        let into = borrow::<JavaTensor>(into)?;
+        if let Some(out) = into.direct() {
+            let fed = feeds.tensors.iter().filter_map(|t| t.direct());
+            if fed.into_iter().any(|b| b.overlaps(out)) {
+                return Err(Failure::Argument(
+                    "the output tensor's buffer overlaps a fed tensor's: a run cannot write \
+                     what it reads"
+                        .into(),
+                ));
+            }
+        }
+        let lent = feeds.lend()?;
+        let feeds = FeedList::feeds(&feeds.outputs, &lent)?;
+        let fetch = borrow::<AnyOutput>(fetch)?;
+        into.write(|out| Ok(session.run_into(fetch, &feeds, out)?))
+    })
+}
+
+/// A run's feeds as Java passes them: outputs and tensors, pairwise.
+struct FeedList<'h> {
+    outputs: Vec<&'h AnyOutput>,
+    tensors: Vec<&'h JavaTensor>,
+}
+
+impl<'h> FeedList<'h> {
+    fn read(
+        env: &mut JNIEnv<'_>,
+        outputs: &JLongArray<'_>,
+        tensors: &JLongArray<'_>,
+    ) -> Result<FeedList<'h>> {
+        let (outs, values) = (longs(env, outputs)?, longs(env, tensors)?);
+        Ok(FeedList {
+            outputs: outs
+                .iter()
+                .map(|&o| borrow::<AnyOutput>(o))
+                .collect::<Result<_>>()?,
+            tensors: values
+                .iter()
+                .map(|&t| borrow::<JavaTensor>(t))
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    /// The fed tensors' elements, lent for the run (Java holds the tensors open across it).
+    fn lend(&self) -> Result<Vec<tensor::Lent<'h>>> {
+        self.tensors.iter().map(|t| t.lend()).collect()
+    }
+
+    /// The core's feeds: each value read where it lies.
+    fn feeds<'v>(outputs: &[&AnyOutput], lent: &'v [tensor::Lent<'_>]) -> Result<Feeds<'v>> {
+        let mut feeds = Feeds::new();
+        for (&o, l) in outputs.iter().zip(lent) {
+            feeds = feeds.feed_view(o, l.view()?)?;
+        }
+        Ok(feeds)
+    }
 }
 
 /// The byte size of one element of a fixed-width dtype, 0 for the strings (Java sizes its

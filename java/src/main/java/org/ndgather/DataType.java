@@ -105,6 +105,29 @@ public enum DataType {
     return t;
   }
 
+  /** The DataType of each of the core's dtypes, by its place in the core's table. */
+  private static final class ByIndex {
+    static final DataType[] TABLE;
+
+    static {
+      String[] names = Native.dtypeNames();
+      TABLE = new DataType[names.length];
+      for (int i = 0; i < names.length; i++) {
+        // Null for the core's Unicode strings, which Java holds as byte strings (STRING).
+        TABLE[i] = BY_NAME.get(names[i]);
+      }
+    }
+  }
+
+  /** The DataType of the core's dtype number {@code index} (its place in the core's table). */
+  static DataType fromIndex(int index) {
+    DataType t = index >= 0 && index < ByIndex.TABLE.length ? ByIndex.TABLE[index] : null;
+    if (t == null) {
+      throw new IllegalStateException("the native library returned dtype number " + index);
+    }
+    return t;
+  }
+
   static DataType fromNative(String name) {
     DataType t = BY_NAME.get(name);
     if (t == null) {

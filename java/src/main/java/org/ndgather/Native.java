@@ -13,7 +13,9 @@ final class Native {
 
   private Native() {}
 
-  static native long tensorFromBytes(String dtype, long[] shape, ByteBuffer data);
+  static native long tensorWrap(String dtype, long[] shape, ByteBuffer data, boolean writable);
+
+  static native boolean tensorIsDirect(long tensor);
 
   static native long tensorFromArray(String dtype, long[] shape, byte[] data);
 
@@ -51,9 +53,13 @@ final class Native {
   static native long opEmbeddingLookup(
       long scope, long[] shards, long ids, String partitionStrategy, double maxNorm);
 
+  static native long[] opGradients(long scope, long[] ys, long[] xs, long[] dx);
+
   static native void outputFree(long output);
 
   static native String outputName(long output);
+
+  static native String outputType(long output);
 
   static native String outputDtype(long output);
 
@@ -63,6 +69,9 @@ final class Native {
 
   static native long[] sessionRun(
       long scope, long[] feedOutputs, long[] feedTensors, long[] fetches);
+
+  static native void sessionRunInto(
+      long scope, long[] feedOutputs, long[] feedTensors, long fetch, long into);
 
   static native int dtypeSize(String dtype);
 

@@ -25,14 +25,14 @@ public final class NativeOps {
 
   /** A constant holding a copy of {@code value}. */
   public static <T> Output<T> constant(org.ndgather.op.Scope scope, Tensor<T> value) {
-    return new Output<>(scope.env(), Native.opConstant(scope.handle(), value.handle()), "Const");
+    return new Output<>(scope.env(), Native.opConstant(scope.handle(), value.handle()));
   }
 
   /** A placeholder of {@code type} and {@code shape} (null: unknown). */
   public static <T> Output<T> placeholder(org.ndgather.op.Scope scope, Class<T> type, Shape shape) {
     long[] dims = shape == null ? null : shape.dims();
     String dt = DataType.fromClass(type).nativeName();
-    return new Output<>(scope.env(), Native.opPlaceholder(scope.handle(), dt, dims), "Placeholder");
+    return new Output<>(scope.env(), Native.opPlaceholder(scope.handle(), dt, dims));
   }
 
   /** {@code GatherV2}. */
@@ -51,7 +51,7 @@ public final class NativeOps {
             axis.asOutput().handle(),
             batchDims,
             badIndices);
-    return new Output<>(scope.env(), h, "GatherV2");
+    return new Output<>(scope.env(), h);
   }
 
   /** {@code GatherNd}. */
@@ -68,7 +68,7 @@ public final class NativeOps {
             indices.asOutput().handle(),
             batchDims,
             badIndices);
-    return new Output<>(scope.env(), h, "GatherNd");
+    return new Output<>(scope.env(), h);
   }
 
   /** {@code TakeAlongAxis}. */
@@ -81,7 +81,7 @@ public final class NativeOps {
     long h =
         Native.opTakeAlongAxis(
             scope.handle(), arr.asOutput().handle(), indices.asOutput().handle(), axis, badIndices);
-    return new Output<>(scope.env(), h, "TakeAlongAxis");
+    return new Output<>(scope.env(), h);
   }
 
   /** {@code EmbeddingLookup}; {@code maxNorm} NaN for none. */
@@ -91,14 +91,34 @@ public final class NativeOps {
       Operand<?> ids,
       String partitionStrategy,
       double maxNorm) {
-    long[] handles = new long[shards.size()];
-    for (int i = 0; i < handles.length; i++) {
-      handles[i] = shards.get(i).asOutput().handle();
-    }
     long h =
         Native.opEmbeddingLookup(
-            scope.handle(), handles, ids.asOutput().handle(), partitionStrategy, maxNorm);
-    return new Output<>(scope.env(), h, "EmbeddingLookup");
+            scope.handle(), handles(shards), ids.asOutput().handle(), partitionStrategy, maxNorm);
+    return new Output<>(scope.env(), h);
+  }
+
+  /** {@code tf.gradients(ys, xs, dx)}: one output per x; {@code dx} null for ones. */
+  public static List<Output<?>> gradients(
+      org.ndgather.op.Scope scope,
+      List<? extends Operand<?>> ys,
+      List<? extends Operand<?>> xs,
+      List<? extends Operand<?>> dx) {
+    long[] grads =
+        Native.opGradients(
+            scope.handle(), handles(ys), handles(xs), dx == null ? null : handles(dx));
+    List<Output<?>> out = new java.util.ArrayList<>(grads.length);
+    for (long h : grads) {
+      out.add(new Output<>(scope.env(), h));
+    }
+    return out;
+  }
+
+  private static long[] handles(List<? extends Operand<?>> operands) {
+    long[] handles = new long[operands.size()];
+    for (int i = 0; i < handles.length; i++) {
+      handles[i] = operands.get(i).asOutput().handle();
+    }
+    return handles;
   }
 
   /** The cost of a JNI call that does nothing (for benchmarks). */

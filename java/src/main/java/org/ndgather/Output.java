@@ -15,12 +15,12 @@ public final class Output<T> implements Operand<T> {
   private final String name;
   private final String type;
 
-  Output(ExecutionEnvironment env, long handle, String type) {
+  Output(ExecutionEnvironment env, long handle) {
     this.state = new Tensor.Handle(handle, Native::outputFree);
     this.cleanable = Tensor.CLEANER.register(this, state);
     this.env = env;
     this.name = Native.outputName(handle);
-    this.type = type;
+    this.type = Native.outputType(handle);
     env.register(this);
   }
 

@@ -1,5 +1,6 @@
 package org.ndgather;
 
+import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -38,6 +39,8 @@ public final class Session implements AutoCloseable {
     private final List<Output<?>> feedOutputs = new ArrayList<>();
     private final List<Tensor<?>> feedTensors = new ArrayList<>();
     private final List<Output<?>> fetches = new ArrayList<>();
+    /** Per fetch: the tensor its value is written into, or null for a new tensor. */
+    private final List<Tensor<?>> targets = new ArrayList<>();
 
     private Runner() {}
 
@@ -85,6 +88,29 @@ public final class Session implements AutoCloseable {
         throw new NullPointerException("fetch needs an output");
       }
       fetches.add(output);
+      targets.add(null);
+      return this;
+    }
+
+    /**
+     * Fetches {@code operand}'s output into {@code into}, a tensor that wraps a writable
+     * direct buffer (see {@link Tensor#create(Class, long[], java.nio.ByteBuffer)}) of the
+     * output's type and shape: the last op writes its result there, with no tensor of its
+     * own. {@link #run()} returns {@code into} in this fetch's place. Beyond TF Java.
+     *
+     * <p>Each such fetch is evaluated on its own: ops shared with other fetches run again.
+     * On error the buffer is unchanged.
+     *
+     * @param operand what to fetch
+     * @param into where its value goes
+     * @return this runner
+     */
+    public Runner fetch(Operand<?> operand, Tensor<?> into) {
+      if (into == null) {
+        throw new NullPointerException("fetch needs a tensor to write into");
+      }
+      fetch(operand.asOutput());
+      targets.set(targets.size() - 1, into);
       return this;
     }
 
@@ -109,16 +135,51 @@ public final class Session implements AutoCloseable {
         outs[i] = feedOutputs.get(i).handle();
         values[i] = feedTensors.get(i).handle();
       }
+      int n = 0;
       long[] wanted = new long[fetches.size()];
-      for (int i = 0; i < wanted.length; i++) {
-        wanted[i] = fetches.get(i).handle();
+      for (int i = 0; i < fetches.size(); i++) {
+        if (targets.get(i) == null) {
+          wanted[n++] = fetches.get(i).handle();
+        }
       }
-      long[] results = Native.sessionRun(graph.scopeHandle(), outs, values, wanted);
-      List<Tensor<?>> tensors = new ArrayList<>(results.length);
-      for (long r : results) {
-        tensors.add(new Tensor<>(r));
+      wanted = java.util.Arrays.copyOf(wanted, n);
+      long scope = graph.scopeHandle();
+      try {
+        List<Tensor<?>> fresh = new ArrayList<>(wanted.length);
+        if (wanted.length > 0) {
+          Tensor.unpack(Native.sessionRun(scope, outs, values, wanted), fresh);
+        }
+        List<Tensor<?>> tensors = new ArrayList<>(fetches.size());
+        int next = 0;
+        for (int i = 0; i < fetches.size(); i++) {
+          Tensor<?> into = targets.get(i);
+          tensors.add(into != null ? into : fresh.get(next++));
+        }
+        try {
+          for (int i = 0; i < fetches.size(); i++) {
+            Tensor<?> into = targets.get(i);
+            if (into != null) {
+              Native.sessionRunInto(scope, outs, values, fetches.get(i).handle(), into.handle());
+            }
+          }
+        } catch (RuntimeException e) {
+          for (int i = 0; i < fetches.size(); i++) {
+            if (targets.get(i) == null) {
+              tensors.get(i).close();
+            }
+          }
+          throw e;
+        }
+        return tensors;
+      } finally {
+        // The handles passed stay valid until the native calls return: no cleaner may free
+        // them while the objects that own them look unreachable.
+        Reference.reachabilityFence(feedOutputs);
+        Reference.reachabilityFence(feedTensors);
+        Reference.reachabilityFence(fetches);
+        Reference.reachabilityFence(targets);
+        Reference.reachabilityFence(graph);
       }
-      return tensors;
     }
   }
 }

@@ -34,6 +34,8 @@ public final class Tensor<T> implements AutoCloseable {
   private final Cleaner.Cleanable cleanable;
   private final DataType dtype;
   private final long[] shape;
+  /** The direct buffer the tensor wraps (kept reachable while the tensor is), or null. */
+  private final ByteBuffer wrapped;
 
   /** The native handle's owner: freed once, by {@code close()} or by the cleaner. */
   static final class Handle implements Runnable {
@@ -67,14 +69,45 @@ public final class Tensor<T> implements AutoCloseable {
   }
 
   Tensor(long handle) {
+    this(handle, null);
+  }
+
+  private Tensor(long handle, ByteBuffer wrapped) {
+    this(handle, DataType.fromNative(Native.tensorDtype(handle)), Native.tensorShape(handle), wrapped);
+  }
+
+  /** A tensor whose dtype and shape the native call that made it returned with it. */
+  Tensor(long handle, DataType dtype, long[] shape, ByteBuffer wrapped) {
+    this.wrapped = wrapped;
     this.state = new Handle(handle, Native::tensorFree);
     this.cleanable = CLEANER.register(this, state);
-    this.dtype = DataType.fromNative(Native.tensorDtype(handle));
-    this.shape = Native.tensorShape(handle);
+    this.dtype = dtype;
+    this.shape = shape;
+  }
+
+  /**
+   * The tensors a native run returned, described in one array: per tensor its handle, the
+   * core's dtype number, its rank, then its dimensions.
+   */
+  static void unpack(long[] packed, java.util.List<Tensor<?>> into) {
+    int at = 0;
+    while (at < packed.length) {
+      long handle = packed[at];
+      DataType dt = DataType.fromIndex((int) packed[at + 1]);
+      int rank = (int) packed[at + 2];
+      long[] dims = java.util.Arrays.copyOfRange(packed, at + 3, at + 3 + rank);
+      into.add(new Tensor<>(handle, dt, dims, null));
+      at += 3 + rank;
+    }
   }
 
   long handle() {
     return state.get("Tensor");
+  }
+
+  /** Whether the tensor reads a direct buffer in place (false: it holds its own copy). */
+  boolean wrapsBuffer() {
+    return wrapped != null && Native.tensorIsDirect(handle());
   }
 
   /**
@@ -131,7 +164,16 @@ public final class Tensor<T> implements AutoCloseable {
 
   /**
    * Creates a Tensor of {@code type} and {@code shape} from the elements' bytes in native
-   * byte order (a direct buffer is read in place, a heap buffer copied first).
+   * byte order.
+   *
+   * <p>Beyond TF Java, which copies: a <em>direct</em> buffer is wrapped in place, without a
+   * copy, so that a table larger than the heap (a {@code FileChannel.map} of a file) is
+   * gathered from where it lies, and a run can write its result into one ({@link
+   * Session.Runner#fetch(Operand, Tensor)}). The tensor then sees later writes to the buffer:
+   * do not write it while a run reads it, and keep its memory valid while the tensor is open
+   * (the tensor keeps the buffer object reachable). BOOL elements (whose bytes are checked)
+   * and memory not aligned to the element type (a buffer sliced at an odd offset) are copied
+   * instead, as are heap buffers.
    *
    * @param <T> the type of the elements
    * @param type the class of the elements
@@ -158,7 +200,9 @@ public final class Tensor<T> implements AutoCloseable {
     }
     ByteBuffer bytes = data.slice();
     if (bytes.isDirect()) {
-      return new Tensor<>(Native.tensorFromBytes(dt.nativeName(), shape.clone(), bytes));
+      long handle =
+          Native.tensorWrap(dt.nativeName(), shape.clone(), bytes, !bytes.isReadOnly());
+      return new Tensor<>(handle, bytes);
     }
     byte[] copy = new byte[bytes.remaining()];
     bytes.get(copy);

@@ -10,6 +10,7 @@ import org.ndgather.op.core.Constant;
 import org.ndgather.op.core.EmbeddingLookup;
 import org.ndgather.op.core.Gather;
 import org.ndgather.op.core.GatherNd;
+import org.ndgather.op.core.Gradients;
 import org.ndgather.op.core.Placeholder;
 import org.ndgather.op.core.TakeAlongAxis;
 
@@ -313,6 +314,20 @@ public final class Ops {
       Operand<U> ids,
       EmbeddingLookup.Options... options) {
     return EmbeddingLookup.create(scope, shards, ids, options);
+  }
+
+  /** TF Java's {@code tf.gradients}: see {@link Gradients#create(Scope, Operand, Iterable, Gradients.Options...)}. */
+  public Gradients gradients(
+      Operand<?> y, Iterable<? extends Operand<?>> x, Gradients.Options... options) {
+    return Gradients.create(scope, y, x, options);
+  }
+
+  /** TF Java's {@code tf.gradients} of several outputs: see {@link Gradients#create(Scope, Iterable, Iterable, Gradients.Options...)}. */
+  public Gradients gradients(
+      Iterable<? extends Operand<?>> y,
+      Iterable<? extends Operand<?>> x,
+      Gradients.Options... options) {
+    return Gradients.create(scope, y, x, options);
   }
 
   /** {@code GatherNd}: see {@link GatherNd#create}. */
