@@ -34,7 +34,9 @@ class TfJavaProgramsTest {
       Map.of(
           "gathernd-static-shape-error",
           "the build-time message is the core's (TensorFlow 2.21's kernel wording), not TF 1.15's"
-              + " shape function's, which names the graph node");
+              + " shape function's, which names the graph node",
+          "eager-config",
+          "ndgather parses no ConfigProto: it refuses every non-empty one, and says why");
 
   private static String resource(String name) throws IOException {
     try (InputStream in = TfJavaProgramsTest.class.getResourceAsStream(name)) {
