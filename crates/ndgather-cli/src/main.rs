@@ -117,7 +117,8 @@ struct Inputs {
     /// indices: integers in any form PARAMS takes, e.g. `ids.npy`, `-` or `[1, 0]`.
     indices: String,
     /// What an out-of-range index does: error (TensorFlow on the CPU), ignore (zeros, as on
-    /// the GPU), clamp (XLA), wrap (negative from the end, NumPy), fill[=VALUE] (JAX's
+    /// the GPU), clamp (XLA), negative (negative from the end, NumPy's indexing), wrap
+    /// (modulo the dimension, NumPy's and JAX's mode="wrap"), fill[=VALUE] (JAX's
     /// mode="fill": VALUE, by default NaN for floats, the minimum or maximum of integers,
     /// true for bool).
     #[arg(long = "bad-indices", value_name = "POLICY", value_parser = parse_policy, default_value = "error")]

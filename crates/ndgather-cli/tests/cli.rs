@@ -309,10 +309,23 @@ fn printing_and_option_forms() {
         .success()
         .stdout("shape=(2,) dtype=float32\n[2. 0.]\n");
     bin()
-        .args(["gather", "[1, 2, 3]", "[-1]", "--bad-indices", "wrap"])
+        .args(["gather", "[1, 2, 3]", "[-1]", "--bad-indices", "negative"])
         .assert()
         .success()
         .stdout("shape=(1,) dtype=int32\n[3]\n");
+    bin()
+        .args(["gather", "[1, 2, 3]", "[-4]", "--bad-indices", "negative"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "indices[0] = -4 is not in [0, 3)",
+        ));
+    // NumPy's mode="wrap": np.take([1, 2, 3], [7, -4], mode="wrap") is [2, 3].
+    bin()
+        .args(["gather", "[1, 2, 3]", "[7, -4]", "--bad-indices", "wrap"])
+        .assert()
+        .success()
+        .stdout("shape=(2,) dtype=int32\n[2 3]\n");
     bin()
         .args(["gather", "[1, 2, 3]", "[9]", "--bad-indices", "clamp"])
         .assert()

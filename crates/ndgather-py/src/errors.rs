@@ -12,13 +12,31 @@ pyo3::create_exception!(
      ValueError; str(e) is TensorFlow's message."
 );
 
+/// The subclass for an index outside its dimension. Python knows it by the same name, so that
+/// tracebacks of the TensorFlow functions say `InvalidArgumentError`, as TensorFlow's do; the
+/// NumPy functions (`take`, `take_along_axis`) catch it (`_core.BadIndexError`) and raise it
+/// as an `IndexError` too, as NumPy does.
+pub(crate) mod bad_index {
+    pyo3::create_exception!(
+        ndgather,
+        InvalidArgumentError,
+        super::InvalidArgumentError,
+        "TensorFlow's InvalidArgumentError for an index outside its dimension."
+    );
+}
+pub(crate) use bad_index::InvalidArgumentError as BadIndexError;
+
 /// The Python exception for an error of the core: `MemoryError` for an allocation that
-/// failed, `TypeError` for indices of a non-integer type, `InvalidArgumentError` otherwise.
+/// failed, `TypeError` for indices of a non-integer type, `BadIndexError` for an index out
+/// of range, `InvalidArgumentError` otherwise.
 pub(crate) fn to_py(err: GatherError) -> PyErr {
     match err {
         GatherError::OutOfMemory { .. } => PyMemoryError::new_err(err.to_string()),
         GatherError::IndicesNotInteger { .. } | GatherError::DTypeMismatch { .. } => {
             PyTypeError::new_err(err.to_string())
+        }
+        GatherError::BadIndex { .. } | GatherError::BadIndexVector { .. } => {
+            BadIndexError::new_err(err.to_string())
         }
         _ => InvalidArgumentError::new_err(err.to_string()),
     }

@@ -717,6 +717,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "InvalidArgumentError",
         m.py().get_type::<InvalidArgumentError>(),
     )?;
+    m.add("BadIndexError", m.py().get_type::<errors::BadIndexError>())?;
     m.add_function(wrap_pyfunction!(gather, m)?)?;
     m.add_function(wrap_pyfunction!(gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(gather_grad, m)?)?;

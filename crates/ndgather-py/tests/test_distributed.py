@@ -14,7 +14,7 @@ from dask.distributed import Client, LocalCluster, wait
 import ndgather as ng
 from ndgather.distributed import ShardedTable, gather, gather_nd
 
-POLICIES = ["error", "ignore", "clamp", "wrap", "fill"]
+POLICIES = ["error", "ignore", "clamp", "negative", "wrap", "fill"]
 
 
 @pytest.fixture(scope="module")

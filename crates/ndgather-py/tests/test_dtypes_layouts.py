@@ -97,15 +97,17 @@ def reference(params, indices, axis, policy):
             out.append(np.zeros_like(np.take(params, 0, axis=axis)))
         elif policy == "clamp":
             out.append(np.take(params, min(max(i, 0), n - 1), axis=axis))
-        elif policy == "wrap" and -n <= i < 0:
+        elif policy == "negative" and -n <= i < 0:
             out.append(np.take(params, i + n, axis=axis))
+        elif policy == "wrap" and n > 0:
+            out.append(np.take(params, i % n, axis=axis))
         else:
             return None
     stacked = np.stack(out, axis=axis) if out else np.take(params, indices.ravel(), axis=axis)
     return stacked.reshape(params.shape[:axis] + indices.shape + params.shape[axis + 1:])
 
 
-@pytest.mark.parametrize("policy", ["error", "ignore", "clamp", "wrap"])
+@pytest.mark.parametrize("policy", ["error", "ignore", "clamp", "negative", "wrap"])
 def test_policies_against_a_reference(policy):
     rng = np.random.default_rng(3)
     for trial in range(60):

@@ -56,15 +56,21 @@ def test_policies():
     a = np.array([[10, 30, 20], [60, 40, 50]])
     idx = np.array([[2, -1, 3], [0, -4, 1]])
     with pytest.raises(ng.InvalidArgumentError, match=r"indices\[0,1\] = -1 is not in \[0, 3\)"):
-        ng.take_along_axis(a, idx, 1)
+        ng.take_along_axis(a, idx, 1, bad_indices="error")
     np.testing.assert_array_equal(ng.take_along_axis(a, idx, 1, bad_indices="ignore"),
                                   [[20, 0, 0], [60, 0, 40]])
     np.testing.assert_array_equal(ng.take_along_axis(a, idx, 1, bad_indices="clamp"),
                                   [[20, 10, 20], [60, 60, 40]])
-    with pytest.raises(ng.InvalidArgumentError, match=r"indices\[0,2\] = 3 is not in \[0, 3\)"):
-        ng.take_along_axis(a, idx, 1, bad_indices="wrap")
+    # NumPy's rule by default: negative indices from the end, an IndexError past either end.
+    with pytest.raises(IndexError, match=r"indices\[0,2\] = 3 is not in \[0, 3\)"):
+        ng.take_along_axis(a, idx, 1)
+    with pytest.raises(IndexError):
+        np.take_along_axis(a, idx, 1)
     ok = np.array([[2, -1], [0, -3]])
-    same(ng.take_along_axis(a, ok, 1, bad_indices="wrap"), np.take_along_axis(a, ok, 1))
+    same(ng.take_along_axis(a, ok, 1), np.take_along_axis(a, ok, 1))
+    same(ng.take_along_axis(a, ok, 1, bad_indices="negative"), np.take_along_axis(a, ok, 1))
+    # "wrap" is modulo the dimension, as np.take(mode="wrap").
+    same(ng.take_along_axis(a, idx, 1, bad_indices="wrap"), np.take_along_axis(a, idx % 3, 1))
     s = np.array([["a", "bb"], ["c", "d"]])
     same(ng.take_along_axis(s, [[5], [1]], 1, bad_indices="ignore"), np.array([[""], ["d"]], "U2"))
 

@@ -50,8 +50,9 @@
 //!   indices must be equal.
 //! - Bad indices: [`BadIndices::Error`] (default; TensorFlow on the CPU, reporting the first
 //!   bad index in row-major order), [`BadIndices::Ignore`] (TensorFlow on the GPU), and, beyond
-//!   TensorFlow, [`BadIndices::Clamp`] (XLA) and [`BadIndices::Wrap`] (NumPy's negative
-//!   indices).
+//!   TensorFlow, [`BadIndices::Clamp`] (XLA), [`BadIndices::Negative`] (NumPy's negative
+//!   indices, the array API's rule), [`BadIndices::Wrap`] (NumPy's and JAX's `mode="wrap"`:
+//!   modulo the dimension) and [`BadIndices::Fill`] (JAX's `mode="fill"`).
 //! - Empty tensors behave as TensorFlow's: gather looks at no index when nothing is copied;
 //!   gather_nd reports rows requested from an empty params.
 //! - Where TensorFlow limits params to what its index type can address (`int16`: 32767),

@@ -18,7 +18,8 @@ fn resolve(v: i64, n: usize, policy: BadIndices) -> Option<usize> {
     let ok = |k: i64| (0..n).contains(&k).then_some(k as usize);
     match policy {
         BadIndices::Clamp if n > 0 => Some(v.clamp(0, n - 1) as usize),
-        BadIndices::Wrap if v < 0 => ok(v + n),
+        BadIndices::Negative if v < 0 => ok(v + n),
+        BadIndices::Wrap if n > 0 => Some(v.rem_euclid(n) as usize),
         _ => ok(v),
     }
 }
@@ -52,7 +53,7 @@ fn reference<T: Clone + Default + 'static>(
     }
     let bad_is_error = matches!(
         policy,
-        BadIndices::Error | BadIndices::Clamp | BadIndices::Wrap
+        BadIndices::Error | BadIndices::Clamp | BadIndices::Negative | BadIndices::Wrap
     );
     if out_shape.iter().product::<usize>() > 0 && bad_is_error {
         for (pos, &v) in indices.indexed_iter() {

@@ -17,6 +17,7 @@ ndgather.InvalidArgumentError: indices[1,0] = 5 is not in [0, 3)
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Literal, Optional, Sequence
 
 import numpy as np
@@ -25,7 +26,7 @@ from numpy.typing import ArrayLike
 from . import _core
 
 #: The bad-index policies, by the names every front end uses (the core's ``BadIndices``).
-BadIndices = Literal["error", "ignore", "clamp", "wrap", "fill"]
+BadIndices = Literal["error", "ignore", "clamp", "negative", "wrap", "fill"]
 PartitionStrategy = Literal["mod", "div"]
 Combiner = Literal["sum", "mean", "sqrtn"]
 #: A ``tf.sparse.SparseTensor``'s parts ``(indices, values, dense_shape)``, or an object with
@@ -36,6 +37,8 @@ IndexedSlices = tuple[np.ndarray, np.ndarray, list[int]]
 
 __all__ = [
     "InvalidArgumentError",
+    "IndexOutOfBoundsError",
+    "take",
     "gather",
     "gather_nd",
     "gather_grad",
@@ -53,12 +56,63 @@ __all__ = [
 
 InvalidArgumentError = _core.InvalidArgumentError
 
+
+class IndexOutOfBoundsError(InvalidArgumentError, IndexError):
+    """An index outside its dimension, from the NumPy and array API functions (:func:`take`,
+    :func:`take_along_axis`): an ``IndexError``, as NumPy raises, and an
+    ``InvalidArgumentError``, with TensorFlow's message naming the index."""
+
 _ndarray = np.ndarray
+
+#: DLPack's device types, by number, for the message that refuses a device array.
+_DLPACK_DEVICES = {2: "CUDA", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 9: "VPI", 10: "ROCm",
+                   12: "ExtDev", 13: "CUDA managed", 14: "oneAPI", 15: "WebGPU",
+                   16: "Hexagon", 17: "MAIA"}
+#: Host memory that NumPy reads: CPU, CUDA and ROCm pinned host memory.
+_DLPACK_HOST = (1, 3, 11)
+
+
+def _foreign(x):
+    """``x``, an object of another array library that speaks DLPack (a PyTorch tensor, a
+    JAX array, a CuPy host array), as a NumPy view of its memory, any strides, no copy."""
+    device, ordinal = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
+    if device not in _DLPACK_HOST:
+        where = _DLPACK_DEVICES.get(int(device), f"DLPack device type {int(device)}")
+        raise TypeError(
+            f"ndgather works on arrays in the CPU's memory; this {type(x).__name__} is on "
+            f"{where} device {ordinal}: copy it to the CPU first (PyTorch: .cpu(), JAX: "
+            f"jax.device_put(x, jax.devices('cpu')[0]), CuPy: .get())")
+    return np.from_dlpack(x)
 
 
 def _array(x):
-    """``x`` as a NumPy array: arrays as they are (any layout, no copy)."""
-    return x if type(x) is _ndarray else np.asarray(x)
+    """``x`` as a NumPy array: arrays as they are (any layout, no copy), DLPack objects
+    viewed in place, anything else through ``numpy.asarray``."""
+    if type(x) is _ndarray:
+        return x
+    if not isinstance(x, _ndarray) and hasattr(type(x), "__dlpack__"):
+        return _foreign(x)
+    return np.asarray(x)
+
+
+def _library(x) -> str:
+    """The top-level module of ``x``'s type (``"torch"``, ``"jax"``, ``"jaxlib"``, ...)."""
+    return type(x).__module__.partition(".")[0]
+
+
+def _like(x, result):
+    """``result``, a NumPy array, in the namespace of ``x`` (the array API's convention):
+    a ``torch.Tensor`` for a PyTorch ``x`` (sharing ``result``'s memory), a ``jax.Array``
+    for a JAX ``x`` (JAX shares only 64-byte-aligned memory and copies the rest), NumPy
+    for everything else."""
+    if type(x) is _ndarray or isinstance(result, tuple):
+        return result
+    library = _library(x)
+    if library == "torch":
+        return sys.modules["torch"].from_dlpack(result)
+    if library in ("jax", "jaxlib"):
+        return sys.modules["jax"].dlpack.from_dlpack(result)
+    return result
 
 
 def _native(a):
@@ -72,7 +126,7 @@ def _native(a):
 def _indices(x):
     """Indices as an integer array the extension reads in place: native byte order and
     aligned (others are converted); an empty list means "no indices" rather than float64."""
-    a = x if type(x) is _ndarray else np.asarray(x)
+    a = x if type(x) is _ndarray else _array(x)
     if a.dtype.kind in "iu":
         a = _native(a)
     elif a.size == 0 and not isinstance(x, _ndarray):
@@ -104,9 +158,26 @@ def _fill(bad_indices: str, fill_value: Any, dtype: np.dtype) -> Optional[bytes]
 
 
 def _out(out):
+    """``out`` as a NumPy array to write into: itself, or a writable view of a DLPack
+    object's memory (JAX arrays are immutable, and a read-only DLPack tensor is refused by
+    NumPy's view of it)."""
     if out is None or type(out) is _ndarray or isinstance(out, _ndarray):
         return out
-    raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+    if _library(out) in ("jax", "jaxlib"):
+        raise TypeError("out cannot be a JAX array: JAX arrays are immutable")
+    if hasattr(type(out), "__dlpack__"):
+        view = _foreign(out)
+        if not view.flags.writeable:
+            raise ValueError(f"out is read-only: this {type(out).__name__} cannot be written")
+        return view
+    raise TypeError(f"out must be an array (NumPy, or any library's through DLPack), got "
+                    f"{type(out).__name__}")
+
+
+def _result(x, out, result):
+    """What a function returns: ``out`` as the caller gave it, or ``result`` in ``x``'s
+    namespace."""
+    return out if out is not None else _like(x, result)
 
 
 def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
@@ -134,9 +205,10 @@ def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
       bad_indices: what an index outside ``[0, params.shape[axis])`` does: ``"error"``
         (TensorFlow on the CPU: InvalidArgumentError naming the first bad index),
         ``"ignore"`` (TensorFlow on the GPU: its slice is zeros, empty strings, or None
-        in object arrays), ``"clamp"`` (XLA: clamped into range), ``"wrap"`` (NumPy:
-        negative indices count from the end), ``"fill"`` (JAX's ``mode="fill"``: the slice
-        is ``fill_value``).
+        in object arrays), ``"clamp"`` (XLA: clamped into range), ``"negative"`` (NumPy's
+        indexing and the array API's: negative indices count from the end, ``-n`` is the
+        first), ``"wrap"`` (NumPy's and JAX's ``mode="wrap"``: modulo the dimension),
+        ``"fill"`` (JAX's ``mode="fill"``: the slice is ``fill_value``).
       fill_value: what ``"fill"`` writes, converted to ``params``' dtype by NumPy; by
         default JAX's: NaN for floating and complex dtypes, the minimum of signed integers,
         the maximum of unsigned ones, True for bool; empty strings, zeros or None for the
@@ -182,16 +254,19 @@ def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
     array([12,  0,  0])
     >>> ng.gather([10, 11, 12], [2, -1, 7], bad_indices="clamp")
     array([12, 10, 12])
-    >>> ng.gather([10, 11, 12], [2, -1], bad_indices="wrap")
+    >>> ng.gather([10, 11, 12], [2, -1], bad_indices="negative")
     array([12, 12])
+    >>> ng.gather([10, 11, 12], [7, -4], bad_indices="wrap")
+    array([11, 12])
     >>> ng.gather([1.5, 2.5], [1, 7], bad_indices="fill")
     array([2.5, nan])
     >>> ng.gather([10, 11, 12], [2, 7], bad_indices="fill", fill_value=-1)
     array([12, -1])
     """
-    params = _array(params)
-    return _core.gather(params, _indices(indices), axis, batch_dims, bad_indices,
-                        _fill(bad_indices, fill_value, params.dtype), _out(out))
+    p = _array(params)
+    r = _core.gather(p, _indices(indices), axis, batch_dims, bad_indices,
+                     _fill(bad_indices, fill_value, p.dtype), _out(out))
+    return r if out is None and type(params) is _ndarray else _result(params, out, r)
 
 
 def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
@@ -209,7 +284,8 @@ def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
       indices: an array of any integer dtype, of rank at least 1.
       batch_dims: the number of leading batch dimensions (0 or more).
       name: accepted for compatibility and ignored.
-      bad_indices: ``"error"``, ``"ignore"``, ``"clamp"``, ``"wrap"`` or ``"fill"``, as
+      bad_indices: ``"error"``, ``"ignore"``, ``"clamp"``, ``"negative"``, ``"wrap"`` or
+        ``"fill"``, as
         in :func:`gather`, applied to every component of an index vector.
       fill_value: what ``"fill"`` writes, as in :func:`gather`.
       out: an array of the output's shape and ``params``' dtype to write into.
@@ -239,9 +315,10 @@ def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
         ...
     ndgather.InvalidArgumentError: indices[0] = [0, 2] does not index into param shape [2,2]
     """
-    params = _array(params)
-    return _core.gather_nd(params, _indices(indices), batch_dims, bad_indices,
-                           _fill(bad_indices, fill_value, params.dtype), _out(out))
+    p = _array(params)
+    r = _core.gather_nd(p, _indices(indices), batch_dims, bad_indices,
+                        _fill(bad_indices, fill_value, p.dtype), _out(out))
+    return r if out is None and type(params) is _ndarray else _result(params, out, r)
 
 
 def gather_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike,
@@ -270,8 +347,9 @@ def gather_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike
     array([[1., 0., 2.],
            [1., 0., 2.]])
     """
-    return _core.gather_grad(params_shape, _indices(indices), _numbers(grad), axis,
-                             batch_dims, bad_indices)
+    r = _core.gather_grad(params_shape, _indices(indices), _numbers(grad), axis, batch_dims,
+                          bad_indices)
+    return _like(grad, r)
 
 
 def gather_nd_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike,
@@ -286,30 +364,88 @@ def gather_nd_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayL
     array([[1., 0., 0.],
            [0., 0., 2.]])
     """
-    return _core.gather_nd_grad(params_shape, _indices(indices), _numbers(grad),
-                                batch_dims, bad_indices)
+    r = _core.gather_nd_grad(params_shape, _indices(indices), _numbers(grad), batch_dims,
+                             bad_indices)
+    return _like(grad, r)
 
 
-def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Optional[int], *,
-                    bad_indices: BadIndices = "error", fill_value: Any = None,
-                    out: Optional[np.ndarray] = None) -> np.ndarray:
-    """Take values from ``arr`` by matching 1-d index and data slices along ``axis``.
+def take(x: ArrayLike, indices: ArrayLike, /, *, axis: Optional[int] = None,
+         bad_indices: BadIndices = "negative", fill_value: Any = None,
+         out: Optional[np.ndarray] = None) -> Any:
+    """The array API standard's ``take`` (2024.12): the elements of ``x`` along ``axis`` at
+    ``indices``.
 
-    ``numpy.take_along_axis`` (ONNX's ``GatherElements``): ``indices`` has ``arr``'s rank;
-    each output element reads ``arr`` at its own position, except along ``axis``, where it
-    reads at the index. On every other axis ``indices`` and ``arr`` broadcast as NumPy
-    broadcasts (sizes equal, or one of them 1). The output has the broadcast shape, with
-    ``indices``' size along ``axis``, and ``arr``'s dtype, whatever it is.
+    ``indices`` is a 1-d integer array; ``axis`` may be left out only when ``x`` is 1-d.
+    Negative indices count from the end, the standard's rule (data-apis/array-api#894):
+    ``-n`` is the first and ``-n - 1`` is out of range. The result has ``x``'s dtype and
+    shape with ``len(indices)`` along ``axis``, in ``x``'s namespace (a ``torch.Tensor``
+    for a PyTorch ``x``, a ``jax.Array`` for a JAX one, NumPy otherwise).
 
     Args:
-      arr: the array to take from; anything ``numpy.asarray`` accepts.
+      x: the array to take from (NumPy, or any CPU array through DLPack).
+      indices: a 1-d integer array.
+      axis: the axis (negative counts from the end); required when ``x.ndim > 1``.
+      bad_indices: what an index out of range does, as in :func:`gather`; by default
+        ``"negative"``.
+      fill_value: what ``"fill"`` writes.
+      out: an array of the result's shape and ``x``'s dtype to write into; returned.
+
+    Raises:
+      IndexOutOfBoundsError: an index out of range (an ``IndexError``, as NumPy raises).
+      ValueError: ``indices`` that are not 1-d, or no ``axis`` for an ``x`` of several
+        dimensions.
+
+    >>> import numpy as np, ndgather as ng
+    >>> ng.take(np.array([10, 20, 30]), np.array([2, -3]))
+    array([30, 10])
+    >>> ng.take(np.array([[1, 2], [3, 4]]), np.array([1]), axis=1)
+    array([[2],
+           [4]])
+    >>> ng.take(np.array([10, 20, 30]), np.array([-4]))
+    Traceback (most recent call last):
+        ...
+    ndgather.IndexOutOfBoundsError: indices[0] = -4 is not in [0, 3)
+    """
+    p = _array(x)
+    i = _indices(indices)
+    if i.ndim != 1:
+        raise ValueError(f"take's indices must be 1-d, got an array of {i.ndim} dimensions")
+    if axis is None:
+        if p.ndim != 1:
+            raise ValueError(f"take needs an axis for an array of {p.ndim} dimensions")
+        axis = 0
+    try:
+        r = _core.gather(p, i, axis, 0, bad_indices, _fill(bad_indices, fill_value, p.dtype),
+                         _out(out))
+    except _core.BadIndexError as e:
+        raise IndexOutOfBoundsError(str(e)) from None
+    return r if out is None and type(x) is _ndarray else _result(x, out, r)
+
+
+def take_along_axis(arr: ArrayLike, indices: ArrayLike, /, axis: Optional[int] = -1, *,
+                    bad_indices: BadIndices = "negative", fill_value: Any = None,
+                    out: Optional[np.ndarray] = None) -> Any:
+    """Take values from ``arr`` by matching 1-d index and data slices along ``axis``.
+
+    ``numpy.take_along_axis`` (ONNX's ``GatherElements``), which is also the array API
+    standard's (2024.12): ``indices`` has ``arr``'s rank; each output element reads ``arr``
+    at its own position, except along ``axis``, where it reads at the index. On every other
+    axis ``indices`` and ``arr`` broadcast as NumPy broadcasts (sizes equal, or one of them
+    1). The output has the broadcast shape, with ``indices``' size along ``axis``, and
+    ``arr``'s dtype, whatever it is, in ``arr``'s namespace (see :func:`take`).
+
+    Args:
+      arr: the array to take from; anything ``numpy.asarray`` accepts, or any CPU array
+        through DLPack.
       indices: an integer array of ``arr``'s rank.
-      axis: the axis to take along; negative counts from the end. ``None`` takes from
-        ``arr`` flattened (``indices`` must then be 1-d), as NumPy does.
-      bad_indices: ``"error"`` (the default: InvalidArgumentError naming the first index
-        outside ``[0, arr.shape[axis])``), ``"ignore"`` (zeros, empty strings or None),
-        ``"clamp"``, ``"wrap"`` (negative indices count from the end: NumPy's own
-        behaviour), or ``"fill"`` (JAX's ``mode="fill"``).
+      axis: the axis to take along (by default the last, as NumPy 2.3 and the standard);
+        negative counts from the end. ``None`` takes from ``arr`` flattened (``indices``
+        must then be 1-d), as NumPy does.
+      bad_indices: ``"negative"`` (the default: NumPy's rule, negative indices count from
+        the end, others out of range raise), ``"error"`` (TensorFlow's: every index outside
+        ``[0, arr.shape[axis])`` raises), ``"ignore"`` (zeros, empty strings or None),
+        ``"clamp"``, ``"wrap"`` (modulo the dimension), or ``"fill"`` (JAX's
+        ``mode="fill"``).
       fill_value: what ``"fill"`` writes (as in :func:`gather`; by default JAX's: NaN for
         floating types, the minimum or maximum of integers, True for bool).
       out: an array of the output's shape and ``arr``'s dtype to write into (any layout,
@@ -319,8 +455,10 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Optional[int], *,
       A new array that owns its buffer, or ``out``.
 
     Raises:
-      InvalidArgumentError: ranks that differ, an axis out of range, shapes that do not
-        broadcast, or a bad index under ``"error"``, ``"clamp"`` or ``"wrap"``.
+      IndexOutOfBoundsError: an index out of range (an ``IndexError``, as NumPy raises,
+        and an ``InvalidArgumentError``).
+      InvalidArgumentError: ranks that differ, an axis out of range, or shapes that do not
+        broadcast.
       TypeError: indices that are not integers.
 
     NumPy's own examples:
@@ -333,18 +471,22 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Optional[int], *,
     >>> ng.take_along_axis(a, np.expand_dims(np.argmax(a, axis=1), axis=1), axis=1)
     array([[30],
            [60]])
-    >>> ng.take_along_axis(a, [[-1]], axis=1, bad_indices="wrap")
+    >>> ng.take_along_axis(a, [[-1]])
     array([[20],
            [50]])
     >>> ng.take_along_axis(a, [[9]], axis=1, bad_indices="fill", fill_value=0)
     array([[0],
            [0]])
     """
-    arr = _array(arr)
+    p = _array(arr)
     if axis is None:
-        arr, axis = arr.reshape(-1), 0
-    return _core.take_along_axis(arr, _indices(indices), axis, bad_indices,
-                                 _fill(bad_indices, fill_value, arr.dtype), _out(out))
+        p, axis = p.reshape(-1), 0
+    try:
+        r = _core.take_along_axis(p, _indices(indices), axis, bad_indices,
+                                  _fill(bad_indices, fill_value, p.dtype), _out(out))
+    except _core.BadIndexError as e:
+        raise IndexOutOfBoundsError(str(e)) from None
+    return r if out is None and type(arr) is _ndarray else _result(arr, out, r)
 
 
 def take_along_axis_grad(arr_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike,
@@ -361,8 +503,14 @@ def take_along_axis_grad(arr_shape: Sequence[int], indices: ArrayLike, grad: Arr
     array([[0., 0., 3.],
            [3., 4., 0.]])
     """
-    return _core.take_along_axis_grad(arr_shape, _indices(indices), _numbers(grad), axis,
-                                      bad_indices)
+    r = _core.take_along_axis_grad(arr_shape, _indices(indices), _numbers(grad), axis,
+                                   bad_indices)
+    return _like(grad, r)
+
+
+def _first(params):
+    """The table, or its first shard: what decides the namespace of a lookup's result."""
+    return params[0] if isinstance(params, (list, tuple)) and params else params
 
 
 def _shards(params):
@@ -423,8 +571,8 @@ def embedding_lookup(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLike,
     >>> ng.embedding_lookup(table, [4], max_norm=5.0)
     array([[3.32181919, 3.73704659]])
     """
-    return _core.embedding_lookup(_shards(params), _indices(ids), partition_strategy,
-                                  max_norm)
+    r = _core.embedding_lookup(_shards(params), _indices(ids), partition_strategy, max_norm)
+    return _like(_first(params), r)
 
 
 def embedding_lookup_grad(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLike,
@@ -483,9 +631,9 @@ def embedding_lookup_sparse(params: ArrayLike | Sequence[ArrayLike], sp_ids: Spa
     True
     """
     shards = _shards(params)
-    return _core.embedding_lookup_sparse(
+    return _like(_first(params), _core.embedding_lookup_sparse(
         shards, _sparse(sp_ids, "sp_ids"), _sparse(sp_weights, "sp_weights", shards[0].dtype),
-        combiner, partition_strategy, max_norm)
+        combiner, partition_strategy, max_norm))
 
 
 def embedding_lookup_sparse_grad(params: ArrayLike | Sequence[ArrayLike], sp_ids: Sparse,
@@ -521,7 +669,8 @@ def scatter_nd(indices: ArrayLike, updates: ArrayLike, shape: Sequence[int], *,
     >>> ng.scatter_nd([[4], [3], [1], [7]], np.array([9, 10, 11, 12]), [8])
     array([ 0, 11,  0, 10,  9,  0,  0, 12])
     """
-    return _core.scatter_nd(_indices(indices), _numbers(updates), shape, bad_indices)
+    return _like(updates, _core.scatter_nd(_indices(indices), _numbers(updates), shape,
+                                           bad_indices))
 
 
 def unsorted_segment_sum(data: ArrayLike, segment_ids: ArrayLike, num_segments: int, *,
@@ -538,8 +687,9 @@ def unsorted_segment_sum(data: ArrayLike, segment_ids: ArrayLike, num_segments: 
     array([[6, 8],
            [3, 4]])
     """
-    return _core.unsorted_segment_sum(_numbers(data), _indices(segment_ids), num_segments,
-                                      bad_indices)
+    r = _core.unsorted_segment_sum(_numbers(data), _indices(segment_ids), num_segments,
+                                   bad_indices)
+    return _like(data, r)
 
 
 def set_output_cache_limit(max_bytes: int) -> int:

@@ -57,7 +57,7 @@ __all__ = ["ShardedTable", "gather", "gather_nd"]
 
 PARTITION_STRATEGIES = ("mod", "div")
 #: The policies a sharded lookup or a lazy gather takes (``"fill"`` is for arrays in memory).
-LookupPolicy = Literal["error", "ignore", "clamp", "wrap"]
+LookupPolicy = Literal["error", "ignore", "clamp", "negative", "wrap"]
 
 # Output blocks of a lazy gather hold about this many bytes.
 _BLOCK_BYTES = 64 << 20

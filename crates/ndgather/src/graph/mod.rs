@@ -22,7 +22,8 @@
 //!
 //! Every op node runs through the core's one entry point, [`crate::Op::run`]. Beyond TF
 //! Java, `GatherNd` takes `batch_dims` (Python's `tf.gather_nd` has it), and
-//! [`crate::BadIndices::Clamp`] and [`crate::BadIndices::Wrap`] are accepted as policies.
+//! [`crate::BadIndices::Clamp`], [`crate::BadIndices::Negative`] and [`crate::BadIndices::Wrap`] are
+//! accepted as policies.
 //!
 //! ```
 //! use ndarray::array;

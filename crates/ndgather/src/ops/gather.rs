@@ -290,7 +290,7 @@ impl GatherOptions {
     ///
     /// # Errors
     /// TensorFlow's shape errors (axis or batch_dims out of range, batch shapes that differ),
-    /// the first bad index under [`BadIndices::Error`], `Clamp` and `Wrap`, and
+    /// the first bad index under [`BadIndices::Error`], `Clamp`, `Negative` and `Wrap`, and
     /// [`crate::GatherError::OutOfMemory`] when the output cannot be allocated.
     pub fn gather<T, I, S, SI, D, DI>(
         &self,
@@ -502,7 +502,8 @@ impl GatherNdOptions {
     /// # Errors
     /// TensorFlow's shape errors (scalar params or indices, batch_dims out of range, an index
     /// depth above params' rank, batch shapes that differ), the first bad index vector under
-    /// [`BadIndices::Error`], `Clamp` and `Wrap`, and [`crate::GatherError::OutOfMemory`].
+    /// [`BadIndices::Error`], `Clamp`, `Negative` and `Wrap`, and
+    /// [`crate::GatherError::OutOfMemory`].
     pub fn gather_nd<T, I, S, SI, D, DI>(
         &self,
         params: &ArrayBase<S, D>,

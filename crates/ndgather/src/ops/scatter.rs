@@ -149,7 +149,7 @@ where
 /// is the sum of the rows of `data` whose segment id is `s`; `segment_ids.shape` must begin
 /// `data.shape`. Out-of-range ids: with `BadIndices::Error`, negative ids are dropped and ids
 /// of `num_segments` or more are an error (TensorFlow on the CPU); with `Ignore`, all are
-/// dropped (TensorFlow on the GPU); `Clamp` and `Wrap` map them into range.
+/// dropped (TensorFlow on the GPU); `Clamp`, `Negative` and `Wrap` map them into range.
 pub fn unsorted_segment_sum<T, I, SD, SI, DD, DI>(
     data: &ArrayBase<SD, DD>,
     segment_ids: &ArrayBase<SI, DI>,
@@ -181,14 +181,16 @@ where
     let ids = row_major(segment_ids)?;
     let target = |k: usize| policy.resolve(ids[k], num_segments);
     // Ids without a target are dropped, but for TF's CPU errors (ids too large under `Error`)
-    // and `Wrap`'s leftovers; rows of no elements are never an error.
+    // and `Negative`'s leftovers; rows of no elements are never an error.
     let is_error = |k: usize| {
         row_len > 0
             && target(k).is_none()
             && match policy {
                 BadIndices::Error => ids[k].to_i128() >= 0,
-                BadIndices::Wrap => true,
-                BadIndices::Ignore | BadIndices::Clamp | BadIndices::Fill => false,
+                BadIndices::Negative => true,
+                BadIndices::Ignore | BadIndices::Clamp | BadIndices::Wrap | BadIndices::Fill => {
+                    false
+                }
             }
     };
     if let Some(k) = (0..ids.len()).find(|&k| is_error(k)) {

@@ -37,8 +37,8 @@ use std::borrow::Cow;
 /// // Indices broadcast: one index row for every row of params.
 /// let out = TakeAlongAxisOptions::new(-1).take_along_axis(&scores, &array![[2]]).unwrap();
 /// assert_eq!(out, array![[20], [50]].into_dyn());
-/// let wrap = TakeAlongAxisOptions::new(1).bad_indices(BadIndices::Wrap);
-/// assert_eq!(wrap.take_along_axis(&scores, &array![[-1]]).unwrap(), array![[20], [50]].into_dyn());
+/// let negative = TakeAlongAxisOptions::new(1).bad_indices(BadIndices::Negative);
+/// assert_eq!(negative.take_along_axis(&scores, &array![[-1]]).unwrap(), array![[20], [50]].into_dyn());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

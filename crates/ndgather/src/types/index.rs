@@ -103,7 +103,7 @@ macro_rules! policies {
             pub const ALL: &'static [BadIndices] = &[$(BadIndices::$variant),*];
 
             /// The policy's name as [`BadIndices::from_name`] reads it, in lower case
-            /// (`"error"`, `"ignore"`, `"clamp"`, `"wrap"`, `"fill"`): the spelling of the CLI
+            /// (`"error"`, `"ignore"`, `"clamp"`, `"negative"`, `"wrap"`, `"fill"`): the spelling of the CLI
             /// and the Python package.
             pub fn name(self) -> &'static str {
                 match self { $(BadIndices::$variant => $name),* }
@@ -125,11 +125,13 @@ policies! {
     /// assert_eq!(ignore.gather(&params, &indices).unwrap(), array![12, 0, 0].into_dyn());
     /// let clamp = GatherOptions::new().bad_indices(BadIndices::Clamp);
     /// assert_eq!(clamp.gather(&params, &indices).unwrap(), array![12, 10, 12].into_dyn());
-    /// let wrap = GatherOptions::new().bad_indices(BadIndices::Wrap);
+    /// let negative = GatherOptions::new().bad_indices(BadIndices::Negative);
     /// assert_eq!(
-    ///     wrap.gather(&params, &indices).unwrap_err().to_string(),
+    ///     negative.gather(&params, &indices).unwrap_err().to_string(),
     ///     "indices[2] = 7 is not in [0, 3)"
     /// );
+    /// let wrap = GatherOptions::new().bad_indices(BadIndices::Wrap);
+    /// assert_eq!(wrap.gather(&params, &indices).unwrap(), array![12, 12, 11].into_dyn());
     /// ```
     pub enum BadIndices {
         /// Report the first bad index in row-major order of `indices` (TensorFlow on the CPU).
@@ -141,7 +143,12 @@ policies! {
         /// Clamp each index into `[0, dim - 1]` (XLA's behaviour). An index into an empty
         /// dimension is still an error.
         Clamp = "clamp",
-        /// Negative indices count from the end, as in NumPy; values still outside are an error.
+        /// Negative indices count from the end, as in NumPy's indexing and the array API
+        /// standard: `-dim` is the first, and values still outside are an error.
+        Negative = "negative",
+        /// Every index is taken modulo the dimension (`np.take(.., mode="wrap")`, JAX's
+        /// `mode="wrap"`): `-1` is the last, `dim` the first. An index into an empty
+        /// dimension is still an error.
         Wrap = "wrap",
         /// The slice of a bad index is filled with a fill value (JAX's `mode="fill"`): the one
         /// set with the options' `fill_value`, or by default JAX's: NaN for floating and complex
@@ -153,7 +160,8 @@ policies! {
 
 impl BadIndices {
     /// Maps index `i` of a dimension of size `limit` to a position, or `None` for a bad index
-    /// (an error under `Error`, `Clamp` and `Wrap`; a default-filled slice under `Ignore`).
+    /// (an error under `Error`, `Clamp`, `Negative` and `Wrap`; a default-filled slice under
+    /// `Ignore`).
     #[inline]
     pub fn resolve<I: IndexType>(self, i: I, limit: usize) -> Option<usize> {
         match i.checked_index(limit) {
@@ -179,13 +187,20 @@ impl BadIndices {
                     Some(limit - 1)
                 }
             }
-            BadIndices::Wrap => {
+            BadIndices::Negative => {
                 let v = i.to_i128();
                 let w = v + limit as i128;
                 if v < 0 && w >= 0 {
                     usize::try_from(w).ok()
                 } else {
                     None
+                }
+            }
+            BadIndices::Wrap => {
+                if limit == 0 {
+                    None
+                } else {
+                    usize::try_from(i.to_i128().rem_euclid(limit as i128)).ok()
                 }
             }
         }
@@ -196,13 +211,14 @@ impl BadIndices {
     #[inline]
     pub fn errors(self) -> bool {
         match self {
-            BadIndices::Error | BadIndices::Clamp | BadIndices::Wrap => true,
+            BadIndices::Error | BadIndices::Clamp | BadIndices::Negative | BadIndices::Wrap => true,
             BadIndices::Ignore | BadIndices::Fill => false,
         }
     }
 
     /// TensorFlow's `bad_indices_policy` attribute: `""`/`"DEFAULT"`/`"ERROR"` → `Error`,
-    /// `"IGNORE"` → `Ignore`; ndgather's own `"CLAMP"` and `"WRAP"`. Case-insensitive.
+    /// `"IGNORE"` → `Ignore`; ndgather's own `"CLAMP"`, `"NEGATIVE"`, `"WRAP"` and `"FILL"`.
+    /// Case-insensitive.
     pub fn from_name(name: &str) -> Option<BadIndices> {
         if name.is_empty() || name.eq_ignore_ascii_case("DEFAULT") {
             return Some(BadIndices::Error);

@@ -23,7 +23,8 @@ pub fn resolve(policy: BadIndices, v: i64, dim: usize) -> Option<usize> {
     match policy {
         BadIndices::Error | BadIndices::Ignore | BadIndices::Fill => None,
         BadIndices::Clamp => (d > 0).then(|| v.clamp(0, d - 1) as usize),
-        BadIndices::Wrap => (v < 0 && v + d >= 0).then(|| (v + d) as usize),
+        BadIndices::Negative => (v < 0 && v + d >= 0).then(|| (v + d) as usize),
+        BadIndices::Wrap => (d > 0).then(|| v.rem_euclid(d) as usize),
     }
 }
 

@@ -149,7 +149,12 @@ fn runs_around_the_prefetch_distance() {
                 if sorted {
                     i.as_slice_mut().unwrap().sort_unstable();
                 }
-                for policy in [BadIndices::Ignore, BadIndices::Clamp, BadIndices::Wrap] {
+                for policy in [
+                    BadIndices::Ignore,
+                    BadIndices::Clamp,
+                    BadIndices::Negative,
+                    BadIndices::Wrap,
+                ] {
                     let expected = reference::gather(&p, &i, 1, 0, policy);
                     let o = GatherOptions::new().axis(1).bad_indices(policy);
                     let case = format!("inner {inner}, n {n}, sorted {sorted}, {policy:?}");
@@ -336,7 +341,12 @@ fn policies_on_the_fast_paths() {
     let mut i = indices(&[300_000], 1000, 21);
     i[[5]] = -1;
     i[[299_999]] = 1000;
-    for policy in [BadIndices::Ignore, BadIndices::Clamp, BadIndices::Wrap] {
+    for policy in [
+        BadIndices::Ignore,
+        BadIndices::Clamp,
+        BadIndices::Negative,
+        BadIndices::Wrap,
+    ] {
         let o = GatherOptions::new().bad_indices(policy);
         let expected = reference::gather(&p, &i, 0, 0, policy);
         let got = in_pool(2, || o.gather(&p, &i));

@@ -137,9 +137,19 @@ class LifetimeAndErrorsTest {
               tf.constant(new int[] {1, 2, 3}),
               tf.constant(new long[] {-1}),
               0,
-              org.ndgather.op.core.TakeAlongAxis.badIndicesPolicy("WRAP"));
+              org.ndgather.op.core.TakeAlongAxis.badIndicesPolicy("NEGATIVE"));
       try (Tensor<Integer> t = wrapped.asOutput().tensor()) {
         assertArrayEquals(new int[] {3}, t.copyTo(new int[1]));
+      }
+      // "WRAP" is NumPy's mode="wrap": modulo the dimension.
+      var modulo =
+          tf.gather(
+              tf.constant(new int[] {1, 2, 3}),
+              tf.constant(new long[] {-4, 4, 7}),
+              tf.constant(0),
+              org.ndgather.op.core.Gather.badIndicesPolicy("WRAP"));
+      try (Tensor<Integer> t = modulo.asOutput().tensor()) {
+        assertArrayEquals(new int[] {3, 2, 2}, t.copyTo(new int[3]));
       }
     }
   }

@@ -30,7 +30,8 @@ public final class Gather<T> extends PrimitiveOp implements Operand<T> {
 
     /**
      * @param badIndicesPolicy what a bad index does: "ERROR" (the default, as "" and
-     *     "DEFAULT"), "IGNORE" (zeros), "CLAMP", "WRAP" or "FILL"
+     *     "DEFAULT"), "IGNORE" (zeros), "CLAMP", "NEGATIVE" (from the end),
+     *     "WRAP" (modulo) or "FILL"
      * @return these options
      */
     public Options badIndicesPolicy(String badIndicesPolicy) {

@@ -30,7 +30,7 @@ public final class TakeAlongAxis<T> extends PrimitiveOp implements Operand<T> {
 
     /**
      * @param badIndicesPolicy what a bad index does: "ERROR" (the default), "IGNORE", "CLAMP",
-     *     "WRAP" (NumPy's negative indices) or "FILL"
+     *     "NEGATIVE" (NumPy's negative indices), "WRAP" (modulo) or "FILL"
      * @return these options
      */
     public Options badIndicesPolicy(String badIndicesPolicy) {
