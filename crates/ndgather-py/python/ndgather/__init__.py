@@ -263,6 +263,15 @@ def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
     >>> ng.gather([10, 11, 12], [2, 7], bad_indices="fill", fill_value=-1)
     array([12, -1])
     """
+    if type(params) is _ndarray and type(indices) is _ndarray and out is None \
+            and fill_value is None:
+        # NumPy arrays as they are: the extension checks everything; only indices it cannot
+        # read in place (another byte order, misaligned) take the path that converts them.
+        try:
+            return _core.gather(params, indices, axis, batch_dims, bad_indices, None, None)
+        except (TypeError, ValueError):
+            if indices.dtype.isnative and indices.flags.aligned:
+                raise
     p = _array(params)
     r = _core.gather(p, _indices(indices), axis, batch_dims, bad_indices,
                      _fill(bad_indices, fill_value, p.dtype), _out(out))
@@ -315,6 +324,13 @@ def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
         ...
     ndgather.InvalidArgumentError: indices[0] = [0, 2] does not index into param shape [2,2]
     """
+    if type(params) is _ndarray and type(indices) is _ndarray and out is None \
+            and fill_value is None:
+        try:  # as in gather
+            return _core.gather_nd(params, indices, batch_dims, bad_indices, None, None)
+        except (TypeError, ValueError):
+            if indices.dtype.isnative and indices.flags.aligned:
+                raise
     p = _array(params)
     r = _core.gather_nd(p, _indices(indices), batch_dims, bad_indices,
                         _fill(bad_indices, fill_value, p.dtype), _out(out))
