@@ -17,6 +17,7 @@ use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObject
 use jni::sys::{jboolean, jbyteArray, jint, jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
 use ndgather::embedding::PartitionStrategy;
+use ndgather::embedding_bag::{BagMode, EmbeddingBag};
 use ndgather::graph::{
     AnyOutput, EmbeddingOpOptions, Feeds, GatherNdOpOptions, GatherOpOptions, Scope, Session,
 };
@@ -365,6 +366,15 @@ pub extern "system" fn Java_org_ndgather_Native_opPlaceholder<'l>(
     })
 }
 
+fn strategy(env: &mut JNIEnv<'_>, name: &JString<'_>) -> Result<PartitionStrategy> {
+    let name = string(env, name)?;
+    PartitionStrategy::from_name(&name).ok_or_else(|| {
+        Failure::Argument(format!(
+            "partitionStrategy must be \"mod\" or \"div\", got \"{name}\""
+        ))
+    })
+}
+
 fn policy(env: &mut JNIEnv<'_>, name: &JString<'_>) -> Result<BadIndices> {
     let name = string(env, name)?;
     BadIndices::from_name(&name).ok_or_else(|| {
@@ -462,14 +472,8 @@ pub extern "system" fn Java_org_ndgather_Native_opEmbeddingLookup<'l>(
     max_norm: f64,
 ) -> jlong {
     guard(&mut env, |env| {
-        let name = string(env, &partition_strategy)?;
-        let strategy = PartitionStrategy::from_name(&name).ok_or_else(|| {
-            Failure::Argument(format!(
-                "partitionStrategy must be \"mod\" or \"div\", got \"{name}\""
-            ))
-        })?;
         let options = EmbeddingOpOptions::new()
-            .partition_strategy(strategy)
+            .partition_strategy(strategy(env, &partition_strategy)?)
             .max_norm(Some(max_norm).filter(|m| !m.is_nan()));
         let shards = longs(env, &shards)?
             .iter()
@@ -478,6 +482,52 @@ pub extern "system" fn Java_org_ndgather_Native_opEmbeddingLookup<'l>(
         let ids = borrow::<AnyOutput>(ids)?;
         Ok(into_handle(
             borrow::<Scope>(scope)?.embedding_lookup(&shards, ids, options)?,
+        ))
+    })
+}
+
+/// PyTorch's `embedding_bag` (beyond TF Java): `input` (2-D, or 1-D with `offsets`, 0 for
+/// none) into `shards`, reduced by `mode`; `weights` 0 for none, `padding_idx` `i64::MIN` for
+/// none, `max_norm` NaN for none.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_org_ndgather_Native_opEmbeddingBag<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    shards: JLongArray<'l>,
+    input: jlong,
+    offsets: jlong,
+    weights: jlong,
+    mode: JString<'l>,
+    padding_idx: jlong,
+    include_last_offset: jboolean,
+    max_norm: f64,
+    partition_strategy: JString<'l>,
+    bad_indices: JString<'l>,
+) -> jlong {
+    guard(&mut env, |env| {
+        let mode_name = string(env, &mode)?;
+        let mode = BagMode::from_name(&mode_name).ok_or_else(|| {
+            Failure::Argument(format!(
+                "mode must be \"sum\", \"mean\" or \"max\", got \"{mode_name}\""
+            ))
+        })?;
+        let bag = EmbeddingBag::new(mode)
+            .partition_strategy(strategy(env, &partition_strategy)?)
+            .max_norm(Some(max_norm).filter(|m| !m.is_nan()))
+            .padding_idx(Some(padding_idx).filter(|&p| p != i64::MIN))
+            .include_last_offset(include_last_offset != 0)
+            .bad_indices(policy(env, &bad_indices)?);
+        let shards = longs(env, &shards)?
+            .iter()
+            .map(|&h| borrow::<AnyOutput>(h).cloned())
+            .collect::<Result<Vec<_>>>()?;
+        let optional = |h: jlong| (h != 0).then(|| borrow::<AnyOutput>(h)).transpose();
+        let (offsets, weights) = (optional(offsets)?, optional(weights)?);
+        let input = borrow::<AnyOutput>(input)?;
+        Ok(into_handle(
+            borrow::<Scope>(scope)?.embedding_bag(&shards, input, offsets, weights, bag)?,
         ))
     })
 }

@@ -1,7 +1,9 @@
 //! ndgather's errors as Python exceptions.
 
 use ndgather::GatherError;
-use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyMemoryError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 
 pyo3::create_exception!(
@@ -35,6 +37,10 @@ pub(crate) fn to_py(err: GatherError) -> PyErr {
         GatherError::IndicesNotInteger { .. } | GatherError::DTypeMismatch { .. } => {
             PyTypeError::new_err(err.to_string())
         }
+        // embedding_bag is PyTorch's op: PyTorch's classes.
+        GatherError::BagArgument(_) => PyValueError::new_err(err.to_string()),
+        GatherError::BagRuntime(_) => PyRuntimeError::new_err(err.to_string()),
+        GatherError::BagNotImplemented(_) => PyNotImplementedError::new_err(err.to_string()),
         GatherError::BadIndex { .. } | GatherError::BadIndexVector { .. } => {
             BadIndexError::new_err(err.to_string())
         }

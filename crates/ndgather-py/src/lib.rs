@@ -12,6 +12,7 @@ use dtypes::{dims, index_view, shape_of, with_float_type, with_indices, with_num
 use errors::{to_py, InvalidArgumentError};
 use ndarray::{ArrayD, ArrayViewD};
 use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, SparseIds};
+use ndgather::embedding_bag::{BagMode, EmbeddingBag};
 use ndgather::with_unit;
 use ndgather::{
     ArrayElement, BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions, Op, Out,
@@ -457,6 +458,78 @@ fn embedding_lookup_grad<'py>(
     })
 }
 
+/// PyTorch's `embedding_bag` over one table or its shards (`grad` None), or its gradient for
+/// the upstream `grad` as `(indices, values, dense_shape)` per shard (`dense`: one array per
+/// shard); see `ndgather.embedding_bag`. `offsets` has `input`'s dtype.
+#[pyfunction]
+#[pyo3(signature = (shards, input, offsets, mode, per_sample_weights, padding_idx,
+                    include_last_offset, max_norm, partition_strategy, bad_indices, grad, dense))]
+#[allow(clippy::too_many_arguments)]
+fn embedding_bag<'py>(
+    py: Python<'py>,
+    shards: Vec<Bound<'py, PyUntypedArray>>,
+    input: &Bound<'py, PyUntypedArray>,
+    offsets: Option<Bound<'py, PyUntypedArray>>,
+    mode: &str,
+    per_sample_weights: Option<Bound<'py, PyUntypedArray>>,
+    padding_idx: Option<i64>,
+    include_last_offset: bool,
+    max_norm: Option<f64>,
+    partition_strategy: &str,
+    bad_indices: &str,
+    grad: Option<Bound<'py, PyUntypedArray>>,
+    dense: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mode = BagMode::from_name(mode)
+        .ok_or_else(|| PyValueError::new_err("mode has to be one of sum, mean or max"))?;
+    let bag = EmbeddingBag::new(mode)
+        .partition_strategy(strategy(partition_strategy)?)
+        .max_norm(max_norm)
+        .padding_idx(padding_idx)
+        .include_last_offset(include_last_offset)
+        .bad_indices(policy(bad_indices)?);
+    let first = shards.first().ok_or_else(no_shards)?;
+    let dtype = first.dtype();
+    with_float_type!(first, T => {
+        let views = shard_views::<T>(&shards)?;
+        let weights = per_sample_weights.as_ref().map(typed_view::<T>).transpose()?;
+        let upstream = grad.as_ref().map(typed_view::<T>).transpose()?;
+        with_indices!(input, i => {
+            // `T` is the ids' type here: the offsets are made of it.
+            let offsets = match &offsets {
+                Some(o) => Some(typed_view::<T>(o)?.into_dimensionality::<ndarray::Ix1>()
+                    .map_err(|_| PyValueError::new_err("offsets has to be a 1D Tensor"))?),
+                None => None,
+            };
+            let (o, w) = (offsets.as_ref(), weights.as_ref());
+            match &upstream {
+                None => {
+                    let r = pool::detached(py, || bag.bag(&views, &i, o, w)).map_err(to_py)?;
+                    let shape = r.shape().to_vec();
+                    output::array_from_vec(py, &dtype, &shape, into_vec(r))
+                }
+                Some(g) => {
+                    let slices = pool::detached(py, || bag.bag_grad(&views, &i, o, w, g))
+                        .map_err(to_py)?;
+                    let parts = if dense {
+                        slices
+                            .iter()
+                            .map(|s| {
+                                let d = s.to_dense().map_err(to_py)?;
+                                let shape = d.shape().to_vec();
+                                output::array_from_vec(py, &dtype, &shape, into_vec(d))
+                            })
+                            .collect::<PyResult<Vec<_>>>()?
+                    } else {
+                        slices_to_py(py, &dtype, slices)?
+                    };
+                    Ok(pyo3::types::PyList::new(py, parts)?.into_any())
+                }
+            }
+        })
+    })
+}
+
 fn slices_to_py<'py, T: Plain>(
     py: Python<'py>,
     dtype: &Bound<'py, numpy::PyArrayDescr>,
@@ -726,6 +799,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(take_along_axis_grad, m)?)?;
     m.add_function(wrap_pyfunction!(embedding_lookup, m)?)?;
     m.add_function(wrap_pyfunction!(embedding_lookup_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(embedding_bag, m)?)?;
     m.add_function(wrap_pyfunction!(embedding_lookup_sparse, m)?)?;
     m.add_function(wrap_pyfunction!(embedding_lookup_sparse_grad, m)?)?;
     m.add_function(wrap_pyfunction!(scatter_nd, m)?)?;

@@ -350,3 +350,41 @@ def test_routing_is_the_cores_partition_rule(strategy):
     assert (shard[-1], local[-1]) == (0, -1)
     with pytest.raises(ng.InvalidArgumentError, match="past the table"):
         _core.route_rows(strategy, sizes, np.array([sum(sizes)], np.int64))
+
+
+def test_embedding_bag_equals_the_whole_tables_bit_for_bit(client):
+    rng = np.random.default_rng(11)
+    for dtype in (np.float32, np.float64):
+        table = rng.standard_normal((37, 4)).astype(dtype)
+        for strategy, num_shards in (("mod", 3), ("div", 4), ("mod", 1)):
+            sharded = ShardedTable.from_array(client, table, num_shards=num_shards,
+                                              partition_strategy=strategy)
+            for trial in range(12):
+                n = int(rng.integers(0, 40))
+                ids = rng.integers(-40, 40, n)
+                offsets = np.sort(np.concatenate([[0], rng.integers(0, n + 1, 4)]))
+                mode = ["sum", "mean", "max"][trial % 3]
+                kw = dict(mode=mode, padding_idx=[None, 5, -1][trial % 3 - 1 if trial % 2 else 0],
+                          bad_indices=["wrap", "ignore", "clamp", "negative"][trial % 4],
+                          include_last_offset=bool(trial % 5 == 0),
+                          max_norm=1.5 if trial % 4 == 3 else None)
+                if mode == "sum" and trial % 2:
+                    kw["per_sample_weights"] = rng.standard_normal(n).astype(dtype)
+                try:
+                    ng.embedding_bag(table, ids, offsets, **kw)
+                    want = None
+                except (ValueError, RuntimeError) as e:
+                    want = str(e)
+                if want is not None:
+                    with pytest.raises(Exception) as e:
+                        sharded.embedding_bag(ids, offsets, **kw)
+                    assert str(e.value) == want
+                    continue
+                got = sharded.embedding_bag(ids, offsets, **kw)
+                np.testing.assert_array_equal(got, ng.embedding_bag(table, ids, offsets, **kw),
+                                              err_msg=f"{kw}")
+            fixed = rng.integers(0, 37, (5, 3))
+            np.testing.assert_array_equal(sharded.embedding_bag(fixed, mode="max"),
+                                          ng.embedding_bag(table, fixed, mode="max"))
+    with pytest.raises(RuntimeError, match="Index 0 of input takes value 99"):
+        sharded.embedding_bag([99], [0])

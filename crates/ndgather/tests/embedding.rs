@@ -8,29 +8,8 @@ use ndarray::{Array1, Array2, ArrayD, IxDyn};
 use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, Real, SparseIds};
 use serde_json::Value;
 
-fn shape(v: &Value) -> Vec<usize> {
-    v["shape"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap() as usize)
-        .collect()
-}
-
-fn floats<T: Real>(v: &Value) -> ArrayD<T> {
-    let data = v["data"].as_array().unwrap().iter();
-    let data = data.map(|x| T::from_acc(num_traits::cast(x.as_f64().unwrap()).unwrap()));
-    ArrayD::from_shape_vec(IxDyn(&shape(v)), data.collect()).unwrap()
-}
-
-fn ints(v: &Value) -> ArrayD<i64> {
-    let data = v["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_i64().unwrap());
-    ArrayD::from_shape_vec(IxDyn(&shape(v)), data.collect()).unwrap()
-}
+mod common;
+use common::case_file::{floats, ints};
 
 /// How far `got` is from TensorFlow's `expected`, in units of `T`'s precision at the value.
 fn ulps<T: Real>(got: f64, expected: f64) -> f64 {

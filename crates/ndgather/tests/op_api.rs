@@ -422,3 +422,53 @@ fn gradients_sum_every_path_as_tensorflow() {
         .gradients(&[z.clone(), z2], std::slice::from_ref(&p), Some(&dx[..1]))
         .is_err());
 }
+
+/// `embedding_bag` as a graph op: static shapes, fed values, and the same result as the
+/// core's function.
+#[test]
+fn embedding_bag_is_a_graph_op() {
+    use ndgather::embedding_bag::{BagMode, EmbeddingBag};
+    use ndgather::{DType, Tensor};
+    let g = Scope::graph();
+    let table = g
+        .placeholder(DType::F64, Shape::from_dims(vec![None, Some(2)]))
+        .unwrap();
+    let input = g.placeholder(DType::I32, Shape::unknown()).unwrap();
+    let offsets = g.constant(Tensor::from(array![0i32, 1, 1, 4].into_dyn()));
+    let bag = EmbeddingBag::new(BagMode::Max).include_last_offset(true);
+    let bags = g
+        .embedding_bag(
+            std::slice::from_ref(&table),
+            &input,
+            Some(&offsets),
+            None,
+            bag,
+        )
+        .unwrap();
+    assert_eq!(bags.shape().to_string(), "[3,2]");
+    assert_eq!(bags.op_type(), "EmbeddingBag");
+    let t = array![[1.0f64, -1.0], [0.5, 3.0], [2.0, 0.0]].into_dyn();
+    let ids = array![2i32, 0, 1, 0].into_dyn();
+    let (tt, ti) = (Tensor::from(t.clone()), Tensor::from(ids.clone()));
+    let feeds = Feeds::new()
+        .feed_tensor(&table, &tt)
+        .unwrap()
+        .feed_tensor(&input, &ti)
+        .unwrap();
+    let out = Session::new(&g).run_tensors(&[bags], &feeds).unwrap();
+    let want = bag
+        .bag(
+            &[t.view()],
+            &ids.view(),
+            Some(&array![0i32, 1, 1, 4].view()),
+            None,
+        )
+        .unwrap();
+    assert_eq!(out[0], Tensor::from(want.clone()));
+    assert_eq!(want, array![[2.0, 0.0], [0.0, 0.0], [1.0, 3.0]].into_dyn());
+    // Offsets of another dtype than the input's are refused when the op is made.
+    let wide = g.constant(Tensor::from(array![0i64].into_dyn()));
+    assert!(g
+        .embedding_bag(&[table], &input, Some(&wide), None, bag)
+        .is_err());
+}

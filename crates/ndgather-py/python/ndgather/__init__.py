@@ -27,6 +27,7 @@ from . import _core
 
 #: The bad-index policies, by the names every front end uses (the core's ``BadIndices``).
 BadIndices = Literal["error", "ignore", "clamp", "negative", "wrap", "fill"]
+BagMode = Literal["sum", "mean", "max"]
 PartitionStrategy = Literal["mod", "div"]
 Combiner = Literal["sum", "mean", "sqrtn"]
 #: A ``tf.sparse.SparseTensor``'s parts ``(indices, values, dense_shape)``, or an object with
@@ -49,6 +50,8 @@ __all__ = [
     "embedding_lookup_grad",
     "embedding_lookup_sparse",
     "embedding_lookup_sparse_grad",
+    "embedding_bag",
+    "embedding_bag_grad",
     "scatter_nd",
     "unsorted_segment_sum",
     "set_output_cache_limit",
@@ -671,6 +674,117 @@ def embedding_lookup_sparse_grad(params: ArrayLike | Sequence[ArrayLike], sp_ids
         shards, _sparse(sp_ids, "sp_ids"), _sparse(sp_weights, "sp_weights", shards[0].dtype),
         np.require(grad, shards[0].dtype, ["C", "A"]), combiner, partition_strategy,
         max_norm)]
+
+
+def _bag_args(params, input, offsets, per_sample_weights):
+    shards = _shards(params)
+    ids = _indices(input)
+    if offsets is not None:
+        offsets = _array(offsets)
+        if offsets.dtype != ids.dtype and ids.dtype.kind in "iu":
+            offsets = offsets.astype(ids.dtype)
+        offsets = _native(offsets)
+    weights = None
+    if per_sample_weights is not None:
+        weights = np.require(_array(per_sample_weights), shards[0].dtype, ["A"])
+    return shards, ids, offsets, weights
+
+
+def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
+                  offsets: Optional[ArrayLike] = None, *, mode: BagMode = "mean",
+                  per_sample_weights: Optional[ArrayLike] = None,
+                  include_last_offset: bool = False, padding_idx: Optional[int] = None,
+                  max_norm: Optional[float] = None, partition_strategy: PartitionStrategy = "mod",
+                  bad_indices: BadIndices = "error") -> Any:
+    """PyTorch's ``torch.nn.functional.embedding_bag``: the rows of each bag of ids, reduced.
+
+    Bags are a 2-D ``input`` (each row a bag) or a 1-D ``input`` with ``offsets`` (each bag
+    from its offset to the next; with ``include_last_offset``, the last offset ends the last
+    bag, CSR's ``B + 1`` entries). ``mode`` is ``"sum"`` (weighted by ``per_sample_weights``
+    if given, of ``input``'s shape), ``"mean"`` or ``"max"``. ``padding_idx`` ids are left out
+    of every bag, and of mean's count; an empty bag is zeros. ``params`` is one table or a
+    list of shards, split as ``embedding_lookup``'s (``partition_strategy``). Results equal
+    PyTorch's CPU kernels' bit for bit (each bag reduced in order), and do not depend on the
+    thread count.
+
+    ``max_norm`` clips each looked-up row in the result, as TensorFlow's
+    ``embedding_lookup`` does; PyTorch instead renormalises the rows of its weight in place.
+    ``params`` is never written.
+
+    Args:
+      params: a float table (float16, bfloat16, float32, float64), or a list of shards.
+      input: the ids, 1-d with ``offsets`` or 2-d without.
+      offsets: where each bag starts (1-d, from 0, non-decreasing).
+      mode: ``"sum"``, ``"mean"`` or ``"max"``.
+      per_sample_weights: a weight per id (``"sum"`` only).
+      include_last_offset: whether ``offsets`` ends with the end of the last bag.
+      padding_idx: the id left out of every bag (negative counts from the end).
+      max_norm: clip each row to this L2 norm.
+      partition_strategy: ``"mod"`` or ``"div"``, for shards.
+      bad_indices: ``"error"`` (PyTorch's), ``"ignore"`` (a bad id is left out, as padding
+        is), ``"clamp"``, ``"negative"`` or ``"wrap"``.
+
+    Returns:
+      An array of shape ``[bags] + params.shape[1:]`` in ``params``' namespace.
+
+    Raises:
+      ValueError: inputs of the wrong rank, weights of the wrong shape (PyTorch's messages).
+      RuntimeError: offsets that do not start at 0, go past the input or decrease; ids out of
+        range; a ``padding_idx`` outside the table (PyTorch's messages).
+      NotImplementedError: weights outside ``"sum"``, as PyTorch.
+
+    >>> import numpy as np, ndgather as ng
+    >>> table = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]], dtype=np.float32)
+    >>> ng.embedding_bag(table, [0, 2, 1, 2, 2], [0, 2, 2])
+    array([[ 2.       , 20.       ],
+           [ 0.       ,  0.       ],
+           [ 2.6666667, 26.666666 ]], dtype=float32)
+    >>> ng.embedding_bag(table, [[0, 1], [2, 2]], mode="max")
+    array([[ 2., 20.],
+           [ 3., 30.]], dtype=float32)
+    >>> ng.embedding_bag(table, [0, 1, 2], [0, 1], mode="sum", per_sample_weights=[2, 1, 1])
+    array([[ 2., 20.],
+           [ 5., 50.]], dtype=float32)
+    """
+    shards, ids, offsets, weights = _bag_args(params, input, offsets, per_sample_weights)
+    r = _core.embedding_bag(shards, ids, offsets, mode, weights, padding_idx,
+                            include_last_offset, max_norm, partition_strategy, bad_indices,
+                            None, False)
+    return _like(_first(params), r)
+
+
+def embedding_bag_grad(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
+                       offsets: Optional[ArrayLike], grad: ArrayLike, *, mode: BagMode = "mean",
+                       per_sample_weights: Optional[ArrayLike] = None,
+                       include_last_offset: bool = False, padding_idx: Optional[int] = None,
+                       max_norm: Optional[float] = None,
+                       partition_strategy: PartitionStrategy = "mod",
+                       bad_indices: BadIndices = "error", sparse: bool = False) -> list:
+    """The gradient of :func:`embedding_bag` with respect to each shard of ``params``, for
+    the upstream gradient ``grad`` (of the bags' output shape).
+
+    With ``sparse=True``, one ``(indices, values, dense_shape)`` per shard, a row for each id
+    the shard served in input order (padding has none), as PyTorch's ``sparse=True``
+    gradient, bit for bit; otherwise one dense array per shard, those rows added in order.
+    ``"max"`` passes each element's gradient to the first row holding the bag's maximum, as
+    PyTorch does. PyTorch's dense gradient adds the rows through its BLAS, whose fused or
+    unfused additions can differ from these in the last bits.
+
+    >>> import numpy as np, ndgather as ng
+    >>> table = np.zeros((3, 1))
+    >>> ng.embedding_bag_grad(table, [0, 2, 2], [0, 1], np.ones((2, 1)), mode="mean")
+    [array([[1.],
+           [0.],
+           [1.]])]
+    """
+    shards, ids, offsets, weights = _bag_args(params, input, offsets, per_sample_weights)
+    g = np.require(_array(grad), shards[0].dtype, ["A"])
+    parts = _core.embedding_bag(shards, ids, offsets, mode, weights, padding_idx,
+                                include_last_offset, max_norm, partition_strategy, bad_indices,
+                                g, not sparse)
+    if sparse:
+        return [tuple(t) for t in parts]
+    return [_like(grad, p) for p in parts]
 
 
 def scatter_nd(indices: ArrayLike, updates: ArrayLike, shape: Sequence[int], *,

@@ -49,6 +49,7 @@ except ImportError as e:  # pragma: no cover - exercised only without dask
 from numpy.typing import ArrayLike
 
 from . import InvalidArgumentError, PartitionStrategy, _core, _indices
+from . import embedding_bag as _embedding_bag
 from . import gather as _gather
 from . import gather_nd as _gather_nd
 from . import unsorted_segment_sum as _segment_sum
@@ -282,6 +283,47 @@ class ShardedTable:
         for (_, pos), rows in zip(groups, self._client.gather(futures)):
             out[pos] = rows
         return out.reshape(out_shape)
+
+    def embedding_bag(self, input: ArrayLike, offsets: Optional[ArrayLike] = None, *,
+                      mode: str = "mean", per_sample_weights: Optional[ArrayLike] = None,
+                      include_last_offset: bool = False, padding_idx: Optional[int] = None,
+                      max_norm: Optional[float] = None,
+                      bad_indices: LookupPolicy = "error") -> np.ndarray:
+        """:func:`ndgather.embedding_bag` over this table: equal to it on the whole table, bit
+        for bit, with every check (PyTorch's messages) made before any work is sent. Only the
+        rows the bags use are fetched (one :meth:`lookup`); the bags are reduced here.
+        """
+        ids = _indices(input)
+        if ids.ndim == 2 and offsets is None:  # fixed-length bags, as offsets
+            offsets = np.arange(ids.shape[0], dtype=np.int64) * ids.shape[1]
+            ids = ids.reshape(-1)
+        # Every check, on a table of the same rows and no columns: nothing is computed.
+        _embedding_bag(np.empty((self.shape[0], 0), self._dtype), ids, offsets, mode=mode,
+                       per_sample_weights=per_sample_weights,
+                       include_last_offset=include_last_offset, padding_idx=padding_idx,
+                       bad_indices=bad_indices)
+        total = self.shape[0]
+        # Each id's row under the policy; -1 for an id "ignore" leaves out.
+        rows = _gather(np.arange(total, dtype=np.int64), ids, bad_indices="fill", fill_value=-1) \
+            if bad_indices == "ignore" else _gather(np.arange(total, dtype=np.int64), ids,
+                                                    bad_indices=bad_indices)
+        kept = rows >= 0
+        if padding_idx is not None:
+            kept &= rows != padding_idx % total
+        # The kept ids, in order, and each bag's start among them.
+        before = np.concatenate([[0], np.cumsum(kept)])
+        local_offsets = None if offsets is None else before[np.asarray(offsets, np.int64)]
+        fetched = self.lookup(rows[kept]).reshape((int(kept.sum()),) + self._row_shape)
+        # A row no id reads stands for padding_idx, so that the reduction takes PyTorch's
+        # path with a padding_idx exactly when the caller gave one.
+        table = np.concatenate([fetched, np.zeros((1,) + self._row_shape, self._dtype)])
+        weights = None if per_sample_weights is None else \
+            np.asarray(per_sample_weights).reshape(-1)[kept]
+        return _embedding_bag(table, np.arange(len(fetched), dtype=np.int64), local_offsets,
+                              mode=mode, per_sample_weights=weights,
+                              include_last_offset=include_last_offset,
+                              padding_idx=None if padding_idx is None else len(fetched),
+                              max_norm=max_norm)
 
     def scatter_add(self, ids: ArrayLike, updates: ArrayLike) -> ShardedTable:
         """A new table: this one with ``updates[k]`` added to the row that ``ids[k]`` names.

@@ -243,6 +243,84 @@ impl Scope {
     }
 }
 
+impl Scope {
+    /// PyTorch's `embedding_bag` on outputs of any dtype: `shards` of one floating-point
+    /// dtype, `input` (2-D, or 1-D with `offsets` of its dtype) of an index dtype, optional
+    /// per-sample weights of the shards' dtype; the options in `bag`.
+    ///
+    /// ```
+    /// use ndgather::embedding_bag::{BagMode, EmbeddingBag};
+    /// use ndgather::graph::Scope;
+    /// use ndgather::{ndarray::array, Tensor};
+    /// let scope = Scope::eager();
+    /// let table = scope.constant(Tensor::from(array![[1.0f32], [2.0], [4.0]].into_dyn()));
+    /// let input = scope.constant(Tensor::from(array![0i64, 2, 1].into_dyn()));
+    /// let offsets = scope.constant(Tensor::from(array![0i64, 2].into_dyn()));
+    /// let bags = scope.embedding_bag(&[table], &input, Some(&offsets), None,
+    ///     EmbeddingBag::new(BagMode::Sum))?;
+    /// assert_eq!(bags.value(), Some(Tensor::from(array![[5.0f32], [2.0]].into_dyn())));
+    /// # Ok::<(), ndgather::graph::OpError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`OpError::ForeignOperand`], [`OpError::DType`] for inputs of the wrong dtypes, and in
+    /// an eager scope the op's own.
+    pub fn embedding_bag(
+        &self,
+        shards: &[AnyOutput],
+        input: &AnyOutput,
+        offsets: Option<&AnyOutput>,
+        per_sample_weights: Option<&AnyOutput>,
+        bag: crate::embedding_bag::EmbeddingBag,
+    ) -> OpResult<AnyOutput> {
+        for s in shards
+            .iter()
+            .chain([input])
+            .chain(offsets)
+            .chain(per_sample_weights)
+        {
+            self.check_any(s)?;
+        }
+        index_limit(input.dtype())?;
+        let dtype = shards.first().map_or(DType::F32, AnyOutput::dtype);
+        let wrong = shards
+            .iter()
+            .chain(per_sample_weights)
+            .find(|s| !s.dtype().is_real() || s.dtype() != dtype);
+        if let Some(s) = wrong {
+            return Err(OpError::DType {
+                expected: format!("one of {}", DType::names_where(DType::is_real)),
+                found: s.dtype(),
+            });
+        }
+        if let Some(o) = offsets.filter(|o| o.dtype() != input.dtype()) {
+            return Err(OpError::DType {
+                expected: input.dtype().to_string(),
+                found: o.dtype(),
+            });
+        }
+        // The bags: a 2-D input's rows, or the offsets' entries.
+        let bags = match (input.shape().dims(), offsets.map(AnyOutput::shape)) {
+            (Some([b, _]), None) => *b,
+            (_, Some(o)) => match o.dims() {
+                Some([n]) => n.map(|n| n.saturating_sub(usize::from(bag.includes_last_offset()))),
+                _ => None,
+            },
+            _ => None,
+        };
+        let shape = lookup_shape(Some(vec![bags]), shards.first().map(AnyOutput::shape));
+        let kind = NodeKind::EmbeddingBag {
+            shards: shards.iter().map(|s| s.node).collect(),
+            input: input.node,
+            offsets: offsets.map(|o| o.node),
+            weights: per_sample_weights.map(|w| w.node),
+            bag,
+        };
+        let node = self.add_op("EmbeddingBag", kind, dtype, shape)?;
+        Ok(self.any_output(node))
+    }
+}
+
 /// A fed value borrowed: read where it lies.
 impl<'a> From<&'a Tensor> for Cow<'a, Tensor> {
     fn from(t: &'a Tensor) -> Cow<'a, Tensor> {

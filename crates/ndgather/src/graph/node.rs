@@ -3,6 +3,7 @@
 
 use super::op_error::{OpError, OpResult};
 use crate::ops::embedding::{Combiner, EmbeddingLookup};
+use crate::ops::embedding_bag::EmbeddingBag;
 use crate::ops::{Op, Out};
 use crate::shape::Shape;
 use crate::types::dtype::{DType, FixedWidth, Tensor, TensorView, TensorViewMut};
@@ -32,6 +33,14 @@ pub(crate) enum NodeKind {
         shards: Vec<usize>,
         ids: usize,
         lookup: EmbeddingLookup,
+    },
+    /// PyTorch's `embedding_bag` over the shards' values.
+    EmbeddingBag {
+        shards: Vec<usize>,
+        input: usize,
+        offsets: Option<usize>,
+        weights: Option<usize>,
+        bag: EmbeddingBag,
     },
     /// The sum of several tensors of one dtype and shape (TF's `AddN`): a gradient reached
     /// along several paths.
@@ -90,6 +99,7 @@ impl NodeKind {
             NodeKind::AddN { .. } => "AddN",
             NodeKind::OnesLike { .. } => "OnesLike",
             NodeKind::EmbeddingLookup { .. } => "EmbeddingLookup",
+            NodeKind::EmbeddingBag { .. } => "EmbeddingBag",
             NodeKind::EmbeddingLookupSparse { .. } => "EmbeddingLookupSparse",
         }
     }
@@ -127,6 +137,19 @@ impl NodeKind {
             NodeKind::EmbeddingLookup { shards, ids, .. } => {
                 shards.iter().copied().chain([*ids]).collect()
             }
+            NodeKind::EmbeddingBag {
+                shards,
+                input,
+                offsets,
+                weights,
+                ..
+            } => shards
+                .iter()
+                .chain([input])
+                .chain(offsets)
+                .chain(weights)
+                .copied()
+                .collect(),
             NodeKind::AddN { inputs } => inputs.clone(),
             NodeKind::OnesLike { of } => vec![*of],
             NodeKind::EmbeddingLookupSparse {
@@ -176,6 +199,22 @@ impl NodeKind {
                 ids,
                 lookup,
             } => lookup.lookup_views(&shards(s)?, &values.value(*ids)?)?,
+            NodeKind::EmbeddingBag {
+                shards: s,
+                input,
+                offsets,
+                weights,
+                bag,
+            } => {
+                let offsets = offsets.map(|o| values.value(o)).transpose()?;
+                let weights = weights.map(|w| values.value(w)).transpose()?;
+                bag.bag_views(
+                    &shards(s)?,
+                    &values.value(*input)?,
+                    offsets.as_ref(),
+                    weights.as_ref(),
+                )?
+            }
             NodeKind::AddN { inputs } => add_n(&shards(inputs)?)?,
             NodeKind::OnesLike { of } => {
                 let of = values.value(*of)?;

@@ -165,7 +165,7 @@ real!(bf16, f32, bf16::to_f32, bf16::from_f32);
 
 /// `a op b` as TensorFlow computes it on `T`: in the arithmetic's type, rounded to `T`.
 #[inline]
-fn round<T: Real>(a: T::Acc) -> T::Acc {
+pub(crate) fn round<T: Real>(a: T::Acc) -> T::Acc {
     T::from_acc(a).acc()
 }
 
@@ -250,14 +250,14 @@ pub struct EmbeddingLookup {
 }
 
 /// The shards of a table, each as row-major data with its row count and row length.
-struct Table<'a, T: Clone> {
-    shards: Vec<(Cow<'a, [T]>, usize)>,
-    row_len: usize,
-    row_shape: Vec<usize>,
+pub(crate) struct Table<'a, T: Clone> {
+    pub(crate) shards: Vec<(Cow<'a, [T]>, usize)>,
+    pub(crate) row_len: usize,
+    pub(crate) row_shape: Vec<usize>,
 }
 
 impl<'a, T: Element> Table<'a, T> {
-    fn new(shards: &'a [ArrayViewD<'a, T>]) -> Result<Table<'a, T>> {
+    pub(crate) fn new(shards: &'a [ArrayViewD<'a, T>]) -> Result<Table<'a, T>> {
         let first = shards.first().ok_or(GatherError::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
@@ -287,7 +287,7 @@ impl<'a, T: Element> Table<'a, T> {
         })
     }
 
-    fn row(&self, (shard, row): (usize, usize)) -> &[T] {
+    pub(crate) fn row(&self, (shard, row): (usize, usize)) -> &[T] {
         &self.shards[shard].0[row * self.row_len..(row + 1) * self.row_len]
     }
 }
@@ -313,7 +313,7 @@ impl EmbeddingLookup {
 
     /// The shard and row of id `id`, the `k`th of `shape`, among shards of `rows` rows
     /// (`total` in all).
-    fn place(
+    pub(crate) fn place(
         &self,
         id: i128,
         k: usize,
@@ -367,7 +367,7 @@ impl EmbeddingLookup {
             .collect()
     }
 
-    fn clip_norm<T: Real>(&self) -> Option<T::Acc> {
+    pub(crate) fn clip_norm<T: Real>(&self) -> Option<T::Acc> {
         self.max_norm.map(|m| round::<T>(from_f64::<T::Acc>(m)))
     }
 
@@ -726,7 +726,7 @@ fn unweighted<T: Real>(
 
 /// `tf.clip_by_norm(t, c)` of one row, each operation in `T`: `l2 = sqrt(sum(t * t))`,
 /// then `t * c / max(l2, c)`.
-fn clip_row<T: Real>(row: &[T], c: T::Acc) -> Vec<T> {
+pub(crate) fn clip_row<T: Real>(row: &[T], c: T::Acc) -> Vec<T> {
     let l2sum = sequential(row.iter().map(|&v| round::<T>(v.acc() * v.acc())));
     let l2sum = round::<T>(l2sum);
     let norm = if l2sum > T::Acc::zero() {
@@ -744,7 +744,7 @@ fn clip_row<T: Real>(row: &[T], c: T::Acc) -> Vec<T> {
 /// gradients of `clip_by_norm`'s ops compute it: `g` where the row is within the norm, else
 /// `(g / n) * c` from the division, plus twice `t * s` from `sqrt(sum(t * t))`, where
 /// `s = 0.5 * sum(((-t * c) / n) / n * g) / n`.
-fn clip_row_grad<T: Real>(row: &[T], g: &[T], c: T::Acc) -> Vec<T> {
+pub(crate) fn clip_row_grad<T: Real>(row: &[T], g: &[T], c: T::Acc) -> Vec<T> {
     let l2sum = round::<T>(sequential(
         row.iter().map(|&v| round::<T>(v.acc() * v.acc())),
     ));
@@ -770,7 +770,7 @@ fn clip_row_grad<T: Real>(row: &[T], g: &[T], c: T::Acc) -> Vec<T> {
 }
 
 /// Gradients `(place, row)` grouped into one [`IndexedSlices`] per shard.
-fn slices_per_shard<T: Real>(
+pub(crate) fn slices_per_shard<T: Real>(
     table: &Table<'_, T>,
     per_id: impl Iterator<Item = ((usize, usize), Vec<T>)>,
 ) -> Result<Vec<IndexedSlices<T>>> {

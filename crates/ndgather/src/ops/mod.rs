@@ -9,6 +9,7 @@
 //! in params' own dtype before the copy.
 
 pub mod embedding;
+pub mod embedding_bag;
 pub(crate) mod gather;
 pub mod grad;
 pub mod scatter;

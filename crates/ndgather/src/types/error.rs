@@ -318,6 +318,18 @@ pub enum GatherError {
         /// What is wrong.
         reason: String,
     },
+    /// `embedding_bag`'s arguments of the wrong rank or shape (PyTorch's `ValueError`s, with
+    /// their messages).
+    #[error("{0}")]
+    BagArgument(String),
+    /// `embedding_bag`'s offsets, ids or `padding_idx` out of range (PyTorch's
+    /// `RuntimeError`s, with their messages).
+    #[error("{0}")]
+    BagRuntime(String),
+    /// An `embedding_bag` combination PyTorch does not implement (per-sample weights outside
+    /// `"sum"`), with its message.
+    #[error("{0}")]
+    BagNotImplemented(String),
     /// Sparse ids or weights whose parts disagree.
     #[error("invalid SparseTensor: {reason}")]
     SparseTensor {

@@ -1,4 +1,6 @@
 #[allow(dead_code)]
+pub mod case_file;
+#[allow(dead_code)]
 pub mod reference;
 
 use ndgather::ndarray::{ArrayBase, ArrayD, Data, Dimension};

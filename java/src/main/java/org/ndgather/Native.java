@@ -53,6 +53,19 @@ final class Native {
   static native long opEmbeddingLookup(
       long scope, long[] shards, long ids, String partitionStrategy, double maxNorm);
 
+  static native long opEmbeddingBag(
+      long scope,
+      long[] shards,
+      long input,
+      long offsets,
+      long weights,
+      String mode,
+      long paddingIdx,
+      boolean includeLastOffset,
+      double maxNorm,
+      String partitionStrategy,
+      String badIndices);
+
   static native long[] opGradients(long scope, long[] ys, long[] xs, long[] dx);
 
   static native void outputFree(long output);

@@ -97,6 +97,38 @@ public final class NativeOps {
     return new Output<>(scope.env(), h);
   }
 
+  /**
+   * PyTorch's {@code embedding_bag}; {@code offsets} and {@code weights} null for none,
+   * {@code paddingIdx} null for none, {@code maxNorm} NaN for none.
+   */
+  public static <T> Output<T> embeddingBag(
+      org.ndgather.op.Scope scope,
+      List<? extends Operand<T>> shards,
+      Operand<?> input,
+      Operand<?> offsets,
+      Operand<T> weights,
+      String mode,
+      Long paddingIdx,
+      boolean includeLastOffset,
+      double maxNorm,
+      String partitionStrategy,
+      String badIndices) {
+    long h =
+        Native.opEmbeddingBag(
+            scope.handle(),
+            handles(shards),
+            input.asOutput().handle(),
+            offsets == null ? 0 : offsets.asOutput().handle(),
+            weights == null ? 0 : weights.asOutput().handle(),
+            mode,
+            paddingIdx == null ? Long.MIN_VALUE : paddingIdx,
+            includeLastOffset,
+            maxNorm,
+            partitionStrategy,
+            badIndices);
+    return new Output<>(scope.env(), h);
+  }
+
   /** {@code tf.gradients(ys, xs, dx)}: one output per x; {@code dx} null for ones. */
   public static List<Output<?>> gradients(
       org.ndgather.op.Scope scope,

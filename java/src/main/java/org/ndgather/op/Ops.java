@@ -7,6 +7,7 @@ import org.ndgather.ExecutionEnvironment;
 import org.ndgather.Operand;
 import org.ndgather.Tensor;
 import org.ndgather.op.core.Constant;
+import org.ndgather.op.core.EmbeddingBag;
 import org.ndgather.op.core.EmbeddingLookup;
 import org.ndgather.op.core.Gather;
 import org.ndgather.op.core.GatherNd;
@@ -328,6 +329,15 @@ public final class Ops {
       Iterable<? extends Operand<?>> x,
       Gradients.Options... options) {
     return Gradients.create(scope, y, x, options);
+  }
+
+  /** PyTorch's {@code embedding_bag} (beyond TF Java): see {@link EmbeddingBag#create}. */
+  public <T, U extends Number> EmbeddingBag<T> embeddingBag(
+      java.util.List<? extends Operand<T>> shards,
+      Operand<U> input,
+      Operand<U> offsets,
+      EmbeddingBag.Options... options) {
+    return EmbeddingBag.create(scope, shards, input, offsets, options);
   }
 
   /** {@code GatherNd}: see {@link GatherNd#create}. */

@@ -1,0 +1,121 @@
+"""ng.embedding_bag against PyTorch's own results (the core's committed case file, written by
+crates/ndgather/tests/data/embedding_bag_cases.py with torch), PyTorch's exception classes,
+and, where torch is installed, torch itself on random cases."""
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import ndgather as ng
+
+CASES = json.loads((pathlib.Path(__file__).parents[2] / "ndgather" / "tests" / "data"
+                    / "embedding_bag_cases.json").read_text())
+
+
+def arr(v):
+    return np.array(v["data"], dtype=np.float64).astype(v["dtype"]).reshape(v["shape"]) \
+        if v["dtype"].startswith("float") else np.array(v["data"], dtype=v["dtype"]).reshape(
+            v["shape"])
+
+
+def kwargs(case):
+    return dict(mode=case["mode"], padding_idx=case["padding_idx"],
+                include_last_offset=case["include_last_offset"],
+                per_sample_weights=None if case["per_sample_weights"] is None
+                else arr(case["per_sample_weights"]))
+
+
+@pytest.mark.parametrize("k", range(len(CASES["cases"])))
+def test_pytorchs_results_bit_for_bit(k):
+    case = CASES["cases"][k]
+    weight, ids, offsets = arr(case["weight"]), arr(case["input"]), case["offsets"]
+    out = ng.embedding_bag(weight, ids, offsets, **kwargs(case))
+    want = arr(case["output"])
+    assert out.dtype == want.dtype
+    np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8))
+    upstream = arr(case["upstream"])
+    if "sparse_grad" in case:
+        [(indices, values, shape)] = ng.embedding_bag_grad(weight, ids, offsets, upstream,
+                                                           sparse=True, **kwargs(case))
+        np.testing.assert_array_equal(indices, case["sparse_grad"]["indices"])
+        np.testing.assert_array_equal(values, arr(case["sparse_grad"]["values"]))
+        assert shape == list(weight.shape)
+    [dense] = ng.embedding_bag_grad(weight, ids, offsets, upstream, **kwargs(case))
+    want = arr(case["dense_grad"])
+    if case["mode"] == "max":
+        np.testing.assert_array_equal(dense, want)
+    else:  # PyTorch adds through its BLAS (see embedding_bag_grad's documentation)
+        scale = np.abs(want).max() * np.finfo(want.dtype).eps
+        assert np.abs(dense - want).max() <= 8 * scale
+
+
+@pytest.mark.parametrize("error", CASES["errors"], ids=lambda e: e["name"])
+def test_pytorchs_exception_classes(error):
+    w = np.zeros((6, 3), np.float32)
+    calls = {
+        "offsets_not_from_zero": lambda: ng.embedding_bag(w, [1, 2], [1]),
+        "offsets_past_the_end": lambda: ng.embedding_bag(w, [1, 2], [0, 3]),
+        "id_out_of_range": lambda: ng.embedding_bag(w, [1, 7], [0]),
+        "negative_id": lambda: ng.embedding_bag(w, [-1], [0]),
+        "weights_outside_sum": lambda: ng.embedding_bag(w, [1, 2], [0], mode="mean",
+                                                        per_sample_weights=[1.0, 1.0]),
+        "weights_of_another_shape": lambda: ng.embedding_bag(w, [1, 2], [0], mode="sum",
+                                                             per_sample_weights=[1.0] * 3),
+        "padding_idx_out_of_range": lambda: ng.embedding_bag(w, [1], [0], padding_idx=6),
+        "input_2d_with_offsets": lambda: ng.embedding_bag(w, [[1, 2]], [0]),
+        "input_1d_without_offsets": lambda: ng.embedding_bag(w, [1, 2]),
+        "input_3d": lambda: ng.embedding_bag(w, [[[1]]]),
+        "include_last_offset_without_offsets": lambda: ng.embedding_bag(
+            w, [1, 2], np.array([], np.int64), include_last_offset=True),
+    }
+    cls = {"ValueError": ValueError, "RuntimeError": RuntimeError,
+           "NotImplementedError": NotImplementedError}[error["class"]]
+    with pytest.raises(cls) as e:
+        calls[error["name"]]()
+    want = error["message"].replace("torch.Size(", "").replace("])", "]")
+    assert str(e.value) == want.split(" However, found offsets")[0]
+
+
+def test_shards_and_policies():
+    table = np.arange(20, dtype=np.float64).reshape(10, 2)
+    ids, offsets = [9, 0, 3, 12, -1], [0, 2]
+    shards = [table[0::3], table[1::3], table[2::3]]
+    for mode in ("sum", "mean", "max"):
+        whole = ng.embedding_bag(table, ids, offsets, mode=mode, bad_indices="wrap")
+        np.testing.assert_array_equal(
+            ng.embedding_bag(shards, ids, offsets, mode=mode, bad_indices="wrap"), whole)
+        np.testing.assert_array_equal(
+            whole, ng.embedding_bag(table, [9, 0, 3, 2, 9], offsets, mode=mode))
+    # "ignore" leaves a bad id out, as padding is: the mean of bag 1 is that of row 3.
+    np.testing.assert_array_equal(
+        ng.embedding_bag(table, ids, offsets, bad_indices="ignore")[1], table[3])
+    with pytest.raises(ValueError, match="no fill value"):
+        ng.embedding_bag(table, ids, offsets, bad_indices="fill")
+
+
+def test_torch_itself_on_random_cases():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the live "
+                                "comparison was skipped (the committed cases still ran)")
+    import torch.nn.functional as F
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        dtype = rng.choice([np.float32, np.float64])
+        w = rng.standard_normal((int(rng.integers(1, 30)), 5)).astype(dtype)
+        n = int(rng.integers(0, 60))
+        ids = rng.integers(0, len(w), n)
+        offsets = np.sort(np.concatenate([[0], rng.integers(0, n + 1, int(rng.integers(0, 8)))]))
+        mode = str(rng.choice(["sum", "mean", "max"]))
+        psw = rng.standard_normal(n).astype(dtype) if mode == "sum" and rng.random() < .5 else None
+        pad = int(rng.integers(0, len(w))) if rng.random() < .3 else None
+        want = F.embedding_bag(torch.from_numpy(ids), torch.from_numpy(w),
+                               torch.from_numpy(offsets), mode=mode, padding_idx=pad,
+                               per_sample_weights=None if psw is None else torch.from_numpy(psw))
+        got = ng.embedding_bag(w, ids, offsets, mode=mode, padding_idx=pad,
+                               per_sample_weights=psw)
+        np.testing.assert_array_equal(got, want.numpy())
+        tw = torch.from_numpy(w)
+        assert torch.equal(ng.embedding_bag(tw, torch.from_numpy(ids), torch.from_numpy(offsets),
+                                            mode=mode, padding_idx=pad), F.embedding_bag(
+            torch.from_numpy(ids), tw, torch.from_numpy(offsets), mode=mode, padding_idx=pad))

@@ -1,0 +1,543 @@
+//! PyTorch's `embedding_bag`: the rows of each bag of ids from a table, reduced per bag by
+//! `"sum"` (optionally weighted per id), `"mean"` or `"max"`, on TensorFlow's tables (one
+//! table, or shards split `"mod"` or `"div"`), with the gradient with respect to each shard.
+//!
+//! - **Bags** are a 2-D `input` (each row a bag) or a 1-D `input` with `offsets`, each bag
+//!   running from its offset to the next (with `include_last_offset`, the last offset ends the
+//!   last bag, CSR's `B + 1` entries).
+//! - **`padding_idx`** ids are left out of every bag (of mean's count too) and get no
+//!   gradient. An empty bag is zeros, as in PyTorch.
+//! - **`max_norm`** clips each looked-up row in the result, as TensorFlow's
+//!   `embedding_lookup` does; PyTorch renormalises the rows of its weight in place instead.
+//!   The table is never written.
+//! - **Arithmetic** is PyTorch's CPU kernels': each bag is reduced in the order of its ids;
+//!   a weighted `float32` sum fuses each multiply-add as PyTorch's float kernel does (but
+//!   with a `padding_idx`, where PyTorch's generic kernel runs), a `float64` one does not;
+//!   mean divides by the count. Half types add in `f32` (`float16` equals PyTorch's;
+//!   `bfloat16` can differ in the last bit of a sum, PyTorch's kernel adding in another
+//!   order). Bags are reduced in parallel, each on one thread, so results do not depend on
+//!   the thread count.
+//!
+//! ```
+//! use ndarray::array;
+//! use ndgather::embedding_bag::{BagMode, EmbeddingBag};
+//!
+//! let table = array![[1.0f32, 10.0], [2.0, 20.0], [3.0, 30.0]].into_dyn();
+//! let input = array![0i64, 2, 1, 2, 2].into_dyn();
+//! let offsets = array![0i64, 2, 2];
+//! let bag = EmbeddingBag::new(BagMode::Mean);
+//! let out = bag.bag(&[table.view()], &input.view(), Some(&offsets.view()), None).unwrap();
+//! // Bags [0, 2], [] and [1, 2, 2].
+//! assert_eq!(out, array![[2.0, 20.0], [0.0, 0.0], [8.0 / 3.0, 80.0 / 3.0]].into_dyn());
+//! ```
+
+use crate::engine::mem::layout::{into_array, row_major};
+use crate::ops::embedding::{
+    clip_row, clip_row_grad, round, slices_per_shard, EmbeddingLookup, PartitionStrategy, Real,
+    Table,
+};
+use crate::ops::grad::{check_grad, IndexedSlices};
+use crate::types::dtype::{ArrayElement, Tensor, TensorElement, TensorView};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::{BadIndices, IndexType};
+use ndarray::{ArrayD, ArrayView1, ArrayViewD};
+use num_traits::{Float, One, Zero};
+use rayon::prelude::*;
+
+/// How a bag's rows reduce to one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum BagMode {
+    /// The sum (weighted by `per_sample_weights` if given).
+    Sum,
+    /// The mean.
+    #[default]
+    Mean,
+    /// The element-wise maximum.
+    Max,
+}
+
+impl BagMode {
+    /// `"sum"`, `"mean"` or `"max"`.
+    pub fn from_name(name: &str) -> Option<BagMode> {
+        match name {
+            "sum" => Some(BagMode::Sum),
+            "mean" => Some(BagMode::Mean),
+            "max" => Some(BagMode::Max),
+            _ => None,
+        }
+    }
+
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BagMode::Sum => "sum",
+            BagMode::Mean => "mean",
+            BagMode::Max => "max",
+        }
+    }
+}
+
+/// The options of `embedding_bag`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct EmbeddingBag {
+    mode: BagMode,
+    lookup: EmbeddingLookup,
+    padding_idx: Option<i64>,
+    include_last_offset: bool,
+    bad_indices: BadIndices,
+}
+
+/// Where each id of the input reads: a row of a shard, or nothing (a padding id, or a bad
+/// id a policy leaves out).
+type Place = Option<(usize, usize)>;
+
+/// A checked call: each bag's range of ids, and each id's place.
+struct Plan<'a, T: Clone> {
+    table: Table<'a, T>,
+    bags: Vec<std::ops::Range<usize>>,
+    places: Vec<Place>,
+}
+
+impl EmbeddingBag {
+    /// `mode`, one table or `"mod"` shards, no padding, no `max_norm`, `offsets` starting the
+    /// bags, bad ids an error.
+    pub fn new(mode: BagMode) -> Self {
+        EmbeddingBag {
+            mode,
+            ..EmbeddingBag::default()
+        }
+    }
+
+    /// How ids are split among shards.
+    pub fn partition_strategy(mut self, strategy: PartitionStrategy) -> Self {
+        self.lookup = self.lookup.partition_strategy(strategy);
+        self
+    }
+
+    /// Clips each looked-up row to this L2 norm, as TensorFlow's `embedding_lookup`.
+    pub fn max_norm(mut self, max_norm: Option<f64>) -> Self {
+        self.lookup = self.lookup.max_norm(max_norm);
+        self
+    }
+
+    /// The id left out of every bag; negative counts from the end of the table.
+    pub fn padding_idx(mut self, padding_idx: Option<i64>) -> Self {
+        self.padding_idx = padding_idx;
+        self
+    }
+
+    /// Whether `offsets` has one more entry, the end of the last bag (CSR's layout).
+    pub fn include_last_offset(mut self, include: bool) -> Self {
+        self.include_last_offset = include;
+        self
+    }
+
+    /// Whether `offsets` ends with the end of the last bag.
+    pub fn includes_last_offset(&self) -> bool {
+        self.include_last_offset
+    }
+
+    /// What an id outside the table does: an error (the default, as PyTorch), left out of
+    /// its bag as a padding id is (`Ignore`), or moved into range (`Clamp`, `Negative`,
+    /// `Wrap`). `Fill` has no meaning for a bag and is refused.
+    pub fn bad_indices(mut self, policy: BadIndices) -> Self {
+        self.bad_indices = policy;
+        self
+    }
+
+    /// The bags' ranges of the flattened input, checked as PyTorch checks them.
+    fn bags<I: IndexType>(
+        &self,
+        input: &ArrayViewD<'_, I>,
+        offsets: Option<&ArrayView1<'_, I>>,
+    ) -> Result<Vec<std::ops::Range<usize>>> {
+        let arg = |m: String| Err(GatherError::BagArgument(m));
+        let runtime = |m: String| Err(GatherError::BagRuntime(m));
+        match (input.ndim(), offsets) {
+            (2, None) => {
+                let (b, l) = (input.shape()[0], input.shape()[1]);
+                return Ok((0..b).map(|k| k * l..(k + 1) * l).collect());
+            }
+            (2, Some(_)) => {
+                return arg(
+                    "if input is 2D, then offsets has to be None, as input is treated \
+                            is a mini-batch of fixed length sequences."
+                        .into(),
+                )
+            }
+            (1, None) => return arg("offsets has to be a 1D Tensor but got None".into()),
+            (1, Some(_)) => {}
+            (d, _) => {
+                return arg(format!(
+                    "input has to be 1D or 2D Tensor, but got Tensor of dimension {d}"
+                ))
+            }
+        }
+        let (n, offsets) = (input.len(), offsets.map(row_major).transpose()?);
+        let offsets: Vec<i128> = offsets
+            .as_deref()
+            .unwrap_or(&[])
+            .iter()
+            .map(|o| o.to_i128())
+            .collect();
+        if self.include_last_offset && offsets.is_empty() {
+            return runtime("include_last_offset: number of offset should be at least 1".into());
+        }
+        if let Some(&first) = offsets.first() {
+            if first != 0 {
+                return runtime(format!(
+                    "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to \
+                     start from position 0. However, got {first}"
+                ));
+            }
+        }
+        if let Some(&last) = offsets.last() {
+            if last > n as i128 {
+                return runtime(format!(
+                    "offsets[-1] can not be greater than input's length {n} but got offsets[-1] \
+                     of {last}"
+                ));
+            }
+        }
+        if let Some(k) = (1..offsets.len()).find(|&k| offsets[k] < offsets[k - 1]) {
+            return runtime(format!(
+                "offsets must not decrease, but offsets[{k}] = {} is less than offsets[{}] = {}",
+                offsets[k],
+                k - 1,
+                offsets[k - 1]
+            ));
+        }
+        let starts: Vec<usize> = offsets.iter().map(|&o| o as usize).collect();
+        let bags = if self.include_last_offset {
+            starts.windows(2).map(|w| w[0]..w[1]).collect()
+        } else {
+            let ends = starts.iter().skip(1).copied().chain([n]);
+            starts.iter().zip(ends).map(|(&s, e)| s..e).collect()
+        };
+        Ok(bags)
+    }
+
+    /// Checks the call and places every id.
+    fn plan<'a, T: Real, I: IndexType>(
+        &self,
+        shards: &'a [ArrayViewD<'a, T>],
+        input: &ArrayViewD<'_, I>,
+        offsets: Option<&ArrayView1<'_, I>>,
+        weights: Option<&ArrayViewD<'_, T>>,
+    ) -> Result<Plan<'a, T>> {
+        if self.bad_indices == BadIndices::Fill {
+            return Err(GatherError::BagArgument(
+                "embedding_bag has no fill value: bad_indices=\"ignore\" leaves bad ids out of \
+                 their bags"
+                    .into(),
+            ));
+        }
+        let table = Table::new(shards)?;
+        let bags = self.bags(input, offsets)?;
+        if let Some(w) = weights {
+            if self.mode != BagMode::Sum {
+                return Err(GatherError::BagNotImplemented(format!(
+                    "embedding_bag: per_sample_weights was not None. per_sample_weights is only \
+                     supported for mode='sum' (got mode='{}'). Please open a feature request on \
+                     GitHub.",
+                    self.mode.name()
+                )));
+            }
+            if w.shape() != input.shape() {
+                return Err(GatherError::BagArgument(format!(
+                    "embedding_bag: If per_sample_weights ({:?}) is not None, then it must have \
+                     the same shape as the input ({:?})",
+                    w.shape(),
+                    input.shape()
+                )));
+            }
+        }
+        let total: usize = table.shards.iter().map(|s| s.1).sum();
+        let padding = match self.padding_idx {
+            None => None,
+            Some(p) => {
+                let t = total as i128;
+                let p = i128::from(p);
+                if !(-t..t).contains(&p) {
+                    return Err(GatherError::BagRuntime(format!(
+                        "padding_idx must be within the number of embeddings, -{total} through \
+                         {}, but got {p}",
+                        t - 1
+                    )));
+                }
+                Some(p.rem_euclid(t.max(1)))
+            }
+        };
+        let rows: Vec<usize> = table.shards.iter().map(|s| s.1).collect();
+        let ids = row_major(input)?;
+        let mut places = Vec::with_capacity(ids.len());
+        for (k, id) in ids.iter().enumerate() {
+            let v = id.to_i128();
+            let Some(resolved) = self.bad_indices.resolve(*id, total) else {
+                if self.bad_indices.errors() {
+                    return Err(GatherError::BagRuntime(format!(
+                        "Index {k} of input takes value {v} which is not in the valid range \
+                         [0, {total})"
+                    )));
+                }
+                places.push(None);
+                continue;
+            };
+            if padding == Some(resolved as i128) {
+                places.push(None);
+                continue;
+            }
+            let place =
+                self.lookup
+                    .place(resolved as i128, k, &[ids.len()], &rows, total as i128)?;
+            places.push(Some(place));
+        }
+        Ok(Plan {
+            table,
+            bags,
+            places,
+        })
+    }
+
+    /// `embedding_bag(params, input, offsets, mode, per_sample_weights, ...)`: one row per
+    /// bag, of shape `[bags] + shards[0].shape[1:]`.
+    ///
+    /// # Errors
+    /// PyTorch's, with its messages: [`GatherError::BagArgument`] for inputs of the wrong
+    /// rank or weights of the wrong shape, [`GatherError::BagRuntime`] for bad offsets, ids
+    /// or `padding_idx`, [`GatherError::BagNotImplemented`] for weights outside `"sum"`;
+    /// [`GatherError::EmbeddingShards`] for shards that disagree.
+    pub fn bag<T: Real, I: IndexType>(
+        &self,
+        shards: &[ArrayViewD<'_, T>],
+        input: &ArrayViewD<'_, I>,
+        offsets: Option<&ArrayView1<'_, I>>,
+        per_sample_weights: Option<&ArrayViewD<'_, T>>,
+    ) -> Result<ArrayD<T>> {
+        let plan = self.plan(shards, input, offsets, per_sample_weights)?;
+        let weights = per_sample_weights.map(row_major).transpose()?;
+        let d = plan.table.row_len;
+        let mut out = Vec::new();
+        out.try_reserve_exact(plan.bags.len().saturating_mul(d))
+            .map_err(|_| GatherError::OutOfMemory {
+                bytes: plan.bags.len() * d * std::mem::size_of::<T>(),
+            })?;
+        out.resize(plan.bags.len() * d, T::from_acc(T::Acc::zero()));
+        let clip = self.lookup.clip_norm::<T>();
+        // PyTorch's float kernel (FBGEMM's) fuses a weighted multiply-add; with a padding_idx
+        // PyTorch takes its generic kernel, which does not.
+        let fused = self.padding_idx.is_none();
+        out.par_chunks_mut(d.max(1))
+            .zip(&plan.bags)
+            .for_each(|(dst, range)| {
+                let rows = range.clone().filter_map(|k| {
+                    let place = plan.places[k]?;
+                    let row = plan.table.row(place);
+                    let row = match clip {
+                        Some(c) => std::borrow::Cow::Owned(clip_row::<T>(row, c)),
+                        None => std::borrow::Cow::Borrowed(row),
+                    };
+                    Some((k, row))
+                });
+                reduce_bag::<T>(self.mode, rows, weights.as_deref(), fused, dst);
+            });
+        let mut shape = vec![plan.bags.len()];
+        shape.extend(&plan.table.row_shape);
+        into_array(&shape, out)
+    }
+
+    /// The gradient of [`EmbeddingBag::bag`] with respect to each shard for the upstream
+    /// gradient `grad` (of the output's shape): one [`IndexedSlices`] per shard, a row for
+    /// each id of the input the shard served (padding and left-out ids have none), in input
+    /// order, as PyTorch's `sparse=True` gradient. [`IndexedSlices::to_dense`] sums them in
+    /// that order. `"max"` passes each element's gradient to the first row that holds the
+    /// bag's maximum, PyTorch's rule for ties.
+    ///
+    /// # Errors
+    /// Those of [`EmbeddingBag::bag`], and [`GatherError::GradShapeMismatch`].
+    pub fn bag_grad<T: Real, I: IndexType>(
+        &self,
+        shards: &[ArrayViewD<'_, T>],
+        input: &ArrayViewD<'_, I>,
+        offsets: Option<&ArrayView1<'_, I>>,
+        per_sample_weights: Option<&ArrayViewD<'_, T>>,
+        grad: &ArrayViewD<'_, T>,
+    ) -> Result<Vec<IndexedSlices<T>>> {
+        let plan = self.plan(shards, input, offsets, per_sample_weights)?;
+        let table = &plan.table;
+        let mut expected = vec![plan.bags.len()];
+        expected.extend(&table.row_shape);
+        check_grad(grad.shape(), &expected)?;
+        let upstream = row_major(grad)?;
+        let weights = per_sample_weights.map(row_major).transpose()?;
+        let d = table.row_len;
+        let clip = self.lookup.clip_norm::<T>();
+        let zero = T::Acc::zero();
+        let mut per_id: Vec<((usize, usize), Vec<T>)> = Vec::new();
+        for (b, range) in plan.bags.iter().enumerate() {
+            let g = &upstream[b * d..(b + 1) * d];
+            let members: Vec<usize> = range
+                .clone()
+                .filter(|&k| plan.places[k].is_some())
+                .collect();
+            let n = num_traits::cast::<usize, T::Acc>(members.len()).unwrap_or(zero);
+            // For "max", which member holds each element's maximum (the first, on ties).
+            let winners: Vec<usize> = if self.mode == BagMode::Max {
+                (0..d)
+                    .map(|c| {
+                        let mut best: Option<(usize, T::Acc)> = None;
+                        for &k in &members {
+                            let v = clipped(table, plan.places[k], clip)[c].acc();
+                            if best.is_none_or(|(_, m)| v > m) {
+                                best = Some((k, v));
+                            }
+                        }
+                        best.map_or(usize::MAX, |(k, _)| k)
+                    })
+                    .collect()
+            } else {
+                vec![]
+            };
+            for &k in &members {
+                let place = plan.places[k].ok_or(GatherError::Internal("a member has a place"))?;
+                let row: Vec<T> = (0..d)
+                    .map(|c| {
+                        let gv = g[c].acc();
+                        let v = match self.mode {
+                            BagMode::Sum => match &weights {
+                                Some(w) => gv * w[k].acc(),
+                                None => gv,
+                            },
+                            // PyTorch's backward scales by the reciprocal of the count.
+                            BagMode::Mean => gv * (T::Acc::one() / n),
+                            BagMode::Max if winners[c] == k => gv,
+                            BagMode::Max => zero,
+                        };
+                        T::from_acc(round::<T>(v))
+                    })
+                    .collect();
+                let row = match clip {
+                    Some(c) => clip_row_grad::<T>(table.row(place), &row, c),
+                    None => row,
+                };
+                per_id.push((place, row));
+            }
+        }
+        slices_per_shard(table, per_id.into_iter())
+    }
+}
+
+impl EmbeddingBag {
+    /// [`EmbeddingBag::bag`] on dtype-erased views (the op API's evaluation): shards of one
+    /// floating-point dtype, `input` and `offsets` of one index dtype, weights of the shards'
+    /// dtype.
+    ///
+    /// # Errors
+    /// Those of [`EmbeddingBag::bag`], and [`GatherError::DTypeMismatch`] for inputs of other
+    /// dtypes.
+    pub fn bag_views(
+        &self,
+        shards: &[TensorView<'_>],
+        input: &TensorView<'_>,
+        offsets: Option<&TensorView<'_>>,
+        weights: Option<&TensorView<'_>>,
+    ) -> Result<Tensor> {
+        let first = shards.first().ok_or(GatherError::EmbeddingShards {
+            reason: "Need at least one param".to_string(),
+        })?;
+        crate::with_dtype!(first.dtype(), real T => {
+            let views = shards.iter().map(typed::<T>).collect::<Result<Vec<_>>>()?;
+            let weights = weights.map(typed::<T>).transpose()?;
+            crate::with_tensor!(TensorView, input, index i => {
+                let offsets = offsets
+                    .map(|o| {
+                        typed(o)?.into_dimensionality::<ndarray::Ix1>().map_err(|_| {
+                            GatherError::BagArgument("offsets has to be a 1D Tensor".into())
+                        })
+                    })
+                    .transpose()?;
+                self.bag(&views, i, offsets.as_ref(), weights.as_ref()).map(T::into_tensor)
+            }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+        }, else Err(GatherError::EmbeddingShards {
+            reason: format!(
+                "embedding tables must be {}, got {}",
+                crate::DType::names_where(crate::DType::is_real),
+                first.dtype()
+            ),
+        }))
+    }
+}
+
+/// The array inside `view`, if it is of `T`'s dtype.
+fn typed<'a, T: ArrayElement>(view: &TensorView<'a>) -> Result<ArrayViewD<'a, T>> {
+    T::from_view(view).ok_or(GatherError::DTypeMismatch {
+        expected: T::DTYPE,
+        found: view.dtype(),
+    })
+}
+
+/// A placed row, clipped to `max_norm` where one is set.
+fn clipped<'t, T: Real>(
+    table: &'t Table<'_, T>,
+    place: Place,
+    clip: Option<T::Acc>,
+) -> std::borrow::Cow<'t, [T]> {
+    let row = place.map_or(&[][..], |p| table.row(p));
+    match clip {
+        Some(c) => std::borrow::Cow::Owned(clip_row::<T>(row, c)),
+        None => std::borrow::Cow::Borrowed(row),
+    }
+}
+
+/// Reduces one bag's rows (with their positions in the input, for the weights) into `dst`,
+/// in order; an empty bag leaves zeros.
+fn reduce_bag<'r, T: Real>(
+    mode: BagMode,
+    rows: impl Iterator<Item = (usize, std::borrow::Cow<'r, [T]>)>,
+    weights: Option<&[T]>,
+    fused: bool,
+    dst: &mut [T],
+) {
+    let d = dst.len();
+    let zero = T::Acc::zero();
+    let mut acc = vec![zero; d];
+    let mut count = 0usize;
+    for (k, row) in rows {
+        for (a, &v) in acc.iter_mut().zip(row.iter()) {
+            let v = v.acc();
+            *a = match (mode, weights) {
+                (BagMode::Max, _) if count == 0 => v,
+                (BagMode::Max, _) => {
+                    if v > *a {
+                        v
+                    } else {
+                        *a
+                    }
+                }
+                (_, Some(w)) => weighted_add(*a, w[k].acc(), v, fused),
+                _ => *a + v,
+            };
+        }
+        count += 1;
+    }
+    if mode == BagMode::Mean && count > 0 {
+        // The sum in the element type, then divided: PyTorch's half kernels round the sum
+        // first (a no-op for f32 and f64).
+        let n = num_traits::cast::<usize, T::Acc>(count).unwrap_or(zero);
+        acc.iter_mut().for_each(|a| *a = round::<T>(*a) / n);
+    }
+    for (o, a) in dst.iter_mut().zip(acc) {
+        *o = T::from_acc(a);
+    }
+}
+
+/// `acc + w * v` as PyTorch's CPU kernels compute it: fused in `f32` where its float kernel
+/// runs (`fused`), multiplied then added otherwise and in `f64`.
+#[inline]
+fn weighted_add<A: Float>(acc: A, w: A, v: A, fused: bool) -> A {
+    if fused && std::mem::size_of::<A>() == 4 {
+        w.mul_add(v, acc)
+    } else {
+        acc + w * v
+    }
+}
