@@ -388,3 +388,30 @@ def test_embedding_bag_equals_the_whole_tables_bit_for_bit(client):
                                           ng.embedding_bag(table, fixed, mode="max"))
     with pytest.raises(RuntimeError, match="Index 0 of input takes value 99"):
         sharded.embedding_bag([99], [0])
+
+
+def test_the_same_ids_looked_up_again_and_again_log_nothing(client):
+    """Issue 43's repeated-ids case: identical lookups used to share task keys, and the
+    scheduler logged "Couldn't gather keys" errors (and the client rescheduling warnings)."""
+    import logging
+
+    class Collect(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.WARNING)
+            self.records = []
+
+        def emit(self, record):
+            self.records.append(record)
+
+    table = np.arange(20000 * 8, dtype=np.float32).reshape(-1, 8)
+    sharded = ShardedTable.from_array(client, table, num_shards=2)
+    ids = np.random.default_rng(4).choice(len(table), 1000, replace=False)
+    seen = Collect()
+    logger = logging.getLogger("distributed")
+    logger.addHandler(seen)
+    try:
+        for _ in range(100):
+            np.testing.assert_array_equal(sharded.lookup(ids), table[ids])
+    finally:
+        logger.removeHandler(seen)
+    assert [r.getMessage() for r in seen.records] == []

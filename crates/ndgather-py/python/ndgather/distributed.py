@@ -277,9 +277,12 @@ class ShardedTable:
         groups = self._by_shard(shard, self.num_shards)
         # One graph update for all shards (client.map), rather than a message per shard.
         wanted = [local[pos] for _, pos in groups]
+        # Each lookup's tasks get keys of their own (pure=False): identical lookups would
+        # otherwise share keys, and a key the previous lookup is releasing would be asked for
+        # again (the scheduler's "Couldn't gather keys" errors).
         futures = self._client.map(
             _take, [self._shards[p] for p, _ in groups], wanted,
-            [_filling(bad_indices) if (w < 0).any() else "error" for w in wanted])
+            [_filling(bad_indices) if (w < 0).any() else "error" for w in wanted], pure=False)
         for (_, pos), rows in zip(groups, self._client.gather(futures)):
             out[pos] = rows
         return out.reshape(out_shape)
