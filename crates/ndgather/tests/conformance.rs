@@ -8,14 +8,8 @@ use ndgather::{
 };
 use serde_json::Value;
 
-fn shape_of(v: &Value) -> Vec<usize> {
-    v["shape"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap() as usize)
-        .collect()
-}
+mod common;
+use common::case_file::shape as shape_of;
 
 /// A tensor from the file's `{"dtype", "shape", "data"}` form.
 fn tensor(v: &Value) -> Tensor {

@@ -108,7 +108,7 @@ def _like(x, result):
     a ``torch.Tensor`` for a PyTorch ``x`` (sharing ``result``'s memory), a ``jax.Array``
     for a JAX ``x`` (JAX shares only 64-byte-aligned memory and copies the rest), NumPy
     for everything else."""
-    if type(x) is _ndarray or isinstance(result, tuple):
+    if type(x) is _ndarray:
         return result
     library = _library(x)
     if library == "torch":

@@ -306,10 +306,9 @@ class ShardedTable:
                        include_last_offset=include_last_offset, padding_idx=padding_idx,
                        bad_indices=bad_indices)
         total = self.shape[0]
-        # Each id's row under the policy; -1 for an id "ignore" leaves out.
-        rows = _gather(np.arange(total, dtype=np.int64), ids, bad_indices="fill", fill_value=-1) \
-            if bad_indices == "ignore" else _gather(np.arange(total, dtype=np.int64), ids,
-                                                    bad_indices=bad_indices)
+        # Each id's row under the policy (the core's resolution); -1 for an id "ignore"
+        # leaves out.
+        _, rows, _, _ = _core.resolve_gather([total], ids, 0, 0, bad_indices)
         kept = rows >= 0
         if padding_idx is not None:
             kept &= rows != padding_idx % total

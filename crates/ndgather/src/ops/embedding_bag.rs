@@ -332,12 +332,7 @@ impl EmbeddingBag {
             .for_each(|(dst, range)| {
                 let rows = range.clone().filter_map(|k| {
                     let place = plan.places[k]?;
-                    let row = plan.table.row(place);
-                    let row = match clip {
-                        Some(c) => std::borrow::Cow::Owned(clip_row::<T>(row, c)),
-                        None => std::borrow::Cow::Borrowed(row),
-                    };
-                    Some((k, row))
+                    Some((k, clipped(&plan.table, place, clip)))
                 });
                 reduce_bag::<T>(self.mode, rows, weights.as_deref(), fused, dst);
             });
@@ -376,18 +371,23 @@ impl EmbeddingBag {
         let mut per_id: Vec<((usize, usize), Vec<T>)> = Vec::new();
         for (b, range) in plan.bags.iter().enumerate() {
             let g = &upstream[b * d..(b + 1) * d];
-            let members: Vec<usize> = range
+            // The bag's ids that read a row, with their rows' places.
+            let members: Vec<(usize, (usize, usize))> = range
                 .clone()
-                .filter(|&k| plan.places[k].is_some())
+                .filter_map(|k| Some((k, plan.places[k]?)))
                 .collect();
             let n = num_traits::cast::<usize, T::Acc>(members.len()).unwrap_or(zero);
             // For "max", which member holds each element's maximum (the first, on ties).
             let winners: Vec<usize> = if self.mode == BagMode::Max {
+                let rows: Vec<_> = members
+                    .iter()
+                    .map(|&(_, place)| clipped(table, place, clip))
+                    .collect();
                 (0..d)
                     .map(|c| {
                         let mut best: Option<(usize, T::Acc)> = None;
-                        for &k in &members {
-                            let v = clipped(table, plan.places[k], clip)[c].acc();
+                        for (&(k, _), row) in members.iter().zip(&rows) {
+                            let v = row[c].acc();
                             if best.is_none_or(|(_, m)| v > m) {
                                 best = Some((k, v));
                             }
@@ -398,8 +398,7 @@ impl EmbeddingBag {
             } else {
                 vec![]
             };
-            for &k in &members {
-                let place = plan.places[k].ok_or(GatherError::Internal("a member has a place"))?;
+            for &(k, place) in &members {
                 let row: Vec<T> = (0..d)
                     .map(|c| {
                         let gv = g[c].acc();
@@ -479,10 +478,10 @@ fn typed<'a, T: ArrayElement>(view: &TensorView<'a>) -> Result<ArrayViewD<'a, T>
 /// A placed row, clipped to `max_norm` where one is set.
 fn clipped<'t, T: Real>(
     table: &'t Table<'_, T>,
-    place: Place,
+    place: (usize, usize),
     clip: Option<T::Acc>,
 ) -> std::borrow::Cow<'t, [T]> {
-    let row = place.map_or(&[][..], |p| table.row(p));
+    let row = table.row(place);
     match clip {
         Some(c) => std::borrow::Cow::Owned(clip_row::<T>(row, c)),
         None => std::borrow::Cow::Borrowed(row),

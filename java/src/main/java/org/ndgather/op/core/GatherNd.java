@@ -27,29 +27,11 @@ import org.ndgather.op.Scope;
  */
 public final class GatherNd<T> extends PrimitiveOp implements Operand<T> {
   /** Optional attributes of {@link GatherNd}. */
-  public static final class Options {
-    private String badIndicesPolicy;
-    private Long batchDims;
-
+  public static final class Options extends IndexOptions<Options> {
     private Options() {}
 
-    /**
-     * @param badIndicesPolicy what a bad index does: "ERROR" (the default, as "" and
-     *     "DEFAULT"), "IGNORE" (zeros), "CLAMP", "NEGATIVE" (from the end),
-     *     "WRAP" (modulo) or "FILL"
-     * @return these options
-     */
-    public Options badIndicesPolicy(String badIndicesPolicy) {
-      this.badIndicesPolicy = badIndicesPolicy;
-      return this;
-    }
-
-    /**
-     * @param batchDims the number of batch dimensions (Python's {@code tf.gather_nd})
-     * @return these options
-     */
-    public Options batchDims(Long batchDims) {
-      this.batchDims = batchDims;
+    @Override
+    Options self() {
       return this;
     }
   }
@@ -75,12 +57,8 @@ public final class GatherNd<T> extends PrimitiveOp implements Operand<T> {
    */
   public static <T, U extends Number> GatherNd<T> create(
       Scope scope, Operand<T> params, Operand<U> indices, Options... options) {
-    String policy = "";
-    long batchDims = 0;
-    for (Options o : options) {
-      policy = o.badIndicesPolicy != null ? o.badIndicesPolicy : policy;
-      batchDims = o.batchDims != null ? o.batchDims : batchDims;
-    }
+    long batchDims = IndexOptions.batchDims(options);
+    String policy = IndexOptions.policy(options);
     return new GatherNd<>(NativeOps.gatherNd(scope, params, indices, batchDims, policy));
   }
 
