@@ -84,9 +84,9 @@ fn into_vec<T>(array: ArrayD<T>) -> Vec<T> {
 }
 
 /// The element shape of a result of records: its shape without the record axis.
-fn element_shape<T>(result: &ArrayD<T>) -> Vec<usize> {
+fn element_shape<T>(result: &ArrayD<T>) -> raw::Axes<usize> {
     let shape = result.shape();
-    shape[..shape.len().saturating_sub(1)].to_vec()
+    raw::Axes::from_slice(&shape[..shape.len().saturating_sub(1)])
 }
 
 /// Runs `op` on `params` seen as records of units (`raw.rs`) through the core's one entry
@@ -165,10 +165,10 @@ fn gather_objects<'py>(
     let addresses = pool::in_callers_pool(|| fresh::<u64>(op, view, &idx)).map_err(to_py)?;
     let shape = element_shape(&addresses);
     let target = match out {
-        Some(out) if out.shape() != shape.as_slice() => {
+        Some(out) if out.shape() != &shape[..] => {
             return Err(to_py(GatherError::OutputShapeMismatch {
                 given: shape_of(out),
-                expected: shape,
+                expected: shape.to_vec(),
             }))
         }
         Some(out) => out.clone(),

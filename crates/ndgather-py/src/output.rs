@@ -51,7 +51,7 @@ pub(crate) fn array_from_vec<'py, T: Copy + Send + Sync + 'static>(
             "internal error: {bytes} bytes of results for shape {shape:?} of dtype {dtype}"
         )));
     }
-    let dims: Vec<npy_intp> = shape.iter().map(|&d| d as npy_intp).collect();
+    let dims: crate::raw::Axes<npy_intp> = shape.iter().map(|&d| d as npy_intp).collect();
     let ptr = data.as_ptr() as *mut std::ffi::c_void;
     // The Vec's heap block does not move when the Vec moves into the box.
     let owner = Bound::new(

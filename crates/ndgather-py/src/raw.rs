@@ -15,7 +15,11 @@ use ndarray::{ArrayViewD, ArrayViewMutD, Axis, IxDyn, ShapeBuilder};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use smallvec::SmallVec;
 use std::ptr::NonNull;
+
+/// Per-axis values held inline up to rank 4: reading an array's geometry allocates nothing.
+pub(crate) type Axes<T> = SmallVec<[T; 4]>;
 
 /// A type for which every bit pattern is a valid value: what NumPy memory can be read as.
 pub(crate) trait Plain: Copy + Default + Send + Sync + 'static {}
@@ -34,10 +38,11 @@ plain!(
 #[derive(Debug, Clone)]
 pub(crate) struct Raw {
     data: *mut u8,
-    pub(crate) shape: Vec<usize>,
-    strides: Vec<isize>,
+    pub(crate) shape: Axes<usize>,
+    strides: Axes<isize>,
     pub(crate) itemsize: usize,
     writeable: bool,
+    c_contiguous: bool,
 }
 
 impl Raw {
@@ -49,10 +54,11 @@ impl Raw {
         let (data, flags) = unsafe { ((*obj).fields.data as *mut u8, (*obj).fields.flags) };
         Raw {
             data,
-            shape: array.shape().to_vec(),
-            strides: array.strides().to_vec(),
+            shape: Axes::from_slice(array.shape()),
+            strides: Axes::from_slice(array.strides()),
             itemsize: array.dtype().itemsize(),
             writeable: flags & numpy::npyffi::NPY_ARRAY_WRITEABLE != 0,
+            c_contiguous: flags & numpy::npyffi::NPY_ARRAY_C_CONTIGUOUS != 0,
         }
     }
 
@@ -106,7 +112,7 @@ impl Raw {
         if self.is_empty() {
             return false;
         }
-        let mut axes: Vec<(usize, usize)> = (self.shape.iter().zip(&self.strides))
+        let mut axes: Axes<(usize, usize)> = (self.shape.iter().zip(&self.strides))
             .filter(|(&d, _)| d > 1)
             .map(|(&d, &s)| (s.unsigned_abs(), d))
             .collect();
@@ -127,21 +133,21 @@ impl Raw {
     /// non-negative strides). A view of no elements gets a dangling pointer and row-major
     /// strides over its shape with each zero length counted as one: they name no position
     /// twice, as ndarray's constructors ask of every view (all-zero strides would not).
-    fn unit_geometry<U>(&self) -> (NonNull<U>, Vec<usize>, Vec<usize>, Vec<usize>) {
+    fn unit_geometry<U>(&self) -> (NonNull<U>, Axes<usize>, Axes<usize>, Axes<usize>) {
         let unit = std::mem::size_of::<U>();
         let mut shape = self.shape.clone();
         shape.push(self.itemsize / unit);
         if self.is_empty() || self.itemsize == 0 {
-            let mut strides = vec![1usize; shape.len()];
+            let mut strides: Axes<usize> = smallvec::smallvec![1usize; shape.len()];
             for k in (1..shape.len()).rev() {
                 // NumPy keeps the product of the nonzero lengths within isize::MAX.
                 strides[k - 1] = strides[k].saturating_mul(shape[k].max(1));
             }
-            return (NonNull::dangling(), shape, strides, vec![]);
+            return (NonNull::dangling(), shape, strides, Axes::new());
         }
         let mut low = self.data;
-        let mut strides = Vec::with_capacity(shape.len());
-        let mut inverted = Vec::new();
+        let mut strides = Axes::with_capacity(shape.len());
+        let mut inverted = Axes::new();
         for (k, (&d, &s)) in self.shape.iter().zip(&self.strides).enumerate() {
             if s < 0 {
                 low = low.wrapping_offset(s * (d as isize - 1));
@@ -159,13 +165,16 @@ impl Raw {
     /// `U` must be at most [`Raw::unit_size`] bytes; otherwise an error.
     pub(crate) fn view<'a, U: Plain>(
         &self,
-        _owner: &'a Bound<'_, PyUntypedArray>,
+        owner: &'a Bound<'_, PyUntypedArray>,
     ) -> PyResult<ArrayViewD<'a, U>> {
         self.check_unit::<U>()?;
+        if let Some(view) = self.contiguous_units::<U>(owner) {
+            return Ok(view);
+        }
         let (ptr, shape, strides, inverted) = self.unit_geometry::<U>();
         // SAFETY:
         // - `ptr` is the lowest-addressed element of a live NumPy array (kept alive by
-        //   `_owner` for 'a), or dangling for an empty array (a view of no element); moving
+        //   `owner` for 'a), or dangling for an empty array (a view of no element); moving
         //   along every axis stays inside NumPy's allocation, as NumPy's own shape and
         //   strides describe it, and the record axis covers exactly one item's bytes.
         // - `check_unit` above verified that the address is aligned for `U` and that the
@@ -183,6 +192,52 @@ impl Raw {
             view.invert_axis(Axis(k));
         }
         Ok(view)
+    }
+
+    /// The items of a non-empty C-contiguous array as one slice of `U` units, if `U` divides
+    /// the item size and the address is aligned for it: the common case, whose views are
+    /// made without the general path's geometry.
+    fn contiguous_slice<'a, U: Plain>(
+        &self,
+        _owner: &'a Bound<'_, PyUntypedArray>,
+    ) -> Option<&'a [U]> {
+        let unit = std::mem::size_of::<U>();
+        let fits = self.c_contiguous
+            && !self.is_empty()
+            && self.itemsize.is_multiple_of(unit)
+            && (self.data as usize).is_multiple_of(std::mem::align_of::<U>());
+        if !fits {
+            return None;
+        }
+        let len = self.shape.iter().product::<usize>() * (self.itemsize / unit);
+        // SAFETY: the array is live for 'a (`owner`), non-empty and C-contiguous, so its items lie back to back from `data`,
+        // `len` units of `size_of::<U>()` bytes in all, inside NumPy's allocation; `data`
+        // is aligned for `U` (checked above); any bit pattern is a valid `U` (`Plain`).
+        // Writes by other Python threads give unspecified values, as in `view`.
+        Some(unsafe { std::slice::from_raw_parts(self.data as *const U, len) })
+    }
+
+    /// [`Raw::view`] for a C-contiguous array: the same shape, record axis included.
+    fn contiguous_units<'a, U: Plain>(
+        &self,
+        owner: &'a Bound<'_, PyUntypedArray>,
+    ) -> Option<ArrayViewD<'a, U>> {
+        let units = self.contiguous_slice::<U>(owner)?;
+        let mut shape = self.shape.clone();
+        shape.push(self.itemsize / std::mem::size_of::<U>());
+        ArrayViewD::from_shape(IxDyn(&shape), units).ok()
+    }
+
+    /// The elements as a view of `T` itself, for a C-contiguous array of `T`-sized items:
+    /// [`typed_view`]'s common case. `None` otherwise.
+    fn contiguous<'a, T: Plain>(
+        &self,
+        owner: &'a Bound<'_, PyUntypedArray>,
+    ) -> Option<ArrayViewD<'a, T>> {
+        if self.itemsize != std::mem::size_of::<T>() {
+            return None;
+        }
+        ArrayViewD::from_shape(IxDyn(&self.shape), self.contiguous_slice::<T>(owner)?).ok()
     }
 
     /// A writable view of the elements as records of `U` units; an error for an array that
@@ -238,7 +293,11 @@ impl Raw {
 pub(crate) fn typed_view<'a, T: Plain>(
     array: &'a Bound<'_, PyUntypedArray>,
 ) -> PyResult<ArrayViewD<'a, T>> {
-    let mut view = Raw::of(array).view::<T>(array)?;
+    let raw = Raw::of(array);
+    if let Some(view) = raw.contiguous::<T>(array) {
+        return Ok(view);
+    }
+    let mut view = raw.view::<T>(array)?;
     let last = Axis(view.ndim() - 1);
     if view.len_of(last) != 1 {
         return Err(PyTypeError::new_err(format!(

@@ -371,7 +371,7 @@ impl GatherOptions {
         let positions = idx.iter().map(|&i| policy.resolve(i, plan.gathered));
         Ok(Resolved {
             positions: positions.collect(),
-            out_shape: plan.out_shape,
+            out_shape: plan.out_shape.to_vec(),
             axis: plan.axis,
             batch_dims: plan.batch_dims,
         })

@@ -424,7 +424,7 @@ fn tensor_of_units<T: FixedWidth, U: Unit>(
     records: bool,
 ) -> Result<Tensor> {
     let dim = if per > 1 || records {
-        let mut shape = result.shape().to_vec();
+        let mut shape = crate::shape::AxisList::from_slice(result.shape());
         let last = shape.pop().unwrap_or(0);
         if records {
             shape.push(last / per.max(1));

@@ -23,14 +23,19 @@ pub(crate) mod plan;
 
 use crate::types::error::{GatherError, OpKind, Result};
 use crate::types::index::IndexLimit;
+use smallvec::SmallVec;
 use std::fmt;
+
+/// A list of per-axis values held inline up to rank 4 (as ndarray's `IxDyn` holds them), so that a call's shape checks and
+/// plans allocate nothing (a tiny call is mostly their cost).
+pub(crate) type AxisList<T> = SmallVec<[T; 4]>;
 
 /// One dimension: `Some(size)`, or `None` where it is not known.
 pub type Dim = Option<usize>;
 
 /// A static shape: known rank with dimensions that may be unknown, or unknown rank.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Shape(Option<Vec<Dim>>);
+pub struct Shape(Option<AxisList<Dim>>);
 
 impl Shape {
     /// A fully known shape.
@@ -40,7 +45,7 @@ impl Shape {
 
     /// A shape of known rank whose dimensions may be unknown (`None`).
     pub fn from_dims(dims: Vec<Dim>) -> Shape {
-        Shape(Some(dims))
+        Shape(Some(AxisList::from_vec(dims)))
     }
 
     /// A shape of unknown rank.
@@ -50,12 +55,12 @@ impl Shape {
 
     /// A shape of known rank whose dimensions are all unknown.
     pub fn unknown_dims(rank: usize) -> Shape {
-        Shape(Some(vec![None; rank]))
+        Shape(Some(smallvec::smallvec![None; rank]))
     }
 
     /// The rank, if known.
     pub fn rank(&self) -> Option<usize> {
-        self.0.as_ref().map(Vec::len)
+        self.0.as_ref().map(|d| d.len())
     }
 
     /// The dimensions, if the rank is known.
@@ -65,6 +70,11 @@ impl Shape {
 
     /// The dimensions as sizes, if every one is known.
     pub fn to_known(&self) -> Option<Vec<usize>> {
+        self.0.as_ref()?.iter().copied().collect()
+    }
+
+    /// [`Self::to_known`] without an allocation for ranks up to 8.
+    pub(crate) fn known_dims(&self) -> Option<AxisList<usize>> {
         self.0.as_ref()?.iter().copied().collect()
     }
 
@@ -93,7 +103,7 @@ impl Shape {
         if dims.contains(&Some(0)) {
             return Some(0);
         }
-        let known: Option<Vec<usize>> = dims.iter().copied().collect();
+        let known: Option<AxisList<usize>> = dims.iter().copied().collect();
         checked_numel(&known?)
     }
 }
@@ -176,11 +186,11 @@ pub fn checked_numel(dims: &[usize]) -> Option<usize> {
 }
 
 fn overflow_check(output: &Shape) -> Result<()> {
-    if let Some(dims) = output.to_known() {
+    if let Some(dims) = output.known_dims() {
         if checked_numel(&dims).is_none() {
             return Err(GatherError::ShapeOverflow {
                 what: "output",
-                shape: dims,
+                shape: dims.to_vec(),
             });
         }
     }
@@ -332,12 +342,12 @@ pub fn gather_shape(
 
     let output = match (params.dims(), indices.dims(), axis_n, bd_n) {
         (Some(p), Some(i), Some(a), Some(b)) => {
-            let mut out: Vec<Dim> = (0..a)
+            let mut out: AxisList<Dim> = (0..a)
                 .map(|k| if k < b { batch_dim(p, i, k) } else { p[k] })
                 .collect();
             out.extend_from_slice(&i[b..]);
             out.extend_from_slice(&p[a + 1..]);
-            Shape::from_dims(out)
+            Shape(Some(out))
         }
         (Some(p), Some(i), None, Some(b)) => Shape::unknown_dims(p.len() + i.len() - 1 - b),
         _ => Shape::unknown(),
@@ -427,11 +437,11 @@ pub fn gather_nd_shape(
     let output = match (params.dims(), indices.dims(), depth) {
         (Some(p), Some(i), Some(d)) if i.len() > b && b + d <= p.len() => {
             let lead = i.len() - 1;
-            let mut out: Vec<Dim> = (0..lead)
+            let mut out: AxisList<Dim> = (0..lead)
                 .map(|k| if k < b { batch_dim(p, i, k) } else { i[k] })
                 .collect();
             out.extend_from_slice(&p[b + d..]);
-            Shape::from_dims(out)
+            Shape(Some(out))
         }
         _ => Shape::unknown(),
     };
@@ -441,7 +451,7 @@ pub fn gather_nd_shape(
     let rows = indices
         .dims()
         .and_then(|i| i.split_last())
-        .and_then(|(_, lead)| Shape::from_dims(lead.to_vec()).num_elements());
+        .and_then(|(_, lead)| Shape(Some(lead.iter().copied().collect())).num_elements());
     if rows.is_some_and(|n| n > 0) && params.num_elements() == Some(0) {
         if let Some(params_shape) = params.to_known() {
             return Err(GatherError::EmptyParams { params_shape });

@@ -6,7 +6,7 @@
 //! built from fully known shapes through the shape rules of [`crate::shape`], so a plan
 //! exists only for a valid call.
 
-use crate::shape::{self, checked_numel, Axis, Shape};
+use crate::shape::{self, checked_numel, Axis, AxisList, Shape};
 use crate::types::error::{GatherError, Result};
 use crate::types::index::IndexType;
 
@@ -38,11 +38,11 @@ pub(crate) struct GatherPlan {
     /// Product of params' dimensions after `axis`: elements per copied slice.
     pub inner: usize,
     /// The output's shape.
-    pub out_shape: Vec<usize>,
+    pub out_shape: AxisList<usize>,
     /// Element count of the output.
     pub out_len: usize,
     /// indices.shape, for error positions.
-    pub indices_shape: Vec<usize>,
+    pub indices_shape: AxisList<usize>,
     /// Whether index values are looked at (TensorFlow skips them when no slice is copied).
     pub validate: bool,
     /// The axis gathered along (normalised).
@@ -69,7 +69,7 @@ impl GatherPlan {
             I::TF_LIMIT,
         )?;
         let (Some(axis), Some(bd), Some(out_shape)) =
-            (rule.axis, rule.batch_dims, rule.output.to_known())
+            (rule.axis, rule.batch_dims, rule.output.known_dims())
         else {
             return Err(unresolved(params, indices));
         };
@@ -87,7 +87,7 @@ impl GatherPlan {
             inner,
             out_shape,
             out_len,
-            indices_shape: indices.to_vec(),
+            indices_shape: AxisList::from_slice(indices),
             validate: n_total > 0 && inner > 0 && outer > 0,
             axis,
             batch_dims: bd,

@@ -10,6 +10,7 @@
 //! value, or zeros (each dtype's `Default` is all-zero bytes, checked by a test below), so
 //! every element written is a valid value of its dtype.
 
+use crate::shape::AxisList;
 use crate::types::dtype::{DType, FixedWidth};
 use ndarray::{ArrayViewD, ArrayViewMutD, Axis, IxDyn, ShapeBuilder};
 
@@ -79,9 +80,9 @@ fn unit_geometry(
     strides: &[isize],
     k: usize,
     records: bool,
-) -> Option<(Vec<usize>, Vec<usize>)> {
-    let mut shape = shape.to_vec();
-    let mut strides: Vec<usize> = strides.iter().map(|s| s.unsigned_abs() * k).collect();
+) -> Option<(AxisList<usize>, AxisList<usize>)> {
+    let mut shape = AxisList::from_slice(shape);
+    let mut strides: AxisList<usize> = strides.iter().map(|s| s.unsigned_abs() * k).collect();
     match (records, shape.last_mut(), strides.last_mut()) {
         (false, _, _) if k == 1 => {}
         (false, _, _) => {
@@ -99,7 +100,7 @@ fn unit_geometry(
 
 /// The unit geometry's shape for records, from the plain one (the unit axis appended, or
 /// none for one unit): the unit axis folded into the record axis.
-fn merge_tail(mut shape: Vec<usize>, k: usize, records: bool) -> Vec<usize> {
+fn merge_tail(mut shape: AxisList<usize>, k: usize, records: bool) -> AxisList<usize> {
     if records && k > 1 {
         shape.pop();
     }
@@ -113,8 +114,8 @@ fn merge_tail(mut shape: Vec<usize>, k: usize, records: bool) -> Vec<usize> {
 
 /// Row-major strides over `shape` (each zero length counted as one), for a view of no
 /// element: they name no position twice, as ndarray asks of every view.
-fn empty_strides(shape: &[usize]) -> Vec<usize> {
-    let mut strides = vec![1usize; shape.len()];
+fn empty_strides(shape: &[usize]) -> AxisList<usize> {
+    let mut strides: AxisList<usize> = smallvec::smallvec![1usize; shape.len()];
     for k in (1..shape.len()).rev() {
         strides[k - 1] = strides[k].saturating_mul(shape[k].max(1));
     }
@@ -127,9 +128,9 @@ fn empty_strides(shape: &[usize]) -> Vec<usize> {
 fn unit_layout<T, U, S: ndarray::RawData<Elem = T>>(
     view: &mut ndarray::ArrayBase<S, IxDyn>,
     records: bool,
-) -> Option<(Vec<usize>, Vec<usize>, Vec<usize>)> {
+) -> Option<(AxisList<usize>, AxisList<usize>, AxisList<usize>)> {
     let k = units_per::<T, U>()?;
-    let inverted: Vec<usize> = (0..view.ndim())
+    let inverted: AxisList<usize> = (0..view.ndim())
         .filter(|&a| view.strides()[a] < 0)
         .collect();
     for &a in &inverted {
@@ -137,7 +138,12 @@ fn unit_layout<T, U, S: ndarray::RawData<Elem = T>>(
     }
     let (shape, strides) = if view.is_empty() {
         // No element is read: any shape of units is laid out row-major.
-        let (shape, _) = unit_geometry(view.shape(), &vec![0; view.ndim()], k, false)?;
+        let (shape, _) = unit_geometry(
+            view.shape(),
+            &AxisList::<isize>::from_elem(0, view.ndim()),
+            k,
+            false,
+        )?;
         let shape = merge_tail(shape, k, records);
         let strides = empty_strides(&shape);
         (shape, strides)
@@ -147,8 +153,9 @@ fn unit_layout<T, U, S: ndarray::RawData<Elem = T>>(
     Some((shape, strides, inverted))
 }
 
-/// A row-major view of plain elements of one unit each as a view of units of the same
-/// shape, without the general path's shape vectors (the common case, and a tiny call's).
+/// A row-major view of elements of one unit each as a view of units of the same shape,
+/// without the general path's shape vectors (the common case, and a tiny call's). Records
+/// of one-unit elements keep their shape too: the record axis is already the unit axis.
 fn same_shape<'a, T, U>(view: &ArrayViewD<'a, T>) -> Option<ArrayViewD<'a, U>> {
     if units_per::<T, U>()? != 1 {
         return None;
@@ -191,10 +198,8 @@ pub(crate) fn view<'a, T: FixedWidth, U: Unit>(
     mut view: ArrayViewD<'a, T>,
     records: bool,
 ) -> Option<ArrayViewD<'a, U>> {
-    if !records {
-        if let Some(units) = same_shape(&view) {
-            return Some(units);
-        }
+    if let Some(units) = same_shape(&view) {
+        return Some(units);
     }
     let (shape, strides, inverted) = unit_layout::<T, U, _>(&mut view, records)?;
     let ptr = view.as_ptr().cast::<U>();
@@ -230,15 +235,11 @@ pub(crate) fn view_mut<'a, T: FixedWidth, U: Unit>(
     if !writable::<T>() {
         return None;
     }
-    let mut view = if records {
-        view
-    } else {
-        // SAFETY: every bit pattern is a `T` (`writable`), so whatever is written keeps each
-        // element a valid `T`: `same_shape_mut`'s contract.
-        match unsafe { same_shape_mut(view) } {
-            Ok(units) => return Some(units),
-            Err(view) => view,
-        }
+    // SAFETY: every bit pattern is a `T` (`writable`), so whatever is written keeps each
+    // element a valid `T`: `same_shape_mut`'s contract.
+    let mut view = match unsafe { same_shape_mut(view) } {
+        Ok(units) => return Some(units),
+        Err(view) => view,
     };
     let (shape, strides, inverted) = unit_layout::<T, U, _>(&mut view, records)?;
     let ptr = view.as_mut_ptr().cast::<U>();
