@@ -14,6 +14,14 @@ pyo3::create_exception!(
      ValueError; str(e) is TensorFlow's message."
 );
 
+pyo3::create_exception!(
+    ndgather,
+    NotFoundError,
+    PyTypeError,
+    "TensorFlow's NotFoundError for an op given a dtype it has no kernel for. A subclass of \
+     TypeError; str(e) begins with TensorFlow's message."
+);
+
 /// The subclass for an index outside its dimension. Python knows it by the same name, so that
 /// tracebacks of the TensorFlow functions say `InvalidArgumentError`, as TensorFlow's do; the
 /// NumPy functions (`take`, `take_along_axis`) catch it (`_core.BadIndexError`) and raise it
@@ -41,6 +49,7 @@ pub(crate) fn to_py(err: GatherError) -> PyErr {
         GatherError::BagArgument(_) => PyValueError::new_err(err.to_string()),
         GatherError::BagRuntime(_) => PyRuntimeError::new_err(err.to_string()),
         GatherError::BagNotImplemented(_) => PyNotImplementedError::new_err(err.to_string()),
+        GatherError::NoKernel { .. } => NotFoundError::new_err(err.to_string()),
         GatherError::BadIndex { .. } | GatherError::BadIndexVector { .. } => {
             BadIndexError::new_err(err.to_string())
         }

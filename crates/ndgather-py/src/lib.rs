@@ -13,10 +13,11 @@ use errors::{to_py, InvalidArgumentError};
 use ndarray::{ArrayD, ArrayViewD};
 use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, SparseIds};
 use ndgather::embedding_bag::{BagMode, EmbeddingBag};
+use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
 use ndgather::with_unit;
 use ndgather::{
-    ArrayElement, BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions, Op, Out,
-    Params, TakeAlongAxisOptions, TensorView, TensorViewMut,
+    ArrayElement, BadIndices, DType, FillValue, GatherError, GatherNdOptions, GatherOptions, Op,
+    Out, Params, TakeAlongAxisOptions, Tensor, TensorView, TensorViewMut,
 };
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -706,6 +707,96 @@ fn unsorted_segment_sum<'py>(
     })
 }
 
+/// `tf.tensor_scatter_nd_*` of `kind`; see `ndgather.tensor_scatter_nd_update`. Into a new
+/// array, or with `in_place` into `tensor` itself (then `None` is returned).
+#[pyfunction]
+#[pyo3(signature = (kind, tensor, indices, updates, bad_indices, in_place))]
+fn tensor_scatter<'py>(
+    py: Python<'py>,
+    kind: &str,
+    tensor: &Bound<'py, PyUntypedArray>,
+    indices: &Bound<'py, PyUntypedArray>,
+    updates: &Bound<'py, PyUntypedArray>,
+    bad_indices: &str,
+    in_place: bool,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let kind = ScatterKind::from_name(kind)
+        .ok_or_else(|| PyValueError::new_err(format!("no tensor_scatter_nd_{kind}")))?;
+    let op = TensorScatter::new(kind).bad_indices(policy(bad_indices)?);
+    let Some(dtype) = dtypes::dtype_of(tensor) else {
+        return Err(PyTypeError::new_err(format!(
+            "tensor_scatter_nd_{} takes arrays of {} in native byte order, got dtype {}",
+            kind.name(),
+            DType::names_where(|d| d.size().is_some()),
+            tensor.dtype()
+        )));
+    };
+    let t = Raw::of(tensor);
+    if in_place && (t.may_overlap(&Raw::of(indices)) || t.may_overlap(&Raw::of(updates))) {
+        return Err(PyValueError::new_err(
+            "the tensor shares memory with indices or updates; pass separate arrays",
+        ));
+    }
+    let idx = index_view("indices", indices)?;
+    // bool arrays are read through a checked copy (a byte other than 0 or 1 is no bool);
+    // every other dtype of the table in place.
+    let copy = |array: &Bound<'py, PyUntypedArray>| -> PyResult<Tensor> {
+        let bytes: Vec<u8> = array.call_method0("tobytes")?.extract::<Vec<u8>>()?;
+        Tensor::from_bytes(
+            dtypes::dtype_of(array).unwrap_or(dtype),
+            array.shape(),
+            &bytes,
+        )
+        .map_err(to_py)
+    };
+    let result = if dtype == DType::Bool || dtypes::dtype_of(updates) == Some(DType::Bool) {
+        let (t, u) = (copy(tensor)?, copy(updates)?);
+        pool::detached(py, || op.run(t.view(), &idx, &u.view()))
+    } else {
+        let upd = number_view(updates)?;
+        if in_place {
+            ndgather::with_dtype!(dtype, plain T => {
+                let target = raw::typed_view_mut::<T>(tensor)?;
+                pool::detached(py, || op.run_into(target.into(), &idx, &upd)).map_err(to_py)?;
+            }, else return Err(PyTypeError::new_err("bool is copied above")));
+            return Ok(None);
+        }
+        let view = number_view(tensor)?;
+        pool::detached(py, || op.run(view, &idx, &upd))
+    }
+    .map_err(to_py)?;
+    if in_place {
+        // A bool tensor, updated in a copy: its bytes written back.
+        let bytes = result.to_bytes().map_err(to_py)?;
+        let mut target = raw::typed_view_mut::<u8>(tensor)?;
+        let source = ArrayViewD::from_shape(target.raw_dim(), &bytes)
+            .map_err(|e| PyValueError::new_err(format!("internal error: {e}")))?;
+        target.assign(&source);
+        return Ok(None);
+    }
+    let shape = result.shape().to_vec();
+    ndgather::with_tensor!(Tensor, result, fixed a => output::array_from_vec(py, &tensor.dtype(), &shape, into_vec(a)).map(Some),
+        else dtype => Err(PyTypeError::new_err(format!("no NumPy array of {dtype}"))))
+}
+
+/// A fixed-width array of a dtype of the table with every bit pattern a value, read in place
+/// as the core's dtype-erased view; a `TypeError` for any other.
+fn number_view<'a>(array: &'a Bound<'_, PyUntypedArray>) -> PyResult<TensorView<'a>> {
+    let not_plain = || {
+        PyTypeError::new_err(format!(
+            "expected an array of {} in native byte order, got dtype {}",
+            DType::names_where(DType::is_plain),
+            array.dtype()
+        ))
+    };
+    match dtypes::dtype_of(array) {
+        Some(dtype) => ndgather::with_dtype!(dtype, plain T => {
+            typed_view::<T>(array).map(TensorView::from)
+        }, else Err(not_plain())),
+        None => Err(not_plain()),
+    }
+}
+
 fn strategy(name: &str) -> PyResult<PartitionStrategy> {
     PartitionStrategy::from_name(name).ok_or_else(|| {
         PyValueError::new_err(format!(
@@ -791,6 +882,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.py().get_type::<InvalidArgumentError>(),
     )?;
     m.add("BadIndexError", m.py().get_type::<errors::BadIndexError>())?;
+    m.add("NotFoundError", m.py().get_type::<errors::NotFoundError>())?;
     m.add_function(wrap_pyfunction!(gather, m)?)?;
     m.add_function(wrap_pyfunction!(gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(gather_grad, m)?)?;
@@ -804,6 +896,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embedding_lookup_sparse_grad, m)?)?;
     m.add_function(wrap_pyfunction!(scatter_nd, m)?)?;
     m.add_function(wrap_pyfunction!(unsorted_segment_sum, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor_scatter, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(set_output_cache_limit, m)?)?;

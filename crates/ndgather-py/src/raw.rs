@@ -31,7 +31,9 @@ plain!(
     half::f16,
     half::bf16,
     num_complex::Complex32,
-    num_complex::Complex64
+    num_complex::Complex64,
+    ndgather::F8E4M3,
+    ndgather::F8E5M2
 );
 
 /// The geometry of a NumPy array: data address, shape, strides in bytes, item size.
@@ -297,15 +299,30 @@ pub(crate) fn typed_view<'a, T: Plain>(
     if let Some(view) = raw.contiguous::<T>(array) {
         return Ok(view);
     }
-    let mut view = raw.view::<T>(array)?;
+    elements::<T, _>(raw.view::<T>(array)?, array)
+}
+
+/// A view of records of one `T` each without its record axis: the elements themselves.
+fn elements<T, S: ndarray::RawData<Elem = T>>(
+    mut view: ndarray::ArrayBase<S, IxDyn>,
+    array: &Bound<'_, PyUntypedArray>,
+) -> PyResult<ndarray::ArrayBase<S, IxDyn>> {
     let last = Axis(view.ndim() - 1);
     if view.len_of(last) != 1 {
         return Err(PyTypeError::new_err(format!(
-            "internal error: dtype {} read as {}",
+            "internal error: dtype {} viewed as {}",
             array.dtype(),
             std::any::type_name::<T>()
         )));
     }
     view.index_axis_inplace(last, 0);
     Ok(view)
+}
+
+/// A writable view of a fixed-width array as its Rust type `T`, as [`typed_view`] reads one;
+/// an error for an array that is read-only or whose positions overlap.
+pub(crate) fn typed_view_mut<'a, T: Plain>(
+    array: &'a Bound<'_, PyUntypedArray>,
+) -> PyResult<ArrayViewMutD<'a, T>> {
+    elements::<T, _>(Raw::of(array).view_mut::<T>(array)?, array)
 }

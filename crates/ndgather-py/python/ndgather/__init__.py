@@ -54,10 +54,17 @@ __all__ = [
     "embedding_bag_grad",
     "scatter_nd",
     "unsorted_segment_sum",
+    "tensor_scatter_nd_update",
+    "tensor_scatter_nd_add",
+    "tensor_scatter_nd_sub",
+    "tensor_scatter_nd_min",
+    "tensor_scatter_nd_max",
+    "NotFoundError",
     "set_output_cache_limit",
 ]
 
 InvalidArgumentError = _core.InvalidArgumentError
+NotFoundError = _core.NotFoundError
 
 
 class IndexOutOfBoundsError(InvalidArgumentError, IndexError):
@@ -820,6 +827,121 @@ def unsorted_segment_sum(data: ArrayLike, segment_ids: ArrayLike, num_segments: 
     r = _core.unsorted_segment_sum(_numbers(data), _indices(segment_ids), num_segments,
                                    bad_indices)
     return _like(data, r)
+
+
+def _tensor_scatter(kind: str, tensor: ArrayLike, indices: ArrayLike, updates: ArrayLike,
+                    bad_indices: BadIndices, out: Optional[np.ndarray]) -> np.ndarray:
+    """The tensor_scatter_nd ops: into a new array, into ``tensor`` itself when ``out`` is
+    ``tensor`` (or a view with its memory and layout), or into another ``out`` (the result
+    is made first, so ``out`` is unchanged on error)."""
+    t = _array(tensor)
+    # TensorFlow converts lists and scalars to the tensor's dtype; arrays keep theirs.
+    if isinstance(updates, _ndarray) or hasattr(type(updates), "__dlpack__"):
+        u = _native(_array(updates))
+    else:
+        u = np.asarray(updates, dtype=t.dtype)
+    i = _indices(indices)
+    if out is None:
+        return _like(tensor, _core.tensor_scatter(kind, _native(t), i, u, bad_indices, False))
+    o = _out(out)
+    if _same_memory(o, t):
+        _core.tensor_scatter(kind, o, i, u, bad_indices, True)
+    else:
+        if o.shape != t.shape or o.dtype != t.dtype:
+            raise ValueError(f"out must have the tensor's shape {t.shape} and dtype {t.dtype}, "
+                             f"got {o.shape} and {o.dtype}")
+        np.copyto(o, _core.tensor_scatter(kind, _native(t), i, u, bad_indices, False))
+    return out
+
+
+def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` are views of the same elements, laid out alike."""
+    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+            and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
+
+
+_SCATTER_DOC = """``tf.tensor_scatter_nd_{kind}``: ``tensor`` with {what}.
+
+    Each index vector ``indices[..., :]`` names a slice of ``tensor`` (its first
+    ``indices.shape[-1]`` dimensions); ``updates`` has shape
+    ``indices.shape[:-1] + tensor.shape[indices.shape[-1]:]``. Updates are applied one at a
+    time in the order of ``indices``, as TensorFlow's CPU kernel applies them{order}, and
+    the result is the same on any number of threads.
+
+    Args:
+      tensor: the array to update ({dtypes}).
+      indices: index vectors, an integer array of rank at least 1.
+      updates: the slices; a list or scalar is converted to ``tensor``'s dtype, an array
+        must have it.
+      bad_indices: an index vector outside ``tensor``: ``"error"`` (TensorFlow on the CPU:
+        nothing is written), ``"ignore"`` (TensorFlow's ``bad_indices_policy="IGNORE"``, as on
+        the GPU) and ``"fill"`` (JAX's ``mode="drop"``) drop its update; ``"clamp"``,
+        ``"negative"`` and ``"wrap"`` map it into range.
+      out: where to write: ``tensor`` itself to update it in place (a ``numpy.memmap``
+        opened ``"r+"`` is a table on disk), or another array of its shape and dtype. Every
+        check runs before the first write, so on error ``out`` is unchanged.
+
+    Returns:
+      A new array in ``tensor``'s namespace, or ``out``.
+
+    Raises:
+      InvalidArgumentError: shapes or an index vector TensorFlow refuses, with its message,
+        or updates of another dtype.
+      NotFoundError: a dtype the op has no kernel for (TensorFlow's class and words).
+      TypeError: indices that are not integers, or a dtype ndgather cannot read.
+
+    Examples:
+
+    >>> import numpy as np, ndgather as ng
+    >>> table = np.zeros([4, 2], np.float32)
+    >>> ng.tensor_scatter_nd_{kind}(table, [[1], [3], [1]], np.array([[1, 2], [3, 4], [5, 6]], np.float32))
+    {example}
+    """
+
+
+_EXAMPLES = {
+    "update": ("the slices at ``indices`` replaced by ``updates``",
+               "; a repeated index vector keeps its last update (TensorFlow promises no "
+               "order for them; its CPU kernel writes in index order)",
+               "every dtype of the table",
+               "array([[0., 0.],\n           [5., 6.],\n           [0., 0.],\n           [3., 4.]], dtype=float32)"),
+    "add": ("``updates`` added at ``indices``",
+            "; repeated index vectors add up, rounded after each addition as "
+            "``np.add.at`` does",
+            "a number: integers, floats or complex; integers wrap",
+            "array([[0., 0.],\n           [6., 8.],\n           [0., 0.],\n           [3., 4.]], dtype=float32)"),
+    "sub": ("``updates`` subtracted at ``indices``", "", "a number; integers wrap",
+            "array([[ 0.,  0.],\n           [-6., -8.],\n           [ 0.,  0.],\n           [-3., -4.]], dtype=float32)"),
+    "min": ("each element at ``indices`` the smaller of it and its updates",
+            "; an update replaces an element only if it is smaller, so a NaN already there "
+            "stays and a NaN update is ignored, as in TensorFlow",
+            "an integer or real float",
+            "array([[0., 0.],\n           [0., 0.],\n           [0., 0.],\n           [0., 0.]], dtype=float32)"),
+    "max": ("each element at ``indices`` the larger of it and its updates",
+            "; an update replaces an element only if it is larger, so a NaN already there "
+            "stays and a NaN update is ignored, as in TensorFlow",
+            "an integer or real float",
+            "array([[0., 0.],\n           [5., 6.],\n           [0., 0.],\n           [3., 4.]], dtype=float32)"),
+}
+
+
+def _scatter_function(kind: str, what: str, order: str, dtypes: str, example: str):
+    """``tensor_scatter_nd_<kind>``, with its documentation."""
+    def scatter(tensor: ArrayLike, indices: ArrayLike, updates: ArrayLike, *,
+                bad_indices: BadIndices = "error",
+                out: Optional[np.ndarray] = None) -> np.ndarray:
+        return _tensor_scatter(kind, tensor, indices, updates, bad_indices, out)
+    scatter.__name__ = scatter.__qualname__ = f"tensor_scatter_nd_{kind}"
+    scatter.__doc__ = _SCATTER_DOC.format(kind=kind, what=what, order=order, dtypes=dtypes,
+                                          example=example)
+    return scatter
+
+
+tensor_scatter_nd_update = _scatter_function("update", *_EXAMPLES["update"])
+tensor_scatter_nd_add = _scatter_function("add", *_EXAMPLES["add"])
+tensor_scatter_nd_sub = _scatter_function("sub", *_EXAMPLES["sub"])
+tensor_scatter_nd_min = _scatter_function("min", *_EXAMPLES["min"])
+tensor_scatter_nd_max = _scatter_function("max", *_EXAMPLES["max"])
 
 
 def set_output_cache_limit(max_bytes: int) -> int:

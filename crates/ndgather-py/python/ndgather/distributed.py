@@ -52,7 +52,7 @@ from . import InvalidArgumentError, PartitionStrategy, _core, _indices
 from . import embedding_bag as _embedding_bag
 from . import gather as _gather
 from . import gather_nd as _gather_nd
-from . import unsorted_segment_sum as _segment_sum
+from . import _tensor_scatter
 
 __all__ = ["ShardedTable", "gather", "gather_nd"]
 
@@ -102,13 +102,12 @@ def _take(shard, local_ids, bad_indices):
     return _gather(shard, local_ids, bad_indices=bad_indices)
 
 
-def _add_rows(shard, local_ids, updates):
-    """A copy of ``shard`` with ``updates`` added to rows ``local_ids``: each row's updates
-    summed first, in the order given (deterministic), then added to the row once."""
-    rows, slot = np.unique(local_ids, return_inverse=True)
-    sums = _segment_sum(updates, slot.ravel(), len(rows))
+def _scatter_rows(shard, kind, local_ids, updates):
+    """A copy of ``shard`` with ``updates`` applied to rows ``local_ids`` by
+    ``tensor_scatter_nd_<kind>``: one at a time, in the order given, as TensorFlow applies
+    them."""
     out = np.array(shard)
-    out[rows] += sums
+    _tensor_scatter(kind, out, local_ids.reshape(-1, 1), updates, "error", out)
     return out
 
 
@@ -118,7 +117,9 @@ class ShardedTable:
     """An embedding table of ``rows`` rows in shards held by the workers of a Dask cluster.
 
     Make one with :meth:`from_npy` (shard files, memory-mapped on the workers) or
-    :meth:`from_array`; read it with :meth:`lookup`; update it with :meth:`scatter_add`.
+    :meth:`from_array`; read it with :meth:`lookup`; update it with :meth:`scatter_add` and its
+    siblings (:meth:`scatter_update`, :meth:`scatter_sub`, :meth:`scatter_min`,
+    :meth:`scatter_max`).
 
     Partition strategies are those of TensorFlow's ``embedding_lookup`` for ``n`` shards:
 
@@ -327,15 +328,8 @@ class ShardedTable:
                               padding_idx=None if padding_idx is None else len(fetched),
                               max_norm=max_norm)
 
-    def scatter_add(self, ids: ArrayLike, updates: ArrayLike) -> ShardedTable:
-        """A new table: this one with ``updates[k]`` added to the row that ``ids[k]`` names.
-
-        ``updates`` has shape ``ids.shape + row shape``. Repeated ids add up: a row's updates
-        are summed in the order of ``ids``, then added to the row (deterministic, the same on
-        every run and every cluster). Rows no id names are unchanged, bit for bit. Only shards
-        that receive updates get a new version; this table is left as it was. Numbers only
-        (the dtypes of :func:`ndgather.unsorted_segment_sum`).
-        """
+    def _scatter(self, kind: str, ids: ArrayLike, updates: ArrayLike) -> ShardedTable:
+        """A new version with ``updates`` applied by ``tensor_scatter_nd_<kind>``."""
         # The updates have the shape a lookup of `ids` returns.
         shard, local, want = self._route(ids, "error")
         updates = np.asarray(updates)
@@ -345,15 +339,48 @@ class ShardedTable:
                 f"got {list(updates.shape)}")
         if updates.dtype != self._dtype:
             if not np.can_cast(updates.dtype, self._dtype, "same_kind"):
-                raise TypeError(f"updates of dtype {updates.dtype} cannot be added to a table "
-                                f"of {self._dtype}")
+                raise TypeError(f"updates of dtype {updates.dtype} cannot be applied to a "
+                                f"table of {self._dtype}")
             updates = updates.astype(self._dtype)
         updates = updates.reshape((shard.size,) + self._row_shape)
         shards = list(self._shards)
+        # Grouped by shard, each group in the order of `ids`: every row meets its updates
+        # in that order, as in one tensor_scatter_nd call on the whole table.
         for p, pos in self._by_shard(shard, self.num_shards):
-            shards[p] = self._client.submit(_add_rows, shards[p], local[pos], updates[pos])
+            shards[p] = self._client.submit(_scatter_rows, shards[p], kind, local[pos],
+                                            updates[pos])
         return ShardedTable(self._client, shards, self._shard_rows, self._row_shape,
                             self._dtype, self._strategy)
+
+    def scatter_update(self, ids: ArrayLike, updates: ArrayLike) -> ShardedTable:
+        """A new table: this one with the row that ``ids[k]`` names replaced by
+        ``updates[k]``; a repeated id keeps its last update. As :meth:`scatter_add`."""
+        return self._scatter("update", ids, updates)
+
+    def scatter_add(self, ids: ArrayLike, updates: ArrayLike) -> ShardedTable:
+        """A new table: this one with ``updates[k]`` added to the row that ``ids[k]`` names.
+
+        ``updates`` has shape ``ids.shape + row shape``. Updates are applied one at a time in
+        the order of ``ids``, as ``tf.tensor_scatter_nd_add`` and ``tf.Variable.scatter_add``
+        apply them (and ``np.add.at``), so the result equals TensorFlow's bit for bit, on
+        every run and every cluster. Rows no id names are unchanged, bit for bit. Only shards
+        that receive updates get a new version; this table is left as it was.
+        """
+        return self._scatter("add", ids, updates)
+
+    def scatter_sub(self, ids: ArrayLike, updates: ArrayLike) -> ShardedTable:
+        """A new table: ``updates`` subtracted, as :meth:`scatter_add` adds them."""
+        return self._scatter("sub", ids, updates)
+
+    def scatter_min(self, ids: ArrayLike, updates: ArrayLike) -> ShardedTable:
+        """A new table: each named row the element-wise minimum of it and its updates, as
+        ``tf.tensor_scatter_nd_min`` (integer and real float tables)."""
+        return self._scatter("min", ids, updates)
+
+    def scatter_max(self, ids: ArrayLike, updates: ArrayLike) -> ShardedTable:
+        """A new table: each named row the element-wise maximum of it and its updates, as
+        ``tf.tensor_scatter_nd_max`` (integer and real float tables)."""
+        return self._scatter("max", ids, updates)
 
     def to_numpy(self) -> np.ndarray:
         """The whole table as one NumPy array (for tests and small tables)."""

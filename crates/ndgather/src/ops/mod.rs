@@ -14,6 +14,7 @@ pub(crate) mod gather;
 pub mod grad;
 pub mod scatter;
 pub(crate) mod take_along_axis;
+pub mod tensor_scatter;
 
 use crate::engine::fill;
 use crate::engine::mem::layout::Elements;

@@ -43,17 +43,32 @@ pub(crate) fn scatter_add<T: Summable>(
     src: &[T],
     target: impl Fn(usize) -> Option<usize> + Sync,
 ) {
+    scatter_rows(out, row_len, src, target, |d, s| *d += *s);
+}
+
+/// Combines source row `k` (of `row_len` elements) into output row `target(k)`, element by
+/// element with `combine(destination, source)`, for every `k` in order, skipping rows whose
+/// target is `None`. Each thread owns a range of output rows and walks every source in
+/// order, so each output row meets its sources in their order whatever the number of
+/// threads: the result is the sequential one, bit for bit.
+pub(crate) fn scatter_rows<T: Clone + Send + Sync>(
+    out: &mut [T],
+    row_len: usize,
+    src: &[T],
+    target: impl Fn(usize) -> Option<usize> + Sync,
+    combine: impl Fn(&mut T, &T) + Sync,
+) {
     if row_len == 0 || out.is_empty() {
         return;
     }
     let sources = src.len() / row_len;
-    let add_into = |lo: usize, chunk: &mut [T]| {
+    let combine_into = |lo: usize, chunk: &mut [T]| {
         let hi = lo + chunk.len() / row_len;
         for k in 0..sources {
             if let Some(t) = target(k).filter(|t| (lo..hi).contains(t)) {
                 let dst = &mut chunk[(t - lo) * row_len..(t - lo + 1) * row_len];
-                for (d, &s) in dst.iter_mut().zip(&src[k * row_len..(k + 1) * row_len]) {
-                    *d += s;
+                for (d, s) in dst.iter_mut().zip(&src[k * row_len..(k + 1) * row_len]) {
+                    combine(d, s);
                 }
             }
         }
@@ -61,13 +76,13 @@ pub(crate) fn scatter_add<T: Summable>(
     let threads = rayon::current_num_threads();
     let rows = out.len() / row_len;
     if src.len() < PARALLEL_MIN_ELEMENTS || threads < 2 || rows < 2 {
-        add_into(0, out);
+        combine_into(0, out);
         return;
     }
     let per_task = rows.div_ceil(threads);
     out.par_chunks_mut(per_task * row_len)
         .enumerate()
-        .for_each(|(c, chunk)| add_into(c * per_task, chunk));
+        .for_each(|(c, chunk)| combine_into(c * per_task, chunk));
 }
 
 /// The target row of index vector `r` under `plan` (rows of `plan.slice` elements).

@@ -459,3 +459,146 @@ pub fn gather_nd_shape(
     }
     Ok(GatherNdShape { output, depth })
 }
+
+/// What [`tensor_scatter_shape`] learns: the updates as `num_updates` index vectors of
+/// `depth` components, each writing a slice of `slice` elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TensorScatterShape {
+    /// How many index vectors (and slices of updates) there are.
+    pub num_updates: usize,
+    /// The components of each index vector: `indices.shape[-1]`.
+    pub depth: usize,
+    /// The elements of each slice: the product of `tensor.shape[depth:]`.
+    pub slice: usize,
+}
+
+/// The shape rule of TensorFlow's `tensor_scatter_nd_*` ops, with TensorFlow's messages in
+/// its order (the op's own checks, then those of its shared scatter code): `indices` and
+/// `updates` of rank ≥ 1; nothing to scatter into an empty tensor; `updates.shape` equal to
+/// `indices.shape[:-1] + tensor.shape[indices.shape[-1]:]`; `tensor` of rank ≥ 1.
+///
+/// ```
+/// use ndgather::shape::tensor_scatter_shape;
+/// let rule = tensor_scatter_shape(&[4, 3], &[2, 1], &[2, 3]).unwrap();
+/// assert_eq!((rule.num_updates, rule.depth, rule.slice), (2, 1, 3));
+/// let err = tensor_scatter_shape(&[4, 3], &[2, 1], &[2, 4]).unwrap_err();
+/// assert_eq!(err.to_string(), "The inner 1 dimensions of output.shape=[4,3] must match the \
+///     inner 1 dimensions of updates.shape=[2,4]");
+/// ```
+pub fn tensor_scatter_shape(
+    tensor: &[usize],
+    indices: &[usize],
+    updates: &[usize],
+) -> Result<TensorScatterShape> {
+    use crate::types::error::shape_string as s;
+    let refuse = |message: String| Err(GatherError::TensorScatterShape { message });
+    let Some((&depth, outer)) = indices.split_last() else {
+        return refuse("Indices shape must have rank at least one. Found:[]".to_string());
+    };
+    if updates.is_empty() {
+        return refuse(format!(
+            "Updates shape must have rank at least one. Found:{}",
+            s(updates)
+        ));
+    }
+    let count = |dims: &[usize]| dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    let (n_tensor, n_indices, n_updates) = (count(tensor), count(indices), count(updates));
+    let none = |n: Option<usize>| n == Some(0);
+    let valid_empty = (none(n_indices) && none(n_updates))
+        || !(none(n_tensor) || none(n_indices) || none(n_updates));
+    if !valid_empty {
+        return refuse("Indices and updates specified for empty output shape".to_string());
+    }
+    if outer
+        .iter()
+        .enumerate()
+        .any(|(k, &d)| updates.get(k) != Some(&d))
+    {
+        return refuse(format!(
+            "Outer dimensions of indices and update must match. Indices shape: {}, updates \
+             shape:{}",
+            s(indices),
+            s(updates)
+        ));
+    }
+    let inner = &updates[outer.len().min(updates.len())..];
+    if tensor.len().checked_sub(depth) != Some(inner.len()) {
+        return refuse(format!(
+            "Inner dimensions of output shape must match inner dimensions of updates shape. \
+             Output: {} updates: {}",
+            s(tensor),
+            s(updates)
+        ));
+    }
+    if inner != &tensor[depth..] {
+        return refuse(format!(
+            "The inner {} dimensions of output.shape={} must match the inner {} dimensions \
+             of updates.shape={}",
+            tensor.len() - depth,
+            s(tensor),
+            inner.len(),
+            s(updates)
+        ));
+    }
+    // TensorFlow's shared scatter code, which reads indices of rank 1 as vectors of one
+    // component each.
+    if tensor.is_empty() {
+        return refuse("Output must be at least 1-D, got shape: []".to_string());
+    }
+    let (slice_dim, batch_dim) = match indices.len() {
+        1 => (1, 1),
+        r => (depth, r - 1),
+    };
+    if updates[0] != indices[0] {
+        return refuse(format!(
+            "Dimensions [0,1) of indices[shape={}] = {} must match dimensions [0,1) of \
+             updates[shape={}] = {}",
+            s(indices),
+            indices[0],
+            s(updates),
+            updates[0]
+        ));
+    }
+    let prefix = || {
+        refuse(format!(
+            "Dimensions [0,{batch_dim}) of indices[shape={}] must match dimensions \
+             [0,{batch_dim}) of updates[shape={}]",
+            s(indices),
+            s(updates)
+        ))
+    };
+    let suffix = || {
+        refuse(format!(
+            "Dimensions [{slice_dim},{}) of input[shape={}] must match dimensions \
+             [{batch_dim},{}) of updates[shape={}]",
+            tensor.len(),
+            s(tensor),
+            updates.len(),
+            s(updates)
+        ))
+    };
+    let Some(update_dims) = updates.len().checked_sub(batch_dim) else {
+        return prefix();
+    };
+    if tensor.len() < slice_dim + update_dims || update_dims != tensor.len() - slice_dim {
+        return suffix();
+    }
+    if updates[..batch_dim] != indices[..batch_dim] {
+        return prefix();
+    }
+    if updates[batch_dim..] != tensor[slice_dim..] {
+        return suffix();
+    }
+    let overflow = |what| GatherError::ShapeOverflow {
+        what,
+        shape: tensor.to_vec(),
+    };
+    let slice = checked_numel(&tensor[depth..]).ok_or_else(|| overflow("tensor"))?;
+    checked_numel(tensor).ok_or_else(|| overflow("tensor"))?;
+    let num_updates = checked_numel(outer).ok_or_else(|| overflow("indices"))?;
+    Ok(TensorScatterShape {
+        num_updates,
+        depth,
+        slice,
+    })
+}

@@ -23,6 +23,8 @@ impl<T: Clone + Default + Send + Sync + 'static> Element for T {}
 /// - `index`: a dtype of indices in the dtype-erased API and the Python package (TensorFlow's,
 ///   `int8` and the unsigned ones);
 /// - `number`: a fixed-width number (the summing ops' dtypes; plain bytes in a file);
+/// - `ordered`: a number with an order, integer or real floating-point (what
+///   `tensor_scatter_nd_min` and `_max` accept, TensorFlow's real number types);
 /// - `grad`: a dtype with a gradient (floating-point and complex, as TensorFlow);
 /// - `real`: a real floating-point dtype (embedding tables);
 /// - `plain`: every bit pattern is a value ([`Plain`]), so bytes from a file or another
@@ -37,18 +39,18 @@ macro_rules! __dtype_table {
     ([$($callback:tt)+] $args:tt) => {
         $($callback)+ ! { $args
             Bool(bool) = "bool", Bool, "b1", "BOOL", [];
-            I8(i8) = "int8", Int, "i1", "I8", [index number plain];
-            I16(i16) = "int16", Int, "i2", "I16", [index number plain];
-            I32(i32) = "int32", Int, "i4", "I32", [index number plain];
-            I64(i64) = "int64", Int, "i8", "I64", [index number plain];
-            U8(u8) = "uint8", Uint, "u1", "U8", [index number plain];
-            U16(u16) = "uint16", Uint, "u2", "U16", [index number plain];
-            U32(u32) = "uint32", Uint, "u4", "U32", [index number plain];
-            U64(u64) = "uint64", Uint, "u8", "U64", [index number plain];
-            F16($crate::f16) = "float16", Float, "f2", "F16", [number grad real plain float];
-            BF16($crate::bf16) = "bfloat16", BrainFloat, "V2", "BF16", [number grad real plain float];
-            F32(f32) = "float32", Float, "f4", "F32", [number grad real plain float];
-            F64(f64) = "float64", Float, "f8", "F64", [number grad real plain float];
+            I8(i8) = "int8", Int, "i1", "I8", [index number ordered plain];
+            I16(i16) = "int16", Int, "i2", "I16", [index number ordered plain];
+            I32(i32) = "int32", Int, "i4", "I32", [index number ordered plain];
+            I64(i64) = "int64", Int, "i8", "I64", [index number ordered plain];
+            U8(u8) = "uint8", Uint, "u1", "U8", [index number ordered plain];
+            U16(u16) = "uint16", Uint, "u2", "U16", [index number ordered plain];
+            U32(u32) = "uint32", Uint, "u4", "U32", [index number ordered plain];
+            U64(u64) = "uint64", Uint, "u8", "U64", [index number ordered plain];
+            F16($crate::f16) = "float16", Float, "f2", "F16", [number ordered grad real plain float];
+            BF16($crate::bf16) = "bfloat16", BrainFloat, "V2", "BF16", [number ordered grad real plain float];
+            F32(f32) = "float32", Float, "f4", "F32", [number ordered grad real plain float];
+            F64(f64) = "float64", Float, "f8", "F64", [number ordered grad real plain float];
             F8E4M3($crate::F8E4M3) = "float8_e4m3fn", Float8, "V1", "F8_E4M3", [plain float];
             F8E5M2($crate::F8E5M2) = "float8_e5m2", Float8, "f1", "F8_E5M2", [plain float];
             C64($crate::Complex32) = "complex64", Complex, "c8", "C64", [number grad plain];
@@ -74,6 +76,7 @@ macro_rules! __if_role {
     (strings [strings $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (index [index $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (number [number $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
+    (ordered [ordered $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (grad [grad $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (real [real $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (plain [plain $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
@@ -103,8 +106,9 @@ macro_rules! __match_dtype {
 /// Runs `body` with the type `T` of a run-time [`DType`]: the one dispatch from a dtype to a
 /// Rust type, derived from the crate's dtype table. `with_dtype!(dtype, T => body)` covers
 /// every dtype; `with_dtype!(dtype, ROLE T => body, else fallback)` covers the dtypes of one
-/// role (`index`, `number`, `grad`, `real`, `plain`, `float`, `strings` or `fixed`; see
-/// [`DType::is_index`], [`DType::is_number`], [`DType::has_grad`], [`DType::is_real`],
+/// role (`index`, `number`, `ordered`, `grad`, `real`, `plain`, `float`, `strings` or
+/// `fixed`; see [`DType::is_index`], [`DType::is_number`], [`DType::is_ordered`],
+/// [`DType::has_grad`], [`DType::is_real`],
 /// [`DType::is_plain`], [`DType::is_float`], [`DType::size`]) and
 /// evaluates `fallback` for the others. The body
 /// is compiled once per type, so it may use any trait the concrete types have.
@@ -305,6 +309,15 @@ macro_rules! define_dtypes {
                     ),)*
                 }
             }
+
+            /// A mutable view, to write in place (the in-place form of the scatter ops).
+            pub fn view_mut(&mut self) -> TensorViewMut<'_> {
+                match self {
+                    $(Tensor::$variant(a) => TensorViewMut::$variant(
+                        $crate::__if_role!{fixed [$($role)*] {a.view_mut()} else {a}}
+                    ),)*
+                }
+            }
         }
 
         impl TensorView<'_> {
@@ -488,6 +501,12 @@ impl DType {
         with_dtype!(self, number T => true, else false)
     }
 
+    /// Whether the dtype is an integer or a real floating-point number (the table's
+    /// `ordered` role): what the ops that compare elements (scatter min and max) accept.
+    pub fn is_ordered(self) -> bool {
+        with_dtype!(self, ordered T => true, else false)
+    }
+
     /// Whether the dtype has a gradient (the table's `grad` role: floating-point and complex).
     pub fn has_grad(self) -> bool {
         with_dtype!(self, grad T => true, else false)
@@ -538,6 +557,31 @@ impl DType {
             .iter()
             .copied()
             .find(|d| d.safetensors_name() == Some(name))
+    }
+
+    /// TensorFlow's C++ name of the dtype, as its messages print it (`DataTypeString`):
+    /// `half`, `float` and `double` for the IEEE floats, `string` for both string dtypes
+    /// (TensorFlow's strings are bytes), the table's name otherwise.
+    ///
+    /// ```
+    /// use ndgather::DType;
+    /// assert_eq!(DType::F64.tf_short_name(), "double");
+    /// assert_eq!(DType::I32.tf_short_name(), "int32");
+    /// ```
+    pub fn tf_short_name(self) -> &'static str {
+        match self {
+            DType::F16 => "half",
+            DType::F32 => "float",
+            DType::F64 => "double",
+            DType::Bytes => "string",
+            other => other.name(),
+        }
+    }
+
+    /// TensorFlow's enum name of the dtype (`DT_FLOAT`, `DT_INT64`), as op signatures in
+    /// its messages print it.
+    pub fn tf_enum_name(self) -> String {
+        format!("DT_{}", self.tf_short_name().to_ascii_uppercase())
     }
 
     /// The names of the dtypes for which `role` holds, for messages.

@@ -266,6 +266,43 @@ pub enum GatherError {
         /// The output's shape.
         shape: Vec<usize>,
     },
+    /// tensor_scatter_nd_*: shapes TensorFlow refuses, with its message
+    /// ([`crate::shape::tensor_scatter_shape`]).
+    #[error("{message}")]
+    TensorScatterShape {
+        /// TensorFlow's message.
+        message: String,
+    },
+    /// An op given a tensor of a dtype it has no kernel for (TensorFlow's `NotFoundError`).
+    #[error(
+        "Could not find device for node: {{{{node {op}}}}} = {op}[T={}]: {op} takes {supported}",
+        dtype.tf_enum_name()
+    )]
+    NoKernel {
+        /// TensorFlow's name of the op.
+        op: &'static str,
+        /// The dtype given.
+        dtype: DType,
+        /// The dtypes the op takes, in words.
+        supported: String,
+    },
+    /// An op's second tensor of another dtype than its first, in TensorFlow's words.
+    #[error(
+        "cannot compute {op} as input #{input}(zero-based) was expected to be a {} tensor but \
+         is a {} tensor",
+        expected.tf_short_name(),
+        found.tf_short_name()
+    )]
+    InputDType {
+        /// TensorFlow's name of the op.
+        op: &'static str,
+        /// The input's position.
+        input: usize,
+        /// The dtype needed.
+        expected: DType,
+        /// The dtype given.
+        found: DType,
+    },
     /// unsorted_segment_sum: `segment_ids.shape` is not a prefix of `data.shape`.
     #[error(
         "data.shape = {} does not start with segment_ids.shape = {}",

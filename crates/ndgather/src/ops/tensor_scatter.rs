@@ -1,0 +1,442 @@
+//! TensorFlow's `tensor_scatter_nd_update`, `_add`, `_sub`, `_min` and `_max`: a copy of
+//! `tensor` (or `tensor` itself, in place) with each slice of `updates` written at, added to,
+//! subtracted from, or compared with the slice its index vector names.
+//!
+//! - **Shapes** follow [`crate::shape::tensor_scatter_shape`], with TensorFlow's messages.
+//! - **Duplicates** are applied one at a time, in the order of `indices`, as TensorFlow's CPU
+//!   kernel applies them: `update` keeps the last write (TensorFlow documents no order for
+//!   duplicates; its CPU kernel writes in index order), and `add`/`sub` round after each
+//!   update, so a sum is `((t + u₁) + u₂) + …`, bit for bit. In parallel, each thread owns a
+//!   range of destination slices and applies the updates that land there in their order, so
+//!   the result does not depend on the number of threads.
+//! - **Arithmetic** is TensorFlow's: integers wrap, half types round after each operation;
+//!   `min` keeps the element unless the update is smaller (`max`: larger), so a NaN already
+//!   there stays and a NaN update is ignored, as in Eigen's `cwiseMin`.
+//! - **Bad index vectors** follow the [`BadIndices`] policy: `Error` (TensorFlow on the CPU)
+//!   refuses the call, naming the first in row-major order, before anything is written;
+//!   `Ignore` (TensorFlow on the GPU) and `Fill` (JAX's `mode="drop"`, as JAX's scatters read
+//!   `"fill"`) drop the update; `Clamp`, `Negative` and `Wrap` map it into range.
+//! - **Dtypes**: `update` takes every dtype; `add` and `sub` the numbers; `min` and `max` the
+//!   integers and real floats (the table's `number` and `ordered` roles). Others get
+//!   TensorFlow's `NotFoundError` wording ([`GatherError::NoKernel`]).
+//!
+//! ```
+//! use ndgather::ndarray::array;
+//! use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
+//! use ndgather::{Tensor, TensorView};
+//!
+//! let tensor = array![[1.0f32, 1.0], [2.0, 2.0], [3.0, 3.0]].into_dyn();
+//! let indices = array![[2i64], [0], [2]].into_dyn();
+//! let updates = array![[10.0f32, 20.0], [30.0, 40.0], [50.0, 60.0]].into_dyn();
+//! let add = TensorScatter::new(ScatterKind::Add);
+//! let out = add.run(tensor.view().into(), &indices.view().into(), &updates.view().into())?;
+//! assert_eq!(out, Tensor::from(array![[31.0f32, 41.0], [2.0, 2.0], [63.0, 83.0]].into_dyn()));
+//!
+//! // In place: the caller's array is written, and left as it was on error.
+//! let mut table = tensor.clone();
+//! let update = TensorScatter::new(ScatterKind::Update);
+//! update.run_into(table.view_mut().into(), &indices.view().into(), &updates.view().into())?;
+//! assert_eq!(table, array![[30.0f32, 40.0], [2.0, 2.0], [50.0, 60.0]].into_dyn());
+//! let bad = array![[3i64]].into_dyn();
+//! let err = update.run_into(table.view_mut().into(), &bad.view().into(), &TensorView::from(array![[0.0f32, 0.0]].into_dyn().view()));
+//! assert_eq!(err.unwrap_err().to_string(), "indices[0] = [3] does not index into shape [3,2]");
+//! # Ok::<(), ndgather::GatherError>(())
+//! ```
+
+use crate::engine::kernel::first_bad_vector;
+use crate::engine::mem::layout::{into_array, row_major};
+use crate::ops::scatter::scatter_rows;
+use crate::shape::plan::unravel;
+use crate::shape::{tensor_scatter_shape, TensorScatterShape};
+use crate::types::dtype::{ArrayElement, DType, Tensor, TensorView, TensorViewMut};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::{BadIndices, IndexType};
+use crate::types::strings::{StringElement, Strings};
+use crate::with_tensor;
+use ndarray::{ArrayViewD, ArrayViewMutD};
+
+/// How an update meets the slice it lands on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScatterKind {
+    /// Replaces it (`tensor_scatter_nd_update`).
+    Update,
+    /// Adds to it (`tensor_scatter_nd_add`).
+    Add,
+    /// Subtracts from it (`tensor_scatter_nd_sub`).
+    Sub,
+    /// Keeps the smaller (`tensor_scatter_nd_min`).
+    Min,
+    /// Keeps the larger (`tensor_scatter_nd_max`).
+    Max,
+}
+
+impl ScatterKind {
+    /// Every kind.
+    pub const ALL: [ScatterKind; 5] = [
+        ScatterKind::Update,
+        ScatterKind::Add,
+        ScatterKind::Sub,
+        ScatterKind::Min,
+        ScatterKind::Max,
+    ];
+
+    /// The kind's name: `"update"`, `"add"`, `"sub"`, `"min"` or `"max"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScatterKind::Update => "update",
+            ScatterKind::Add => "add",
+            ScatterKind::Sub => "sub",
+            ScatterKind::Min => "min",
+            ScatterKind::Max => "max",
+        }
+    }
+
+    /// The kind of a name ([`Self::name`]).
+    ///
+    /// ```
+    /// use ndgather::tensor_scatter::ScatterKind;
+    /// assert_eq!(ScatterKind::from_name("max"), Some(ScatterKind::Max));
+    /// ```
+    pub fn from_name(name: &str) -> Option<ScatterKind> {
+        ScatterKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// TensorFlow's op name (`TensorScatterUpdate`, `TensorScatterAdd`, …).
+    pub fn tf_op(self) -> &'static str {
+        match self {
+            ScatterKind::Update => "TensorScatterUpdate",
+            ScatterKind::Add => "TensorScatterAdd",
+            ScatterKind::Sub => "TensorScatterSub",
+            ScatterKind::Min => "TensorScatterMin",
+            ScatterKind::Max => "TensorScatterMax",
+        }
+    }
+
+    /// Whether the kind takes tensors of `dtype`.
+    pub fn supports(self, dtype: DType) -> bool {
+        self.role()(dtype)
+    }
+
+    /// The table's role of the dtypes the kind takes.
+    fn role(self) -> fn(DType) -> bool {
+        match self {
+            ScatterKind::Update => |_| true,
+            ScatterKind::Add | ScatterKind::Sub => DType::is_number,
+            ScatterKind::Min | ScatterKind::Max => DType::is_ordered,
+        }
+    }
+}
+
+/// TensorFlow's arithmetic for `add` and `sub`, for every dtype of the table's `number` role:
+/// integers wrap; floats and complex numbers round after each operation.
+trait Arith: Copy {
+    fn plus(self, other: Self) -> Self;
+    fn minus(self, other: Self) -> Self;
+}
+
+macro_rules! wrapping_arith {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            fn plus(self, other: Self) -> Self { self.wrapping_add(other) }
+            fn minus(self, other: Self) -> Self { self.wrapping_sub(other) }
+        }
+    )*};
+}
+wrapping_arith!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! rounding_arith {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            fn plus(self, other: Self) -> Self { self + other }
+            fn minus(self, other: Self) -> Self { self - other }
+        }
+    )*};
+}
+rounding_arith!(
+    half::f16,
+    half::bf16,
+    f32,
+    f64,
+    num_complex::Complex32,
+    num_complex::Complex64
+);
+
+/// A `tensor_scatter_nd_*` op: its kind and its policy for bad index vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct TensorScatter {
+    /// How updates meet the tensor.
+    pub kind: ScatterKind,
+    /// What a bad index vector does (see the module's documentation).
+    pub bad_indices: BadIndices,
+}
+
+impl TensorScatter {
+    /// The op of `kind`, refusing bad index vectors as TensorFlow on the CPU does.
+    pub fn new(kind: ScatterKind) -> TensorScatter {
+        TensorScatter {
+            kind,
+            bad_indices: BadIndices::Error,
+        }
+    }
+
+    /// The same op with another bad-index policy.
+    pub fn bad_indices(mut self, policy: BadIndices) -> TensorScatter {
+        self.bad_indices = policy;
+        self
+    }
+
+    /// The op into a new tensor: a copy of `tensor` with the updates applied.
+    ///
+    /// # Errors
+    /// [`GatherError::NoKernel`] for a dtype the kind does not take;
+    /// [`GatherError::InputDType`] for updates of another dtype than `tensor`;
+    /// [`GatherError::IndicesNotInteger`]; [`GatherError::TensorScatterShape`];
+    /// [`GatherError::BadScatterIndex`] under `BadIndices::Error`.
+    pub fn run(
+        &self,
+        tensor: TensorView<'_>,
+        indices: &TensorView<'_>,
+        updates: &TensorView<'_>,
+    ) -> Result<Tensor> {
+        let rule = self.check(tensor.dtype(), tensor.shape(), indices, updates)?;
+        with_tensor!(TensorView, &tensor, fixed t => {
+            // Through `row_major`, not `to_owned`: ndarray copies an empty view with its
+            // own strides, which a view from another library need not have made standard.
+            let mut out = into_array(t.shape(), row_major(t)?.into_owned())?;
+            self.apply(out.view_mut().into(), indices, updates, rule)?;
+            Ok(Tensor::from(out))
+        }, else _dtype => self.run_strings(&tensor, indices, updates, rule))
+    }
+
+    /// The op in place: `tensor`'s elements are overwritten. Every check runs first, so on
+    /// error `tensor` is unchanged.
+    ///
+    /// # Errors
+    /// As [`Self::run`].
+    pub fn run_into(
+        &self,
+        tensor: TensorViewMut<'_>,
+        indices: &TensorView<'_>,
+        updates: &TensorView<'_>,
+    ) -> Result<()> {
+        let shape = with_tensor!(TensorViewMut, &tensor, t => t.shape().to_vec());
+        let rule = self.check(tensor.dtype(), &shape, indices, updates)?;
+        self.apply(tensor, indices, updates, rule)
+    }
+
+    /// The dtypes, then the shapes: everything but the index values.
+    fn check(
+        &self,
+        dtype: DType,
+        shape: &[usize],
+        indices: &TensorView<'_>,
+        updates: &TensorView<'_>,
+    ) -> Result<TensorScatterShape> {
+        let op = self.kind.tf_op();
+        if !self.kind.supports(dtype) {
+            return Err(GatherError::NoKernel {
+                op,
+                dtype,
+                supported: DType::names_where(self.kind.role()),
+            });
+        }
+        if updates.dtype() != dtype {
+            return Err(GatherError::InputDType {
+                op,
+                input: 2,
+                expected: dtype,
+                found: updates.dtype(),
+            });
+        }
+        if !indices.dtype().is_index() {
+            return Err(GatherError::IndicesNotInteger {
+                dtype: indices.dtype(),
+            });
+        }
+        tensor_scatter_shape(shape, indices.shape(), updates.shape())
+    }
+
+    /// The updates applied to a fixed-width `target`, by the kind's arithmetic for its dtype.
+    fn apply(
+        &self,
+        target: TensorViewMut<'_>,
+        indices: &TensorView<'_>,
+        updates: &TensorView<'_>,
+        rule: TensorScatterShape,
+    ) -> Result<()> {
+        let i = indices;
+        match self.kind {
+            ScatterKind::Update => with_tensor!(TensorViewMut, target, fixed t => {
+                let u = same_type(&t, updates)?;
+                self.indexed(t, i, u, rule, |d, s| *d = *s)
+            }, else dtype => Err(self.no_kernel(dtype))),
+            ScatterKind::Add => with_tensor!(TensorViewMut, target, number t => {
+                let u = same_type(&t, updates)?;
+                self.indexed(t, i, u, rule, |d, s| *d = d.plus(*s))
+            }, else dtype => Err(self.no_kernel(dtype))),
+            ScatterKind::Sub => with_tensor!(TensorViewMut, target, number t => {
+                let u = same_type(&t, updates)?;
+                self.indexed(t, i, u, rule, |d, s| *d = d.minus(*s))
+            }, else dtype => Err(self.no_kernel(dtype))),
+            // Eigen's `cwiseMin`/`cwiseMax` (`std::min(out, update)`): the update wins only
+            // if it compares smaller (larger).
+            ScatterKind::Min => with_tensor!(TensorViewMut, target, ordered t => {
+                let u = same_type(&t, updates)?;
+                self.indexed(t, i, u, rule, |d, s| if *s < *d { *d = *s })
+            }, else dtype => Err(self.no_kernel(dtype))),
+            ScatterKind::Max => with_tensor!(TensorViewMut, target, ordered t => {
+                let u = same_type(&t, updates)?;
+                self.indexed(t, i, u, rule, |d, s| if *d < *s { *d = *s })
+            }, else dtype => Err(self.no_kernel(dtype))),
+        }
+    }
+
+    fn no_kernel(&self, dtype: DType) -> GatherError {
+        GatherError::NoKernel {
+            op: self.kind.tf_op(),
+            dtype,
+            supported: DType::names_where(self.kind.role()),
+        }
+    }
+
+    /// `update` on a tensor of strings: its elements out, updated, and back.
+    fn run_strings(
+        &self,
+        tensor: &TensorView<'_>,
+        indices: &TensorView<'_>,
+        updates: &TensorView<'_>,
+        rule: TensorScatterShape,
+    ) -> Result<Tensor> {
+        fn updated<T: StringElement>(
+            op: &TensorScatter,
+            strings: &Strings<T>,
+            indices: &TensorView<'_>,
+            updates: &Strings<T>,
+            rule: TensorScatterShape,
+        ) -> Result<Strings<T>> {
+            let mut elements = strings.to_array();
+            let src = updates.to_array();
+            op.indexed(elements.view_mut(), indices, src.view(), rule, |d, s| {
+                d.clone_from(s)
+            })?;
+            Ok(Strings::from(elements))
+        }
+        match (tensor, updates) {
+            (TensorView::String(s), TensorView::String(u)) => {
+                updated(self, s, indices, u, rule).map(Tensor::from)
+            }
+            (TensorView::Bytes(s), TensorView::Bytes(u)) => {
+                updated(self, s, indices, u, rule).map(Tensor::from)
+            }
+            _ => Err(GatherError::Internal(
+                "updates' dtype checked against the tensor's",
+            )),
+        }
+    }
+
+    /// The updates applied to `target` with `combine(element, update)`, for indices of any
+    /// integer dtype: every index vector checked first (under `Error`), then each update
+    /// combined into its slice in the order of `indices`.
+    fn indexed<T: Clone + Send + Sync>(
+        &self,
+        mut target: ArrayViewMutD<'_, T>,
+        indices: &TensorView<'_>,
+        updates: ArrayViewD<'_, T>,
+        rule: TensorScatterShape,
+        combine: impl Fn(&mut T, &T) + Sync,
+    ) -> Result<()> {
+        with_tensor!(TensorView, indices, index i => {
+            let idx = row_major(i)?;
+            let src = row_major(&updates)?;
+            let shape = target.shape().to_vec();
+            let geometry = Geometry::new(&shape, rule);
+            self.check_indices(&idx, i.shape(), &geometry, &shape)?;
+            let policy = self.bad_indices;
+            let destination = |r: usize| geometry.row(&idx[r * rule.depth..(r + 1) * rule.depth], policy);
+            match target.as_slice_mut() {
+                Some(out) => scatter_rows(out, rule.slice, &src, destination, combine),
+                None => {
+                    // A caller's array of another layout: the scatter on a row-major copy,
+                    // assigned back (every check has passed, so nothing can fail after).
+                    let mut copy = into_array(&shape, row_major(&target)?.into_owned())?;
+                    let Some(out) = copy.as_slice_mut() else {
+                        return Err(GatherError::Internal("a standard-layout array is a slice"));
+                    };
+                    scatter_rows(out, rule.slice, &src, destination, combine);
+                    target.assign(&copy);
+                }
+            }
+            Ok(())
+        }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+    }
+
+    /// Under a policy that refuses bad index vectors, the first one in row-major order.
+    fn check_indices<I: IndexType>(
+        &self,
+        idx: &[I],
+        indices_shape: &[usize],
+        geometry: &Geometry,
+        shape: &[usize],
+    ) -> Result<()> {
+        if !self.bad_indices.errors() || geometry.depth == 0 {
+            return Ok(());
+        }
+        let Some(r) = first_bad_vector(idx, &geometry.dims, self.bad_indices) else {
+            return Ok(());
+        };
+        let outer = &indices_shape[..indices_shape.len().saturating_sub(1)];
+        Err(GatherError::BadScatterIndex {
+            position: unravel(r, outer),
+            values: idx[r * geometry.depth..(r + 1) * geometry.depth]
+                .iter()
+                .map(|i| i.to_i128())
+                .collect(),
+            shape: shape.to_vec(),
+        })
+    }
+}
+
+/// The destination slice of an index vector: its components address the tensor's first
+/// `depth` dimensions, in slices of `slice` elements.
+struct Geometry {
+    depth: usize,
+    /// `tensor.shape[..depth]`.
+    dims: Vec<usize>,
+    /// The slices a step along each of those dimensions skips.
+    strides: Vec<usize>,
+}
+
+impl Geometry {
+    fn new(shape: &[usize], rule: TensorScatterShape) -> Geometry {
+        let dims = shape[..rule.depth].to_vec();
+        let mut strides = vec![1; rule.depth];
+        for k in (1..rule.depth).rev() {
+            strides[k - 1] = strides[k] * dims[k];
+        }
+        Geometry {
+            depth: rule.depth,
+            dims,
+            strides,
+        }
+    }
+
+    /// The slice `vector` names under `policy`, `None` where the policy drops it.
+    fn row<I: IndexType>(&self, vector: &[I], policy: BadIndices) -> Option<usize> {
+        let mut row = 0;
+        for ((&i, &dim), &stride) in vector.iter().zip(&self.dims).zip(&self.strides) {
+            row += policy.resolve(i, dim)? * stride;
+        }
+        Some(row)
+    }
+}
+
+/// `updates` as an array of the target's element type (checked equal in [`TensorScatter::check`]).
+fn same_type<'a, T: ArrayElement>(
+    _target: &ArrayViewMutD<'_, T>,
+    updates: &TensorView<'a>,
+) -> Result<ArrayViewD<'a, T>> {
+    T::from_view(updates).ok_or(GatherError::Internal(
+        "updates' dtype checked against the tensor's",
+    ))
+}
