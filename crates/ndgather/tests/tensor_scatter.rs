@@ -123,6 +123,93 @@ fn tensorflow_cases_in_place_and_unchanged_on_error() {
     }
 }
 
+/// TensorFlow's registered gradients, for float32 and float64 cases, bit for bit.
+#[test]
+fn tensorflow_gradients() {
+    let mut checked = std::collections::BTreeMap::new();
+    for (n, case) in cases().iter().enumerate() {
+        let Some(grad) = case.get("grad") else {
+            continue;
+        };
+        let (t, i, u) = (
+            tensor(&case["tensor"]),
+            tensor(&case["indices"]),
+            tensor(&case["updates"]),
+        );
+        let op = op_of(case);
+        let out = op.run(t.view(), &i.view(), &u.view()).unwrap();
+        let upstream = tensor(&grad["upstream"]);
+        let (dt, du) = op
+            .grad(
+                &t.view(),
+                &i.view(),
+                &u.view(),
+                &out.view(),
+                &upstream.view(),
+            )
+            .unwrap();
+        assert!(
+            same(&dt, &tensor(&grad["tensor"])),
+            "case {n}: {dt:?} vs {}",
+            grad["tensor"]
+        );
+        assert!(
+            same(&du, &tensor(&grad["updates"])),
+            "case {n}: {du:?} vs {}",
+            grad["updates"]
+        );
+        *checked
+            .entry(case["kind"].as_str().unwrap().to_string())
+            .or_insert(0) += 1;
+    }
+    assert_eq!(checked.len(), 5, "{checked:?}");
+    assert!(checked.values().all(|&c| c >= 30), "{checked:?}");
+}
+
+/// The same gradients through the op API: a graph of placeholders, `tensor_scatter` and
+/// `gradients` (TF's `tf.gradients`), run by a session.
+#[test]
+fn tensorflow_gradients_through_a_graph() {
+    use ndgather::graph::{Feeds, Scope, Session};
+    use ndgather::shape::Shape;
+    let mut checked = 0;
+    for case in cases() {
+        let Some(grad) = case.get("grad") else {
+            continue;
+        };
+        let (t, i, u) = (
+            tensor(&case["tensor"]),
+            tensor(&case["indices"]),
+            tensor(&case["updates"]),
+        );
+        let graph = Scope::graph();
+        let tp = graph.placeholder(t.dtype(), Shape::unknown()).unwrap();
+        let up = graph
+            .placeholder(u.dtype(), Shape::known(u.shape()))
+            .unwrap();
+        let ic = graph.constant(i);
+        let out = graph.tensor_scatter(&tp, &ic, &up, op_of(&case)).unwrap();
+        let upstream = graph.constant(tensor(&grad["upstream"]));
+        let grads = graph
+            .gradients(
+                std::slice::from_ref(&out),
+                &[tp.clone(), up.clone()],
+                Some(&[upstream]),
+            )
+            .unwrap();
+        let feeds = Feeds::new()
+            .feed_tensor(&tp, &t)
+            .unwrap()
+            .feed_tensor(&up, &u)
+            .unwrap();
+        let got = Session::new(&graph).run_tensors(&grads, &feeds).unwrap();
+        assert!(same(&got[0], &tensor(&grad["tensor"])));
+        assert!(same(&got[1], &tensor(&grad["updates"])));
+        checked += 1;
+    }
+    assert!(checked >= 150, "{checked}");
+}
+
 /// TensorFlow's adds of duplicates equal np.add.at's and JAX's where the file has them: one
 /// sequential order, the same bits.
 #[test]

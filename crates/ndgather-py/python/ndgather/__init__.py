@@ -844,7 +844,7 @@ def _tensor_scatter(kind: str, tensor: ArrayLike, indices: ArrayLike, updates: A
     if out is None:
         return _like(tensor, _core.tensor_scatter(kind, _native(t), i, u, bad_indices, False))
     o = _out(out)
-    if _same_memory(o, t):
+    if o is t or _same_memory(o, t):
         _core.tensor_scatter(kind, o, i, u, bad_indices, True)
     else:
         if o.shape != t.shape or o.dtype != t.dtype:

@@ -321,6 +321,51 @@ impl Scope {
     }
 }
 
+impl Scope {
+    /// TensorFlow's `tensor_scatter_nd_update`, `_add`, `_sub`, `_min` or `_max` (`op.kind`)
+    /// on outputs of any dtype: `tensor` with `updates` (its dtype) applied at `indices` (an
+    /// index dtype); the output has `tensor`'s dtype and shape. Its gradients are
+    /// [`Scope::tensor_scatter_grad`]'s, and [`Scope::gradients`] flows through it.
+    ///
+    /// ```
+    /// use ndgather::graph::Scope;
+    /// use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
+    /// use ndgather::{ndarray::array, Tensor};
+    /// let scope = Scope::eager();
+    /// let tensor = scope.constant(Tensor::from(array![1.0f32, 1.0, 1.0].into_dyn()));
+    /// let indices = scope.constant(Tensor::from(array![[2i64], [2]].into_dyn()));
+    /// let updates = scope.constant(Tensor::from(array![5.0f32, 6.0].into_dyn()));
+    /// let out = scope.tensor_scatter(&tensor, &indices, &updates, TensorScatter::new(ScatterKind::Add))?;
+    /// assert_eq!(out.value(), Some(Tensor::from(array![1.0f32, 1.0, 12.0].into_dyn())));
+    /// # Ok::<(), ndgather::graph::OpError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`OpError::ForeignOperand`]; the core's dtype errors ([`GatherError::NoKernel`],
+    /// [`GatherError::InputDType`], [`GatherError::IndicesNotInteger`]); in an eager scope,
+    /// the op's own.
+    pub fn tensor_scatter(
+        &self,
+        tensor: &AnyOutput,
+        indices: &AnyOutput,
+        updates: &AnyOutput,
+        op: crate::tensor_scatter::TensorScatter,
+    ) -> OpResult<AnyOutput> {
+        for o in [tensor, indices, updates] {
+            self.check_any(o)?;
+        }
+        op.check_dtypes(tensor.dtype(), indices.dtype(), updates.dtype())?;
+        let kind = NodeKind::TensorScatter {
+            op,
+            tensor: tensor.node,
+            indices: indices.node,
+            updates: updates.node,
+        };
+        let node = self.add_op(op.kind.tf_op(), kind, tensor.dtype(), tensor.shape())?;
+        Ok(self.any_output(node))
+    }
+}
+
 /// A fed value borrowed: read where it lies.
 impl<'a> From<&'a Tensor> for Cow<'a, Tensor> {
     fn from(t: &'a Tensor) -> Cow<'a, Tensor> {

@@ -105,11 +105,88 @@ impl Scope {
 }
 
 impl Scope {
+    /// TensorFlow's registered gradients of a [`Scope::tensor_scatter`] output `op`, for the
+    /// upstream gradient `upstream` of its dtype and shape: `[d tensor, d updates]`, two ops
+    /// of this scope of the tensor's and the updates' shapes (see
+    /// [`TensorScatter::grad`](crate::tensor_scatter::TensorScatter::grad)).
+    ///
+    /// ```
+    /// use ndgather::graph::Scope;
+    /// use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
+    /// use ndgather::{ndarray::array, Tensor};
+    /// let scope = Scope::eager();
+    /// let tensor = scope.constant(Tensor::from(array![1.0f32, 1.0, 1.0].into_dyn()));
+    /// let indices = scope.constant(Tensor::from(array![[2i64], [0]].into_dyn()));
+    /// let updates = scope.constant(Tensor::from(array![5.0f32, 6.0].into_dyn()));
+    /// let out = scope.tensor_scatter(&tensor, &indices, &updates, TensorScatter::new(ScatterKind::Update))?;
+    /// let upstream = scope.constant(Tensor::from(array![1.0f32, 2.0, 3.0].into_dyn()));
+    /// let [dt, du] = scope.tensor_scatter_grad(&out, &upstream)?;
+    /// assert_eq!(dt.value(), Some(Tensor::from(array![0.0f32, 2.0, 0.0].into_dyn())));
+    /// assert_eq!(du.value(), Some(Tensor::from(array![3.0f32, 1.0].into_dyn())));
+    /// # Ok::<(), ndgather::graph::OpError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`OpError::ForeignOperand`]; [`OpError::Mode`] for an `op` that is not a tensor
+    /// scatter; [`OpError::DType`] for an upstream of another dtype;
+    /// [`GatherError::GradShapeMismatch`] for one of another static shape; in an eager
+    /// scope, the gradient's own.
+    pub fn tensor_scatter_grad(
+        &self,
+        op: &AnyOutput,
+        upstream: &AnyOutput,
+    ) -> OpResult<[AnyOutput; 2]> {
+        for o in [op, upstream] {
+            if !Arc::ptr_eq(&o.graph, &self.graph) {
+                return Err(OpError::ForeignOperand { name: o.op_name() });
+            }
+        }
+        let shapes = {
+            let g = lock(&self.graph);
+            let forward = &g.nodes[op.node];
+            let NodeKind::TensorScatter {
+                tensor, updates, ..
+            } = &forward.kind
+            else {
+                return Err(OpError::Mode(format!(
+                    "'{}' is not a tensor scatter",
+                    forward.name
+                )));
+            };
+            let up = &g.nodes[upstream.node];
+            if up.dtype != forward.dtype {
+                return Err(OpError::DType {
+                    expected: forward.dtype.to_string(),
+                    found: up.dtype,
+                });
+            }
+            check_shapes(&forward.shape, &up.shape)?;
+            [
+                g.nodes[*tensor].shape.clone(),
+                g.nodes[*updates].shape.clone(),
+            ]
+        };
+        let [tensor_shape, updates_shape] = shapes;
+        let grad = |of_updates: bool, shape: Shape| -> OpResult<AnyOutput> {
+            let kind = NodeKind::TensorScatterGrad {
+                forward: op.node,
+                grad: upstream.node,
+                updates: of_updates,
+            };
+            let node = self.add_op("TensorScatterGrad", kind, op.dtype(), shape)?;
+            Ok(self.any_output(node))
+        };
+        Ok([grad(false, tensor_shape)?, grad(true, updates_shape)?])
+    }
+}
+
+impl Scope {
     /// TensorFlow's `tf.gradients(ys, xs, grad_ys)` (TF Java's `Gradients` op): for each of
     /// `xs`, the sum over `ys` of the partial derivatives, with `grad_ys` (one per `y`, each
     /// of its dtype and shape; ones where `None`) as the upstream gradients. Gradients flow
-    /// through params of the gather family ([`Scope::gradient`]); paths that meet are added
-    /// (`AddN`). Graphs only, as in TensorFlow.
+    /// through params of the gather family ([`Scope::gradient`]) and through the tensor and
+    /// the updates of tensor scatters ([`Scope::tensor_scatter_grad`]); paths that meet are
+    /// added (`AddN`). Graphs only, as in TensorFlow.
     ///
     /// ```
     /// use ndgather::graph::{GatherOpOptions, Scope};
@@ -166,6 +243,9 @@ impl Scope {
             for (n, node) in g.nodes.iter().enumerate() {
                 let inputs = match &node.kind {
                     NodeKind::Op { params, .. } => vec![*params],
+                    NodeKind::TensorScatter {
+                        tensor, updates, ..
+                    } => vec![*tensor, *updates],
                     kind => kind.inputs(&g.nodes),
                 };
                 leads[n] = is_x(n) || inputs.iter().any(|&m| leads[m]);
@@ -209,6 +289,16 @@ impl Scope {
                     pending[*params].push(g);
                 }
                 NodeKind::Op { .. } => {}
+                NodeKind::TensorScatter {
+                    tensor, updates, ..
+                } => {
+                    let [dt, du] = self.tensor_scatter_grad(&self.any_output(n), &total)?;
+                    for (input, g) in [(*tensor, dt), (*updates, du)] {
+                        if leads[input] {
+                            pending[input].push(g);
+                        }
+                    }
+                }
                 kind if !is_x(n) => {
                     return Err(OpError::Mode(format!(
                         "No gradient defined for op: {}",

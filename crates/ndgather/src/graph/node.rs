@@ -4,6 +4,7 @@
 use super::op_error::{OpError, OpResult};
 use crate::ops::embedding::{Combiner, EmbeddingLookup};
 use crate::ops::embedding_bag::EmbeddingBag;
+use crate::ops::tensor_scatter::TensorScatter;
 use crate::ops::{Op, Out};
 use crate::shape::Shape;
 use crate::types::dtype::{DType, FixedWidth, Tensor, TensorView, TensorViewMut};
@@ -41,6 +42,20 @@ pub(crate) enum NodeKind {
         offsets: Option<usize>,
         weights: Option<usize>,
         bag: EmbeddingBag,
+    },
+    /// TensorFlow's `tensor_scatter_nd_*`: `tensor` with `updates` applied at `indices`.
+    TensorScatter {
+        op: TensorScatter,
+        tensor: usize,
+        indices: usize,
+        updates: usize,
+    },
+    /// A gradient of the `TensorScatter` node `forward` for the upstream gradient `grad`:
+    /// with respect to its tensor, or (`updates`) to its updates.
+    TensorScatterGrad {
+        forward: usize,
+        grad: usize,
+        updates: bool,
     },
     /// The sum of several tensors of one dtype and shape (TF's `AddN`): a gradient reached
     /// along several paths.
@@ -96,6 +111,8 @@ impl NodeKind {
                 Op::TakeAlongAxis(_) => "TakeAlongAxis",
             },
             NodeKind::Grad { .. } => "GatherGrad",
+            NodeKind::TensorScatter { op, .. } => op.kind.tf_op(),
+            NodeKind::TensorScatterGrad { .. } => "TensorScatterGrad",
             NodeKind::AddN { .. } => "AddN",
             NodeKind::OnesLike { .. } => "OnesLike",
             NodeKind::EmbeddingLookup { .. } => "EmbeddingLookup",
@@ -150,6 +167,20 @@ impl NodeKind {
                 .chain(weights)
                 .copied()
                 .collect(),
+            NodeKind::TensorScatter {
+                tensor,
+                indices,
+                updates,
+                ..
+            } => vec![*tensor, *indices, *updates],
+            // The forward node's own value too: min and max compare with it.
+            NodeKind::TensorScatterGrad { forward, grad, .. } => {
+                let inputs = nodes.get(*forward).map(|f| f.kind.inputs(nodes));
+                [*grad, *forward]
+                    .into_iter()
+                    .chain(inputs.into_iter().flatten())
+                    .collect()
+            }
             NodeKind::AddN { inputs } => inputs.clone(),
             NodeKind::OnesLike { of } => vec![*of],
             NodeKind::EmbeddingLookupSparse {
@@ -214,6 +245,45 @@ impl NodeKind {
                     offsets.as_ref(),
                     weights.as_ref(),
                 )?
+            }
+            NodeKind::TensorScatter {
+                op,
+                tensor,
+                indices,
+                updates,
+            } => op.run(
+                values.value(*tensor)?,
+                &values.value(*indices)?,
+                &values.value(*updates)?,
+            )?,
+            NodeKind::TensorScatterGrad {
+                forward,
+                grad,
+                updates: of_updates,
+            } => {
+                let Some(NodeKind::TensorScatter {
+                    op,
+                    tensor,
+                    indices,
+                    updates,
+                }) = nodes.get(*forward).map(|f| &f.kind)
+                else {
+                    return Err(OpError::Internal(format!(
+                        "node {forward} is not a tensor scatter"
+                    )));
+                };
+                let (dt, du) = op.grad(
+                    &values.value(*tensor)?,
+                    &values.value(*indices)?,
+                    &values.value(*updates)?,
+                    &values.value(*forward)?,
+                    &values.value(*grad)?,
+                )?;
+                if *of_updates {
+                    du
+                } else {
+                    dt
+                }
             }
             NodeKind::AddN { inputs } => add_n(&shards(inputs)?)?,
             NodeKind::OnesLike { of } => {

@@ -43,9 +43,13 @@
 //! # Ok::<(), ndgather::GatherError>(())
 //! ```
 
-use crate::engine::kernel::first_bad_vector;
+use crate::engine::kernel::{self, first_bad_vector};
 use crate::engine::mem::layout::{into_array, row_major};
+use crate::engine::mem::output;
+use crate::ops::embedding::Real;
+use crate::ops::gather::GatherNdOptions;
 use crate::ops::scatter::scatter_rows;
+use crate::ops::{Op, Out};
 use crate::shape::plan::unravel;
 use crate::shape::{tensor_scatter_shape, TensorScatterShape};
 use crate::types::dtype::{ArrayElement, DType, Tensor, TensorView, TensorViewMut};
@@ -53,7 +57,8 @@ use crate::types::error::{GatherError, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::strings::{StringElement, Strings};
 use crate::with_tensor;
-use ndarray::{ArrayViewD, ArrayViewMutD};
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD};
+use num_traits::{One, Zero};
 
 /// How an update meets the slice it lands on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -109,6 +114,26 @@ impl ScatterKind {
             ScatterKind::Sub => "TensorScatterSub",
             ScatterKind::Min => "TensorScatterMin",
             ScatterKind::Max => "TensorScatterMax",
+        }
+    }
+
+    /// The name TensorFlow's messages give the kind's gradient.
+    fn grad_op(self) -> &'static str {
+        match self {
+            ScatterKind::Update => "TensorScatterUpdateGrad",
+            ScatterKind::Add => "TensorScatterAddGrad",
+            ScatterKind::Sub => "TensorScatterSubGrad",
+            ScatterKind::Min => "TensorScatterMinGrad",
+            ScatterKind::Max => "TensorScatterMaxGrad",
+        }
+    }
+
+    /// The table's role of the dtypes with a gradient: those the kind takes that have one
+    /// (floating-point and complex; real floating-point for `min` and `max`).
+    fn grad_role(self) -> fn(DType) -> bool {
+        match self {
+            ScatterKind::Update | ScatterKind::Add | ScatterKind::Sub => DType::has_grad,
+            ScatterKind::Min | ScatterKind::Max => DType::is_real,
         }
     }
 
@@ -201,9 +226,7 @@ impl TensorScatter {
     ) -> Result<Tensor> {
         let rule = self.check(tensor.dtype(), tensor.shape(), indices, updates)?;
         with_tensor!(TensorView, &tensor, fixed t => {
-            // Through `row_major`, not `to_owned`: ndarray copies an empty view with its
-            // own strides, which a view from another library need not have made standard.
-            let mut out = into_array(t.shape(), row_major(t)?.into_owned())?;
+            let mut out = fresh_copy(t)?;
             self.apply(out.view_mut().into(), indices, updates, rule)?;
             Ok(Tensor::from(out))
         }, else _dtype => self.run_strings(&tensor, indices, updates, rule))
@@ -225,6 +248,138 @@ impl TensorScatter {
         self.apply(tensor, indices, updates, rule)
     }
 
+    /// TensorFlow's registered gradients of the op, for the upstream gradient `upstream` of
+    /// `output` (the op's result on `tensor`, `indices` and `updates`): with respect to
+    /// `tensor` and to `updates`, of their shapes.
+    ///
+    /// - `update`: `upstream` with the updated slices zeroed, and `gather_nd(upstream,
+    ///   indices)` (every update gets its slice's gradient, a repeated one too, as in TF);
+    /// - `add`: `upstream`, and `gather_nd(upstream, indices)`; `sub`: the latter negated;
+    /// - `min`/`max`: each element's gradient shared among the values that equal the result
+    ///   there, the tensor's and every update's (TF's `_TensorScatterMinOrMaxGrad`), in the
+    ///   dtype's own arithmetic.
+    ///
+    /// ```
+    /// use ndgather::ndarray::array;
+    /// use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
+    /// use ndgather::Tensor;
+    ///
+    /// let (t, i, u) = (array![1.0f64, 5.0, 3.0].into_dyn(), array![[1i64], [1]].into_dyn(), array![2.0f64, 5.0].into_dyn());
+    /// let op = TensorScatter::new(ScatterKind::Min);
+    /// let out = op.run(t.view().into(), &i.view().into(), &u.view().into())?;
+    /// let upstream = array![1.0f64, 1.0, 1.0].into_dyn();
+    /// let (dt, du) = op.grad(&t.view().into(), &i.view().into(), &u.view().into(), &out.view(), &upstream.view().into())?;
+    /// assert_eq!(dt, Tensor::from(array![1.0f64, 0.0, 1.0].into_dyn()));
+    /// assert_eq!(du, Tensor::from(array![1.0f64, 0.0].into_dyn()));
+    /// # Ok::<(), ndgather::GatherError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`GatherError::NoKernel`] for a dtype without a gradient (integers, bool, strings);
+    /// [`GatherError::InputDType`] for an upstream gradient of another dtype;
+    /// [`GatherError::GradShapeMismatch`] for one of another shape than `output`; the op's
+    /// own, from the scatter and gathers it is made of.
+    pub fn grad(
+        &self,
+        tensor: &TensorView<'_>,
+        indices: &TensorView<'_>,
+        updates: &TensorView<'_>,
+        output: &TensorView<'_>,
+        upstream: &TensorView<'_>,
+    ) -> Result<(Tensor, Tensor)> {
+        let dtype = tensor.dtype();
+        if !self.kind.grad_role()(dtype) {
+            return Err(GatherError::NoKernel {
+                op: self.kind.grad_op(),
+                dtype,
+                supported: DType::names_where(self.kind.grad_role()),
+            });
+        }
+        if upstream.dtype() != dtype {
+            return Err(GatherError::InputDType {
+                op: self.kind.grad_op(),
+                input: 0,
+                expected: dtype,
+                found: upstream.dtype(),
+            });
+        }
+        if upstream.shape() != output.shape() {
+            return Err(GatherError::GradShapeMismatch {
+                expected: output.shape().to_vec(),
+                found: upstream.shape().to_vec(),
+            });
+        }
+        let picked = |t: TensorView<'_>| -> Result<Tensor> {
+            let gather = Op::GatherNd(GatherNdOptions::new().bad_indices(self.bad_indices));
+            gather
+                .run(t, indices, Out::New)?
+                .ok_or(GatherError::Internal("a run into a new output returns it"))
+        };
+        match self.kind {
+            ScatterKind::Update => {
+                let zeros = Tensor::zeros(dtype, updates.shape())?;
+                let cleared = self.run(upstream.clone(), indices, &zeros.view())?;
+                Ok((cleared, picked(upstream.clone())?))
+            }
+            ScatterKind::Add => Ok((upstream.to_tensor(), picked(upstream.clone())?)),
+            ScatterKind::Sub => {
+                let du = picked(upstream.clone())?;
+                let du = with_tensor!(Tensor, &du, grad g => Tensor::from(g.mapv(|v| -v)),
+                    else dtype => return Err(self.no_kernel(dtype)));
+                Ok((upstream.to_tensor(), du))
+            }
+            ScatterKind::Min | ScatterKind::Max => {
+                with_tensor!(TensorView, tensor, real x => {
+                    let views = (same_type_of(x, updates)?, same_type_of(x, output)?, same_type_of(x, upstream)?);
+                    self.min_max_grad(x.view(), views, indices)
+                }, else dtype => Err(self.no_kernel(dtype)))
+            }
+        }
+    }
+
+    /// TensorFlow's `_TensorScatterMinOrMaxGrad`: indicators of the tensor's elements and
+    /// the updates that equal the result, the gradient divided by their count.
+    fn min_max_grad<T: Real + ArrayElement>(
+        &self,
+        x: ArrayViewD<'_, T>,
+        (y, output, grad): (ArrayViewD<'_, T>, ArrayViewD<'_, T>, ArrayViewD<'_, T>),
+        indices: &TensorView<'_>,
+    ) -> Result<(Tensor, Tensor)> {
+        let (zero, one) = (T::from_acc(T::Acc::zero()), T::from_acc(T::Acc::one()));
+        let indicator = |a: &T, b: &T| if a.acc() == b.acc() { one } else { zero };
+        let op = |a: T, b: T, f: fn(T::Acc, T::Acc) -> T::Acc| T::from_acc(f(a.acc(), b.acc()));
+        let x_ind = ndarray::Zip::from(&x).and(&output).map_collect(indicator);
+        let gather = Op::GatherNd(GatherNdOptions::new().bad_indices(self.bad_indices));
+        let picked = |t: ArrayViewD<'_, T>| -> Result<ArrayD<T>> {
+            let out = gather.run(T::into_view(t), indices, Out::New)?;
+            out.and_then(|t| T::from_tensor_owned(t).ok())
+                .ok_or(GatherError::Internal("a gather of T gives T"))
+        };
+        let y_ind = ndarray::Zip::from(&y)
+            .and(&picked(output)?)
+            .map_collect(indicator);
+        // The updates' indicators added into the tensor's places (TF's scatter_nd of them).
+        let add = TensorScatter::new(ScatterKind::Add).bad_indices(self.bad_indices);
+        let counts = add.run(
+            T::into_view(x_ind.view()),
+            indices,
+            &T::into_view(y_ind.view()),
+        )?;
+        let counts = T::from_tensor_owned(counts)
+            .map_err(|_| GatherError::Internal("a scatter of T gives T"))?;
+        let x_grad = ndarray::Zip::from(&grad)
+            .and(&x_ind)
+            .and(&counts)
+            .map_collect(|&g, &i, &n| op(op(g, i, |a, b| a * b), n, |a, b| a / b));
+        let shared = ndarray::Zip::from(&grad)
+            .and(&counts)
+            .map_collect(|&g, &n| op(g, n, |a, b| a / b));
+        let y_grad = ndarray::Zip::from(&picked(shared.view())?)
+            .and(&y_ind)
+            .map_collect(|&g, &i| op(g, i, |a, b| a * b));
+        Ok((T::into_tensor(x_grad), T::into_tensor(y_grad)))
+    }
+
     /// The dtypes, then the shapes: everything but the index values.
     fn check(
         &self,
@@ -233,28 +388,27 @@ impl TensorScatter {
         indices: &TensorView<'_>,
         updates: &TensorView<'_>,
     ) -> Result<TensorScatterShape> {
-        let op = self.kind.tf_op();
-        if !self.kind.supports(dtype) {
-            return Err(GatherError::NoKernel {
-                op,
-                dtype,
-                supported: DType::names_where(self.kind.role()),
-            });
-        }
-        if updates.dtype() != dtype {
-            return Err(GatherError::InputDType {
-                op,
-                input: 2,
-                expected: dtype,
-                found: updates.dtype(),
-            });
-        }
-        if !indices.dtype().is_index() {
-            return Err(GatherError::IndicesNotInteger {
-                dtype: indices.dtype(),
-            });
-        }
+        self.check_dtypes(dtype, indices.dtype(), updates.dtype())?;
         tensor_scatter_shape(shape, indices.shape(), updates.shape())
+    }
+
+    /// The checks on the three inputs' dtypes (what a graph knows before it runs).
+    pub(crate) fn check_dtypes(&self, tensor: DType, indices: DType, updates: DType) -> Result<()> {
+        if !self.kind.supports(tensor) {
+            return Err(self.no_kernel(tensor));
+        }
+        if updates != tensor {
+            return Err(GatherError::InputDType {
+                op: self.kind.tf_op(),
+                input: 2,
+                expected: tensor,
+                found: updates,
+            });
+        }
+        if !indices.is_index() {
+            return Err(GatherError::IndicesNotInteger { dtype: indices });
+        }
+        Ok(())
     }
 
     /// The updates applied to a fixed-width `target`, by the kind's arithmetic for its dtype.
@@ -429,6 +583,32 @@ impl Geometry {
         }
         Some(row)
     }
+}
+
+/// A row-major copy of `t` in a fresh output, copied in parallel chunks: the new array of
+/// the out-of-place form is mostly this copy, and its page faults. Through `row_major`, not
+/// `to_owned`: ndarray copies an empty view with its own strides, which a view lent by
+/// another library need not have made standard.
+fn fresh_copy<T: Clone + Default + Send + Sync + 'static>(
+    t: &ArrayViewD<'_, T>,
+) -> Result<ArrayD<T>> {
+    let src = row_major(t)?;
+    let out = output::fresh(src.len(), t.shape(), |slots, _| {
+        kernel::for_chunks(slots, 1, std::mem::size_of::<T>(), |first, chunk| {
+            for (slot, value) in chunk.iter_mut().zip(&src[first..]) {
+                slot.write(value.clone());
+            }
+        })
+    })?;
+    into_array(t.shape(), out)
+}
+
+/// `other` as an array of `x`'s element type (its dtype checked equal before).
+fn same_type_of<'a, T: ArrayElement>(
+    _x: &ArrayViewD<'_, T>,
+    other: &TensorView<'a>,
+) -> Result<ArrayViewD<'a, T>> {
+    T::from_view(other).ok_or(GatherError::Internal("dtypes checked equal"))
 }
 
 /// `updates` as an array of the target's element type (checked equal in [`TensorScatter::check`]).

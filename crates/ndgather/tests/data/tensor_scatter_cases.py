@@ -71,8 +71,17 @@ def run(kind, tensor, indices, updates, policy=""):
     case = {"kind": kind, "tensor": arr(tensor), "indices": arr(indices), "updates": arr(updates),
             "bad_indices": "ignore" if policy == "IGNORE" else "error"}
     try:
-        out = KINDS[kind](tensor=tf_tensor(tensor), indices=tf.constant(indices),
-                          updates=tf_tensor(updates), bad_indices_policy=policy)
+        t, u = tf_tensor(tensor), tf_tensor(updates)
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch([t, u])
+            out = KINDS[kind](tensor=t, indices=tf.constant(indices), updates=u,
+                              bad_indices_policy=policy)
+        if tensor.dtype in (np.float32, np.float64) and policy == "" and tensor.size:
+            # TF's registered gradients, for an upstream gradient of random values.
+            upstream = values(tensor.dtype.name, list(tensor.shape))
+            dt, du = tape.gradient(out, [t, u], output_gradients=tf.constant(upstream))
+            case["grad"] = {"upstream": arr(upstream), "tensor": arr(dt.numpy()),
+                            "updates": arr(du.numpy())}
         out = out.numpy()
         case["output"] = arr(out.astype(object) if out.dtype == object else out)
     except (tf.errors.InvalidArgumentError, tf.errors.NotFoundError) as e:
