@@ -61,6 +61,12 @@ fn cases() -> Vec<Value> {
     file["cases"].as_array().unwrap().clone()
 }
 
+/// A case's tensor, indices and updates.
+fn inputs(case: &Value) -> (Tensor, Tensor, Tensor) {
+    let t = |k: &str| tensor(&case[k]);
+    (t("tensor"), t("indices"), t("updates"))
+}
+
 fn op_of(case: &Value) -> TensorScatter {
     let kind = ScatterKind::from_name(case["kind"].as_str().unwrap()).unwrap();
     let policy = BadIndices::from_name(case["bad_indices"].as_str().unwrap()).unwrap();
@@ -72,11 +78,7 @@ fn tensorflow_cases_out_of_place() {
     let cases = cases();
     let (mut passed, mut errors) = (0, 0);
     for (n, case) in cases.iter().enumerate() {
-        let (t, i, u) = (
-            tensor(&case["tensor"]),
-            tensor(&case["indices"]),
-            tensor(&case["updates"]),
-        );
+        let (t, i, u) = inputs(case);
         let got = op_of(case).run(t.view(), &i.view(), &u.view());
         match (&got, case.get("output")) {
             (Ok(out), Some(expected)) => assert!(same(out, &tensor(expected)), "case {n}: {case}"),
@@ -96,11 +98,7 @@ fn tensorflow_cases_out_of_place() {
 #[test]
 fn tensorflow_cases_in_place_and_unchanged_on_error() {
     for (n, case) in cases().iter().enumerate() {
-        let (mut t, i, u) = (
-            tensor(&case["tensor"]),
-            tensor(&case["indices"]),
-            tensor(&case["updates"]),
-        );
+        let (mut t, i, u) = inputs(case);
         if t.dtype() == DType::String || t.dtype() == DType::Bytes {
             continue;
         }
@@ -131,11 +129,7 @@ fn tensorflow_gradients() {
         let Some(grad) = case.get("grad") else {
             continue;
         };
-        let (t, i, u) = (
-            tensor(&case["tensor"]),
-            tensor(&case["indices"]),
-            tensor(&case["updates"]),
-        );
+        let (t, i, u) = inputs(case);
         let op = op_of(case);
         let out = op.run(t.view(), &i.view(), &u.view()).unwrap();
         let upstream = tensor(&grad["upstream"]);
@@ -177,11 +171,7 @@ fn tensorflow_gradients_through_a_graph() {
         let Some(grad) = case.get("grad") else {
             continue;
         };
-        let (t, i, u) = (
-            tensor(&case["tensor"]),
-            tensor(&case["indices"]),
-            tensor(&case["updates"]),
-        );
+        let (t, i, u) = inputs(&case);
         let graph = Scope::graph();
         let tp = graph.placeholder(t.dtype(), Shape::unknown()).unwrap();
         let up = graph

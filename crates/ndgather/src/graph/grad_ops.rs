@@ -82,14 +82,7 @@ impl Scope {
                     found: forward.dtype,
                 });
             }
-            let up = &g.nodes[upstream.node];
-            if up.dtype != forward.dtype {
-                return Err(OpError::DType {
-                    expected: forward.dtype.to_string(),
-                    found: up.dtype,
-                });
-            }
-            check_shapes(&forward.shape, &up.shape)?;
+            check_upstream(forward, &g.nodes[upstream.node])?;
             // params is the first input of every op of the family.
             let params = forward.kind.inputs(&g.nodes).first().copied();
             let shape = params.map_or(Shape::unknown(), |p| g.nodes[p].shape.clone());
@@ -153,14 +146,7 @@ impl Scope {
                     forward.name
                 )));
             };
-            let up = &g.nodes[upstream.node];
-            if up.dtype != forward.dtype {
-                return Err(OpError::DType {
-                    expected: forward.dtype.to_string(),
-                    found: up.dtype,
-                });
-            }
-            check_shapes(&forward.shape, &up.shape)?;
+            check_upstream(forward, &g.nodes[upstream.node])?;
             [
                 g.nodes[*tensor].shape.clone(),
                 g.nodes[*updates].shape.clone(),
@@ -339,6 +325,18 @@ impl Scope {
         let node = self.add_op("AddN", NodeKind::AddN { inputs }, dtype, shape)?;
         Ok(self.any_output(node))
     }
+}
+
+/// Checks that an upstream gradient has the op output's dtype, and a static shape that can
+/// be its.
+fn check_upstream(forward: &super::node::Node, up: &super::node::Node) -> OpResult<()> {
+    if up.dtype != forward.dtype {
+        return Err(OpError::DType {
+            expected: forward.dtype.to_string(),
+            found: up.dtype,
+        });
+    }
+    check_shapes(&forward.shape, &up.shape)
 }
 
 /// Checks that an upstream gradient's static shape can be the op output's.
