@@ -22,6 +22,7 @@ use ndgather::graph::{
     AnyOutput, EmbeddingOpOptions, Feeds, GatherNdOpOptions, GatherOpOptions, Scope, Session,
 };
 use ndgather::shape::Shape;
+use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
 use ndgather::{BadIndices, DType, Strings, TakeAlongAxisOptions, Tensor};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use tensor::JavaTensor;
@@ -454,6 +455,31 @@ pub extern "system" fn Java_org_ndgather_Native_opTakeAlongAxis<'l>(
         let (a, i) = (borrow::<AnyOutput>(arr)?, borrow::<AnyOutput>(indices)?);
         Ok(into_handle(
             borrow::<Scope>(scope)?.take_along_axis(a, i, options)?,
+        ))
+    })
+}
+
+/// TensorFlow's `TensorScatterUpdate`, `Add`, `Sub`, `Min` or `Max` (`kind`: "update",
+/// "add", "sub", "min" or "max").
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_opTensorScatter<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    kind: JString<'l>,
+    tensor: jlong,
+    indices: jlong,
+    updates: jlong,
+    bad_indices: JString<'l>,
+) -> jlong {
+    guard(&mut env, |env| {
+        let name = string(env, &kind)?;
+        let kind = ScatterKind::from_name(&name)
+            .ok_or_else(|| Failure::Argument(format!("no tensor_scatter_nd_{name}")))?;
+        let op = TensorScatter::new(kind).bad_indices(policy(env, &bad_indices)?);
+        let [t, i, u] = [tensor, indices, updates].map(borrow::<AnyOutput>);
+        Ok(into_handle(
+            borrow::<Scope>(scope)?.tensor_scatter(t?, i?, u?, op)?,
         ))
     })
 }

@@ -779,6 +779,50 @@ fn tensor_scatter<'py>(
         else dtype => Err(PyTypeError::new_err(format!("no NumPy array of {dtype}"))))
 }
 
+/// NumPy's `put_along_axis`, in place; see `ndgather.put_along_axis`. `values` has `arr`'s
+/// dtype (the wrapper converts it). Dtypes of the table are written as themselves; others of
+/// 1, 2, 4 or 8 bytes (bool, datetimes) as unsigned integers of their size, since putting
+/// moves elements and never reads their values.
+#[pyfunction]
+#[pyo3(signature = (arr, indices, values, axis, bad_indices))]
+fn put_along_axis(
+    py: Python<'_>,
+    arr: &Bound<'_, PyUntypedArray>,
+    indices: &Bound<'_, PyUntypedArray>,
+    values: &Bound<'_, PyUntypedArray>,
+    axis: i64,
+    bad_indices: &str,
+) -> PyResult<()> {
+    let options = TakeAlongAxisOptions::new(axis).bad_indices(policy(bad_indices)?);
+    let a = Raw::of(arr);
+    if a.may_overlap(&Raw::of(indices)) || a.may_overlap(&Raw::of(values)) {
+        return Err(PyValueError::new_err(
+            "arr shares memory with indices or values; pass separate arrays",
+        ));
+    }
+    let idx = index_view("indices", indices)?;
+    let table = dtypes::dtype_of(arr).filter(|d| d.is_plain());
+    let unit = match (table, arr.dtype().itemsize()) {
+        (Some(d), _) => d,
+        (None, 1) => DType::U8,
+        (None, 2) => DType::U16,
+        (None, 4) => DType::U32,
+        (None, 8) => DType::U64,
+        (None, _) => {
+            return Err(PyTypeError::new_err(format!(
+                "put_along_axis does not take arrays of dtype {}",
+                arr.dtype()
+            )))
+        }
+    };
+    ndgather::with_dtype!(unit, plain T => {
+        let target = raw::typed_view_mut::<T>(arr)?;
+        let source = typed_view::<T>(values)?;
+        pool::detached(py, || options.put_along_axis(target.into(), &idx, &source.into()))
+            .map_err(to_py)
+    }, else Err(PyTypeError::new_err(format!("no plain dtype {unit}"))))
+}
+
 /// A fixed-width array of a dtype of the table with every bit pattern a value, read in place
 /// as the core's dtype-erased view; a `TypeError` for any other.
 fn number_view<'a>(array: &'a Bound<'_, PyUntypedArray>) -> PyResult<TensorView<'a>> {
@@ -897,6 +941,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scatter_nd, m)?)?;
     m.add_function(wrap_pyfunction!(unsorted_segment_sum, m)?)?;
     m.add_function(wrap_pyfunction!(tensor_scatter, m)?)?;
+    m.add_function(wrap_pyfunction!(put_along_axis, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(set_output_cache_limit, m)?)?;

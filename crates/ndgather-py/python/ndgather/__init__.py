@@ -46,6 +46,7 @@ __all__ = [
     "gather_nd_grad",
     "take_along_axis",
     "take_along_axis_grad",
+    "put_along_axis",
     "embedding_lookup",
     "embedding_lookup_grad",
     "embedding_lookup_sparse",
@@ -513,6 +514,57 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, /, axis: Optional[int] =
     except _core.BadIndexError as e:
         raise IndexOutOfBoundsError(str(e)) from None
     return r if out is None and type(arr) is _ndarray else _result(arr, out, r)
+
+
+def put_along_axis(arr: np.ndarray, indices: ArrayLike, values: ArrayLike,
+                   axis: Optional[int], *, bad_indices: BadIndices = "negative") -> None:
+    """Put values into ``arr`` by matching 1-d index and data slices along ``axis``.
+
+    ``numpy.put_along_axis``, the write side of :func:`take_along_axis` (PyTorch's
+    ``scatter_``): each element that ``take_along_axis(arr, indices, axis)`` would read is
+    overwritten, in place, by the element of ``values`` at the same position; ``values``
+    broadcasts to that shape and is cast to ``arr``'s dtype, as NumPy casts it. Where several
+    positions name one element, the last in row-major order wins, as in NumPy. Every check runs
+    before the first write: on error ``arr`` is unchanged.
+
+    Args:
+      arr: the array to write: a NumPy array (a ``numpy.memmap`` opened ``"r+"`` too), or any
+        writable CPU array through DLPack.
+      indices: an integer array of ``arr``'s rank.
+      values: the values to put.
+      axis: the axis to put along; ``None`` puts into ``arr`` flattened (``indices`` 1-d).
+      bad_indices: as in :func:`take_along_axis`; ``"ignore"`` and ``"fill"`` drop the value
+        of a bad index.
+
+    Raises:
+      IndexOutOfBoundsError: an index out of range (an ``IndexError``, as NumPy raises).
+      InvalidArgumentError: ranks that differ, an axis out of range, shapes that do not
+        broadcast (a ``ValueError``, as NumPy raises).
+      TypeError: indices that are not integers, or an ``arr`` that cannot be written.
+
+    NumPy's own example:
+
+    >>> import numpy as np, ndgather as ng
+    >>> a = np.array([[10, 30, 20], [60, 40, 50]])
+    >>> ng.put_along_axis(a, np.expand_dims(np.argmax(a, axis=1), axis=1), 99, axis=1)
+    >>> a
+    array([[10, 99, 20],
+           [99, 40, 50]])
+    """
+    a = _out(arr)
+    if a is None:
+        raise TypeError("put_along_axis needs an array to write into, got None")
+    target = a
+    if axis is None:
+        # NumPy writes through arr.flat; a view that is not contiguous is written back.
+        target, axis = a.reshape(-1), 0
+    v = np.ascontiguousarray(np.asarray(values).astype(a.dtype, copy=False))
+    try:
+        _core.put_along_axis(target, _indices(indices), v, axis, bad_indices)
+    except _core.BadIndexError as e:
+        raise IndexOutOfBoundsError(str(e)) from None
+    if not np.may_share_memory(target, a):
+        a[...] = target.reshape(a.shape)
 
 
 def take_along_axis_grad(arr_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike,

@@ -600,3 +600,16 @@ impl TensorView<'_> {
         fresh(Op::TakeAlongAxis(*options), self, indices)
     }
 }
+
+/// `other` as an array of the element type of `like` (an array of the dtype `other` was
+/// checked to have): the second input of an op, typed by the dispatch on its first.
+pub(crate) fn typed_like<
+    'a,
+    T: crate::types::dtype::ArrayElement,
+    S: ndarray::RawData<Elem = T>,
+>(
+    _like: &ndarray::ArrayBase<S, IxDyn>,
+    other: &TensorView<'a>,
+) -> Result<ArrayViewD<'a, T>> {
+    T::from_view(other).ok_or(GatherError::Internal("dtypes checked equal"))
+}

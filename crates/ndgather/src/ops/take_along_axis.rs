@@ -16,10 +16,12 @@ use crate::engine::simd::prefetch::{prefetch_distance, prefetch_slice};
 use crate::ops::grad::check_grad;
 use crate::ops::scatter::Summable;
 use crate::shape::plan::unravel;
+use crate::types::dtype::{TensorView, TensorViewMut};
 use crate::types::error::{GatherError, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::value::FillValue;
-use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, Dimension};
+use crate::with_tensor;
+use ndarray::{ArrayBase, ArrayD, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, Dimension, IxDyn};
 use std::borrow::Cow;
 
 /// Options of `take_along_axis`: the axis (negative counts from the end) and the policy for
@@ -364,6 +366,89 @@ impl TakeAlongAxisOptions {
     pub fn fill_value(mut self, value: FillValue) -> Self {
         self.fill_value = value;
         self
+    }
+
+    /// NumPy's `put_along_axis(arr, indices, values, axis)`, the write side of
+    /// [`Self::take_along_axis`]: each element that `take_along_axis` would read from `arr`
+    /// is overwritten, in place, by the element of `values` (broadcast to the indices' result
+    /// shape, as NumPy broadcasts it) at the same position. Where several positions name one
+    /// element, the last in row-major order wins, as in NumPy. Every check runs before the
+    /// first write, so on error `arr` is unchanged. Under `Ignore` and `Fill` a bad index's
+    /// value is dropped.
+    ///
+    /// ```
+    /// use ndgather::ndarray::array;
+    /// use ndgather::TakeAlongAxisOptions;
+    ///
+    /// let mut arr = array![[10, 30, 20], [60, 40, 50]].into_dyn();
+    /// let top = array![[1], [0]].into_dyn();
+    /// let values = array![99].into_dyn();
+    /// TakeAlongAxisOptions::new(1).put_along_axis(arr.view_mut().into(), &top.view().into(), &values.view().into())?;
+    /// assert_eq!(arr, array![[10, 99, 20], [99, 40, 50]].into_dyn());
+    /// # Ok::<(), ndgather::GatherError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`Self::take_along_axis`]; [`GatherError::DTypeMismatch`] for values of
+    /// another dtype; [`GatherError::PutValuesShape`] for values that do not broadcast;
+    /// [`GatherError::NotFixedWidth`] for strings.
+    pub fn put_along_axis(
+        &self,
+        arr: TensorViewMut<'_>,
+        indices: &TensorView<'_>,
+        values: &TensorView<'_>,
+    ) -> Result<()> {
+        if arr.dtype() != values.dtype() {
+            return Err(GatherError::DTypeMismatch {
+                expected: arr.dtype(),
+                found: values.dtype(),
+            });
+        }
+        with_tensor!(TensorViewMut, arr, fixed a => {
+            let v = crate::ops::typed_like(&a, values)?;
+            with_tensor!(TensorView, indices, index i => self.put_typed(a, i, v),
+                else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+        }, else dtype => Err(GatherError::NotFixedWidth { dtype }))
+    }
+
+    fn put_typed<T: Clone, I: IndexType>(
+        &self,
+        mut arr: ArrayViewMutD<'_, T>,
+        indices: &ArrayViewD<'_, I>,
+        values: ArrayViewD<'_, T>,
+    ) -> Result<()> {
+        let plan = AlongPlan::new(arr.shape(), indices.shape(), self.axis)?;
+        let Some(values) = values.broadcast(IxDyn(&plan.out_shape)) else {
+            return Err(GatherError::PutValuesShape {
+                values: values.shape().to_vec(),
+                result: plan.out_shape.clone(),
+            });
+        };
+        let idx = row_major(indices)?;
+        plan.check(&idx, self.bad_indices)?;
+        let values = row_major(&values)?;
+        let rows = plan.out_len / plan.row_len();
+        let put = |out: &mut [T]| {
+            plan.walk(&idx, self.bad_indices, 0..rows, |o, target| {
+                if let Some(t) = target {
+                    out[t] = values[o].clone();
+                }
+            })
+        };
+        match arr.as_slice_mut() {
+            Some(out) => put(out),
+            None => {
+                // Another layout: the writes on a row-major copy, assigned back (every check
+                // has passed).
+                let mut copy = into_array(arr.shape(), row_major(&arr)?.into_owned())?;
+                let Some(out) = copy.as_slice_mut() else {
+                    return Err(GatherError::Internal("a standard-layout array is a slice"));
+                };
+                put(out);
+                arr.assign(&copy);
+            }
+        }
+        Ok(())
     }
 
     /// The output's shape for params and indices of these shapes, after NumPy's checks.

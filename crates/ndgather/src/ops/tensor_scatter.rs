@@ -49,7 +49,7 @@ use crate::engine::mem::output;
 use crate::ops::embedding::Real;
 use crate::ops::gather::GatherNdOptions;
 use crate::ops::scatter::scatter_rows;
-use crate::ops::{Op, Out};
+use crate::ops::{typed_like, Op, Out};
 use crate::shape::plan::unravel;
 use crate::shape::{tensor_scatter_shape, TensorScatterShape};
 use crate::types::dtype::{ArrayElement, DType, Tensor, TensorView, TensorViewMut};
@@ -330,7 +330,7 @@ impl TensorScatter {
             }
             ScatterKind::Min | ScatterKind::Max => {
                 with_tensor!(TensorView, tensor, real x => {
-                    let views = (same_type_of(x, updates)?, same_type_of(x, output)?, same_type_of(x, upstream)?);
+                    let views = (typed_like(x, updates)?, typed_like(x, output)?, typed_like(x, upstream)?);
                     self.min_max_grad(x.view(), views, indices)
                 }, else dtype => Err(self.no_kernel(dtype)))
             }
@@ -422,25 +422,25 @@ impl TensorScatter {
         let i = indices;
         match self.kind {
             ScatterKind::Update => with_tensor!(TensorViewMut, target, fixed t => {
-                let u = same_type(&t, updates)?;
+                let u = typed_like(&t, updates)?;
                 self.indexed(t, i, u, rule, |d, s| *d = *s)
             }, else dtype => Err(self.no_kernel(dtype))),
             ScatterKind::Add => with_tensor!(TensorViewMut, target, number t => {
-                let u = same_type(&t, updates)?;
+                let u = typed_like(&t, updates)?;
                 self.indexed(t, i, u, rule, |d, s| *d = d.plus(*s))
             }, else dtype => Err(self.no_kernel(dtype))),
             ScatterKind::Sub => with_tensor!(TensorViewMut, target, number t => {
-                let u = same_type(&t, updates)?;
+                let u = typed_like(&t, updates)?;
                 self.indexed(t, i, u, rule, |d, s| *d = d.minus(*s))
             }, else dtype => Err(self.no_kernel(dtype))),
             // Eigen's `cwiseMin`/`cwiseMax` (`std::min(out, update)`): the update wins only
             // if it compares smaller (larger).
             ScatterKind::Min => with_tensor!(TensorViewMut, target, ordered t => {
-                let u = same_type(&t, updates)?;
+                let u = typed_like(&t, updates)?;
                 self.indexed(t, i, u, rule, |d, s| if *s < *d { *d = *s })
             }, else dtype => Err(self.no_kernel(dtype))),
             ScatterKind::Max => with_tensor!(TensorViewMut, target, ordered t => {
-                let u = same_type(&t, updates)?;
+                let u = typed_like(&t, updates)?;
                 self.indexed(t, i, u, rule, |d, s| if *d < *s { *d = *s })
             }, else dtype => Err(self.no_kernel(dtype))),
         }
@@ -601,22 +601,4 @@ fn fresh_copy<T: Clone + Default + Send + Sync + 'static>(
         })
     })?;
     into_array(t.shape(), out)
-}
-
-/// `other` as an array of `x`'s element type (its dtype checked equal before).
-fn same_type_of<'a, T: ArrayElement>(
-    _x: &ArrayViewD<'_, T>,
-    other: &TensorView<'a>,
-) -> Result<ArrayViewD<'a, T>> {
-    T::from_view(other).ok_or(GatherError::Internal("dtypes checked equal"))
-}
-
-/// `updates` as an array of the target's element type (checked equal in [`TensorScatter::check`]).
-fn same_type<'a, T: ArrayElement>(
-    _target: &ArrayViewMutD<'_, T>,
-    updates: &TensorView<'a>,
-) -> Result<ArrayViewD<'a, T>> {
-    T::from_view(updates).ok_or(GatherError::Internal(
-        "updates' dtype checked against the tensor's",
-    ))
 }

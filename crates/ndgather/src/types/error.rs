@@ -139,6 +139,18 @@ pub enum GatherError {
         /// rank(params).
         rank: usize,
     },
+    /// put_along_axis: values that do not broadcast to the indices' result (NumPy's words).
+    #[error(
+        "shape mismatch: value array of shape {} could not be broadcast to indexing result of shape {}",
+        shape_string(values),
+        shape_string(result)
+    )]
+    PutValuesShape {
+        /// The values' shape.
+        values: Vec<usize>,
+        /// The shape they must broadcast to.
+        result: Vec<usize>,
+    },
     /// take_along_axis: an axis other than `axis` where params and indices differ and
     /// neither is 1.
     #[error("shape mismatch: indices of shape {} cannot be broadcast to arr of shape {} (axis {axis}: sizes must be equal, or one of them 1)", shape_string(indices_shape), shape_string(params_shape))]
@@ -267,7 +279,7 @@ pub enum GatherError {
         shape: Vec<usize>,
     },
     /// tensor_scatter_nd_*: shapes TensorFlow refuses, with its message
-    /// ([`crate::shape::tensor_scatter_shape`]).
+    /// (the shape rule `tensor_scatter_shape`).
     #[error("{message}")]
     TensorScatterShape {
         /// TensorFlow's message.

@@ -47,6 +47,9 @@ final class Native {
   static native long opGatherNd(
       long scope, long params, long indices, long batchDims, String badIndices);
 
+  static native long opTensorScatter(
+      long scope, String kind, long tensor, long indices, long updates, String badIndices);
+
   static native long opTakeAlongAxis(
       long scope, long arr, long indices, long axis, String badIndices);
 

@@ -71,6 +71,25 @@ public final class NativeOps {
     return new Output<>(scope.env(), h);
   }
 
+  /** The {@code tensor_scatter_nd} op of {@code kind} ("update", "add", "sub", "min", "max"). */
+  public static <T> Output<T> tensorScatter(
+      org.ndgather.op.Scope scope,
+      String kind,
+      Operand<T> tensor,
+      Operand<?> indices,
+      Operand<T> updates,
+      String badIndices) {
+    long h =
+        Native.opTensorScatter(
+            scope.handle(),
+            kind,
+            tensor.asOutput().handle(),
+            indices.asOutput().handle(),
+            updates.asOutput().handle(),
+            badIndices);
+    return new Output<>(scope.env(), h);
+  }
+
   /** {@code TakeAlongAxis}. */
   public static <T> Output<T> takeAlongAxis(
       org.ndgather.op.Scope scope,

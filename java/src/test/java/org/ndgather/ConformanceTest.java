@@ -26,6 +26,16 @@ import org.ndgather.op.core.GatherNd;
  * bit for bit, and errors as {@code IllegalArgumentException} with TensorFlow's message.
  */
 class ConformanceTest {
+  /** The shape of a committed case file's array ({@code {"shape": [...], ...}}). */
+  static long[] shape(com.google.gson.JsonObject v) {
+    com.google.gson.JsonArray s = v.getAsJsonArray("shape");
+    long[] out = new long[s.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = s.get(i).getAsLong();
+    }
+    return out;
+  }
+
   static Path root() {
     return Path.of(System.getProperty("ndgather.root", ".."));
   }

@@ -28,15 +28,6 @@ class EmbeddingBagTest {
     return JsonParser.parseString(text).getAsJsonObject();
   }
 
-  private static long[] shape(JsonObject v) {
-    JsonArray s = v.getAsJsonArray("shape");
-    long[] out = new long[s.size()];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = s.get(i).getAsLong();
-    }
-    return out;
-  }
-
   /** A tensor of the case's values: float32 or float64 by its dtype, or int64. */
   private static Tensor<?> tensor(JsonObject v) {
     JsonArray data = v.getAsJsonArray("data");
@@ -56,7 +47,7 @@ class EmbeddingBagTest {
       case "float64" -> Double.class;
       default -> Long.class;
     };
-    return Tensor.create(type, shape(v), b);
+    return Tensor.create(type, ConformanceTest.shape(v), b);
   }
 
   @Test

@@ -14,6 +14,12 @@ import org.ndgather.op.core.GatherNd;
 import org.ndgather.op.core.Gradients;
 import org.ndgather.op.core.Placeholder;
 import org.ndgather.op.core.TakeAlongAxis;
+import org.ndgather.op.core.TensorScatterAdd;
+import org.ndgather.op.core.TensorScatterMax;
+import org.ndgather.op.core.TensorScatterMin;
+import org.ndgather.op.core.TensorScatterOp;
+import org.ndgather.op.core.TensorScatterSub;
+import org.ndgather.op.core.TensorScatterUpdate;
 
 /**
  * An API for building ops as {@link Op}s (TF Java's {@code Ops}): {@code Ops tf =
@@ -338,6 +344,36 @@ public final class Ops {
       Operand<U> offsets,
       EmbeddingBag.Options... options) {
     return EmbeddingBag.create(scope, shards, input, offsets, options);
+  }
+
+  /** {@code TensorScatterUpdate}: see {@link TensorScatterUpdate#create}. */
+  public <T, U extends Number> TensorScatterUpdate<T> tensorScatterUpdate(
+      Operand<T> tensor, Operand<U> indices, Operand<T> updates, TensorScatterOp.Options... options) {
+    return TensorScatterUpdate.create(scope, tensor, indices, updates, options);
+  }
+
+  /** {@code TensorScatterAdd}: see {@link TensorScatterAdd#create}. */
+  public <T, U extends Number> TensorScatterAdd<T> tensorScatterAdd(
+      Operand<T> tensor, Operand<U> indices, Operand<T> updates, TensorScatterOp.Options... options) {
+    return TensorScatterAdd.create(scope, tensor, indices, updates, options);
+  }
+
+  /** {@code TensorScatterSub}: see {@link TensorScatterSub#create}. */
+  public <T, U extends Number> TensorScatterSub<T> tensorScatterSub(
+      Operand<T> tensor, Operand<U> indices, Operand<T> updates, TensorScatterOp.Options... options) {
+    return TensorScatterSub.create(scope, tensor, indices, updates, options);
+  }
+
+  /** {@code TensorScatterMin}: see {@link TensorScatterMin#create}. */
+  public <T, U extends Number> TensorScatterMin<T> tensorScatterMin(
+      Operand<T> tensor, Operand<U> indices, Operand<T> updates, TensorScatterOp.Options... options) {
+    return TensorScatterMin.create(scope, tensor, indices, updates, options);
+  }
+
+  /** {@code TensorScatterMax}: see {@link TensorScatterMax#create}. */
+  public <T, U extends Number> TensorScatterMax<T> tensorScatterMax(
+      Operand<T> tensor, Operand<U> indices, Operand<T> updates, TensorScatterOp.Options... options) {
+    return TensorScatterMax.create(scope, tensor, indices, updates, options);
   }
 
   /** {@code GatherNd}: see {@link GatherNd#create}. */

@@ -23,18 +23,11 @@ import org.ndgather.op.Scope;
  */
 public final class TakeAlongAxis<T> extends PrimitiveOp implements Operand<T> {
   /** Optional attributes of {@link TakeAlongAxis}. */
-  public static final class Options {
-    private String badIndicesPolicy;
-
+  public static final class Options extends PolicyOptions<Options> {
     private Options() {}
 
-    /**
-     * @param badIndicesPolicy what a bad index does: "ERROR" (the default), "IGNORE", "CLAMP",
-     *     "NEGATIVE" (NumPy's negative indices), "WRAP" (modulo) or "FILL"
-     * @return these options
-     */
-    public Options badIndicesPolicy(String badIndicesPolicy) {
-      this.badIndicesPolicy = badIndicesPolicy;
+    @Override
+    Options self() {
       return this;
     }
   }
@@ -60,10 +53,7 @@ public final class TakeAlongAxis<T> extends PrimitiveOp implements Operand<T> {
    */
   public static <T, U extends Number> TakeAlongAxis<T> create(
       Scope scope, Operand<T> arr, Operand<U> indices, long axis, Options... options) {
-    String policy = "";
-    for (Options o : options) {
-      policy = o.badIndicesPolicy != null ? o.badIndicesPolicy : policy;
-    }
+    String policy = PolicyOptions.policy(options);
     return new TakeAlongAxis<>(NativeOps.takeAlongAxis(scope, arr, indices, axis, policy));
   }
 
