@@ -52,7 +52,7 @@ use crate::ops::scatter::scatter_rows;
 use crate::ops::{typed_like, Op, Out};
 use crate::shape::plan::unravel;
 use crate::shape::{tensor_scatter_shape, TensorScatterShape};
-use crate::types::dtype::{ArrayElement, DType, Tensor, TensorView, TensorViewMut};
+use crate::types::dtype::{ArrayElement, DType, Tensor, TensorElement, TensorView, TensorViewMut};
 use crate::types::error::{GatherError, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::strings::{StringElement, Strings};
@@ -245,7 +245,24 @@ impl TensorScatter {
     ) -> Result<()> {
         let shape = with_tensor!(TensorViewMut, &tensor, t => t.shape().to_vec());
         let rule = self.check(tensor.dtype(), &shape, indices, updates)?;
-        self.apply(tensor, indices, updates, rule)
+        // A tensor of strings owns its bytes: it is replaced by the updated one.
+        match tensor {
+            TensorViewMut::String(s) => {
+                let updated = self.run_strings(&TensorView::String(s), indices, updates, rule)?;
+                *s = String::from_tensor_owned(updated)
+                    .map(Strings::from)
+                    .map_err(|_| GatherError::Internal("an update of strings gives strings"))?;
+                Ok(())
+            }
+            TensorViewMut::Bytes(s) => {
+                let updated = self.run_strings(&TensorView::Bytes(s), indices, updates, rule)?;
+                *s = <Vec<u8>>::from_tensor_owned(updated)
+                    .map(Strings::from)
+                    .map_err(|_| GatherError::Internal("an update of bytes gives bytes"))?;
+                Ok(())
+            }
+            fixed => self.apply(fixed, indices, updates, rule),
+        }
     }
 
     /// TensorFlow's registered gradients of the op, for the upstream gradient `upstream` of
