@@ -52,7 +52,7 @@ use crate::ops::scatter::scatter_rows;
 use crate::ops::{typed_like, Op, Out};
 use crate::shape::plan::unravel;
 use crate::shape::{tensor_scatter_shape, TensorScatterShape};
-use crate::types::dtype::{ArrayElement, DType, Tensor, TensorElement, TensorView, TensorViewMut};
+use crate::types::dtype::{ArrayElement, DType, Tensor, TensorView, TensorViewMut};
 use crate::types::error::{GatherError, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::strings::{StringElement, Strings};
@@ -247,20 +247,24 @@ impl TensorScatter {
         let rule = self.check(tensor.dtype(), &shape, indices, updates)?;
         // A tensor of strings owns its bytes: it is replaced by the updated one.
         match tensor {
-            TensorViewMut::String(s) => {
-                let updated = self.run_strings(&TensorView::String(s), indices, updates, rule)?;
-                *s = String::from_tensor_owned(updated)
-                    .map(Strings::from)
-                    .map_err(|_| GatherError::Internal("an update of strings gives strings"))?;
-                Ok(())
-            }
-            TensorViewMut::Bytes(s) => {
-                let updated = self.run_strings(&TensorView::Bytes(s), indices, updates, rule)?;
-                *s = <Vec<u8>>::from_tensor_owned(updated)
-                    .map(Strings::from)
-                    .map_err(|_| GatherError::Internal("an update of bytes gives bytes"))?;
-                Ok(())
-            }
+            TensorViewMut::String(s) => match updates {
+                TensorView::String(u) => {
+                    *s = self.update_strings(s, indices, u, rule)?;
+                    Ok(())
+                }
+                _ => Err(GatherError::Internal(
+                    "updates' dtype checked against the tensor's",
+                )),
+            },
+            TensorViewMut::Bytes(s) => match updates {
+                TensorView::Bytes(u) => {
+                    *s = self.update_strings(s, indices, u, rule)?;
+                    Ok(())
+                }
+                _ => Err(GatherError::Internal(
+                    "updates' dtype checked against the tensor's",
+                )),
+            },
             fixed => self.apply(fixed, indices, updates, rule),
         }
     }
@@ -471,7 +475,7 @@ impl TensorScatter {
         }
     }
 
-    /// `update` on a tensor of strings: its elements out, updated, and back.
+    /// `update` on a tensor of strings, into a new tensor.
     fn run_strings(
         &self,
         tensor: &TensorView<'_>,
@@ -479,31 +483,33 @@ impl TensorScatter {
         updates: &TensorView<'_>,
         rule: TensorScatterShape,
     ) -> Result<Tensor> {
-        fn updated<T: StringElement>(
-            op: &TensorScatter,
-            strings: &Strings<T>,
-            indices: &TensorView<'_>,
-            updates: &Strings<T>,
-            rule: TensorScatterShape,
-        ) -> Result<Strings<T>> {
-            let mut elements = strings.to_array();
-            let src = updates.to_array();
-            op.indexed(elements.view_mut(), indices, src.view(), rule, |d, s| {
-                d.clone_from(s)
-            })?;
-            Ok(Strings::from(elements))
-        }
         match (tensor, updates) {
             (TensorView::String(s), TensorView::String(u)) => {
-                updated(self, s, indices, u, rule).map(Tensor::from)
+                self.update_strings(s, indices, u, rule).map(Tensor::from)
             }
             (TensorView::Bytes(s), TensorView::Bytes(u)) => {
-                updated(self, s, indices, u, rule).map(Tensor::from)
+                self.update_strings(s, indices, u, rule).map(Tensor::from)
             }
             _ => Err(GatherError::Internal(
                 "updates' dtype checked against the tensor's",
             )),
         }
+    }
+
+    /// `update` on strings: their elements out, updated, and packed again.
+    fn update_strings<T: StringElement>(
+        &self,
+        strings: &Strings<T>,
+        indices: &TensorView<'_>,
+        updates: &Strings<T>,
+        rule: TensorScatterShape,
+    ) -> Result<Strings<T>> {
+        let mut elements = strings.to_array();
+        let src = updates.to_array();
+        self.indexed(elements.view_mut(), indices, src.view(), rule, |d, s| {
+            d.clone_from(s)
+        })?;
+        Ok(Strings::from(elements))
     }
 
     /// The updates applied to `target` with `combine(element, update)`, for indices of any
