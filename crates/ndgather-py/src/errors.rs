@@ -2,7 +2,7 @@
 
 use ndgather::GatherError;
 use pyo3::exceptions::{
-    PyMemoryError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+    PyIndexError, PyMemoryError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 
@@ -36,6 +36,18 @@ pub(crate) mod bad_index {
 }
 pub(crate) use bad_index::InvalidArgumentError as BadIndexError;
 
+/// The subclass for an axis outside params' rank, by the same name for the same reason; the
+/// NumPy functions catch it (`_core.AxisError`) and raise NumPy's `AxisError`.
+pub(crate) mod axis {
+    pyo3::create_exception!(
+        ndgather,
+        InvalidArgumentError,
+        super::InvalidArgumentError,
+        "TensorFlow's InvalidArgumentError for an axis outside params' rank."
+    );
+}
+pub(crate) use axis::InvalidArgumentError as AxisError;
+
 /// The Python exception for an error of the core: `MemoryError` for an allocation that
 /// failed, `TypeError` for indices of a non-integer type, `BadIndexError` for an index out
 /// of range, `InvalidArgumentError` otherwise.
@@ -45,13 +57,17 @@ pub(crate) fn to_py(err: GatherError) -> PyErr {
         GatherError::IndicesNotInteger { .. } | GatherError::DTypeMismatch { .. } => {
             PyTypeError::new_err(err.to_string())
         }
-        // embedding_bag is PyTorch's op: PyTorch's classes.
-        GatherError::BagArgument(_) => PyValueError::new_err(err.to_string()),
-        GatherError::BagRuntime(_) => PyRuntimeError::new_err(err.to_string()),
-        GatherError::BagNotImplemented(_) => PyNotImplementedError::new_err(err.to_string()),
+        // PyTorch's ops (embedding_bag, scatter_reduce): PyTorch's classes.
+        GatherError::TorchValue(_) => PyValueError::new_err(err.to_string()),
+        GatherError::TorchIndex(_) => PyIndexError::new_err(err.to_string()),
+        GatherError::TorchRuntime(_) => PyRuntimeError::new_err(err.to_string()),
+        GatherError::TorchNotImplemented(_) => PyNotImplementedError::new_err(err.to_string()),
         GatherError::NoKernel { .. } => NotFoundError::new_err(err.to_string()),
         GatherError::BadIndex { .. } | GatherError::BadIndexVector { .. } => {
             BadIndexError::new_err(err.to_string())
+        }
+        GatherError::AxisOutOfRange { .. } | GatherError::AlongAxisOutOfRange { .. } => {
+            AxisError::new_err(err.to_string())
         }
         _ => InvalidArgumentError::new_err(err.to_string()),
     }

@@ -13,6 +13,7 @@ use errors::{to_py, InvalidArgumentError};
 use ndarray::{ArrayD, ArrayViewD};
 use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, SparseIds};
 use ndgather::embedding_bag::{BagMode, EmbeddingBag};
+use ndgather::scatter_reduce::{Reduction, ScatterReduce};
 use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
 use ndgather::with_unit;
 use ndgather::{
@@ -723,21 +724,108 @@ fn tensor_scatter<'py>(
     let kind = ScatterKind::from_name(kind)
         .ok_or_else(|| PyValueError::new_err(format!("no tensor_scatter_nd_{kind}")))?;
     let op = TensorScatter::new(kind).bad_indices(policy(bad_indices)?);
+    let idx = index_view("indices", indices)?;
+    let name = format!("tensor_scatter_nd_{}", kind.name());
+    let inputs = WriteInputs {
+        tensor,
+        indices,
+        updates,
+        in_place,
+    };
+    write_op(
+        py,
+        &name,
+        inputs,
+        &idx,
+        |t, i, u| op.run(t, i, u),
+        |t, i, u| op.run_into(t, i, u),
+    )
+}
+
+/// PyTorch's `scatter_reduce`; see `ndgather.scatter_reduce`. Into a new array, or with
+/// `in_place` into `input` itself (then `None` is returned).
+#[pyfunction]
+#[pyo3(signature = (input, dim, index, src, reduce, include_self, bad_indices, in_place))]
+#[allow(clippy::too_many_arguments)]
+fn scatter_reduce<'py>(
+    py: Python<'py>,
+    input: &Bound<'py, PyUntypedArray>,
+    dim: i64,
+    index: &Bound<'py, PyUntypedArray>,
+    src: &Bound<'py, PyUntypedArray>,
+    reduce: &str,
+    include_self: bool,
+    bad_indices: &str,
+    in_place: bool,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let reduce = Reduction::from_name(reduce).map_err(to_py)?;
+    let op = ScatterReduce::new(dim, reduce)
+        .include_self(include_self)
+        .bad_indices(policy(bad_indices)?);
+    // Indices of another dtype reach the core, which refuses them in PyTorch's words.
+    let idx = match index_view("index", index) {
+        Ok(view) => view,
+        Err(_) => number_view(index)?,
+    };
+    let inputs = WriteInputs {
+        tensor: input,
+        indices: index,
+        updates: src,
+        in_place,
+    };
+    write_op(
+        py,
+        "scatter_reduce",
+        inputs,
+        &idx,
+        |t, i, u| op.run(t, i, u),
+        |t, i, u| op.run_into(t, i, u),
+    )
+}
+
+/// The arrays of a write-side op: the tensor written (or copied), the indices, the values,
+/// and whether the tensor itself is written.
+struct WriteInputs<'a, 'py> {
+    tensor: &'a Bound<'py, PyUntypedArray>,
+    indices: &'a Bound<'py, PyUntypedArray>,
+    updates: &'a Bound<'py, PyUntypedArray>,
+    in_place: bool,
+}
+
+/// A write-side op of the core (`run` into a new tensor, `run_into` in place) on NumPy
+/// arrays: into a new array, or into the tensor itself (then `None` is returned).
+fn write_op<'py>(
+    py: Python<'py>,
+    name: &str,
+    inputs: WriteInputs<'_, 'py>,
+    idx: &TensorView<'_>,
+    run: impl Fn(TensorView<'_>, &TensorView<'_>, &TensorView<'_>) -> ndgather::Result<Tensor>
+        + Send
+        + Sync,
+    run_into: impl Fn(TensorViewMut<'_>, &TensorView<'_>, &TensorView<'_>) -> ndgather::Result<()>
+        + Send
+        + Sync,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let WriteInputs {
+        tensor,
+        indices,
+        updates,
+        in_place,
+    } = inputs;
     let Some(dtype) = dtypes::dtype_of(tensor) else {
         return Err(PyTypeError::new_err(format!(
-            "tensor_scatter_nd_{} takes arrays of {} in native byte order, got dtype {}",
-            kind.name(),
+            "{name} takes arrays of {} in native byte order, got dtype {}",
             DType::names_where(|d| d.size().is_some()),
             tensor.dtype()
         )));
     };
     let t = Raw::of(tensor);
     if in_place && (t.may_overlap(&Raw::of(indices)) || t.may_overlap(&Raw::of(updates))) {
-        return Err(PyValueError::new_err(
-            "the tensor shares memory with indices or updates; pass separate arrays",
-        ));
+        return Err(PyValueError::new_err(format!(
+            "{name}: the array written shares memory with the indices or the values; pass \
+             separate arrays"
+        )));
     }
-    let idx = index_view("indices", indices)?;
     // bool arrays are read through a checked copy (a byte other than 0 or 1 is no bool);
     // every other dtype of the table in place.
     let copy = |array: &Bound<'py, PyUntypedArray>| -> PyResult<Tensor> {
@@ -751,18 +839,18 @@ fn tensor_scatter<'py>(
     };
     let result = if dtype == DType::Bool || dtypes::dtype_of(updates) == Some(DType::Bool) {
         let (t, u) = (copy(tensor)?, copy(updates)?);
-        pool::detached(py, || op.run(t.view(), &idx, &u.view()))
+        pool::detached(py, || run(t.view(), idx, &u.view()))
     } else {
         let upd = number_view(updates)?;
         if in_place {
             ndgather::with_dtype!(dtype, plain T => {
                 let target = raw::typed_view_mut::<T>(tensor)?;
-                pool::detached(py, || op.run_into(target.into(), &idx, &upd)).map_err(to_py)?;
+                pool::detached(py, || run_into(target.into(), idx, &upd)).map_err(to_py)?;
             }, else return Err(PyTypeError::new_err("bool is copied above")));
             return Ok(None);
         }
         let view = number_view(tensor)?;
-        pool::detached(py, || op.run(view, &idx, &upd))
+        pool::detached(py, || run(view, idx, &upd))
     }
     .map_err(to_py)?;
     if in_place {
@@ -926,6 +1014,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.py().get_type::<InvalidArgumentError>(),
     )?;
     m.add("BadIndexError", m.py().get_type::<errors::BadIndexError>())?;
+    m.add("AxisError", m.py().get_type::<errors::AxisError>())?;
     m.add("NotFoundError", m.py().get_type::<errors::NotFoundError>())?;
     m.add_function(wrap_pyfunction!(gather, m)?)?;
     m.add_function(wrap_pyfunction!(gather_nd, m)?)?;
@@ -942,6 +1031,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(unsorted_segment_sum, m)?)?;
     m.add_function(wrap_pyfunction!(tensor_scatter, m)?)?;
     m.add_function(wrap_pyfunction!(put_along_axis, m)?)?;
+    m.add_function(wrap_pyfunction!(scatter_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(set_output_cache_limit, m)?)?;

@@ -112,3 +112,16 @@ def test_errors_leave_out_unchanged():
     with pytest.raises(ng.InvalidArgumentError):
         ng.gather(np.zeros(3), [0, 3], out=out)
     assert out.tolist() == [7.0, 7.0]
+
+
+def test_numpy_functions_raise_numpys_axis_error():
+    a, i = np.zeros((2, 2)), np.zeros((2, 2), np.int64)
+    calls = [(ng.take, np.take, (a, i[0]), {"axis": 2}),
+             (ng.take_along_axis, np.take_along_axis, (a, i), {"axis": -3}),
+             (ng.put_along_axis, np.put_along_axis, (a.copy(), i, 1.0), {"axis": 2})]
+    for ours, numpys, args, kw in calls:
+        with pytest.raises(np.exceptions.AxisError) as theirs:
+            numpys(*args, **kw)
+        with pytest.raises(np.exceptions.AxisError) as e:
+            ours(*args, **kw)
+        assert str(e.value) == str(theirs.value)

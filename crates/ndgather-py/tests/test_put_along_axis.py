@@ -1,49 +1,21 @@
-"""ng.put_along_axis against numpy.put_along_axis itself, on the same arrays: random shapes,
-axes, broadcasting, repeated and negative indices, dtypes and layouts; NumPy's exception
-classes; nothing written on error."""
+"""ng.put_along_axis against numpy.put_along_axis itself, on the same arrays: dtypes outside
+the committed case file, layouts, NumPy's exception classes, nothing written on error."""
 import numpy as np
 import pytest
 
 import ndgather as ng
 
-DTYPES = [np.float32, np.float64, np.int8, np.uint64, np.float16, np.complex128, np.bool_,
-          "datetime64[s]", "m8[ms]"]
 
-
-def random_case(rng):
-    ndim = int(rng.integers(1, 4))
-    shape = [int(d) for d in rng.integers(1, 5, ndim)]
-    axis = int(rng.integers(-ndim, ndim))
-    ishape = [d if rng.random() < 0.7 else 1 for d in shape]
-    ishape[axis] = int(rng.integers(0, 6))
-    # Indices in [-n, n): NumPy's rule; many repeat.
-    n = shape[axis]
-    indices = rng.integers(-n, n, ishape)
-    result = np.broadcast_shapes(tuple(1 if k == axis % ndim else d for k, d in
-                                       enumerate(shape)), tuple(ishape))
-    result = list(result)
-    result[axis] = ishape[axis]
-    vshape = [d if rng.random() < 0.7 else 1 for d in result]
-    return shape, axis, indices, vshape
-
-
-@pytest.mark.parametrize("seed", range(300))
-def test_random_against_numpy(seed):
-    rng = np.random.default_rng(seed)
-    shape, axis, indices, vshape = random_case(rng)
-    dtype = np.dtype(DTYPES[seed % len(DTYPES)])
-    arr = (rng.integers(0, 100, shape)).astype(dtype)
-    values = (rng.integers(0, 100, vshape)).astype(dtype)
+@pytest.mark.parametrize("dtype", ["datetime64[s]", "m8[ms]", np.uint16])
+def test_dtypes_outside_the_case_file(dtype):
+    # The committed case file (test_scatter_reduce.py reads it) holds NumPy's results for
+    # the table's dtypes; these are moved as plain units of their size.
+    arr = np.arange(12).astype(dtype).reshape(3, 4)
+    indices, values = np.array([[0, 3], [1, 1], [-1, 2]]), np.arange(6).astype(dtype)
     want = arr.copy()
-    np.put_along_axis(want, indices, values, axis)
-    if seed % 3 == 0:  # a view of another layout
-        big = np.zeros([d * 2 for d in shape], dtype)
-        got = big[tuple(slice(None, None, 2) for _ in shape)]
-        got[...] = arr
-    else:
-        got = arr.copy()
-    assert ng.put_along_axis(got, indices, values, axis) is None
-    assert np.array_equal(got, want)
+    np.put_along_axis(want, indices, values.reshape(3, 2), 1)
+    ng.put_along_axis(arr, indices, values.reshape(3, 2), 1)
+    assert np.array_equal(arr, want)
 
 
 def test_axis_none_and_a_transposed_array():

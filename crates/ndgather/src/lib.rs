@@ -88,7 +88,7 @@ mod types;
 
 pub use ops::gather::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
 pub use ops::take_along_axis::TakeAlongAxisOptions;
-pub use ops::{embedding, embedding_bag, grad, scatter, tensor_scatter};
+pub use ops::{embedding, embedding_bag, grad, scatter, scatter_reduce, tensor_scatter};
 pub use ops::{Op, Out, Params};
 pub use types::dtype::{
     ArrayElement, DType, Kind, Plain, Tensor, TensorElement, TensorView, TensorViewMut,

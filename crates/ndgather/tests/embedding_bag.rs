@@ -182,9 +182,9 @@ fn pytorchs_errors_with_its_messages() {
         };
         let err = got.expect_err(name);
         let class = match err {
-            GatherError::BagArgument(_) => "ValueError",
-            GatherError::BagRuntime(_) => "RuntimeError",
-            GatherError::BagNotImplemented(_) => "NotImplementedError",
+            GatherError::TorchValue(_) => "ValueError",
+            GatherError::TorchRuntime(_) => "RuntimeError",
+            GatherError::TorchNotImplemented(_) => "NotImplementedError",
             ref other => panic!("{name}: {other:?}"),
         };
         assert_eq!(class, e["class"], "{name}");

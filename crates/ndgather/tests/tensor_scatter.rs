@@ -4,34 +4,12 @@
 
 mod common;
 
+use common::case_file::{same, tensor};
 use ndarray::{ArrayD, IxDyn};
 use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
-use ndgather::{BadIndices, DType, GatherError, Strings, Tensor};
+use ndgather::{BadIndices, GatherError, Tensor};
 use proptest::prelude::*;
 use serde_json::Value;
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|k| u8::from_str_radix(&s[k..k + 2], 16).unwrap())
-        .collect()
-}
-
-/// A case file's array as a tensor (the file's bytes are little-endian, as this machine's).
-fn tensor(v: &Value) -> Tensor {
-    let shape = common::case_file::shape(v);
-    if let Some(strings) = v["strings"].as_array() {
-        let strings: Vec<String> = strings
-            .iter()
-            .map(|s| s.as_str().unwrap().to_string())
-            .collect();
-        return Tensor::from(Strings::from(
-            ArrayD::from_shape_vec(IxDyn(&shape), strings).unwrap(),
-        ));
-    }
-    let dtype = DType::from_name(v["dtype"].as_str().unwrap()).unwrap();
-    Tensor::from_bytes(dtype, &shape, &hex(v["hex"].as_str().unwrap())).unwrap()
-}
 
 /// TensorFlow's message, or for an op it has no kernel for, its first words up to the dtype
 /// (TensorFlow goes on to list its attributes and kernels).
@@ -44,14 +22,6 @@ fn matches(err: &GatherError, case: &Value) -> bool {
             matches!(err, GatherError::NoKernel { .. }) && got.starts_with(&expected[..dtype_end])
         }
         _ => got == expected,
-    }
-}
-
-/// Equal bit for bit (NaNs included); strings equal.
-fn same(a: &Tensor, b: &Tensor) -> bool {
-    match (a.to_bytes(), b.to_bytes()) {
-        (Ok(x), Ok(y)) => a.dtype() == b.dtype() && a.shape() == b.shape() && x == y,
-        _ => a == b,
     }
 }
 

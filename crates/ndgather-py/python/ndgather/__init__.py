@@ -17,8 +17,9 @@ ndgather.InvalidArgumentError: indices[1,0] = 5 is not in [0, 3)
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Callable, Iterator, Literal, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -28,6 +29,7 @@ from . import _core
 #: The bad-index policies, by the names every front end uses (the core's ``BadIndices``).
 BadIndices = Literal["error", "ignore", "clamp", "negative", "wrap", "fill"]
 BagMode = Literal["sum", "mean", "max"]
+Reduce = Literal["sum", "prod", "mean", "amax", "amin"]
 PartitionStrategy = Literal["mod", "div"]
 Combiner = Literal["sum", "mean", "sqrtn"]
 #: A ``tf.sparse.SparseTensor``'s parts ``(indices, values, dense_shape)``, or an object with
@@ -60,6 +62,7 @@ __all__ = [
     "tensor_scatter_nd_sub",
     "tensor_scatter_nd_min",
     "tensor_scatter_nd_max",
+    "scatter_reduce",
     "NotFoundError",
     "set_output_cache_limit",
 ]
@@ -148,6 +151,18 @@ def _indices(x):
 def _numbers(x):
     """Numbers in native byte order, aligned, for the summing ops."""
     return _native(_array(x))
+
+
+@contextlib.contextmanager
+def _numpy_errors(axis: int, ndim: int) -> Iterator[None]:
+    """NumPy's classes for the NumPy functions: an index out of range is also an
+    ``IndexError``, an axis out of range NumPy's ``AxisError`` with NumPy's message."""
+    try:
+        yield
+    except _core.BadIndexError as e:
+        raise IndexOutOfBoundsError(str(e)) from None
+    except _core.AxisError:
+        raise np.exceptions.AxisError(axis, ndim) from None
 
 
 def _fill(bad_indices: str, fill_value: Any, dtype: np.dtype) -> Optional[bytes]:
@@ -441,11 +456,9 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: Optional[int] = None,
         if p.ndim != 1:
             raise ValueError(f"take needs an axis for an array of {p.ndim} dimensions")
         axis = 0
-    try:
+    with _numpy_errors(axis, p.ndim):
         r = _core.gather(p, i, axis, 0, bad_indices, _fill(bad_indices, fill_value, p.dtype),
                          _out(out))
-    except _core.BadIndexError as e:
-        raise IndexOutOfBoundsError(str(e)) from None
     return r if out is None and type(x) is _ndarray else _result(x, out, r)
 
 
@@ -508,11 +521,9 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, /, axis: Optional[int] =
     p = _array(arr)
     if axis is None:
         p, axis = p.reshape(-1), 0
-    try:
+    with _numpy_errors(axis, p.ndim):
         r = _core.take_along_axis(p, _indices(indices), axis, bad_indices,
                                   _fill(bad_indices, fill_value, p.dtype), _out(out))
-    except _core.BadIndexError as e:
-        raise IndexOutOfBoundsError(str(e)) from None
     return r if out is None and type(arr) is _ndarray else _result(arr, out, r)
 
 
@@ -559,10 +570,8 @@ def put_along_axis(arr: np.ndarray, indices: ArrayLike, values: ArrayLike,
         # NumPy writes through arr.flat; a view that is not contiguous is written back.
         target, axis = a.reshape(-1), 0
     v = np.ascontiguousarray(np.asarray(values).astype(a.dtype, copy=False))
-    try:
+    with _numpy_errors(axis, target.ndim):
         _core.put_along_axis(target, _indices(indices), v, axis, bad_indices)
-    except _core.BadIndexError as e:
-        raise IndexOutOfBoundsError(str(e)) from None
     if not np.may_share_memory(target, a):
         a[...] = target.reshape(a.shape)
 
@@ -883,26 +892,34 @@ def unsorted_segment_sum(data: ArrayLike, segment_ids: ArrayLike, num_segments: 
 
 def _tensor_scatter(kind: str, tensor: ArrayLike, indices: ArrayLike, updates: ArrayLike,
                     bad_indices: BadIndices, out: Optional[np.ndarray]) -> np.ndarray:
-    """The tensor_scatter_nd ops: into a new array, into ``tensor`` itself when ``out`` is
-    ``tensor`` (or a view with its memory and layout), or into another ``out`` (the result
-    is made first, so ``out`` is unchanged on error)."""
+    """The tensor_scatter_nd ops (see :func:`_write`)."""
+    i = _indices(indices)
+    return _write(tensor, updates, out, lambda t, u, in_place: _core.tensor_scatter(
+        kind, t, i, u, bad_indices, in_place))
+
+
+def _write(tensor: ArrayLike, updates: ArrayLike, out: Optional[np.ndarray],
+           run: Callable[[np.ndarray, np.ndarray, bool], Optional[np.ndarray]]) -> Any:
+    """A write-side op: ``run(tensor, updates, in_place)`` into a new array, into ``tensor``
+    itself when ``out`` is ``tensor`` (or a view with its memory and layout), or into
+    another ``out`` (the result is made first, so ``out`` is unchanged on error)."""
     t = _array(tensor)
-    # TensorFlow converts lists and scalars to the tensor's dtype; arrays keep theirs.
+    # TensorFlow and PyTorch convert lists and scalars to the tensor's dtype; arrays keep
+    # theirs.
     if isinstance(updates, _ndarray) or hasattr(type(updates), "__dlpack__"):
         u = _native(_array(updates))
     else:
         u = np.asarray(updates, dtype=t.dtype)
-    i = _indices(indices)
     if out is None:
-        return _like(tensor, _core.tensor_scatter(kind, _native(t), i, u, bad_indices, False))
+        return _like(tensor, run(_native(t), u, False))
     o = _out(out)
     if o is t or _same_memory(o, t):
-        _core.tensor_scatter(kind, o, i, u, bad_indices, True)
+        run(o, u, True)
     else:
         if o.shape != t.shape or o.dtype != t.dtype:
             raise ValueError(f"out must have the tensor's shape {t.shape} and dtype {t.dtype}, "
                              f"got {o.shape} and {o.dtype}")
-        np.copyto(o, _core.tensor_scatter(kind, _native(t), i, u, bad_indices, False))
+        np.copyto(o, run(_native(t), u, False))
     return out
 
 
@@ -994,6 +1011,58 @@ tensor_scatter_nd_add = _scatter_function("add", *_EXAMPLES["add"])
 tensor_scatter_nd_sub = _scatter_function("sub", *_EXAMPLES["sub"])
 tensor_scatter_nd_min = _scatter_function("min", *_EXAMPLES["min"])
 tensor_scatter_nd_max = _scatter_function("max", *_EXAMPLES["max"])
+
+
+def scatter_reduce(input: ArrayLike, dim: int, index: ArrayLike, src: ArrayLike,
+                   reduce: Reduce, *, include_self: bool = True,
+                   bad_indices: BadIndices = "error", out: Optional[np.ndarray] = None) -> Any:
+    """PyTorch's ``torch.scatter_reduce``: ``input`` with each element of ``src`` reduced
+    into it at the position ``index`` names along ``dim``.
+
+    For a 2-d ``input`` and ``dim=0``, ``out[index[i][j]][j] ∘= src[i][j]``. ``index`` has
+    ``input``'s rank and ``src``'s; along every dimension it is no larger than ``src``, and
+    no larger than ``input`` except along ``dim``. Values meet their element in the order
+    of ``index`` (row-major), so float results are PyTorch's CPU results bit for bit
+    (float16 and bfloat16 reduce in float32 and round once, as PyTorch does; PyTorch's
+    NaN payloads there differ by code path).
+
+    Args:
+      input: the array to reduce into: numbers or bool; a ``torch.Tensor`` comes back as
+        one.
+      dim: the dimension ``index`` points along (negative counts from the end).
+      index: integer indices (PyTorch takes int32 and int64; ndgather any integer dtype).
+      src: the values, of ``input``'s dtype (a list converts to it).
+      reduce: ``"sum"``, ``"prod"``, ``"mean"`` (integers round toward −∞), ``"amax"`` or
+        ``"amin"`` (NaN wins); bool sums are "or" and products "and".
+      include_self: whether ``input``'s own elements take part; without, each element an
+        index names starts from the reduction's identity.
+      bad_indices: an index outside ``input``: ``"error"`` (PyTorch; nothing is written),
+        ``"ignore"`` and ``"fill"`` drop its value, ``"clamp"``, ``"negative"`` and
+        ``"wrap"`` map it into range.
+      out: where to write: ``input`` itself for ``Tensor.scatter_reduce_`` (in place), or
+        another array of its shape and dtype. Every check runs first, so on error ``out``
+        is unchanged.
+
+    Returns:
+      A new array in ``input``'s namespace, or ``out``.
+
+    Raises:
+      RuntimeError: shapes, indices or dtypes PyTorch refuses, with PyTorch's message.
+      IndexError: ``dim`` out of range.
+      NotImplementedError: a reduction PyTorch has no kernel for (``"mean"`` of bool,
+        ``"amax"``/``"amin"`` of complex numbers).
+
+    >>> import numpy as np, ndgather as ng
+    >>> src = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    >>> index = np.array([0, 1, 0, 1, 2, 1])
+    >>> ng.scatter_reduce(np.array([1.0, 2.0, 3.0, 4.0]), 0, index, src, "sum")
+    array([ 5., 14.,  8.,  4.])
+    >>> ng.scatter_reduce(np.array([1.0, 2.0, 3.0, 4.0]), 0, index, src, "amax", include_self=False)
+    array([3., 6., 5., 4.])
+    """
+    i = _indices(index)
+    return _write(input, src, out, lambda t, u, in_place: _core.scatter_reduce(
+        t, dim, i, u, reduce, include_self, bad_indices, in_place))
 
 
 def set_output_cache_limit(max_bytes: int) -> int:

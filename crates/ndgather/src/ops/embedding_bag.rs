@@ -151,8 +151,8 @@ impl EmbeddingBag {
         input: &ArrayViewD<'_, I>,
         offsets: Option<&ArrayView1<'_, I>>,
     ) -> Result<Vec<std::ops::Range<usize>>> {
-        let arg = |m: String| Err(GatherError::BagArgument(m));
-        let runtime = |m: String| Err(GatherError::BagRuntime(m));
+        let arg = |m: String| Err(GatherError::TorchValue(m));
+        let runtime = |m: String| Err(GatherError::TorchRuntime(m));
         match (input.ndim(), offsets) {
             (2, None) => {
                 let (b, l) = (input.shape()[0], input.shape()[1]);
@@ -226,7 +226,7 @@ impl EmbeddingBag {
         weights: Option<&ArrayViewD<'_, T>>,
     ) -> Result<Plan<'a, T>> {
         if self.bad_indices == BadIndices::Fill {
-            return Err(GatherError::BagArgument(
+            return Err(GatherError::TorchValue(
                 "embedding_bag has no fill value: bad_indices=\"ignore\" leaves bad ids out of \
                  their bags"
                     .into(),
@@ -236,7 +236,7 @@ impl EmbeddingBag {
         let bags = self.bags(input, offsets)?;
         if let Some(w) = weights {
             if self.mode != BagMode::Sum {
-                return Err(GatherError::BagNotImplemented(format!(
+                return Err(GatherError::TorchNotImplemented(format!(
                     "embedding_bag: per_sample_weights was not None. per_sample_weights is only \
                      supported for mode='sum' (got mode='{}'). Please open a feature request on \
                      GitHub.",
@@ -244,7 +244,7 @@ impl EmbeddingBag {
                 )));
             }
             if w.shape() != input.shape() {
-                return Err(GatherError::BagArgument(format!(
+                return Err(GatherError::TorchValue(format!(
                     "embedding_bag: If per_sample_weights ({:?}) is not None, then it must have \
                      the same shape as the input ({:?})",
                     w.shape(),
@@ -259,7 +259,7 @@ impl EmbeddingBag {
                 let t = total as i128;
                 let p = i128::from(p);
                 if !(-t..t).contains(&p) {
-                    return Err(GatherError::BagRuntime(format!(
+                    return Err(GatherError::TorchRuntime(format!(
                         "padding_idx must be within the number of embeddings, -{total} through \
                          {}, but got {p}",
                         t - 1
@@ -275,7 +275,7 @@ impl EmbeddingBag {
             let v = id.to_i128();
             let Some(resolved) = self.bad_indices.resolve(*id, total) else {
                 if self.bad_indices.errors() {
-                    return Err(GatherError::BagRuntime(format!(
+                    return Err(GatherError::TorchRuntime(format!(
                         "Index {k} of input takes value {v} which is not in the valid range \
                          [0, {total})"
                     )));
@@ -303,9 +303,9 @@ impl EmbeddingBag {
     /// bag, of shape `[bags] + shards[0].shape[1:]`.
     ///
     /// # Errors
-    /// PyTorch's, with its messages: [`GatherError::BagArgument`] for inputs of the wrong
-    /// rank or weights of the wrong shape, [`GatherError::BagRuntime`] for bad offsets, ids
-    /// or `padding_idx`, [`GatherError::BagNotImplemented`] for weights outside `"sum"`;
+    /// PyTorch's, with its messages: [`GatherError::TorchValue`] for inputs of the wrong
+    /// rank or weights of the wrong shape, [`GatherError::TorchRuntime`] for bad offsets, ids
+    /// or `padding_idx`, [`GatherError::TorchNotImplemented`] for weights outside `"sum"`;
     /// [`GatherError::EmbeddingShards`] for shards that disagree.
     pub fn bag<T: Real, I: IndexType>(
         &self,
@@ -451,7 +451,7 @@ impl EmbeddingBag {
                 let offsets = offsets
                     .map(|o| {
                         typed(o)?.into_dimensionality::<ndarray::Ix1>().map_err(|_| {
-                            GatherError::BagArgument("offsets has to be a 1D Tensor".into())
+                            GatherError::TorchValue("offsets has to be a 1D Tensor".into())
                         })
                     })
                     .transpose()?;

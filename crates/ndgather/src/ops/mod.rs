@@ -13,6 +13,7 @@ pub mod embedding_bag;
 pub(crate) mod gather;
 pub mod grad;
 pub mod scatter;
+pub mod scatter_reduce;
 pub(crate) mod take_along_axis;
 pub mod tensor_scatter;
 

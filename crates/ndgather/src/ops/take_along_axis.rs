@@ -8,7 +8,7 @@
 use crate::engine::fill;
 use crate::engine::kernel;
 use crate::engine::mem::layout::{
-    check_out_shape, into_array, row_major, with_row_major_out, Element, Elements,
+    check_out_shape, into_array, row_major, update_row_major, with_row_major_out, Element, Elements,
 };
 use crate::engine::mem::output;
 use crate::engine::mem::output::Slot;
@@ -435,20 +435,7 @@ impl TakeAlongAxisOptions {
                 }
             })
         };
-        match arr.as_slice_mut() {
-            Some(out) => put(out),
-            None => {
-                // Another layout: the writes on a row-major copy, assigned back (every check
-                // has passed).
-                let mut copy = into_array(arr.shape(), row_major(&arr)?.into_owned())?;
-                let Some(out) = copy.as_slice_mut() else {
-                    return Err(GatherError::Internal("a standard-layout array is a slice"));
-                };
-                put(out);
-                arr.assign(&copy);
-            }
-        }
-        Ok(())
+        update_row_major(&mut arr, put)
     }
 
     /// The output's shape for params and indices of these shapes, after NumPy's checks.

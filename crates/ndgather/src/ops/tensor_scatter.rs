@@ -44,7 +44,7 @@
 //! ```
 
 use crate::engine::kernel::{self, first_bad_vector};
-use crate::engine::mem::layout::{into_array, row_major};
+use crate::engine::mem::layout::{into_array, row_major, update_row_major};
 use crate::engine::mem::output;
 use crate::ops::embedding::Real;
 use crate::ops::gather::GatherNdOptions;
@@ -531,20 +531,7 @@ impl TensorScatter {
             self.check_indices(&idx, i.shape(), &geometry, &shape)?;
             let policy = self.bad_indices;
             let destination = |r: usize| geometry.row(&idx[r * rule.depth..(r + 1) * rule.depth], policy);
-            match target.as_slice_mut() {
-                Some(out) => scatter_rows(out, rule.slice, &src, destination, combine),
-                None => {
-                    // A caller's array of another layout: the scatter on a row-major copy,
-                    // assigned back (every check has passed, so nothing can fail after).
-                    let mut copy = into_array(&shape, row_major(&target)?.into_owned())?;
-                    let Some(out) = copy.as_slice_mut() else {
-                        return Err(GatherError::Internal("a standard-layout array is a slice"));
-                    };
-                    scatter_rows(out, rule.slice, &src, destination, combine);
-                    target.assign(&copy);
-                }
-            }
-            Ok(())
+            update_row_major(&mut target, |out| scatter_rows(out, rule.slice, &src, destination, combine))
         }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))
     }
 

@@ -367,18 +367,22 @@ pub enum GatherError {
         /// What is wrong.
         reason: String,
     },
-    /// `embedding_bag`'s arguments of the wrong rank or shape (PyTorch's `ValueError`s, with
-    /// their messages).
+    // ---- PyTorch's ops (`embedding_bag`, `scatter_reduce`): PyTorch's messages, sorted by
+    // the Python class PyTorch raises them as.
+    /// Arguments of the wrong rank or shape (PyTorch's `ValueError`s).
     #[error("{0}")]
-    BagArgument(String),
-    /// `embedding_bag`'s offsets, ids or `padding_idx` out of range (PyTorch's
-    /// `RuntimeError`s, with their messages).
+    TorchValue(String),
+    /// A dimension out of range (PyTorch's `IndexError`).
     #[error("{0}")]
-    BagRuntime(String),
-    /// An `embedding_bag` combination PyTorch does not implement (per-sample weights outside
-    /// `"sum"`), with its message.
+    TorchIndex(String),
+    /// Shapes that disagree, indices, offsets or `padding_idx` out of range, an unknown
+    /// reduction (PyTorch's `RuntimeError`s).
     #[error("{0}")]
-    BagNotImplemented(String),
+    TorchRuntime(String),
+    /// A combination PyTorch does not implement: per-sample weights outside `"sum"`, a
+    /// reduction a dtype has no kernel for (PyTorch's `NotImplementedError`s).
+    #[error("{0}")]
+    TorchNotImplemented(String),
     /// Sparse ids or weights whose parts disagree.
     #[error("invalid SparseTensor: {reason}")]
     SparseTensor {

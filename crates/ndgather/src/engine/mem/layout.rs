@@ -76,6 +76,26 @@ pub(crate) fn check_out_shape(
     })
 }
 
+/// Runs `update` on the elements of a caller's array in row-major order, to read and write
+/// them: in place when it is laid out so, otherwise on a row-major copy that is assigned
+/// back afterwards (so `update` should not fail half-way: check first).
+pub(crate) fn update_row_major<T: Clone>(
+    array: &mut ndarray::ArrayViewMutD<'_, T>,
+    update: impl FnOnce(&mut [T]),
+) -> Result<()> {
+    if let Some(slice) = array.as_slice_mut() {
+        update(slice);
+        return Ok(());
+    }
+    let mut copy = into_array(array.shape(), row_major(array)?.into_owned())?;
+    let Some(slice) = copy.as_slice_mut() else {
+        return Err(GatherError::Internal("a standard-layout array is a slice"));
+    };
+    update(slice);
+    array.assign(&copy);
+    Ok(())
+}
+
 /// Runs `body` on a caller's output in row-major order: in place when it is laid out so (its
 /// memory written before: [`output::Pages::Used`]), otherwise `fresh` into a fresh buffer
 /// whose values are then moved into place. For a type with no destructor the in-place run

@@ -1,0 +1,693 @@
+//! PyTorch's `scatter_reduce(input, dim, index, src, reduce, include_self)`: each element of
+//! `src` at a position of `index` is reduced into `input` at the same position, except along
+//! `dim`, where it lands at the index. The write side of PyTorch's `gather`.
+//!
+//! - **Shapes** are PyTorch's: `index` has `input`'s rank (a 0-d tensor counts as 1-d) and
+//!   `src`'s; along every dimension `index` is no larger than `src`, and no larger than
+//!   `input` except along `dim`. Only `index`'s extent of `src` is read. An empty `index`
+//!   writes nothing and is not checked further, as in PyTorch.
+//! - **Reductions**: `Sum`, `Prod`, `Mean`, `Amax`, `Amin`. With `include_self`, `input`'s
+//!   element takes part; without, every element some index names is first set to the
+//!   reduction's identity (0, 1, −∞ or the lowest value, +∞ or the highest), as PyTorch's
+//!   CPU kernel does, so a sum of `-0.0`s is `+0.0` there too.
+//! - **Order and arithmetic**: PyTorch's CPU kernel, bit for bit. Each element meets its
+//!   values in the order of `index` (row-major), one operation at a time: integers wrap;
+//!   float16 and bfloat16 are reduced in `f32` and rounded once at the end; complex128
+//!   products are
+//!   PyTorch's fused multiply-adds. (PyTorch's half-type kernel writes NaNs with payloads
+//!   that depend on its code path, `0x7e00`, `0x7fff` or `0xffff`; ndgather's NaNs are in
+//!   the same places, with the payload that IEEE arithmetic propagates.) `Amax`/`Amin` propagate NaN (a NaN value wins, a NaN
+//!   already there stays), unlike TensorFlow's `tensor_scatter_nd_max`. `Mean` divides the
+//!   sum by the count of values, counted as the sum is and divided in the dtype, rounding
+//!   integers toward −∞.
+//! - **Dtypes**: every number and `bool` (`Sum` is "or", `Prod` "and" for bool); not `Mean`
+//!   of bool or `Amax`/`Amin` of complex numbers, which PyTorch does not implement either.
+//!   PyTorch's CPU kernel also lacks the unsigned types wider than 8 bits in most
+//!   reductions, and indices other than int32 and int64; ndgather takes them with the same
+//!   rules.
+//! - **Bad indices** follow the [`BadIndices`] policy: `Error` (PyTorch) refuses the call,
+//!   naming the first in row-major order, before anything is written; `Ignore` and `Fill`
+//!   drop the value; `Clamp`, `Negative` and `Wrap` map it into range.
+//! - **Errors** are PyTorch's messages, sorted by the class PyTorch raises:
+//!   [`GatherError::TorchIndex`], [`GatherError::TorchRuntime`],
+//!   [`GatherError::TorchNotImplemented`].
+//!
+//! ```
+//! use ndgather::ndarray::array;
+//! use ndgather::scatter_reduce::{Reduction, ScatterReduce};
+//! use ndgather::Tensor;
+//!
+//! let input = array![1.0f32, 2.0, 3.0, 4.0].into_dyn();
+//! let index = array![0i64, 1, 0, 1, 2, 1].into_dyn();
+//! let src = array![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0].into_dyn();
+//! let sum = ScatterReduce::new(0, Reduction::Sum);
+//! let out = sum.run(input.view().into(), &index.view().into(), &src.view().into())?;
+//! assert_eq!(out, Tensor::from(array![5.0f32, 14.0, 8.0, 4.0].into_dyn()));
+//! let mean = ScatterReduce::new(0, Reduction::Mean).include_self(false);
+//! let out = mean.run(input.view().into(), &index.view().into(), &src.view().into())?;
+//! assert_eq!(out, Tensor::from(array![2.0f32, 4.0, 5.0, 4.0].into_dyn()));
+//! # Ok::<(), ndgather::GatherError>(())
+//! ```
+
+use crate::engine::mem::layout::{row_major, update_row_major};
+use crate::ops::typed_like;
+use crate::types::dtype::{DType, Tensor, TensorView, TensorViewMut};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::{BadIndices, IndexType};
+use crate::with_tensor;
+use ndarray::{ArrayViewD, ArrayViewMutD};
+
+/// How the values that land on one element are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reduction {
+    /// Their sum.
+    Sum,
+    /// Their product.
+    Prod,
+    /// Their sum divided by their count.
+    Mean,
+    /// The largest, NaN if any is NaN.
+    Amax,
+    /// The smallest, NaN if any is NaN.
+    Amin,
+}
+
+impl Reduction {
+    /// Every reduction.
+    pub const ALL: [Reduction; 5] = [
+        Reduction::Sum,
+        Reduction::Prod,
+        Reduction::Mean,
+        Reduction::Amax,
+        Reduction::Amin,
+    ];
+
+    /// PyTorch's name: `"sum"`, `"prod"`, `"mean"`, `"amax"` or `"amin"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduction::Sum => "sum",
+            Reduction::Prod => "prod",
+            Reduction::Mean => "mean",
+            Reduction::Amax => "amax",
+            Reduction::Amin => "amin",
+        }
+    }
+
+    /// The reduction of a name, as PyTorch reads it (which also takes `"max"` and `"min"`).
+    ///
+    /// ```
+    /// use ndgather::scatter_reduce::Reduction;
+    /// assert_eq!(Reduction::from_name("amax").unwrap(), Reduction::Amax);
+    /// assert_eq!(
+    ///     Reduction::from_name("add").unwrap_err().to_string(),
+    ///     "reduce argument must be either sum, prod, mean, amax or amin, got add"
+    /// );
+    /// ```
+    ///
+    /// # Errors
+    /// [`GatherError::TorchRuntime`] for another name, with PyTorch's message.
+    pub fn from_name(name: &str) -> Result<Reduction> {
+        match name {
+            "max" => Ok(Reduction::Amax),
+            "min" => Ok(Reduction::Amin),
+            _ => Reduction::ALL
+                .into_iter()
+                .find(|r| r.name() == name)
+                .ok_or_else(|| {
+                    GatherError::TorchRuntime(format!(
+                        "reduce argument must be either sum, prod, mean, amax or amin, got {name}"
+                    ))
+                }),
+        }
+    }
+}
+
+/// How one element meets one value under a reduction, in the type the reduction runs in.
+trait Step: Copy + Send + Sync + 'static {
+    /// `reduce`'s step `*acc = acc ∘ value`, or `None` where the type has no such reduction.
+    fn step(reduce: Reduction) -> Option<fn(&mut Self, Self)>;
+    /// What an element starts from without `include_self`.
+    fn identity(reduce: Reduction) -> Self;
+}
+
+/// PyTorch's arithmetic for `scatter_reduce`, per element type.
+trait Reduce: Copy + PartialEq + Send + Sync + 'static {
+    /// The type the reduction runs in: the type itself, or `f32` for the half types, which
+    /// PyTorch's CPU kernel reduces in `float` and rounds once at the end.
+    type Acc: Step;
+    /// `self` in [`Self::Acc`].
+    fn widen(self) -> Self::Acc;
+    /// Runs `f` on `out` in [`Self::Acc`]: on `out` itself, or on a widened copy that is
+    /// rounded back afterwards.
+    fn in_acc(out: &mut [Self], f: impl FnOnce(&mut [Self::Acc]));
+    /// 0 and 1, which count the values of a mean (in the type itself, as PyTorch counts).
+    fn zero() -> Self;
+    /// See [`Self::zero`].
+    fn one() -> Self;
+    /// `sum / count` as PyTorch's `div_` computes it.
+    fn mean(sum: Self, count: Self) -> Self;
+}
+
+/// The [`Reduce`] items of a type that reduces in itself.
+macro_rules! in_itself {
+    () => {
+        type Acc = Self;
+        fn widen(self) -> Self {
+            self
+        }
+        fn in_acc(out: &mut [Self], f: impl FnOnce(&mut [Self])) {
+            f(out)
+        }
+    };
+}
+
+/// PyTorch's `amax` step: a NaN value wins, and `std::max(acc, value)` keeps `acc` unless
+/// it compares smaller, so a NaN there stays.
+fn amax<T: PartialOrd + Copy>(is_nan: fn(T) -> bool) -> impl Fn(&mut T, T) {
+    move |acc, v| {
+        if is_nan(v) || *acc < v {
+            *acc = v
+        }
+    }
+}
+
+/// PyTorch's `amin` step (see [`amax`]).
+fn amin<T: PartialOrd + Copy>(is_nan: fn(T) -> bool) -> impl Fn(&mut T, T) {
+    move |acc, v| {
+        if is_nan(v) || v < *acc {
+            *acc = v
+        }
+    }
+}
+
+macro_rules! integer_reduce {
+    ($floor:ident: $($t:ty),*) => {$(
+        impl Step for $t {
+            fn step(reduce: Reduction) -> Option<fn(&mut Self, Self)> {
+                Some(match reduce {
+                    Reduction::Sum | Reduction::Mean => |a, v| *a = a.wrapping_add(v),
+                    Reduction::Prod => |a, v| *a = a.wrapping_mul(v),
+                    Reduction::Amax => |a, v| amax(|_| false)(a, v),
+                    Reduction::Amin => |a, v| amin(|_| false)(a, v),
+                })
+            }
+            fn identity(reduce: Reduction) -> Self {
+                match reduce {
+                    Reduction::Sum | Reduction::Mean => 0,
+                    Reduction::Prod => 1,
+                    Reduction::Amax => <$t>::MIN,
+                    Reduction::Amin => <$t>::MAX,
+                }
+            }
+        }
+        impl Reduce for $t {
+            in_itself!();
+            fn zero() -> Self { 0 }
+            fn one() -> Self { 1 }
+            fn mean(sum: Self, count: Self) -> Self { $floor(sum, count) }
+        }
+    )*};
+}
+
+/// Signed division rounding toward −∞ (PyTorch's `rounding_mode="floor"`); a count that
+/// wrapped to −1 divides the lowest value by wrapping.
+fn floor_signed<
+    T: num_traits::PrimInt + num_traits::Signed + num_traits::WrappingSub + num_traits::WrappingMul,
+>(
+    sum: T,
+    count: T,
+) -> T {
+    let q = sum.checked_div(&count).unwrap_or(sum);
+    if (sum < T::zero()) != (count < T::zero()) && q.wrapping_mul(&count) != sum {
+        q.wrapping_sub(&T::one())
+    } else {
+        q
+    }
+}
+
+/// Unsigned division (a count is never 0 here).
+fn floor_unsigned<T: num_traits::PrimInt>(sum: T, count: T) -> T {
+    sum.checked_div(&count).unwrap_or(sum)
+}
+integer_reduce!(floor_signed: i8, i16, i32, i64);
+integer_reduce!(floor_unsigned: u8, u16, u32, u64);
+
+macro_rules! float_step {
+    ($($t:ty),*) => {$(
+        impl Step for $t {
+            fn step(reduce: Reduction) -> Option<fn(&mut Self, Self)> {
+                Some(match reduce {
+                    Reduction::Sum | Reduction::Mean => |a, v| *a += v,
+                    Reduction::Prod => |a, v| *a *= v,
+                    Reduction::Amax => |a, v| amax(<$t>::is_nan)(a, v),
+                    Reduction::Amin => |a, v| amin(<$t>::is_nan)(a, v),
+                })
+            }
+            fn identity(reduce: Reduction) -> Self {
+                match reduce {
+                    Reduction::Sum | Reduction::Mean => 0.0,
+                    Reduction::Prod => 1.0,
+                    Reduction::Amax => <$t>::NEG_INFINITY,
+                    Reduction::Amin => <$t>::INFINITY,
+                }
+            }
+        }
+        impl Reduce for $t {
+            in_itself!();
+            fn zero() -> Self { 0.0 }
+            fn one() -> Self { 1.0 }
+            fn mean(sum: Self, count: Self) -> Self { sum / count }
+        }
+    )*};
+}
+float_step!(f32, f64);
+
+macro_rules! half_reduce {
+    ($($t:ty),*) => {$(
+        impl Reduce for $t {
+            type Acc = f32;
+            fn widen(self) -> f32 { self.to_f32() }
+            fn in_acc(out: &mut [Self], f: impl FnOnce(&mut [f32])) {
+                let mut wide: Vec<f32> = out.iter().map(|v| v.to_f32()).collect();
+                f(&mut wide);
+                for (o, w) in out.iter_mut().zip(wide) {
+                    *o = <$t>::from_f32(w);
+                }
+            }
+            fn zero() -> Self { <$t>::ZERO }
+            fn one() -> Self { <$t>::ONE }
+            fn mean(sum: Self, count: Self) -> Self { sum / count }
+        }
+    )*};
+}
+half_reduce!(half::f16, half::bf16);
+
+macro_rules! complex_reduce {
+    ($($t:ty: $product:expr),*) => {$(
+        impl Step for num_complex::Complex<$t> {
+            fn step(reduce: Reduction) -> Option<fn(&mut Self, Self)> {
+                match reduce {
+                    Reduction::Sum | Reduction::Mean => Some(|a, v| *a += v),
+                    Reduction::Prod => Some($product),
+                    Reduction::Amax | Reduction::Amin => None,
+                }
+            }
+            fn identity(reduce: Reduction) -> Self {
+                match reduce {
+                    Reduction::Prod => Self::new(1.0, 0.0),
+                    _ => Self::new(0.0, 0.0),
+                }
+            }
+        }
+        impl Reduce for num_complex::Complex<$t> {
+            in_itself!();
+            fn zero() -> Self { Self::new(0.0, 0.0) }
+            fn one() -> Self { Self::new(1.0, 0.0) }
+            fn mean(sum: Self, count: Self) -> Self {
+                // c10::complex's division (NumPy's, scaled by the larger part of the divisor).
+                let (a, b, c, d) = (sum.re, sum.im, count.re, count.im);
+                if c.abs() >= d.abs() {
+                    if c == 0.0 && d == 0.0 {
+                        return Self::new(a / c.abs(), b / d.abs());
+                    }
+                    let rat = d / c;
+                    let scl = 1.0 / (c + d * rat);
+                    Self::new((a + b * rat) * scl, (b - a * rat) * scl)
+                } else {
+                    let rat = c / d;
+                    let scl = 1.0 / (d + c * rat);
+                    Self::new((a * rat + b) * scl, (b * rat - a) * scl)
+                }
+            }
+        }
+    )*};
+}
+complex_reduce!(
+    f32: |a, v| *a *= v,
+    // c10::complex's product, which PyTorch's build contracts to fused multiply-adds for
+    // complex128 (complex64's matches the plain one).
+    f64: |a, v| *a = Self::new(a.re.mul_add(v.re, -(a.im * v.im)), a.re.mul_add(v.im, a.im * v.re))
+);
+
+impl Step for bool {
+    fn step(reduce: Reduction) -> Option<fn(&mut Self, Self)> {
+        match reduce {
+            Reduction::Sum | Reduction::Amax => Some(|a, v| *a |= v),
+            Reduction::Prod | Reduction::Amin => Some(|a, v| *a &= v),
+            Reduction::Mean => None,
+        }
+    }
+    fn identity(reduce: Reduction) -> Self {
+        matches!(reduce, Reduction::Prod | Reduction::Amin)
+    }
+}
+
+impl Reduce for bool {
+    in_itself!();
+    fn zero() -> Self {
+        false
+    }
+    fn one() -> Self {
+        true
+    }
+    fn mean(sum: Self, _count: Self) -> Self {
+        sum
+    }
+}
+
+/// PyTorch's `scatter_reduce`: the dimension, the reduction, whether `input`'s own elements
+/// take part, and the policy for bad indices (see the module's documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ScatterReduce {
+    /// The dimension along which indices point (negative counts from the end).
+    pub dim: i64,
+    /// How values that land on one element combine.
+    pub reduce: Reduction,
+    /// Whether `input`'s element is one of them.
+    pub include_self: bool,
+    /// What a bad index does.
+    pub bad_indices: BadIndices,
+}
+
+/// The geometry of a checked call: offsets in elements of row-major `input` and `src`.
+struct Plan {
+    /// `index`'s shape (at least 1-d).
+    shape: Vec<usize>,
+    dim: usize,
+    /// `input`'s size along `dim`: the limit of every index.
+    along: usize,
+    input_strides: Vec<usize>,
+    src_strides: Vec<usize>,
+}
+
+impl Plan {
+    /// Calls `f(index position, input element or None, src element)` for every position
+    /// of `index`, in row-major order.
+    fn walk<I: IndexType>(
+        &self,
+        index: &[I],
+        policy: BadIndices,
+        mut f: impl FnMut(usize, Option<usize>, usize),
+    ) {
+        let rank = self.shape.len();
+        let mut coords = vec![0usize; rank];
+        let (mut base, mut s) = (0usize, 0usize);
+        for (k, &i) in index.iter().enumerate() {
+            let target = policy
+                .resolve(i, self.along)
+                .map(|t| base + t * self.input_strides[self.dim]);
+            f(k, target, s);
+            // The next position: the last coordinate steps, carrying leftwards.
+            for d in (0..rank).rev() {
+                coords[d] += 1;
+                if d != self.dim {
+                    base += self.input_strides[d];
+                }
+                s += self.src_strides[d];
+                if coords[d] < self.shape[d] {
+                    break;
+                }
+                if d != self.dim {
+                    base -= coords[d] * self.input_strides[d];
+                }
+                s -= coords[d] * self.src_strides[d];
+                coords[d] = 0;
+            }
+        }
+    }
+}
+
+/// Row-major strides of `shape`.
+fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for d in (1..shape.len()).rev() {
+        strides[d - 1] = strides[d] * shape[d];
+    }
+    strides
+}
+
+/// PyTorch's sizes in a message: `[2, 3]`.
+fn sizes(shape: &[usize]) -> String {
+    let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// A 0-d shape as PyTorch's checks see it: 1-d of size 1.
+fn nonempty(shape: &[usize]) -> Vec<usize> {
+    if shape.is_empty() {
+        vec![1]
+    } else {
+        shape.to_vec()
+    }
+}
+
+impl ScatterReduce {
+    /// `reduce` along `dim`, with `include_self` and PyTorch's refusal of bad indices.
+    pub fn new(dim: i64, reduce: Reduction) -> ScatterReduce {
+        ScatterReduce {
+            dim,
+            reduce,
+            include_self: true,
+            bad_indices: BadIndices::Error,
+        }
+    }
+
+    /// Sets whether `input`'s own elements take part.
+    pub fn include_self(mut self, include_self: bool) -> ScatterReduce {
+        self.include_self = include_self;
+        self
+    }
+
+    /// Sets the policy for bad indices.
+    pub fn bad_indices(mut self, policy: BadIndices) -> ScatterReduce {
+        self.bad_indices = policy;
+        self
+    }
+
+    /// Whether the op takes tensors of `dtype` (see the module's documentation).
+    ///
+    /// ```
+    /// use ndgather::scatter_reduce::{Reduction, ScatterReduce};
+    /// use ndgather::DType;
+    /// assert!(ScatterReduce::new(0, Reduction::Sum).supports(DType::Bool));
+    /// assert!(!ScatterReduce::new(0, Reduction::Amax).supports(DType::C64));
+    /// ```
+    pub fn supports(&self, dtype: DType) -> bool {
+        match dtype {
+            DType::Bool => <bool as Reduce>::Acc::step(self.reduce).is_some(),
+            _ => {
+                crate::with_dtype!(dtype, number T => <T as Reduce>::Acc::step(self.reduce).is_some(), else false)
+            }
+        }
+    }
+
+    /// The op into a new tensor: a copy of `input` with `src` reduced into it.
+    ///
+    /// # Errors
+    /// [`GatherError::TorchIndex`] for `dim` out of range; [`GatherError::TorchRuntime`] for
+    /// shapes PyTorch refuses, `src` of another dtype, indices not of an integer dtype, and
+    /// bad indices under `BadIndices::Error`; [`GatherError::TorchNotImplemented`] for a
+    /// dtype the reduction does not take.
+    pub fn run(
+        &self,
+        input: TensorView<'_>,
+        index: &TensorView<'_>,
+        src: &TensorView<'_>,
+    ) -> Result<Tensor> {
+        let mut out = input.to_tensor();
+        self.run_into(out.view_mut(), index, src)?;
+        Ok(out)
+    }
+
+    /// The op in place, on `input`'s elements. Every check runs first, so on error `input`
+    /// is unchanged.
+    ///
+    /// # Errors
+    /// As [`Self::run`].
+    pub fn run_into(
+        &self,
+        input: TensorViewMut<'_>,
+        index: &TensorView<'_>,
+        src: &TensorView<'_>,
+    ) -> Result<()> {
+        let shape = with_tensor!(TensorViewMut, &input, t => t.shape().to_vec());
+        let plan = self.check(input.dtype(), &shape, index, src)?;
+        match input {
+            TensorViewMut::Bool(t) => {
+                let s = typed_like(&t, src)?;
+                self.indexed(t, index, s, plan)
+            }
+            other => with_tensor!(TensorViewMut, other, number t => {
+                let s = typed_like(&t, src)?;
+                self.indexed(t, index, s, plan)
+            }, else dtype => Err(self.not_implemented(dtype))),
+        }
+    }
+
+    fn not_implemented(&self, dtype: DType) -> GatherError {
+        GatherError::TorchNotImplemented(format!(
+            "scatter_reduce with reduce=\"{}\" is not implemented for {dtype}",
+            self.reduce.name()
+        ))
+    }
+
+    /// PyTorch's checks, in its order: the dimension, the dtypes, the ranks and sizes.
+    /// `None` for an empty `index`, which writes nothing.
+    fn check(
+        &self,
+        dtype: DType,
+        input: &[usize],
+        index: &TensorView<'_>,
+        src: &TensorView<'_>,
+    ) -> Result<Option<Plan>> {
+        let runtime = |m: String| Err(GatherError::TorchRuntime(m));
+        let out_of_range = |d: i64, rank: usize| {
+            GatherError::TorchIndex(format!(
+                "Dimension out of range (expected to be in range of [-{rank}, {}], but got {d})",
+                rank - 1
+            ))
+        };
+        let (self_shape, index_shape) = (nonempty(input), nonempty(index.shape()));
+        let rank = self_shape.len();
+        let dim = if self.dim < 0 {
+            self.dim + rank as i64
+        } else {
+            self.dim
+        };
+        if !(0..rank as i64).contains(&dim) {
+            return Err(out_of_range(self.dim, rank));
+        }
+        let dim = dim as usize;
+        let empty = index.shape().iter().product::<usize>() == 0;
+        if !empty && !index.dtype().is_index() {
+            return runtime("scatter(): Expected dtype int32/int64 for index".into());
+        }
+        if src.dtype() != dtype {
+            return runtime("scatter(): Expected self.dtype to be equal to src.dtype".into());
+        }
+        if !self.supports(dtype) {
+            return Err(self.not_implemented(dtype));
+        }
+        if empty {
+            return Ok(None);
+        }
+        if index_shape.len() != rank {
+            return runtime(
+                "Index tensor must have the same number of dimensions as self tensor".into(),
+            );
+        }
+        let src_shape = nonempty(src.shape());
+        let too_large = runtime(format!(
+            "Expected index {} to be no larger than self {} apart from dimension {dim} and to be \
+             no larger size than src {}",
+            sizes(index.shape()),
+            sizes(input),
+            sizes(src.shape())
+        ));
+        if (0..rank).any(|d| d != dim && index_shape[d] > self_shape[d]) {
+            return too_large;
+        }
+        for (d, &i) in index_shape.iter().enumerate() {
+            // PyTorch reads src's size along each of index's dimensions, so a src of lower
+            // rank fails on the first it lacks.
+            let Some(&s) = src_shape.get(d) else {
+                return Err(out_of_range(d as i64, src_shape.len()));
+            };
+            if i > s {
+                return too_large;
+            }
+        }
+        if src_shape.len() != rank {
+            return runtime(
+                "Index tensor must have the same number of dimensions as src tensor".into(),
+            );
+        }
+        Ok(Some(Plan {
+            along: self_shape[dim],
+            input_strides: strides(&self_shape),
+            src_strides: strides(&src_shape),
+            shape: index_shape,
+            dim,
+        }))
+    }
+
+    /// The reduction into `target`: indices checked, then every value of `src` reduced
+    /// into its element in the order of `index`, then means divided.
+    fn indexed<T: Reduce>(
+        &self,
+        mut target: ArrayViewMutD<'_, T>,
+        index: &TensorView<'_>,
+        src: ArrayViewD<'_, T>,
+        plan: Option<Plan>,
+    ) -> Result<()> {
+        let Some(plan) = plan else { return Ok(()) };
+        let Some(step) = T::Acc::step(self.reduce) else {
+            return Err(GatherError::Internal("the dtype's reduction checked"));
+        };
+        with_tensor!(TensorView, index, index i => {
+            let idx = row_major(i)?;
+            if self.bad_indices.errors() {
+                let bad = |&v: &_| self.bad_indices.resolve(v, plan.along).is_none();
+                if let Some(k) = idx.iter().position(bad) {
+                    return Err(GatherError::TorchRuntime(format!(
+                        "index {} is out of bounds for dimension {} with size {}",
+                        idx[k].to_i128(), plan.dim, plan.along
+                    )));
+                }
+            }
+            let src = row_major(&src)?;
+            update_row_major(&mut target, |out| self.reduce_into(out, &idx, &src, &plan, step))
+        }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+    }
+
+    fn reduce_into<T: Reduce, I: IndexType>(
+        &self,
+        out: &mut [T],
+        idx: &[I],
+        src: &[T],
+        plan: &Plan,
+        step: fn(&mut T::Acc, T::Acc),
+    ) {
+        let (policy, reduce) = (self.bad_indices, self.reduce);
+        T::in_acc(out, |acc| {
+            if !self.include_self {
+                plan.walk(idx, policy, |_, t, _| {
+                    if let Some(t) = t {
+                        acc[t] = T::Acc::identity(reduce)
+                    }
+                });
+            }
+            plan.walk(idx, policy, |_, t, s| {
+                if let Some(t) = t {
+                    step(&mut acc[t], src[s].widen())
+                }
+            });
+        });
+        if reduce == Reduction::Mean {
+            // PyTorch counts as it sums (a scatter_add of ones), then divides in the dtype:
+            // 1 for the element itself where it takes part, then 1 per value; a count of 0
+            // divides by 1.
+            let mut counts = vec![
+                if self.include_self {
+                    T::one()
+                } else {
+                    T::zero()
+                };
+                out.len()
+            ];
+            let (one, add) = (T::one().widen(), T::Acc::step(Reduction::Sum));
+            T::in_acc(&mut counts, |counts| {
+                plan.walk(idx, policy, |_, t, _| {
+                    if let (Some(t), Some(add)) = (t, add) {
+                        add(&mut counts[t], one)
+                    }
+                })
+            });
+            for (o, &c) in out.iter_mut().zip(&counts) {
+                let c = if c == T::zero() { T::one() } else { c };
+                *o = T::mean(*o, c);
+            }
+        }
+    }
+}
