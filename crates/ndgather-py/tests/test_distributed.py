@@ -245,6 +245,127 @@ def check_lazy(lazy, local_call):
     np.testing.assert_array_equal(computed, want)
 
 
+def test_concurrent_lookups_share_round_trips_and_each_gets_its_rows(client):
+    """Lookups from many threads are merged into one call per shard while a batch is in
+    flight; each must get exactly its own rows, in its own shape, under its own policy."""
+    import ndgather.distributed as nd
+
+    rng = np.random.default_rng(8)
+    table = rng.standard_normal((5000, 3)).astype(np.float64)
+    sharded = ShardedTable.from_array(client, table, num_shards=3, partition_strategy="div")
+    v2 = sharded.scatter_add([7, 4999], np.ones((2, 3)))  # a version sharing two servers
+    tables = [(sharded, table), (v2, ng.tensor_scatter_nd_add(table, [[7], [4999]],
+                                                               np.ones((2, 3))))]
+    sent = []
+    original = nd._Batcher._send
+
+    def counting(self, batch):
+        sent.append(len(batch))
+        return original(self, batch)
+
+    failures = []
+
+    def caller(k):
+        local = np.random.default_rng(100 + k)
+        for n in range(40):
+            which, whole = tables[(k + n) % 2]
+            ids = local.integers(-5, 5005, size=tuple(local.integers(0, 30, 2)))
+            policy = ["error", "ignore", "clamp"][n % 3]
+            want = local_error(lambda: ng.gather(whole, ids, bad_indices=policy))
+            try:
+                got = which.lookup(ids, bad_indices=policy)
+                if want is not None or not np.array_equal(
+                        got, ng.gather(whole, ids, bad_indices=policy)):
+                    failures.append((k, n, "wrong rows"))
+            except ng.InvalidArgumentError as e:
+                if str(e) != want:
+                    failures.append((k, n, str(e)))
+
+    nd._Batcher._send = counting
+    try:
+        threads = [threading.Thread(target=caller, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+    finally:
+        nd._Batcher._send = original
+    assert failures == []
+    assert max(sent) > 1, "no two lookups ever shared a round trip"
+
+
+def test_a_versions_servers_go_with_it(client):
+    """Each version keeps the servers of the shards it shares with its parent; the servers
+    of a version nobody holds are released (a training loop makes a version a step)."""
+    import gc
+
+    def servers():
+        return client.run_on_scheduler(lambda dask_scheduler: sorted(
+            k for k in dask_scheduler.tasks if str(k).startswith("_ShardServer")))
+
+    table = np.arange(60.0).reshape(20, 3)
+    v1 = ShardedTable.from_array(client, table, num_shards=2)
+    v1.lookup(np.arange(20))
+    before = servers()
+    for step in range(5):
+        v2 = v1.scatter_add([step], np.ones((1, 3)))
+        np.testing.assert_array_equal(v2.lookup([step, 1 - step % 2]),
+                                      table[[step, 1 - step % 2]] + [[1], [0]])
+        del v2
+    gc.collect()
+    ours = {f.key for f in v1._servers._futures.values()}
+    assert len(ours) == 2 and ours <= set(before)
+    deadline = time.monotonic() + 30
+    while not set(servers()) <= set(before) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert set(servers()) <= set(before), "a dropped version's server is still held"
+    assert ours <= set(servers())
+    np.testing.assert_array_equal(v1.lookup([0, 1]), table[[0, 1]])
+
+
+def test_a_worker_killed_mid_stream_is_recovered_with_nothing_wrong(client):
+    """Lookups go to the shard servers (Dask actors) directly; a server lost with its worker
+    is made again against its shard, which Dask recomputes, and the lookup repeated."""
+    rng = np.random.default_rng(6)
+    table = rng.standard_normal((20000, 8)).astype(np.float32)
+    sharded = ShardedTable.from_array(client, table, num_shards=2)
+    id_sets = [rng.integers(0, len(table), 1000) for _ in range(16)]
+    sharded.lookup(id_sets[0])  # the servers exist
+    victim, pid = killable_worker(client, sharded)
+    finished, failures, stop = [], [], threading.Event()
+
+    def stream():
+        k = 0
+        while not stop.is_set():
+            ids = id_sets[k % len(id_sets)]
+            try:
+                ok = np.array_equal(sharded.lookup(ids), table[ids])
+            except Exception as e:  # noqa: BLE001 - every failure is one
+                failures.append(e)
+                return
+            finished.append((time.monotonic(), ok))
+            k += 1
+
+    thread = threading.Thread(target=stream)
+    thread.start()
+    time.sleep(0.5)
+    killed = time.monotonic()
+    os.kill(pid, signal.SIGKILL)
+    deadline = killed + 60
+    while time.monotonic() < deadline and not failures \
+            and sum(t > killed for t, _ in finished) < 20:
+        time.sleep(0.05)
+    stop.set()
+    thread.join(60)
+    client.wait_for_workers(2, timeout=60)
+    assert failures == []
+    assert all(ok for _, ok in finished), "a lookup returned a wrong row"
+    after = [t for t, _ in finished if t > killed]
+    assert len(after) >= 20, "lookups did not resume"
+    # The lookup that met the dead worker finished once its shard was served again.
+    assert after[0] - killed < 15, f"recovery took {after[0] - killed:.1f} s"
+
+
 def test_gather_on_dask_arrays_equals_gather_on_the_computed_array(client):
     rng = np.random.default_rng(6)
     for _ in range(60):

@@ -999,6 +999,18 @@ def _scatter_function(kind: str, what: str, order: str, dtypes: str, example: st
     def scatter(tensor: ArrayLike, indices: ArrayLike, updates: ArrayLike, *,
                 bad_indices: BadIndices = "error",
                 out: Optional[np.ndarray] = None) -> np.ndarray:
+        if type(tensor) is _ndarray and type(indices) is _ndarray \
+                and type(updates) is _ndarray and (out is None or out is tensor):
+            # NumPy arrays as they are: the extension checks everything; only arrays it
+            # cannot read in place (another byte order, misaligned) take the path that
+            # converts them.
+            try:
+                r = _core.tensor_scatter(kind, tensor, indices, updates, bad_indices,
+                                         out is not None)
+                return r if out is None else out
+            except (TypeError, ValueError):
+                if all(a.dtype.isnative and a.flags.aligned for a in (tensor, indices, updates)):
+                    raise
         return _tensor_scatter(kind, tensor, indices, updates, bad_indices, out)
     scatter.__name__ = scatter.__qualname__ = f"tensor_scatter_nd_{kind}"
     scatter.__doc__ = _SCATTER_DOC.format(kind=kind, what=what, order=order, dtypes=dtypes,

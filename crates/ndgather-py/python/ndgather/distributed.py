@@ -4,8 +4,11 @@ Two front ends over ``dask`` and ``distributed`` (not a scheduler of ndgather's 
 
 - :class:`ShardedTable`: an embedding table split into shards that live on the workers of a
   ``dask.distributed`` cluster, with TensorFlow's ``embedding_lookup`` partition strategies.
-  :meth:`ShardedTable.lookup` sends each shard only the ids it holds; each worker runs one
-  :func:`ndgather.gather` (GIL released) and sends back only the rows gathered.
+  :meth:`ShardedTable.lookup` sends each shard only the ids it holds, straight to a server
+  on the worker that holds the shard (a Dask actor: no task, no scheduler on the way); each
+  server runs one :func:`ndgather.gather` and sends back only the rows gathered. Lookups
+  from concurrent threads share their round trips. A server lost with its worker is made
+  again against its shard, and the lookup repeated.
   :meth:`ShardedTable.scatter_add` makes a new version of the table; shards are immutable and
   every version is a Dask task of the previous one, so a shard lost with its worker is
   recomputed from its file or lineage.
@@ -32,7 +35,11 @@ array([[2., 3.]])
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import math
+import threading
+import time
 from typing import Literal, Optional, Sequence
 
 import numpy as np
@@ -62,6 +69,8 @@ LookupPolicy = Literal["error", "ignore", "clamp", "negative", "wrap"]
 
 # Output blocks of a lazy gather hold about this many bytes.
 _BLOCK_BYTES = 64 << 20
+# How long a lookup keeps trying while Dask recovers a lost worker's shards.
+_RECOVERY_SECONDS = 120
 
 
 def _strategy(name):
@@ -102,6 +111,164 @@ def _take(shard, local_ids, bad_indices):
     return _gather(shard, local_ids, bad_indices=bad_indices)
 
 
+class _ShardServer:
+    """One shard's rows, held by a Dask actor on the worker that holds the shard, so that a
+    lookup goes from the client to that worker and back without the scheduler."""
+
+    def __init__(self, shard):
+        self._shard = shard
+
+    async def take(self, local_ids, bad_indices):
+        # A coroutine runs on the worker's event loop, with no hop to the actor's thread:
+        # a gather is short, and releases the GIL.
+        return _take(self._shard, local_ids, bad_indices)
+
+
+class _Call:
+    """One lookup's calls of its shards: ``(shard key, server, ids, policy)`` parts and,
+    once answered, their rows or the error."""
+
+    def __init__(self, parts):
+        self.parts = parts
+        self.rows = self.error = None
+        self.done = threading.Event()
+
+
+class _Batcher:
+    """Lookups from concurrent callers, sent together: a lookup that arrives while a batch
+    is in flight waits, and the answer of that batch sends every waiting lookup's ids at
+    once, from the client's event loop (one call per shard, awaited together)."""
+
+    def __init__(self, loop):
+        self._loop = loop  # the client's asyncio loop
+        self._lock = threading.Lock()
+        self._waiting = []
+        self._in_flight = False
+
+    def run(self, parts):
+        call = _Call(parts)
+        batch = None
+        with self._lock:
+            self._waiting.append(call)
+            if not self._in_flight:
+                self._in_flight = True
+                batch, self._waiting = self._waiting, []
+        if batch is not None:
+            self._send(batch)
+        call.done.wait()
+        if call.error is not None:
+            raise call.error
+        return call.rows
+
+    def _send(self, batch):
+        """Sends ``batch`` (no lock held: a future already done runs its callback at once):
+        the parts of its lookups merged by shard and policy."""
+        groups = {}
+        try:
+            for c in batch:
+                for key, server, ids, policy in c.parts:
+                    groups.setdefault((key, policy), (server, policy, []))[2].append(ids)
+            requests = [(server, ids[0] if len(ids) == 1 else np.concatenate(ids), policy)
+                        for server, policy, ids in groups.values()]
+            future = asyncio.run_coroutine_threadsafe(_await_all(requests), self._loop)
+        except BaseException as e:  # noqa: BLE001 - the batch's callers raise it
+            future = concurrent.futures.Future()
+            future.set_exception(e)
+        future.add_done_callback(lambda f: self._answer(batch, list(groups), f))
+
+    def _answer(self, batch, keys, future):
+        """Hands each lookup its rows (or the error), then sends the next batch."""
+        try:
+            answers = dict(zip(keys, future.result()))
+            starts = dict.fromkeys(keys, 0)
+            for c in batch:
+                c.rows = []
+                for key, _, ids, policy in c.parts:
+                    start = starts[(key, policy)]
+                    c.rows.append(answers[(key, policy)][start:start + len(ids)])
+                    starts[(key, policy)] = start + len(ids)
+        except BaseException as e:  # noqa: BLE001 - the batch's callers raise it
+            for c in batch:
+                c.error = e
+        with self._lock:
+            following, self._waiting = self._waiting, []
+            self._in_flight = bool(following)
+        for c in batch:
+            c.done.set()
+        if following:
+            self._send(following)
+
+
+async def _await_all(requests):
+    """On the client's event loop: every ``(server, ids, policy)`` call sent at once, then
+    awaited together."""
+    futures = [server.take(ids, policy) for server, ids, policy in requests]
+    return [await f for f in futures]
+
+
+class _Servers:
+    """The shard servers of one version of a table, made on first use; a new version keeps
+    the servers of the shards it shares (:meth:`keeping`), and a server goes when no version
+    holds it. A server whose worker is lost is made again against its shard, which Dask
+    recomputes from its file or lineage."""
+
+    def __init__(self, client, futures=None, actors=None):
+        self._client = client
+        self._lock = threading.Lock()
+        self._futures = dict(futures or {})  # shard key -> the future of its actor
+        self._actors = dict(actors or {})  # shard key -> its actor, once made
+        self._batcher = _Batcher(client.loop.asyncio_loop)
+
+    def keeping(self, shards):
+        """Servers for a version made of ``shards``: this version's, for the shards both
+        have."""
+        keys = {s.key for s in shards}
+        with self._lock:
+            return _Servers(self._client,
+                            {k: f for k, f in self._futures.items() if k in keys},
+                            {k: a for k, a in self._actors.items() if k in keys})
+
+    def get(self, shard):
+        with self._lock:
+            actor = self._actors.get(shard.key)
+            if actor is not None:
+                return actor
+            future = self._futures.get(shard.key)
+            if future is None:
+                # Placed by Dask beside the shard it depends on.
+                future = self._client.submit(_ShardServer, shard, actor=True, pure=False)
+                self._futures[shard.key] = future
+        # A future's result is a round trip through the client's event loop: the actor
+        # is kept once it is known.
+        actor = future.result()
+        with self._lock:
+            if self._futures.get(shard.key) is future:
+                self._actors[shard.key] = actor
+        return actor
+
+    def fetch(self, parts):
+        """The rows of each ``(shard, ids, policy)`` part, batched with concurrent callers'."""
+        servers = [(shard.key, self.get(shard), ids, policy) for shard, ids, policy in parts]
+        return self._batcher.run(servers)
+
+    def forget_lost(self) -> bool:
+        """Whether any server is gone with its worker; those are forgotten, to be made again
+        against their shards (a failed batch may be another lookup's shard's doing)."""
+        with self._lock:
+            futures = dict(self._futures)
+        if not futures:
+            return False
+        held = self._client.who_has(list(futures.values()))
+        gone = [key for key, f in futures.items()
+                if f.status != "finished" or not held.get(f.key)]
+        with self._lock:
+            for key in gone:
+                if self._futures.get(key) is futures[key]:
+                    del self._futures[key]
+                    self._actors.pop(key, None)
+        return bool(gone)
+
+
 def _scatter_rows(shard, kind, local_ids, updates):
     """A copy of ``shard`` with ``updates`` applied to rows ``local_ids`` by
     ``tensor_scatter_nd_<kind>``: one at a time, in the order given, as TensorFlow applies
@@ -130,8 +297,10 @@ class ShardedTable:
       were split that way.
     """
 
-    def __init__(self, client, shards, shard_rows, row_shape, dtype, partition_strategy):
+    def __init__(self, client, shards, shard_rows, row_shape, dtype, partition_strategy,
+                 servers=None):
         self._client = client
+        self._servers = servers if servers is not None else _Servers(client)
         self._shards = list(shards)
         self._shard_rows = list(shard_rows)
         self._row_shape = tuple(row_shape)
@@ -276,17 +445,23 @@ class ShardedTable:
         shard, local, out_shape = self._route(ids, bad_indices)
         out = np.empty((shard.size,) + self._row_shape, self._dtype)
         groups = self._by_shard(shard, self.num_shards)
-        # One graph update for all shards (client.map), rather than a message per shard.
-        wanted = [local[pos] for _, pos in groups]
-        # Each lookup's tasks get keys of their own (pure=False): identical lookups would
-        # otherwise share keys, and a key the previous lookup is releasing would be asked for
-        # again (the scheduler's "Couldn't gather keys" errors).
-        futures = self._client.map(
-            _take, [self._shards[p] for p, _ in groups], wanted,
-            [_filling(bad_indices) if (w < 0).any() else "error" for w in wanted], pure=False)
-        for (_, pos), rows in zip(groups, self._client.gather(futures)):
-            out[pos] = rows
-        return out.reshape(out_shape)
+        wanted = [(p, pos, local[pos]) for p, pos in groups]
+        policies = [_filling(bad_indices) if (w < 0).any() else "error" for _, _, w in wanted]
+        deadline = time.monotonic() + _RECOVERY_SECONDS
+        while True:
+            try:
+                # Each shard's server is called directly (with the ids of concurrent
+                # lookups), all at once, then each answer is put in place: no task, no
+                # scheduler, no key.
+                parts = [(self._shards[p], w, policy)
+                         for (p, _, w), policy in zip(wanted, policies)]
+                for (_, pos, _), rows in zip(wanted, self._servers.fetch(parts)):
+                    out[pos] = rows
+                return out.reshape(out_shape)
+            except (OSError, RuntimeError):
+                # A server whose worker was lost is made again, and the lookup repeated.
+                if not self._servers.forget_lost() or time.monotonic() > deadline:
+                    raise
 
     def embedding_bag(self, input: ArrayLike, offsets: Optional[ArrayLike] = None, *,
                       mode: str = "mean", per_sample_weights: Optional[ArrayLike] = None,
@@ -350,7 +525,7 @@ class ShardedTable:
             shards[p] = self._client.submit(_scatter_rows, shards[p], kind, local[pos],
                                             updates[pos])
         return ShardedTable(self._client, shards, self._shard_rows, self._row_shape,
-                            self._dtype, self._strategy)
+                            self._dtype, self._strategy, self._servers.keeping(shards))
 
     def scatter_update(self, ids: ArrayLike, updates: ArrayLike) -> ShardedTable:
         """A new table: this one with the row that ``ids[k]`` names replaced by
