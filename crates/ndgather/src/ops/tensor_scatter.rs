@@ -43,14 +43,14 @@
 //! # Ok::<(), ndgather::GatherError>(())
 //! ```
 
-use crate::engine::kernel::{self, first_bad_vector};
+use crate::engine::kernel::{self, first_bad_vector, nd_offset};
 use crate::engine::mem::layout::{into_array, row_major, update_row_major};
 use crate::engine::mem::output;
 use crate::ops::embedding::Real;
 use crate::ops::gather::GatherNdOptions;
 use crate::ops::scatter::scatter_rows;
 use crate::ops::{typed_like, Op, Out};
-use crate::shape::plan::unravel;
+use crate::shape::plan::{unravel, GatherNdPlan};
 use crate::shape::{tensor_scatter_shape, TensorScatterShape};
 use crate::types::dtype::{ArrayElement, DType, Tensor, TensorView, TensorViewMut};
 use crate::types::error::{GatherError, Result};
@@ -527,10 +527,14 @@ impl TensorScatter {
             let idx = row_major(i)?;
             let src = row_major(&updates)?;
             let shape = target.shape().to_vec();
-            let geometry = Geometry::new(&shape, rule);
-            self.check_indices(&idx, i.shape(), &geometry, &shape)?;
+            let outer = &i.shape()[..i.ndim().saturating_sub(1)];
+            // The vectors into the tensor's first `depth` dimensions alone: offsets in slices.
+            let vectors = GatherNdPlan::vectors(&shape[..rule.depth], rule.depth, outer)?;
+            self.check_indices(&idx, &vectors, &shape)?;
             let policy = self.bad_indices;
-            let destination = |r: usize| geometry.row(&idx[r * rule.depth..(r + 1) * rule.depth], policy);
+            let destination = |r: usize| {
+                nd_offset(&vectors, 0, &idx[r * rule.depth..(r + 1) * rule.depth], policy)
+            };
             update_row_major(&mut target, |out| scatter_rows(out, rule.slice, &src, destination, combine))
         }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))
     }
@@ -539,59 +543,23 @@ impl TensorScatter {
     fn check_indices<I: IndexType>(
         &self,
         idx: &[I],
-        indices_shape: &[usize],
-        geometry: &Geometry,
+        vectors: &GatherNdPlan,
         shape: &[usize],
     ) -> Result<()> {
-        if !self.bad_indices.errors() || geometry.depth == 0 {
+        if !self.bad_indices.errors() || vectors.depth == 0 {
             return Ok(());
         }
-        let Some(r) = first_bad_vector(idx, &geometry.dims, self.bad_indices) else {
+        let Some(r) = first_bad_vector(idx, &vectors.dims, self.bad_indices) else {
             return Ok(());
         };
-        let outer = &indices_shape[..indices_shape.len().saturating_sub(1)];
         Err(GatherError::BadScatterIndex {
-            position: unravel(r, outer),
-            values: idx[r * geometry.depth..(r + 1) * geometry.depth]
+            position: unravel(r, &vectors.rows_shape),
+            values: idx[r * vectors.depth..(r + 1) * vectors.depth]
                 .iter()
                 .map(|i| i.to_i128())
                 .collect(),
             shape: shape.to_vec(),
         })
-    }
-}
-
-/// The destination slice of an index vector: its components address the tensor's first
-/// `depth` dimensions, in slices of `slice` elements.
-struct Geometry {
-    depth: usize,
-    /// `tensor.shape[..depth]`.
-    dims: Vec<usize>,
-    /// The slices a step along each of those dimensions skips.
-    strides: Vec<usize>,
-}
-
-impl Geometry {
-    fn new(shape: &[usize], rule: TensorScatterShape) -> Geometry {
-        let dims = shape[..rule.depth].to_vec();
-        let mut strides = vec![1; rule.depth];
-        for k in (1..rule.depth).rev() {
-            strides[k - 1] = strides[k] * dims[k];
-        }
-        Geometry {
-            depth: rule.depth,
-            dims,
-            strides,
-        }
-    }
-
-    /// The slice `vector` names under `policy`, `None` where the policy drops it.
-    fn row<I: IndexType>(&self, vector: &[I], policy: BadIndices) -> Option<usize> {
-        let mut row = 0;
-        for ((&i, &dim), &stride) in vector.iter().zip(&self.dims).zip(&self.strides) {
-            row += policy.resolve(i, dim)? * stride;
-        }
-        Some(row)
     }
 }
 

@@ -157,26 +157,47 @@ impl GatherNdPlan {
         };
         // The rule has checked 0 <= batch_dims < rank(indices) and batch_dims + depth <= rank(params).
         let bd = batch_dims as usize;
+        let mut plan = GatherNdPlan::vectors(&params[bd..], depth, rows_shape)?;
+        plan.batch = numel(&params[..bd], "params")?;
+        plan.rows = numel(&rows_shape[bd..], "indices")?;
+        plan.out_len = numel(&out_shape, "output")?;
+        plan.out_shape = out_shape;
+        plan.params_shape = params.to_vec();
+        plan.batch_dims = bd;
+        Ok(plan)
+    }
+
+    /// The geometry of index vectors of `depth` components into the leading dimensions of
+    /// `shape` (no batch dimensions), for shapes another rule has checked: where each vector's
+    /// slice starts (`kernel::nd_offset`), and the dimensions each component must fit. The
+    /// output fields are those of a gather of every slice: `tensor_scatter_nd_*` writes
+    /// into `shape` by the same vectors.
+    pub(crate) fn vectors(
+        shape: &[usize],
+        depth: usize,
+        rows_shape: &[usize],
+    ) -> Result<GatherNdPlan> {
         let mut strides = vec![0; depth];
-        let slice = numel(&params[bd + depth..], "params")?;
+        let slice = numel(&shape[depth..], "params")?;
         let mut stride = slice;
         for k in (0..depth).rev() {
             strides[k] = stride;
-            stride = stride.saturating_mul(params[bd + k]);
+            stride = stride.saturating_mul(shape[k]);
         }
+        let rows = numel(rows_shape, "indices")?;
         Ok(GatherNdPlan {
-            batch: numel(&params[..bd], "params")?,
-            rows: numel(&rows_shape[bd..], "indices")?,
+            batch: 1,
+            rows,
             depth,
-            dims: params[bd..bd + depth].to_vec(),
+            dims: shape[..depth].to_vec(),
             strides,
-            batch_stride: numel(&params[bd..], "params")?,
+            batch_stride: numel(shape, "params")?,
             slice,
-            out_len: numel(&out_shape, "output")?,
-            out_shape,
+            out_shape: rows_shape.iter().chain(&shape[depth..]).copied().collect(),
+            out_len: numel(&[rows, slice], "output")?,
             rows_shape: rows_shape.to_vec(),
-            params_shape: params.to_vec(),
-            batch_dims: bd,
+            params_shape: shape.to_vec(),
+            batch_dims: 0,
         })
     }
 }
