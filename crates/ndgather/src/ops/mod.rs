@@ -18,7 +18,10 @@ pub(crate) mod take_along_axis;
 pub mod tensor_scatter;
 
 use crate::engine::fill;
+use crate::engine::kernel;
 use crate::engine::mem::layout::Elements;
+use crate::engine::mem::layout::{into_array, row_major};
+use crate::engine::mem::output;
 use crate::engine::mem::units::{self, with_unit_of, Unit};
 use crate::shape::{gather_nd_shape, gather_shape, Axis, Shape};
 use crate::types::dtype::{FixedWidth, Tensor, TensorView, TensorViewMut};
@@ -613,4 +616,22 @@ pub(crate) fn typed_like<
     other: &TensorView<'a>,
 ) -> Result<ArrayViewD<'a, T>> {
     T::from_view(other).ok_or(GatherError::Internal("dtypes checked equal"))
+}
+
+/// A row-major copy of `t` in a fresh output, copied in parallel chunks: the new array of
+/// the out-of-place form of a write-side op is mostly this copy, and its page faults. Through `row_major`, not
+/// `to_owned`: ndarray copies an empty view with its own strides, which a view lent by
+/// another library need not have made standard.
+pub(crate) fn fresh_copy<T: Clone + Default + Send + Sync + 'static>(
+    t: &ArrayViewD<'_, T>,
+) -> Result<ArrayD<T>> {
+    let src = row_major(t)?;
+    let out = output::fresh(src.len(), t.shape(), |slots, _| {
+        kernel::for_chunks(slots, 1, std::mem::size_of::<T>(), |first, chunk| {
+            for (slot, value) in chunk.iter_mut().zip(&src[first..]) {
+                slot.write(value.clone());
+            }
+        })
+    })?;
+    into_array(t.shape(), out)
 }

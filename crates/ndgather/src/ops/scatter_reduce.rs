@@ -49,8 +49,9 @@
 //! # Ok::<(), ndgather::GatherError>(())
 //! ```
 
+use crate::engine::kernel::first_bad_vector;
 use crate::engine::mem::layout::{row_major, update_row_major};
-use crate::ops::typed_like;
+use crate::ops::{fresh_copy, typed_like};
 use crate::types::dtype::{DType, Tensor, TensorView, TensorViewMut};
 use crate::types::error::{GatherError, Result};
 use crate::types::index::{BadIndices, IndexType};
@@ -382,22 +383,22 @@ struct Plan {
 }
 
 impl Plan {
-    /// Calls `f(index position, input element or None, src element)` for every position
-    /// of `index`, in row-major order.
+    /// Calls `f(input element or None, src element)` for every position of `index`, in
+    /// row-major order.
     fn walk<I: IndexType>(
         &self,
         index: &[I],
         policy: BadIndices,
-        mut f: impl FnMut(usize, Option<usize>, usize),
+        mut f: impl FnMut(Option<usize>, usize),
     ) {
         let rank = self.shape.len();
         let mut coords = vec![0usize; rank];
         let (mut base, mut s) = (0usize, 0usize);
-        for (k, &i) in index.iter().enumerate() {
+        for &i in index {
             let target = policy
                 .resolve(i, self.along)
                 .map(|t| base + t * self.input_strides[self.dim]);
-            f(k, target, s);
+            f(target, s);
             // The next position: the last coordinate steps, carrying leftwards.
             for d in (0..rank).rev() {
                 coords[d] += 1;
@@ -495,8 +496,10 @@ impl ScatterReduce {
         index: &TensorView<'_>,
         src: &TensorView<'_>,
     ) -> Result<Tensor> {
-        let mut out = input.to_tensor();
-        self.run_into(out.view_mut(), index, src)?;
+        let plan = self.check(input.dtype(), input.shape(), index, src)?;
+        let mut out = with_tensor!(TensorView, &input, fixed t => Tensor::from(fresh_copy(t)?),
+            else dtype => return Err(self.not_implemented(dtype)));
+        self.apply(out.view_mut(), index, src, plan)?;
         Ok(out)
     }
 
@@ -513,6 +516,17 @@ impl ScatterReduce {
     ) -> Result<()> {
         let shape = with_tensor!(TensorViewMut, &input, t => t.shape().to_vec());
         let plan = self.check(input.dtype(), &shape, index, src)?;
+        self.apply(input, index, src, plan)
+    }
+
+    /// The checked op on `input`'s elements, by the reduction's arithmetic for its dtype.
+    fn apply(
+        &self,
+        input: TensorViewMut<'_>,
+        index: &TensorView<'_>,
+        src: &TensorView<'_>,
+        plan: Option<Plan>,
+    ) -> Result<()> {
         match input {
             TensorViewMut::Bool(t) => {
                 let s = typed_like(&t, src)?;
@@ -628,8 +642,7 @@ impl ScatterReduce {
         with_tensor!(TensorView, index, index i => {
             let idx = row_major(i)?;
             if self.bad_indices.errors() {
-                let bad = |&v: &_| self.bad_indices.resolve(v, plan.along).is_none();
-                if let Some(k) = idx.iter().position(bad) {
+                if let Some(k) = first_bad_vector(&idx, &[plan.along], self.bad_indices) {
                     return Err(GatherError::TorchRuntime(format!(
                         "index {} is out of bounds for dimension {} with size {}",
                         idx[k].to_i128(), plan.dim, plan.along
@@ -650,40 +663,40 @@ impl ScatterReduce {
         step: fn(&mut T::Acc, T::Acc),
     ) {
         let (policy, reduce) = (self.bad_indices, self.reduce);
+        // PyTorch's mean counts as it sums (a scatter_add of ones, in the same arithmetic),
+        // then divides in the dtype: 1 for the element itself where it takes part, then 1
+        // per value; a count of 0 divides by 1.
+        let start = if self.include_self {
+            T::one()
+        } else {
+            T::zero()
+        };
+        let mut counts = (reduce == Reduction::Mean).then(|| vec![start; out.len()]);
+        let (one, add) = (T::one().widen(), T::Acc::step(Reduction::Sum));
         T::in_acc(out, |acc| {
             if !self.include_self {
-                plan.walk(idx, policy, |_, t, _| {
+                plan.walk(idx, policy, |t, _| {
                     if let Some(t) = t {
                         acc[t] = T::Acc::identity(reduce)
                     }
                 });
             }
-            plan.walk(idx, policy, |_, t, s| {
-                if let Some(t) = t {
-                    step(&mut acc[t], src[s].widen())
-                }
-            });
-        });
-        if reduce == Reduction::Mean {
-            // PyTorch counts as it sums (a scatter_add of ones), then divides in the dtype:
-            // 1 for the element itself where it takes part, then 1 per value; a count of 0
-            // divides by 1.
-            let mut counts = vec![
-                if self.include_self {
-                    T::one()
-                } else {
-                    T::zero()
-                };
-                out.len()
-            ];
-            let (one, add) = (T::one().widen(), T::Acc::step(Reduction::Sum));
-            T::in_acc(&mut counts, |counts| {
-                plan.walk(idx, policy, |_, t, _| {
-                    if let (Some(t), Some(add)) = (t, add) {
-                        add(&mut counts[t], one)
+            let mut reduce_all = |mut counts: Option<&mut [T::Acc]>| {
+                plan.walk(idx, policy, |t, s| {
+                    if let Some(t) = t {
+                        step(&mut acc[t], src[s].widen());
+                        if let (Some(counts), Some(add)) = (counts.as_deref_mut(), add) {
+                            add(&mut counts[t], one)
+                        }
                     }
                 })
-            });
+            };
+            match counts.as_mut() {
+                Some(counts) => T::in_acc(counts, |counts| reduce_all(Some(counts))),
+                None => reduce_all(None),
+            }
+        });
+        if let Some(counts) = counts {
             for (o, &c) in out.iter_mut().zip(&counts) {
                 let c = if c == T::zero() { T::one() } else { c };
                 *o = T::mean(*o, c);

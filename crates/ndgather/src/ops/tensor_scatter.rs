@@ -43,13 +43,12 @@
 //! # Ok::<(), ndgather::GatherError>(())
 //! ```
 
-use crate::engine::kernel::{self, first_bad_vector, nd_offset};
-use crate::engine::mem::layout::{into_array, row_major, update_row_major};
-use crate::engine::mem::output;
+use crate::engine::kernel::{first_bad_vector, nd_offset};
+use crate::engine::mem::layout::{row_major, update_row_major};
 use crate::ops::embedding::Real;
 use crate::ops::gather::GatherNdOptions;
 use crate::ops::scatter::scatter_rows;
-use crate::ops::{typed_like, Op, Out};
+use crate::ops::{fresh_copy, typed_like, Op, Out};
 use crate::shape::plan::{unravel, GatherNdPlan};
 use crate::shape::{tensor_scatter_shape, TensorScatterShape};
 use crate::types::dtype::{ArrayElement, DType, Tensor, TensorView, TensorViewMut};
@@ -561,22 +560,4 @@ impl TensorScatter {
             shape: shape.to_vec(),
         })
     }
-}
-
-/// A row-major copy of `t` in a fresh output, copied in parallel chunks: the new array of
-/// the out-of-place form is mostly this copy, and its page faults. Through `row_major`, not
-/// `to_owned`: ndarray copies an empty view with its own strides, which a view lent by
-/// another library need not have made standard.
-fn fresh_copy<T: Clone + Default + Send + Sync + 'static>(
-    t: &ArrayViewD<'_, T>,
-) -> Result<ArrayD<T>> {
-    let src = row_major(t)?;
-    let out = output::fresh(src.len(), t.shape(), |slots, _| {
-        kernel::for_chunks(slots, 1, std::mem::size_of::<T>(), |first, chunk| {
-            for (slot, value) in chunk.iter_mut().zip(&src[first..]) {
-                slot.write(value.clone());
-            }
-        })
-    })?;
-    into_array(t.shape(), out)
 }
