@@ -87,6 +87,7 @@ pub mod memory {
 mod types;
 
 pub use ops::gather::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
+pub use ops::ragged_gather::Operand;
 pub use ops::take_along_axis::TakeAlongAxisOptions;
 pub use ops::{embedding, embedding_bag, grad, scatter, scatter_reduce, tensor_scatter};
 pub use ops::{Op, Out, Params};
@@ -95,6 +96,7 @@ pub use types::dtype::{
 };
 pub use types::error::{GatherError, OpKind, Result};
 pub use types::index::{BadIndices, IndexLimit, IndexType};
+pub use types::ragged::{Ragged, RaggedView, RowSplits};
 pub use types::strings::{StringElement, Strings};
 pub use types::value::FillValue;
 

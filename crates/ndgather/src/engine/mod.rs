@@ -1,6 +1,6 @@
 //! The copy engine, below the ops' shape checks: the index check, the parallel split and the
 //! copy loops over flat row-major data ([`kernel`]), params of any layout read in place
-//! ([`strided`]), strings ([`string_gather`]) and the fill pass ([`fill`]); the memory the
+//! ([`strided`]), whole ragged rows ([`ranges`]), strings ([`string_gather`]) and the fill pass ([`fill`]); the memory the
 //! outputs live in ([`mem`]); and the machine's instructions the loops use ([`simd`]).
 //! `unsafe` code lives in `mem` and `simd`, each block beside its proof.
 
@@ -11,6 +11,8 @@ pub(crate) mod fill;
 pub(crate) mod kernel;
 #[allow(unsafe_code)]
 pub(crate) mod mem;
+#[forbid(unsafe_code)]
+pub(crate) mod ranges;
 #[allow(unsafe_code)]
 pub(crate) mod simd;
 #[forbid(unsafe_code)]

@@ -12,6 +12,7 @@ pub mod embedding;
 pub mod embedding_bag;
 pub(crate) mod gather;
 pub mod grad;
+pub(crate) mod ragged_gather;
 pub mod scatter;
 pub mod scatter_reduce;
 pub(crate) mod take_along_axis;

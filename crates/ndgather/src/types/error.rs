@@ -197,6 +197,25 @@ pub enum GatherError {
         /// batch_dims of the call.
         batch_dims: usize,
     },
+    /// A ragged operand's index outside its row (or an index vector that leaves params'
+    /// rows): the component, its value and the row's length.
+    #[error(
+        "indices{} = [{}] does not index into ragged params: component {component} = {value} is not in [0, {limit})",
+        position_string(position),
+        join(values)
+    )]
+    RaggedBadIndexVector {
+        /// Where the vector is in `indices.shape[:-1]` (the flat position for ragged indices).
+        position: Vec<usize>,
+        /// The vector, as written in `indices`.
+        values: Vec<i128>,
+        /// The component that is out of range.
+        component: usize,
+        /// Its value.
+        value: i128,
+        /// The length of the row it indexes.
+        limit: usize,
+    },
     /// An embedding id outside the table, or outside the shard the strategy gives it.
     #[error("{}", match shard {
         None => format!("indices{} = {value} is not in [0, {total})", position_string(position)),
@@ -367,6 +386,19 @@ pub enum GatherError {
         /// What is wrong.
         reason: String,
     },
+    /// Row splits that do not form a ragged tensor, in TensorFlow's words, then what is
+    /// wrong where.
+    #[error("Arguments to {check} do not form a valid RaggedTensor:{reason}")]
+    InvalidRagged {
+        /// TensorFlow's name of the check (`from_row_splits`, `_from_row_partition`).
+        check: &'static str,
+        /// What is wrong, and where.
+        reason: String,
+    },
+    /// A ragged gather's arguments that TensorFlow refuses with a `ValueError` (axis,
+    /// batch_dims, batch shapes), in its words.
+    #[error("{0}")]
+    RaggedValue(String),
     // ---- PyTorch's ops (`embedding_bag`, `scatter_reduce`): PyTorch's messages, sorted by
     // the Python class PyTorch raises them as.
     /// Arguments of the wrong rank or shape (PyTorch's `ValueError`s).

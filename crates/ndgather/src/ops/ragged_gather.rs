@@ -1,0 +1,831 @@
+//! Gathers on ragged operands: TensorFlow's ragged `tf.gather` and `tf.gather_nd`, run
+//! through [`Op::run_ragged`], and the `batch_dims > 0` gather_nd that TensorFlow refuses,
+//! defined as the `batch_dims = 0` gather_nd of each batch row, as for dense tensors.
+//!
+//! One walk serves every form. An operand is a tree of rows: its root's children are the
+//! rows of dimension 0, a ragged dimension's row splits give each row's children, and a
+//! uniform dimension gives each row the same number. The output is built one dimension at a
+//! time, in the order of the output's dimensions: batch dimensions step through params and
+//! indices together, params' dimensions before `axis` through params, indices' dimensions
+//! through indices; then each index picks a child of its params row (checked against that
+//! row's length, which TensorFlow does not check inside a row), and params' remaining ragged
+//! dimensions follow. What is left is one row of params' flat values per leaf, copied by the
+//! dense gather_nd, or, where the last dimension is params' last ragged one, a run of values
+//! rows per leaf, copied whole.
+//!
+//! The result's ragged dimensions are those that come from a ragged dimension of an operand
+//! (dimension 0 never is); everything after the last of them is dense, as in TensorFlow's
+//! results, which are a `Tensor` where nothing is ragged.
+
+use crate::engine::mem::layout::{into_array, row_major};
+use crate::engine::ranges;
+use crate::ops::gather::{GatherNdOptions, GatherOptions};
+use crate::ops::grad::{check_grad, IndexedSlices};
+use crate::ops::scatter::Summable;
+use crate::ops::{Op, Out, Params};
+use crate::types::dtype::{DType, Tensor, TensorView};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::{BadIndices, IndexType};
+use crate::types::ragged::{Ragged, RaggedView, RowSplits};
+use crate::types::value::FillValue;
+use crate::with_tensor;
+use ndarray::ArrayViewD;
+
+/// An operand of a ragged gather: a dense tensor or a ragged one.
+///
+/// ```
+/// use ndgather::{ndarray::array, GatherOptions, Op, Operand, RaggedView, Tensor};
+/// // tf.gather(tf.ragged.constant([[1, 2], [], [3, 4, 5]]), [2, 0])
+/// let values = Tensor::from(array![1i32, 2, 3, 4, 5].into_dyn());
+/// let splits = [0i64, 2, 2, 5];
+/// let params = RaggedView::new(values.view(), vec![splits[..].into()])?;
+/// let indices = Tensor::from(array![2i64, 0].into_dyn());
+/// let out = Op::Gather(GatherOptions::new()).run_ragged(params, indices.view())?;
+/// assert_eq!(out.values, Tensor::from(array![3i32, 4, 5, 1, 2].into_dyn()));
+/// assert_eq!(out.splits[0].to_vec(), [0, 3, 5]);
+/// # Ok::<(), ndgather::GatherError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub enum Operand<'a> {
+    /// A dense tensor.
+    Dense(TensorView<'a>),
+    /// A ragged tensor.
+    Ragged(RaggedView<'a>),
+}
+
+impl<'a> From<TensorView<'a>> for Operand<'a> {
+    fn from(view: TensorView<'a>) -> Self {
+        Operand::Dense(view)
+    }
+}
+
+impl<'a> From<RaggedView<'a>> for Operand<'a> {
+    fn from(view: RaggedView<'a>) -> Self {
+        Operand::Ragged(view)
+    }
+}
+
+/// A filled leaf: its index was bad and the policy fills its slice.
+const FILLED: usize = usize::MAX;
+
+/// An operand's rows as the walk reads them; level `d`'s rows are split into level
+/// `d + 1`'s by dimension `d`.
+struct Levels<'v, 'a> {
+    rows: usize,
+    splits: &'v [RowSplits<'a>],
+    /// The values' shape (a dense operand's own), without a record axis.
+    shape: &'v [usize],
+    dtype: Option<DType>,
+}
+
+impl<'v, 'a> Levels<'v, 'a> {
+    fn of(operand: &'v Operand<'a>) -> Levels<'v, 'a> {
+        match operand {
+            Operand::Dense(v) => Levels {
+                rows: v.shape().first().copied().unwrap_or(1),
+                splits: &[],
+                shape: v.shape(),
+                dtype: None,
+            },
+            Operand::Ragged(r) => Levels {
+                rows: r.rows(),
+                splits: r.splits(),
+                shape: r.value_shape(),
+                dtype: Some(r.splits()[0].dtype()),
+            },
+        }
+    }
+
+    fn ragged_rank(&self) -> usize {
+        self.splits.len()
+    }
+
+    fn rank(&self) -> usize {
+        self.ragged_rank() + self.shape.len()
+    }
+
+    /// The first child and the number of children of row `row` of level `d`.
+    #[inline]
+    fn children(&self, d: usize, row: usize) -> (usize, usize) {
+        let r = self.ragged_rank();
+        if d == 0 {
+            (0, self.rows)
+        } else if d <= r {
+            let s = &self.splits[d - 1];
+            let start = s.at(row);
+            (start, s.at(row + 1) - start)
+        } else {
+            let len = self.shape[d - r];
+            (row * len, len)
+        }
+    }
+
+    fn is_ragged(&self, d: usize) -> bool {
+        d >= 1 && d <= self.ragged_rank()
+    }
+
+    /// Dimension `d`'s size, `None` where it is ragged.
+    fn size(&self, d: usize) -> Option<usize> {
+        match d {
+            0 => Some(self.rows),
+            d if self.is_ragged(d) => None,
+            d => Some(self.shape[d - self.ragged_rank()]),
+        }
+    }
+
+    /// The shape as TensorFlow prints a `TensorShape`: `(2, None)`.
+    fn tf_shape(&self, dims: usize) -> String {
+        let parts: Vec<String> = (0..dims)
+            .map(|d| self.size(d).map_or("None".to_string(), |s| s.to_string()))
+            .collect();
+        match parts.len() {
+            1 => format!("({},)", parts[0]),
+            _ => format!("({})", parts.join(", ")),
+        }
+    }
+}
+
+/// One output dimension of the walk.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// A batch dimension: params and indices step together.
+    Batch(usize),
+    /// A dimension of params.
+    Params(usize),
+    /// A dimension of indices.
+    Indices(usize),
+}
+
+/// How an index picks its params row.
+#[derive(Debug, Clone, Copy)]
+enum Pick {
+    /// gather: one index, into params' dimension `axis`.
+    Axis(usize),
+    /// gather_nd: a vector of `depth` indices, into params' dimensions from `first`.
+    Vector { first: usize, depth: usize },
+}
+
+/// A checked call: the output's dimensions before and after the pick.
+struct Plan {
+    before: Vec<Step>,
+    pick: Pick,
+    /// params' dimensions after the pick, up to its last ragged one.
+    after: Vec<usize>,
+    /// params' level of the leaves: their rows are rows of the values' first
+    /// `level - ragged_rank` dimensions.
+    level: usize,
+}
+
+impl Op {
+    /// Runs a gather on operands of which either or both may be ragged, with TensorFlow's
+    /// results (`tf.gather` and `tf.gather_nd` on `tf.RaggedTensor`s). Where nothing in the
+    /// result is ragged, the result has no splits and its values are the dense result.
+    ///
+    /// Beyond TensorFlow:
+    /// - an index inside a row is checked against that row's length (TensorFlow reads the
+    ///   next row's values); the policy applies, and a filled index's row is empty where
+    ///   the slice it picks is ragged;
+    /// - every bad-index policy, and `batch_dims > 0` for gather_nd, which TensorFlow
+    ///   refuses: the `batch_dims = 0` gather_nd of each batch row;
+    /// - row splits of different dtypes mix (the result's are `int64`).
+    ///
+    /// ```
+    /// use ndgather::{ndarray::array, GatherNdOptions, Op, RaggedView, Tensor};
+    /// // [[1, 2], [], [3, 4, 5]], batch_dims=1: row 0 picks its element 1, row 2 its element 2.
+    /// let values = Tensor::from(array![1i32, 2, 3, 4, 5].into_dyn());
+    /// let splits = [0i32, 2, 2, 5];
+    /// let params = RaggedView::new(values.view(), vec![splits[..].into()])?;
+    /// let indices = Tensor::from(array![[1i64], [0], [2]].into_dyn());
+    /// let op = Op::GatherNd(GatherNdOptions::new().batch_dims(1));
+    /// let err = op.run_ragged(params.clone(), indices.view()).unwrap_err();
+    /// assert_eq!(err.to_string(), "indices[1] = [0] does not index into ragged params: \
+    ///                              component 0 = 0 is not in [0, 0)");
+    /// let indices = Tensor::from(array![[1i64], [2]].into_dyn());
+    /// let values = Tensor::from(array![1i32, 2, 3, 4, 5].into_dyn());
+    /// let params = RaggedView::new(values.view(), vec![[0i32, 2, 5][..].into()])?;
+    /// let out = op.run_ragged(params, indices.view())?;
+    /// assert_eq!((out.ragged_rank(), out.values), (0, Tensor::from(array![2i32, 5].into_dyn())));
+    /// # Ok::<(), ndgather::GatherError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// TensorFlow's `ValueError`s ([`GatherError::RaggedValue`]) for an axis or batch_dims
+    /// out of range and batch shapes that differ; [`GatherError::BadIndex`] and
+    /// [`GatherError::RaggedBadIndexVector`] for the first bad index in row-major order
+    /// (a ragged `indices`' position is in its flat values);
+    /// [`GatherError::IndicesNotInteger`]; take_along_axis has no ragged form.
+    pub fn run_ragged<'p, 'i>(
+        &self,
+        params: impl Into<Operand<'p>>,
+        indices: impl Into<Operand<'i>>,
+    ) -> Result<Ragged> {
+        let (params, indices) = (params.into(), indices.into());
+        let (values, records) = match &params {
+            Operand::Dense(v) => (v.clone(), false),
+            Operand::Ragged(r) => (r.values().clone(), r.is_records()),
+        };
+        // Where the last dimension is params' last ragged one, each leaf's values are one
+        // run of rows, copied whole.
+        let contiguous = with_tensor!(TensorView, &values, fixed a => a.is_standard_layout(),
+            else _dtype => false);
+        let (p, i) = (Levels::of(&params), Levels::of(&indices));
+        let splits_dtype = match (p.dtype, i.dtype) {
+            (Some(a), Some(b)) if a != b => DType::I64,
+            (Some(a), _) | (None, Some(a)) => a,
+            (None, None) => DType::I64,
+        };
+        let (values, splits) = self.walked(
+            &p,
+            &i,
+            &indices,
+            contiguous,
+            |call, walked, runs| match runs {
+                true => copy_runs(call, walked, &values),
+                false => {
+                    let fill = self.fill_value();
+                    finish(
+                        call,
+                        walked,
+                        Params {
+                            view: values.clone(),
+                            records,
+                        },
+                        fill,
+                    )
+                }
+            },
+        )?;
+        Ok(Ragged {
+            values,
+            splits: splits
+                .into_iter()
+                .map(|s| RowSplits::of_dtype(splits_dtype, s))
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    /// The gradient of [`Op::run_ragged`] with respect to params' flat values, for the
+    /// upstream gradient `grad` of the result's flat values: each of the result's values
+    /// rows, as [`IndexedSlices`] of the rows it was read from. Rows are those of the values
+    /// with their first `depth` dimensions merged, where an index picks inside the values'
+    /// dimensions (`dense_shape` then has them merged; reshape its dense form to the values'
+    /// shape); filled indices pass no gradient (their slot is past the last row).
+    ///
+    /// ```
+    /// use ndgather::{ndarray::array, GatherOptions, Op, RaggedView, Tensor};
+    /// let values = Tensor::from(array![1.0f32, 2.0, 3.0, 4.0, 5.0].into_dyn());
+    /// let splits = [0i64, 2, 2, 5];
+    /// let params = RaggedView::new(values.view(), vec![splits[..].into()])?;
+    /// let indices = Tensor::from(array![2i64, 0, 2].into_dyn());
+    /// let op = Op::Gather(GatherOptions::new());
+    /// let upstream = array![1.0f32, 1.0, 1.0, 10.0, 10.0, 1.0, 1.0, 1.0].into_dyn();
+    /// let g = op.ragged_grad(params, indices.view(), &upstream.view())?;
+    /// assert_eq!(g.to_dense()?, array![10.0f32, 10.0, 2.0, 2.0, 2.0].into_dyn());
+    /// # Ok::<(), ndgather::GatherError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Op::run_ragged`]; [`GatherError::GradShapeMismatch`] for a `grad` of another
+    /// shape than the result's values.
+    pub fn ragged_grad<'p, 'i, T: Summable>(
+        &self,
+        params: impl Into<Operand<'p>>,
+        indices: impl Into<Operand<'i>>,
+        grad: &ArrayViewD<'_, T>,
+    ) -> Result<IndexedSlices<T>> {
+        let (params, indices) = (params.into(), indices.into());
+        let (p, i) = (Levels::of(&params), Levels::of(&indices));
+        let (rows, shape) = self.walked(&p, &i, &indices, false, |call, walked, _| {
+            let depth = call.plan.level - p.ragged_rank();
+            let mut shape = lead_shape(call, &walked.counts);
+            shape.extend_from_slice(&p.shape[depth..]);
+            let merged: usize = p.shape[..depth].iter().product();
+            let rows = walked
+                .leaves
+                .into_iter()
+                .map(|leaf| if leaf == FILLED { merged } else { leaf })
+                .collect::<Vec<_>>();
+            let mut dense = vec![merged];
+            dense.extend_from_slice(&p.shape[depth..]);
+            Ok(((rows, dense), shape))
+        })?;
+        let (indices, dense_shape) = rows;
+        check_grad(grad.shape(), &shape)?;
+        let mut slices = vec![indices.len()];
+        slices.extend_from_slice(&dense_shape[1..]);
+        let values = into_array(&slices, row_major(grad)?.into_owned())?;
+        Ok(IndexedSlices {
+            indices,
+            values,
+            dense_shape,
+        })
+    }
+
+    /// Plans and walks a ragged call, then hands the walk to `done` (with whether it
+    /// stopped before params' last ragged dimension, which it does where `runs` allows).
+    fn walked<R>(
+        &self,
+        p: &Levels,
+        i: &Levels,
+        indices: &Operand<'_>,
+        runs: bool,
+        done: impl FnOnce(&Call, Walked, bool) -> Result<R>,
+    ) -> Result<R> {
+        let (plan, policy) = match self {
+            Op::Gather(o) => (gather_plan(o, p, i)?, o.bad_indices),
+            Op::GatherNd(o) => (gather_nd_plan(o, p, i)?, o.bad_indices),
+            Op::TakeAlongAxis(_) => {
+                return Err(GatherError::RaggedValue(
+                    "take_along_axis has no ragged form; use gather with batch_dims".into(),
+                ))
+            }
+        };
+        let index_values = match indices {
+            Operand::Dense(v) => v,
+            Operand::Ragged(r) => r.values(),
+        };
+        let call = Call {
+            plan: &plan,
+            params: p,
+            indices: i,
+            ragged_indices: matches!(indices, Operand::Ragged(_)),
+            policy,
+        };
+        let r = p.ragged_rank();
+        let runs = runs && r >= 1 && plan.after.last() == Some(&r);
+        let walked = with_tensor!(TensorView, index_values, index idx => {
+            let flat = idx.as_standard_layout();
+            let flat = flat.as_slice().ok_or(GatherError::Internal("standard layout is a slice"))?;
+            call.walk(flat, index_values.shape(), runs)
+        }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))?;
+        done(&call, walked, runs)
+    }
+}
+
+/// `get_positive_axis` of TensorFlow's Python, with its message.
+fn positive_axis(value: i64, rank: usize, name: &str) -> Result<usize> {
+    let r = rank as i64;
+    if value < -r || value >= r {
+        return Err(GatherError::RaggedValue(format!(
+            "{name}={value} out of bounds: expected {}<={name}<{r}",
+            -r
+        )));
+    }
+    Ok(if value < 0 { value + r } else { value } as usize)
+}
+
+/// TensorFlow's static batch-shape check: the uniform batch dimensions agree.
+fn check_batch_shape(params: &Levels, indices: &Levels, batch_dims: usize) -> Result<()> {
+    let differ = (0..batch_dims).any(|d| match (params.size(d), indices.size(d)) {
+        (Some(a), Some(b)) => a != b,
+        _ => false,
+    });
+    if differ {
+        return Err(GatherError::RaggedValue(format!(
+            "batch shape from indices {} does not match params shape {}",
+            indices.tf_shape(batch_dims),
+            params.tf_shape(params.rank())
+        )));
+    }
+    Ok(())
+}
+
+/// The plan of `tf.gather(params, indices, axis, batch_dims)`, checked as TensorFlow's
+/// ragged gather checks it.
+fn gather_plan(o: &GatherOptions, params: &Levels, indices: &Levels) -> Result<Plan> {
+    let (n, m) = (params.rank(), indices.rank());
+    let batch_dims = if o.batch_dims == m as i64 {
+        m
+    } else {
+        positive_axis(o.batch_dims, m, "batch_dims")?
+    };
+    if batch_dims >= n {
+        return Err(GatherError::RaggedValue(
+            "batch_dims must be less than rank(params)".into(),
+        ));
+    }
+    let axis = positive_axis(o.axis.unwrap_or(batch_dims as i64), n, "axis")?;
+    if axis < batch_dims {
+        return Err(GatherError::RaggedValue(
+            "axis must be greater than or equal to batch_dims".into(),
+        ));
+    }
+    check_batch_shape(params, indices, batch_dims)?;
+    let mut before: Vec<Step> = (0..batch_dims).map(Step::Batch).collect();
+    before.extend((batch_dims..axis).map(Step::Params));
+    before.extend((batch_dims..m).map(Step::Indices));
+    Ok(after_pick(before, Pick::Axis(axis), axis + 1, params))
+}
+
+/// The plan of `tf.gather_nd(params, indices, batch_dims)`, any `batch_dims`.
+fn gather_nd_plan(o: &GatherNdOptions, params: &Levels, indices: &Levels) -> Result<Plan> {
+    let (n, m) = (params.rank(), indices.rank());
+    if m == 0 {
+        return Err(GatherError::RaggedValue(
+            "indices.rank must be at least 1.".into(),
+        ));
+    }
+    if indices.is_ragged(m - 1) {
+        return Err(GatherError::RaggedValue(
+            "The innermost dimension of indices may not be ragged".into(),
+        ));
+    }
+    let batch_dims = usize::try_from(o.batch_dims).map_err(|_| GatherError::NegativeBatchDims {
+        batch_dims: o.batch_dims,
+    })?;
+    if batch_dims >= m {
+        return Err(GatherError::RaggedValue(format!(
+            "batch_dims ({batch_dims}) must be less than rank(indices) ({m})"
+        )));
+    }
+    let depth = indices.size(m - 1).unwrap_or(0);
+    if batch_dims + depth > n {
+        return Err(GatherError::IndexDepthTooLarge {
+            depth: batch_dims + depth,
+            params_rank: n,
+        });
+    }
+    check_batch_shape(params, indices, batch_dims)?;
+    let mut before: Vec<Step> = (0..batch_dims).map(Step::Batch).collect();
+    before.extend((batch_dims..m - 1).map(Step::Indices));
+    let pick = Pick::Vector {
+        first: batch_dims,
+        depth,
+    };
+    Ok(after_pick(before, pick, batch_dims + depth, params))
+}
+
+/// Completes a plan: params' dimensions from `first` up to its last ragged one follow the
+/// pick (dimension 0 too, where a gather_nd of depth 0 copies all of params).
+fn after_pick(before: Vec<Step>, pick: Pick, first: usize, params: &Levels) -> Plan {
+    let last_ragged = params.ragged_rank();
+    let after: Vec<usize> = (first..=last_ragged).collect();
+    let level = first.max(last_ragged + 1);
+    Plan {
+        before,
+        pick,
+        after,
+        level,
+    }
+}
+
+/// A planned call and what its walk reads.
+struct Call<'c, 'v, 'a, 'b> {
+    plan: &'c Plan,
+    params: &'c Levels<'v, 'a>,
+    indices: &'c Levels<'v, 'b>,
+    ragged_indices: bool,
+    policy: BadIndices,
+}
+
+/// The walk's result: the leaves (params rows at the plan's level, or [`FILLED`]), each
+/// output dimension's node count, and the splits of the output's ragged dimensions.
+struct Walked {
+    leaves: Vec<usize>,
+    counts: Vec<usize>,
+    splits: Vec<Vec<i64>>,
+    filled: bool,
+}
+
+/// A vector of `len` slots reserved up front, so that a huge output is an error, not an abort.
+fn reserve<T>(len: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| GatherError::OutOfMemory {
+            bytes: len.saturating_mul(std::mem::size_of::<T>()),
+        })?;
+    Ok(v)
+}
+
+impl Call<'_, '_, '_, '_> {
+    /// Whether output dimension `t` is ragged.
+    fn is_ragged(&self, t: usize) -> bool {
+        let b = self.plan.before.len();
+        t >= 1
+            && match self.plan.before.get(t) {
+                Some(Step::Batch(d)) => self.params.is_ragged(*d) || self.indices.is_ragged(*d),
+                Some(Step::Params(d)) => self.params.is_ragged(*d),
+                Some(Step::Indices(d)) => self.indices.is_ragged(*d),
+                None => self.params.is_ragged(self.plan.after[t - b]),
+            }
+    }
+
+    /// Output dimension `t`'s size where it is uniform.
+    fn size(&self, t: usize, counts: &[usize]) -> usize {
+        let b = self.plan.before.len();
+        let size = match self.plan.before.get(t) {
+            Some(Step::Batch(d)) => self.params.size(*d).or(self.indices.size(*d)),
+            Some(Step::Params(d)) => self.params.size(*d),
+            Some(Step::Indices(d)) => self.indices.size(*d),
+            None => self.params.size(self.plan.after[t - b]),
+        };
+        match t {
+            0 => counts[0],
+            _ => size.unwrap_or(0),
+        }
+    }
+
+    /// The output's ragged rank: its last ragged dimension.
+    fn ragged_rank(&self) -> usize {
+        let dims = self.plan.before.len() + self.plan.after.len();
+        (0..dims).rev().find(|&t| self.is_ragged(t)).unwrap_or(0)
+    }
+
+    /// Where an index of `indices` is, for a message: row-major coordinates of a dense
+    /// `indices` (without its last dimension for a vector), the flat position of a ragged
+    /// one's values.
+    fn position(&self, flat: usize, shape: &[usize]) -> Vec<usize> {
+        if self.ragged_indices {
+            return vec![flat];
+        }
+        let dims = match self.plan.pick {
+            Pick::Axis(_) => shape,
+            Pick::Vector { .. } => &shape[..shape.len() - 1],
+        };
+        let mut pos = vec![0; dims.len()];
+        let mut rest = flat;
+        for (k, &d) in dims.iter().enumerate().rev() {
+            pos[k] = rest % d.max(1);
+            rest /= d.max(1);
+        }
+        pos
+    }
+
+    /// Builds the output's dimensions up to the leaves: the checks of every index run here,
+    /// before any value is copied. With `stop_before_last`, params' last ragged dimension is
+    /// left to the caller (its runs are copied whole).
+    fn walk<I: IndexType>(
+        &self,
+        idx: &[I],
+        index_shape: &[usize],
+        stop_before_last: bool,
+    ) -> Result<Walked> {
+        let keep = self.ragged_rank();
+        let (params, indices) = (self.params, self.indices);
+        let mut nodes: Vec<(usize, usize)> = vec![(0, 0)];
+        let mut counts = Vec::new();
+        let mut splits = Vec::new();
+        for (t, step) in self.plan.before.iter().enumerate() {
+            let children = |&(p, i): &(usize, usize)| -> Result<(usize, usize, usize)> {
+                Ok(match *step {
+                    Step::Batch(d) => {
+                        let ((ps, pl), (is, il)) = (params.children(d, p), indices.children(d, i));
+                        if pl != il {
+                            return Err(GatherError::RaggedValue(format!(
+                                "batch shape from indices does not match params shape: in \
+                                 batch dimension {d}, a row has {pl} elements in params but \
+                                 {il} in indices"
+                            )));
+                        }
+                        (ps, is, pl)
+                    }
+                    Step::Params(d) => {
+                        let (ps, pl) = params.children(d, p);
+                        (ps, i, pl)
+                    }
+                    Step::Indices(d) => {
+                        let (is, il) = indices.children(d, i);
+                        (p, is, il)
+                    }
+                })
+            };
+            let mut total = 0usize;
+            for n in &nodes {
+                total = total.saturating_add(children(n)?.2);
+            }
+            let mut next = reserve(total)?;
+            let mut level_splits = if t >= 1 && t <= keep {
+                let mut s = reserve(nodes.len() + 1)?;
+                s.push(0i64);
+                Some(s)
+            } else {
+                None
+            };
+            for n in &nodes {
+                let (ps, is, len) = children(n)?;
+                for c in 0..len {
+                    next.push(match step {
+                        Step::Batch(_) => (ps + c, is + c),
+                        Step::Params(_) => (ps + c, is),
+                        Step::Indices(_) => (ps, is + c),
+                    });
+                }
+                if let Some(s) = &mut level_splits {
+                    s.push(next.len() as i64);
+                }
+            }
+            splits.extend(level_splits);
+            counts.push(next.len());
+            nodes = next;
+        }
+        let (mut leaves, filled) = self.pick(&nodes, idx, index_shape)?;
+        drop(nodes);
+        let b = self.plan.before.len();
+        let after = &self.plan.after[..self.plan.after.len() - usize::from(stop_before_last)];
+        for (a, &d) in after.iter().enumerate() {
+            let t = b + a;
+            let mut total = 0usize;
+            for &p in &leaves {
+                if p != FILLED {
+                    total = total.saturating_add(params.children(d, p).1);
+                }
+            }
+            let mut next = reserve(total)?;
+            let mut level_splits = if t >= 1 && t <= keep {
+                let mut s = reserve(leaves.len() + 1)?;
+                s.push(0i64);
+                Some(s)
+            } else {
+                None
+            };
+            for &p in &leaves {
+                if p != FILLED {
+                    let (ps, pl) = params.children(d, p);
+                    next.extend(ps..ps + pl);
+                }
+                if let Some(s) = &mut level_splits {
+                    s.push(next.len() as i64);
+                }
+            }
+            splits.extend(level_splits);
+            counts.push(next.len());
+            leaves = next;
+        }
+        Ok(Walked {
+            leaves,
+            counts,
+            splits,
+            filled,
+        })
+    }
+
+    /// Each node's index (or index vector) picks a row of params; the first bad one in
+    /// row-major order is the error, unless the policy fills it.
+    fn pick<I: IndexType>(
+        &self,
+        nodes: &[(usize, usize)],
+        idx: &[I],
+        index_shape: &[usize],
+    ) -> Result<(Vec<usize>, bool)> {
+        let fills = matches!(self.policy, BadIndices::Ignore | BadIndices::Fill);
+        let mut out = reserve(nodes.len())?;
+        let mut filled = false;
+        for &(p, i) in nodes {
+            let picked = match self.plan.pick {
+                Pick::Axis(axis) => {
+                    let (start, len) = self.params.children(axis, p);
+                    match self.policy.resolve(idx[i], len) {
+                        Some(u) => start + u,
+                        None if fills => FILLED,
+                        None => {
+                            return Err(GatherError::BadIndex {
+                                position: self.position(i, index_shape),
+                                value: idx[i].to_i128(),
+                                limit: len,
+                            })
+                        }
+                    }
+                }
+                Pick::Vector { first, depth } => {
+                    let vector = &idx[i * depth..(i + 1) * depth];
+                    let mut row = p;
+                    for (k, &v) in vector.iter().enumerate() {
+                        let (start, len) = self.params.children(first + k, row);
+                        match self.policy.resolve(v, len) {
+                            Some(u) => row = start + u,
+                            None if fills => {
+                                row = FILLED;
+                                break;
+                            }
+                            None => {
+                                return Err(GatherError::RaggedBadIndexVector {
+                                    position: self.position(i, index_shape),
+                                    values: vector.iter().map(|v| v.to_i128()).collect(),
+                                    component: k,
+                                    value: v.to_i128(),
+                                    limit: len,
+                                })
+                            }
+                        }
+                    }
+                    row
+                }
+            };
+            filled |= picked == FILLED;
+            out.push(picked);
+        }
+        Ok((out, filled))
+    }
+}
+
+/// Copies each leaf's run of values rows (the walk stopped before params' last ragged
+/// dimension, the output's last): the output's values and its ragged dimensions' splits.
+fn copy_runs(
+    call: &Call,
+    walked: Walked,
+    values: &TensorView<'_>,
+) -> Result<(Tensor, Vec<Vec<i64>>)> {
+    let Walked {
+        leaves, mut splits, ..
+    } = walked;
+    let last = &call.params.splits[call.params.ragged_rank() - 1];
+    let mut starts = reserve(leaves.len())?;
+    let mut offsets = reserve(leaves.len() + 1)?;
+    offsets.push(0usize);
+    let mut total = 0usize;
+    for &leaf in &leaves {
+        let (start, len) = match leaf {
+            FILLED => (0, 0),
+            p => (last.at(p), last.at(p + 1) - last.at(p)),
+        };
+        starts.push(start);
+        total += len;
+        offsets.push(total);
+    }
+    drop(leaves);
+    let mut shape = values.shape().to_vec();
+    shape[0] = total;
+    let block: usize = shape[1..].iter().product();
+    let out = with_tensor!(TensorView, values, fixed a => {
+        let slice = a.as_slice().ok_or(GatherError::Internal("checked contiguous"))?;
+        let data = ranges::concat_rows(slice, block, &starts, &offsets, &shape)?;
+        Tensor::from(into_array(&shape, data)?)
+    }, else _dtype => return Err(GatherError::Internal("runs of fixed-width values only")));
+    // The last dimension is ragged unless it is the output's first.
+    if call.plan.before.len() + call.plan.after.len() > 1 {
+        splits.push(offsets.into_iter().map(|o| o as i64).collect());
+    }
+    Ok((out, splits))
+}
+
+/// The leading shape of the result's values: the rows of the dimension after its last
+/// ragged one, then the uniform dimensions up to the leaves.
+fn lead_shape(call: &Call, counts: &[usize]) -> Vec<usize> {
+    let keep = call.ragged_rank();
+    let mut lead: Vec<usize> = match counts.len() {
+        0 => vec![],
+        _ => vec![counts[keep]],
+    };
+    lead.extend((keep + 1..counts.len()).map(|t| call.size(t, counts)));
+    lead
+}
+
+/// Copies the leaves' values: the output's values and its ragged dimensions' splits.
+fn finish(
+    call: &Call,
+    walked: Walked,
+    values: Params<'_>,
+    fill: FillValue,
+) -> Result<(Tensor, Vec<Vec<i64>>)> {
+    let Walked {
+        leaves,
+        counts,
+        splits,
+        filled,
+    } = walked;
+    let params = call.params;
+    let r = params.ragged_rank();
+    let lead = lead_shape(call, &counts);
+    let depth = call.plan.level - r;
+    let shape = params.shape;
+    let mut index = reserve(leaves.len().saturating_mul(depth))?;
+    for &leaf in &leaves {
+        if leaf == FILLED {
+            index.push(shape[0] as i64);
+            index.extend(std::iter::repeat_n(0i64, depth - 1));
+            continue;
+        }
+        let start = index.len();
+        let mut rest = leaf;
+        for &d in shape[..depth].iter().rev() {
+            index.push((rest % d.max(1)) as i64);
+            rest /= d.max(1);
+        }
+        index[start..].reverse();
+    }
+    drop(leaves);
+    let policy = if filled {
+        call.policy
+    } else {
+        BadIndices::Error
+    };
+    // Depth 1 is a row gather: the dense gather takes it, which (unlike gather_nd) lets a
+    // filled index read nothing from values with no rows, the only depth where that occurs.
+    let (op, index_shape) = if depth == 1 {
+        let o = GatherOptions::new()
+            .axis(0)
+            .bad_indices(policy)
+            .fill_value(fill);
+        (Op::Gather(o), lead)
+    } else {
+        let o = GatherNdOptions::new().bad_indices(policy).fill_value(fill);
+        let mut shape = lead;
+        shape.push(depth);
+        (Op::GatherNd(o), shape)
+    };
+    let index = Tensor::from(into_array(&index_shape, index)?);
+    let out = op
+        .run(values, &index.view(), Out::New)?
+        .ok_or(GatherError::Internal("a run into a new output returns it"))?;
+    Ok((out, splits))
+}
