@@ -59,13 +59,15 @@ pub(crate) fn to_py(err: GatherError) -> PyErr {
         }
         // PyTorch's ops (embedding_bag, scatter_reduce): PyTorch's classes.
         GatherError::TorchValue(_) => PyValueError::new_err(err.to_string()),
+        // TensorFlow's ragged gathers refuse these arguments with a ValueError.
+        GatherError::RaggedValue(_) => PyValueError::new_err(err.to_string()),
         GatherError::TorchIndex(_) => PyIndexError::new_err(err.to_string()),
         GatherError::TorchRuntime(_) => PyRuntimeError::new_err(err.to_string()),
         GatherError::TorchNotImplemented(_) => PyNotImplementedError::new_err(err.to_string()),
         GatherError::NoKernel { .. } => NotFoundError::new_err(err.to_string()),
-        GatherError::BadIndex { .. } | GatherError::BadIndexVector { .. } => {
-            BadIndexError::new_err(err.to_string())
-        }
+        GatherError::BadIndex { .. }
+        | GatherError::BadIndexVector { .. }
+        | GatherError::RaggedBadIndexVector { .. } => BadIndexError::new_err(err.to_string()),
         GatherError::AxisOutOfRange { .. } | GatherError::AlongAxisOutOfRange { .. } => {
             AxisError::new_err(err.to_string())
         }

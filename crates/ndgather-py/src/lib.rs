@@ -6,6 +6,7 @@ mod dtypes;
 mod errors;
 mod output;
 mod pool;
+mod ragged;
 mod raw;
 
 use dtypes::{dims, index_view, shape_of, with_float_type, with_indices, with_number_type};
@@ -31,7 +32,7 @@ use raw::{typed_view, Plain, Raw};
 /// order). Without bytes (strings, records, datetimes) and for object arrays, bad slices
 /// are zeros, empty or None, as under `"ignore"`: records of units cannot take a typed
 /// default.
-fn fill_policy(
+pub(crate) fn fill_policy(
     name: &str,
     fill: Option<Vec<u8>>,
     params: &Bound<'_, PyUntypedArray>,
@@ -76,7 +77,7 @@ fn policy(name: &str) -> PyResult<BadIndices> {
 }
 
 /// A fresh array's data in row-major order (the core's outputs are standard layout).
-fn into_vec<T>(array: ArrayD<T>) -> Vec<T> {
+pub(crate) fn into_vec<T>(array: ArrayD<T>) -> Vec<T> {
     let (data, offset) = array.into_raw_vec_and_offset();
     debug_assert!(
         offset.unwrap_or(0) == 0,
@@ -86,7 +87,7 @@ fn into_vec<T>(array: ArrayD<T>) -> Vec<T> {
 }
 
 /// The element shape of a result of records: its shape without the record axis.
-fn element_shape<T>(result: &ArrayD<T>) -> raw::Axes<usize> {
+pub(crate) fn element_shape<T>(result: &ArrayD<T>) -> raw::Axes<usize> {
     let shape = result.shape();
     raw::Axes::from_slice(&shape[..shape.len().saturating_sub(1)])
 }
@@ -1032,6 +1033,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensor_scatter, m)?)?;
     m.add_function(wrap_pyfunction!(put_along_axis, m)?)?;
     m.add_function(wrap_pyfunction!(scatter_reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(ragged::ragged_gather, m)?)?;
+    m.add_function(wrap_pyfunction!(ragged::ragged_check, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(set_output_cache_limit, m)?)?;

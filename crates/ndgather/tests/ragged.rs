@@ -43,7 +43,7 @@ fn row_splits(t: &Tensor) -> RowSplits<'_> {
 
 fn operand(o: &Owned) -> Operand<'_> {
     if o.splits.is_empty() {
-        return Operand::Dense(o.values.view());
+        return Operand::from(o.values.view());
     }
     let splits = o.splits.iter().map(row_splits).collect();
     Operand::Ragged(RaggedView::new(o.values.view(), splits).unwrap())

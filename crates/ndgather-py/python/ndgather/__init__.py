@@ -24,7 +24,8 @@ from typing import Any, Callable, Iterator, Literal, Optional, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _core
+from . import _core, _ragged
+from ._ragged import Ragged
 
 #: The bad-index policies, by the names every front end uses (the core's ``BadIndices``).
 BadIndices = Literal["error", "ignore", "clamp", "negative", "wrap", "fill"]
@@ -44,6 +45,7 @@ __all__ = [
     "take",
     "gather",
     "gather_nd",
+    "Ragged",
     "gather_grad",
     "gather_nd_grad",
     "take_along_axis",
@@ -206,6 +208,11 @@ def _result(x, out, result):
     return out if out is not None else _like(x, result)
 
 
+def _no_out_for_ragged(out) -> None:
+    if out is not None:
+        raise TypeError("out is not taken with ragged operands: a ragged result is new")
+
+
 def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
            axis: Optional[int] = None, batch_dims: int = 0, name: Optional[str] = None, *,
            bad_indices: BadIndices = "error", fill_value: Any = None,
@@ -288,6 +295,24 @@ def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
     array([2.5, nan])
     >>> ng.gather([10, 11, 12], [2, 7], bad_indices="fill", fill_value=-1)
     array([12, -1])
+
+    Ragged operands, as ``tf.gather`` takes a ``tf.RaggedTensor``: ``params`` or
+    ``indices`` may be an :class:`ndgather.Ragged`, a ``tf.RaggedTensor`` (read through its
+    ``flat_values`` and ``row_splits``; TensorFlow is imported only for one) or a pyarrow
+    ``ListArray``, ``LargeListArray`` or ``FixedSizeListArray`` (its buffers read in place;
+    null lists are refused). The result comes back in params' form (in indices' where
+    params is dense), dense where nothing in it is ragged; ``out`` is not taken. An index
+    inside a row is checked against that row's length, which TensorFlow does not do.
+
+    >>> rt = ng.Ragged.from_list([[1, 2], [], [3, 4, 5]])
+    >>> ng.gather(rt, [2, 0])
+    Ragged([[3, 4, 5], [1, 2]])
+    >>> ng.gather(rt, ng.Ragged.from_list([[1, 0], [], [2]]), batch_dims=1)
+    Ragged([[2, 1], [], [5]])
+    >>> ng.gather(rt, ng.Ragged.from_list([[2], [], [3]]), batch_dims=1)
+    Traceback (most recent call last):
+        ...
+    ndgather.InvalidArgumentError: indices[0] = 2 is not in [0, 2)
     """
     if type(params) is _ndarray and type(indices) is _ndarray and out is None \
             and fill_value is None:
@@ -298,6 +323,10 @@ def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
         except (TypeError, ValueError):
             if indices.dtype.isnative and indices.flags.aligned:
                 raise
+    if _ragged.is_ragged(params) or _ragged.is_ragged(indices):
+        _no_out_for_ragged(out)
+        return _ragged.call("gather", params, indices, axis, batch_dims, bad_indices,
+                            fill_value, _array, _indices, _fill)
     p = _array(params)
     r = _core.gather(p, _indices(indices), axis, batch_dims, bad_indices,
                      _fill(bad_indices, fill_value, p.dtype), _out(out))
@@ -349,6 +378,17 @@ def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
     Traceback (most recent call last):
         ...
     ndgather.InvalidArgumentError: indices[0] = [0, 2] does not index into param shape [2,2]
+
+    Ragged operands are taken as :func:`gather` takes them, and ``batch_dims > 0`` too,
+    which TensorFlow refuses for them ("batch_dims != 0 is not supported for ragged gather
+    yet"): the result is the ``batch_dims=0`` gather_nd of each batch row.
+
+    >>> rt = ng.Ragged.from_list([[1, 2], [], [3, 4, 5]])
+    >>> ng.gather_nd(rt, [[2, 1], [0, 0]])
+    array([4, 1])
+    >>> indices = ng.Ragged.from_list([[[1], [0]], [], [[2]]], ragged_rank=1)
+    >>> ng.gather_nd(rt, indices, batch_dims=1)
+    Ragged([[2, 1], [], [5]])
     """
     if type(params) is _ndarray and type(indices) is _ndarray and out is None \
             and fill_value is None:
@@ -357,6 +397,10 @@ def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
         except (TypeError, ValueError):
             if indices.dtype.isnative and indices.flags.aligned:
                 raise
+    if _ragged.is_ragged(params) or _ragged.is_ragged(indices):
+        _no_out_for_ragged(out)
+        return _ragged.call("gather_nd", params, indices, None, batch_dims, bad_indices,
+                            fill_value, _array, _indices, _fill)
     p = _array(params)
     r = _core.gather_nd(p, _indices(indices), batch_dims, bad_indices,
                         _fill(bad_indices, fill_value, p.dtype), _out(out))

@@ -91,6 +91,12 @@ pub struct Params<'a> {
 }
 
 impl<'a> Params<'a> {
+    /// The shape of the elements, without the record axis.
+    pub(crate) fn shape(&self) -> &[usize] {
+        let shape = self.view.shape();
+        &shape[..shape.len() - usize::from(self.records)]
+    }
+
     /// A tensor of records: `view`'s last axis holds each element's values.
     ///
     /// ```

@@ -47,15 +47,21 @@ use ndarray::ArrayViewD;
 /// ```
 #[derive(Debug, Clone)]
 pub enum Operand<'a> {
-    /// A dense tensor.
-    Dense(TensorView<'a>),
+    /// A dense tensor (or tensor of records, as params).
+    Dense(Params<'a>),
     /// A ragged tensor.
     Ragged(RaggedView<'a>),
 }
 
 impl<'a> From<TensorView<'a>> for Operand<'a> {
     fn from(view: TensorView<'a>) -> Self {
-        Operand::Dense(view)
+        Operand::Dense(view.into())
+    }
+}
+
+impl<'a> From<Params<'a>> for Operand<'a> {
+    fn from(params: Params<'a>) -> Self {
+        Operand::Dense(params)
     }
 }
 
@@ -221,7 +227,7 @@ impl Op {
     ) -> Result<Ragged> {
         let (params, indices) = (params.into(), indices.into());
         let (values, records) = match &params {
-            Operand::Dense(v) => (v.clone(), false),
+            Operand::Dense(v) => (v.view.clone(), v.records),
             Operand::Ragged(r) => (r.values().clone(), r.is_records()),
         };
         // Where the last dimension is params' last ragged one, each leaf's values are one
@@ -341,7 +347,17 @@ impl Op {
             }
         };
         let index_values = match indices {
-            Operand::Dense(v) => v,
+            Operand::Dense(v) if v.records => {
+                return Err(GatherError::IndicesNotInteger {
+                    dtype: v.view.dtype(),
+                })
+            }
+            Operand::Dense(v) => &v.view,
+            Operand::Ragged(r) if r.is_records() => {
+                return Err(GatherError::IndicesNotInteger {
+                    dtype: r.values().dtype(),
+                })
+            }
             Operand::Ragged(r) => r.values(),
         };
         let call = Call {

@@ -1,0 +1,153 @@
+//! Ragged gathers: `tf.gather` and `tf.gather_nd` where params or indices is ragged. The
+//! Python layer hands over each operand's flat values and row splits as NumPy arrays (views
+//! of a `tf.RaggedTensor`'s, an Arrow list array's or an `ndgather.Ragged`'s buffers); the
+//! core checks and runs the call.
+
+use crate::dtypes::index_view;
+use crate::errors::to_py;
+use crate::raw::{typed_view, Raw};
+use crate::{element_shape, fill_policy, into_vec, output, pool};
+use ndgather::{
+    GatherNdOptions, GatherOptions, Op, Operand, Params, Ragged, RaggedView, RowSplits, TensorView,
+};
+use numpy::{PyArray1, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+/// Row splits read in place: C-contiguous `int32` or `int64` arrays.
+fn splits_views<'a>(arrays: &'a [Bound<'_, PyUntypedArray>]) -> PyResult<Vec<RowSplits<'a>>> {
+    arrays
+        .iter()
+        .map(|a| {
+            let not = || {
+                PyTypeError::new_err(format!(
+                    "row_splits must be a C-contiguous array of int32 or int64, got dtype {}",
+                    a.dtype()
+                ))
+            };
+            if !a.is_c_contiguous() || a.ndim() != 1 {
+                return Err(not());
+            }
+            match a.dtype().num() {
+                n if n == numpy::dtype::<i64>(a.py()).num() => Ok(RowSplits::from(
+                    typed_view::<i64>(a)?.to_slice().ok_or_else(not)?,
+                )),
+                n if n == numpy::dtype::<i32>(a.py()).num() => Ok(RowSplits::from(
+                    typed_view::<i32>(a)?.to_slice().ok_or_else(not)?,
+                )),
+                _ => Err(not()),
+            }
+        })
+        .collect()
+}
+
+/// The result's row splits as NumPy arrays.
+fn splits_to_py<'py>(py: Python<'py>, result: &Ragged) -> Vec<Bound<'py, PyAny>> {
+    result
+        .splits
+        .iter()
+        .map(|s| match s {
+            RowSplits::I32(v) => PyArray1::from_slice(py, v).into_any(),
+            RowSplits::I64(v) => PyArray1::from_slice(py, v).into_any(),
+        })
+        .collect()
+}
+
+/// Checks `values` and `row_splits` as a ragged tensor (TensorFlow's `from_row_splits`
+/// checks), for `ndgather.Ragged`.
+#[pyfunction]
+pub(crate) fn ragged_check(
+    values: &Bound<'_, PyUntypedArray>,
+    row_splits: Vec<Bound<'_, PyUntypedArray>>,
+) -> PyResult<()> {
+    let splits = splits_views(&row_splits)?;
+    let raw = Raw::of(values);
+    ndgather::with_unit!(raw.unit_size(), U => {
+        let view = TensorView::from(raw.view::<U>(values)?);
+        RaggedView::records(view, splits).map_err(to_py)?;
+    });
+    Ok(())
+}
+
+/// A ragged `tf.gather` (`op="gather"`) or `tf.gather_nd`; an operand with no splits is
+/// dense. Returns the result's values and row splits (none where the result is dense).
+#[pyfunction]
+#[pyo3(signature = (op, params, params_splits, indices, indices_splits, axis, batch_dims, bad_indices, fill))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn ragged_gather<'py>(
+    py: Python<'py>,
+    op: &str,
+    params: &Bound<'py, PyUntypedArray>,
+    params_splits: Vec<Bound<'py, PyUntypedArray>>,
+    indices: &Bound<'py, PyUntypedArray>,
+    indices_splits: Vec<Bound<'py, PyUntypedArray>>,
+    axis: Option<i64>,
+    batch_dims: i64,
+    bad_indices: &str,
+    fill: Option<Vec<u8>>,
+) -> PyResult<(Bound<'py, PyAny>, Vec<Bound<'py, PyAny>>)> {
+    let (policy, fill) = fill_policy(bad_indices, fill, params)?;
+    let op = match op {
+        "gather" => {
+            let mut o = GatherOptions::new()
+                .batch_dims(batch_dims)
+                .bad_indices(policy)
+                .fill_value(fill);
+            if let Some(axis) = axis {
+                o = o.axis(axis);
+            }
+            Op::Gather(o)
+        }
+        _ => Op::GatherNd(
+            GatherNdOptions::new()
+                .batch_dims(batch_dims)
+                .bad_indices(policy)
+                .fill_value(fill),
+        ),
+    };
+    let (psplits, isplits) = (
+        splits_views(&params_splits)?,
+        splits_views(&indices_splits)?,
+    );
+    let idx = index_view("indices", indices)?;
+    let indices_operand = match isplits.is_empty() {
+        true => Operand::from(idx),
+        false => Operand::Ragged(RaggedView::new(idx, isplits).map_err(to_py)?),
+    };
+    let dtype = params.dtype();
+    let raw = Raw::of(params);
+    if dtype.has_object() {
+        // Python objects are gathered as their addresses with the GIL held, so that none
+        // is freed meanwhile, then stored with a reference each (as `gather` does).
+        let view = TensorView::from(raw.view::<u64>(params)?);
+        let result =
+            pool::in_callers_pool(|| run(op, view, psplits, indices_operand)).map_err(to_py)?;
+        let splits = splits_to_py(py, &result);
+        let addresses = result.values.into_array::<u64>().map_err(to_py)?;
+        let target = output::null_object_array(py, &element_shape(&addresses));
+        output::store_objects(py, &target, &into_vec(addresses))?;
+        return Ok((target.into_any(), splits));
+    }
+    ndgather::with_unit!(raw.unit_size(), U => {
+        let view = TensorView::from(raw.view::<U>(params)?);
+        let result = pool::detached(py, || run(op, view, psplits, indices_operand)).map_err(to_py)?;
+        let splits = splits_to_py(py, &result);
+        let values = result.values.into_array::<U>().map_err(to_py)?;
+        let shape = element_shape(&values);
+        Ok((output::array_from_vec(py, &dtype, &shape, into_vec(values))?, splits))
+    })
+}
+
+/// The core's ragged gather on params of records (`view`, with `splits` where ragged).
+fn run<'a>(
+    op: Op,
+    view: TensorView<'a>,
+    splits: Vec<RowSplits<'a>>,
+    indices: Operand<'_>,
+) -> ndgather::Result<Ragged> {
+    let params = match splits.is_empty() {
+        true => Operand::Dense(Params::records(view)),
+        false => Operand::Ragged(RaggedView::records(view, splits)?),
+    };
+    op.run_ragged(params, indices)
+}
