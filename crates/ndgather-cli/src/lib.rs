@@ -1,6 +1,6 @@
 //! The pieces of the `ndgather` command-line tool, as a library: array arguments (`.npy`,
-//! `.npz` members, safetensors tensors, standard input, literals), `.npy` reading and
-//! writing, NumPy-style printing and the benchmark harness.
+//! `.npz` members, safetensors tensors, standard input, literals), ragged `.npz` archives,
+//! `.npy` reading and writing, NumPy-style printing and the benchmark harness.
 //!
 //! ```
 //! let t = ndgather_cli::literal::parse("[[0, 1, 2], [10, 11, 12]]").unwrap();
@@ -17,4 +17,5 @@ pub mod literal;
 pub mod npy;
 pub mod print;
 pub mod progress;
+pub mod ragged;
 pub mod source;

@@ -1,7 +1,7 @@
 //! `ndgather`: TensorFlow's `tf.gather` and `tf.gather_nd` from the command line, over
 //! `.npy` files, `.npz` members, safetensors tensors, standard input and inline literals.
 
-use ndgather_cli::{bench, error, examples, npy, print, progress, source};
+use ndgather_cli::{bench, error, examples, npy, print, progress, ragged, source};
 
 use clap::{CommandFactory, Parser, Subcommand};
 use clap_complete::Shell;
@@ -158,6 +158,17 @@ struct BatchDims {
     batch_dims: i64,
 }
 
+#[derive(clap::Args, Debug)]
+struct RaggedArg {
+    /// Which operands are ragged (params, indices, or both: params,indices): each a .npz of
+    /// its flat `values` and `row_splits` (then `row_splits_1`, … for more ragged
+    /// dimensions), as np.savez(path, values=rt.flat_values, row_splits=rt.row_splits)
+    /// writes it. A ragged result is printed as its values and splits, or written with -o
+    /// to a .npz of the same members.
+    #[arg(long, value_name = "OPERANDS", value_delimiter = ',', value_parser = ["params", "indices"])]
+    ragged: Vec<String>,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// tf.gather(params, indices, axis, batch_dims): slices along one axis.
@@ -171,6 +182,8 @@ enum Command {
         /// counts from the end.
         #[arg(long, allow_negative_numbers = true)]
         axis: Option<i64>,
+        #[command(flatten)]
+        ragged: RaggedArg,
     },
     /// tf.gather_nd(params, indices, batch_dims): slices addressed by index vectors.
     #[command(after_help = FORMS_HELP)]
@@ -182,6 +195,8 @@ enum Command {
         /// Not an option of gather_nd (kept to explain that, rather than clap's guess).
         #[arg(long, hide = true, allow_negative_numbers = true)]
         axis: Option<String>,
+        #[command(flatten)]
+        ragged: RaggedArg,
     },
     /// numpy.take_along_axis(params, indices, axis): indices of params' rank pick along one
     /// axis, broadcast against params on the others.
@@ -311,7 +326,10 @@ fn explain(e: CliError, axis: Option<i64>) -> CliError {
     }
 }
 
-fn run_op(inputs: Inputs, call: Op, axis: Option<i64>) -> Result<(), CliError> {
+fn run_op(inputs: Inputs, call: Op, axis: Option<i64>, ragged: &RaggedArg) -> Result<(), CliError> {
+    if !ragged.ragged.is_empty() {
+        return run_ragged(inputs, call, &ragged.ragged);
+    }
     if inputs.params == "-" && inputs.indices == "-" {
         return Err(CliError::Usage(
             "only one of PARAMS and INDICES can be read from standard input (-)".to_string(),
@@ -329,6 +347,21 @@ fn run_op(inputs: Inputs, call: Op, axis: Option<i64>) -> Result<(), CliError> {
         None => emit(
             &mut std::io::stdout().lock(),
             &print::format(&result, &inputs.print.options()),
+        ),
+    }
+}
+
+/// A gather with ragged operands (`--ragged`).
+fn run_ragged(inputs: Inputs, call: Op, which: &[String]) -> Result<(), CliError> {
+    let is = |name: &str| which.iter().any(|w| w == name);
+    let params = ragged::Loaded::load("params", &inputs.params, is("params"))?;
+    let indices = ragged::Loaded::load("indices", &inputs.indices, is("indices"))?;
+    let result = ragged::run(&call, &params, &indices)?;
+    match inputs.output {
+        Some(path) => ragged::save(&result, &path, save),
+        None => emit(
+            &mut std::io::stdout().lock(),
+            &ragged::print(&result, &inputs.print.options()),
         ),
     }
 }
@@ -387,6 +420,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             inputs,
             batch,
             axis,
+            ragged,
         } => {
             let mut options = GatherOptions::new()
                 .batch_dims(batch.batch_dims)
@@ -395,12 +429,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
             if let Some(axis) = axis {
                 options = options.axis(axis);
             }
-            run_op(inputs, Op::Gather(options), axis)
+            run_op(inputs, Op::Gather(options), axis, &ragged)
         }
         Command::GatherNd {
             inputs,
             batch,
             axis,
+            ragged,
         } => {
             if axis.is_some() {
                 return Err(CliError::Usage(
@@ -414,13 +449,18 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 .batch_dims(batch.batch_dims)
                 .bad_indices(inputs.bad_indices.policy)
                 .fill_value(inputs.bad_indices.fill);
-            run_op(inputs, Op::GatherNd(options), None)
+            run_op(inputs, Op::GatherNd(options), None, &ragged)
         }
         Command::TakeAlongAxis { inputs, axis } => {
             let options = TakeAlongAxisOptions::new(axis)
                 .bad_indices(inputs.bad_indices.policy)
                 .fill_value(inputs.bad_indices.fill);
-            run_op(inputs, Op::TakeAlongAxis(options), Some(axis))
+            run_op(
+                inputs,
+                Op::TakeAlongAxis(options),
+                Some(axis),
+                &RaggedArg { ragged: vec![] },
+            )
         }
         Command::EmbeddingLookup {
             shards,

@@ -67,7 +67,7 @@ pub(crate) fn fill_policy(
     }
 }
 
-fn policy(name: &str) -> PyResult<BadIndices> {
+pub(crate) fn policy(name: &str) -> PyResult<BadIndices> {
     BadIndices::from_name(name).ok_or_else(|| {
         let names: Vec<_> = BadIndices::ALL.iter().map(|p| p.name()).collect();
         PyValueError::new_err(format!(
@@ -533,7 +533,7 @@ fn embedding_bag<'py>(
     })
 }
 
-fn slices_to_py<'py, T: Plain>(
+pub(crate) fn slices_to_py<'py, T: Plain>(
     py: Python<'py>,
     dtype: &Bound<'py, numpy::PyArrayDescr>,
     slices: Vec<ndgather::grad::IndexedSlices<T>>,
@@ -1035,6 +1035,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scatter_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(ragged::ragged_gather, m)?)?;
     m.add_function(wrap_pyfunction!(ragged::ragged_check, m)?)?;
+    m.add_function(wrap_pyfunction!(ragged::ragged_gather_grad, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(set_output_cache_limit, m)?)?;

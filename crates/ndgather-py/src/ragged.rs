@@ -3,12 +3,13 @@
 //! of a `tf.RaggedTensor`'s, an Arrow list array's or an `ndgather.Ragged`'s buffers); the
 //! core checks and runs the call.
 
-use crate::dtypes::index_view;
+use crate::dtypes::{index_view, with_float_type};
 use crate::errors::to_py;
 use crate::raw::{typed_view, Raw};
-use crate::{element_shape, fill_policy, into_vec, output, pool};
+use crate::{element_shape, fill_policy, into_vec, output, policy, pool, slices_to_py};
 use ndgather::{
-    GatherNdOptions, GatherOptions, Op, Operand, Params, Ragged, RaggedView, RowSplits, TensorView,
+    BadIndices, FillValue, GatherNdOptions, GatherOptions, Op, Operand, Params, Ragged, RaggedView,
+    RowSplits, TensorView,
 };
 use numpy::{PyArray1, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
@@ -41,16 +42,100 @@ fn splits_views<'a>(arrays: &'a [Bound<'_, PyUntypedArray>]) -> PyResult<Vec<Row
         .collect()
 }
 
-/// The result's row splits as NumPy arrays.
-fn splits_to_py<'py>(py: Python<'py>, result: &Ragged) -> Vec<Bound<'py, PyAny>> {
-    result
-        .splits
-        .iter()
+/// The result's row splits as NumPy arrays (the vectors themselves, not copies).
+fn splits_to_py<'py>(py: Python<'py>, splits: Vec<RowSplits<'static>>) -> Vec<Bound<'py, PyAny>> {
+    splits
+        .into_iter()
         .map(|s| match s {
-            RowSplits::I32(v) => PyArray1::from_slice(py, v).into_any(),
-            RowSplits::I64(v) => PyArray1::from_slice(py, v).into_any(),
+            RowSplits::I32(v) => PyArray1::from_vec(py, v.into_owned()).into_any(),
+            RowSplits::I64(v) => PyArray1::from_vec(py, v.into_owned()).into_any(),
         })
         .collect()
+}
+
+/// The op of a ragged call: `"gather"` or `"gather_nd"`.
+fn ragged_op(
+    op: &str,
+    axis: Option<i64>,
+    batch_dims: i64,
+    policy: BadIndices,
+    fill: FillValue,
+) -> Op {
+    match op {
+        "gather" => {
+            let mut o = GatherOptions::new()
+                .batch_dims(batch_dims)
+                .bad_indices(policy)
+                .fill_value(fill);
+            if let Some(axis) = axis {
+                o = o.axis(axis);
+            }
+            Op::Gather(o)
+        }
+        _ => Op::GatherNd(
+            GatherNdOptions::new()
+                .batch_dims(batch_dims)
+                .bad_indices(policy)
+                .fill_value(fill),
+        ),
+    }
+}
+
+/// Indices as an operand: dense, or ragged with `splits`.
+fn indices_operand<'a>(
+    indices: &'a Bound<'_, PyUntypedArray>,
+    splits: &'a [Bound<'_, PyUntypedArray>],
+) -> PyResult<Operand<'a>> {
+    let splits = splits_views(splits)?;
+    let idx = index_view("indices", indices)?;
+    Ok(match splits.is_empty() {
+        true => Operand::from(idx),
+        false => Operand::Ragged(RaggedView::new(idx, splits).map_err(to_py)?),
+    })
+}
+
+/// The gradient of a ragged gather with respect to params' flat values, for the upstream
+/// gradient `grad` of the result's flat values: `(indices, values, dense_shape)`, as
+/// TensorFlow's `IndexedSlices`.
+#[pyfunction]
+#[pyo3(signature = (op, params, params_splits, indices, indices_splits, axis, batch_dims, bad_indices, grad))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn ragged_gather_grad<'py>(
+    py: Python<'py>,
+    op: &str,
+    params: &Bound<'py, PyUntypedArray>,
+    params_splits: Vec<Bound<'py, PyUntypedArray>>,
+    indices: &Bound<'py, PyUntypedArray>,
+    indices_splits: Vec<Bound<'py, PyUntypedArray>>,
+    axis: Option<i64>,
+    batch_dims: i64,
+    bad_indices: &str,
+    grad: &Bound<'py, PyUntypedArray>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let op = ragged_op(
+        op,
+        axis,
+        batch_dims,
+        policy(bad_indices)?,
+        FillValue::default(),
+    );
+    let psplits = splits_views(&params_splits)?;
+    let indices_operand = indices_operand(indices, &indices_splits)?;
+    // Only params' shape and splits matter: its values are seen as bytes.
+    let view = TensorView::from(Raw::of(params).view::<u8>(params)?);
+    with_float_type!(grad, T => {
+        let g = typed_view::<T>(grad)?;
+        let slices = pool::detached(py, || {
+            let params_operand = match psplits.is_empty() {
+                true => Operand::Dense(Params::records(view)),
+                false => Operand::Ragged(RaggedView::records(view, psplits)?),
+            };
+            op.ragged_grad(params_operand, indices_operand, &g)
+        })
+        .map_err(to_py)?;
+        let mut out = slices_to_py(py, &grad.dtype(), vec![slices])?;
+        out.pop().ok_or_else(|| to_py(ndgather::GatherError::Internal("one gradient")))
+    })
 }
 
 /// Checks `values` and `row_splits` as a ragged tensor (TensorFlow's `from_row_splits`
@@ -87,33 +172,9 @@ pub(crate) fn ragged_gather<'py>(
     fill: Option<Vec<u8>>,
 ) -> PyResult<(Bound<'py, PyAny>, Vec<Bound<'py, PyAny>>)> {
     let (policy, fill) = fill_policy(bad_indices, fill, params)?;
-    let op = match op {
-        "gather" => {
-            let mut o = GatherOptions::new()
-                .batch_dims(batch_dims)
-                .bad_indices(policy)
-                .fill_value(fill);
-            if let Some(axis) = axis {
-                o = o.axis(axis);
-            }
-            Op::Gather(o)
-        }
-        _ => Op::GatherNd(
-            GatherNdOptions::new()
-                .batch_dims(batch_dims)
-                .bad_indices(policy)
-                .fill_value(fill),
-        ),
-    };
-    let (psplits, isplits) = (
-        splits_views(&params_splits)?,
-        splits_views(&indices_splits)?,
-    );
-    let idx = index_view("indices", indices)?;
-    let indices_operand = match isplits.is_empty() {
-        true => Operand::from(idx),
-        false => Operand::Ragged(RaggedView::new(idx, isplits).map_err(to_py)?),
-    };
+    let op = ragged_op(op, axis, batch_dims, policy, fill);
+    let psplits = splits_views(&params_splits)?;
+    let indices_operand = indices_operand(indices, &indices_splits)?;
     let dtype = params.dtype();
     let raw = Raw::of(params);
     if dtype.has_object() {
@@ -122,7 +183,7 @@ pub(crate) fn ragged_gather<'py>(
         let view = TensorView::from(raw.view::<u64>(params)?);
         let result =
             pool::in_callers_pool(|| run(op, view, psplits, indices_operand)).map_err(to_py)?;
-        let splits = splits_to_py(py, &result);
+        let splits = splits_to_py(py, result.splits);
         let addresses = result.values.into_array::<u64>().map_err(to_py)?;
         let target = output::null_object_array(py, &element_shape(&addresses));
         output::store_objects(py, &target, &into_vec(addresses))?;
@@ -131,7 +192,7 @@ pub(crate) fn ragged_gather<'py>(
     ndgather::with_unit!(raw.unit_size(), U => {
         let view = TensorView::from(raw.view::<U>(params)?);
         let result = pool::detached(py, || run(op, view, psplits, indices_operand)).map_err(to_py)?;
-        let splits = splits_to_py(py, &result);
+        let splits = splits_to_py(py, result.splits);
         let values = result.values.into_array::<U>().map_err(to_py)?;
         let shape = element_shape(&values);
         Ok((output::array_from_vec(py, &dtype, &shape, into_vec(values))?, splits))

@@ -192,3 +192,25 @@ def test_live_tensorflow_ragged_tensor():
         assert got.to_list() == want.to_list()
     got = ng.gather_nd(rt, [[2, 1], [0, 0]])
     assert isinstance(got, tf.Tensor) and got.numpy().tolist() == [4.5, 1.5]
+
+
+GRAD = [k for k, c in enumerate(CASES) if "grad_expected" in c]
+
+
+@pytest.mark.parametrize("k", GRAD)
+def test_gradient_equals_tensorflows(k):
+    case = CASES[k]
+    upstream = array(case["grad_upstream"])
+    want = array(case["grad_expected"])
+    kwargs = {"op": case["op"], "batch_dims": case["batch_dims"]}
+    if case["op"] == "gather" and case["axis"] is not None:
+        kwargs["axis"] = case["axis"]
+    rows, values, shape = ng.ragged_gather_grad(operand(case["params"]),
+                                                operand(case["indices"]), upstream, **kwargs)
+    dense = np.zeros(shape, values.dtype)
+    np.add.at(dense, rows, values)
+    assert dense.reshape(want.shape).tobytes() == want.tobytes()
+
+
+def test_gradient_counts():
+    assert len(GRAD) >= 120

@@ -317,3 +317,223 @@ fn gradients_equal_tensorflows() {
     }
     assert!(n >= 120, "{n}");
 }
+
+// ---- Random calls against a nested-list reference: the definition of each gather, with
+// every index checked against its own row and the policies applied.
+
+/// A small deterministic generator (the property test draws its seed).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n.max(1) as u64) as usize
+    }
+}
+
+/// Random row splits: `ragged_rank` levels over `rows` rows, rows of 0 to `max` each; and
+/// the number of values they end at.
+fn random_splits(
+    rng: &mut Rng,
+    mut rows: usize,
+    ragged_rank: usize,
+    max: usize,
+) -> (Vec<Vec<i64>>, usize) {
+    let mut splits = vec![];
+    for _ in 0..ragged_rank {
+        let mut s = vec![0i64];
+        for _ in 0..rows {
+            s.push(s.last().unwrap() + rng.below(max + 1) as i64);
+        }
+        rows = *s.last().unwrap() as usize;
+        splits.push(s);
+    }
+    (splits, rows)
+}
+
+/// A random ragged tensor of `i32`: rows, then `ragged_rank` ragged levels, then an inner
+/// uniform dimension of 2 or none; as (values, splits).
+fn random_ragged(rng: &mut Rng, ragged_rank: usize, inner: bool) -> (Tensor, Vec<Vec<i64>>) {
+    let first = 1 + rng.below(4);
+    let (splits, rows) = random_splits(rng, first, ragged_rank, 3);
+    let width = if inner { 2 } else { 1 };
+    let data: Vec<i32> = (0..rows * width).map(|k| k as i32 * 10 + 1).collect();
+    let shape = if inner { vec![rows, 2] } else { vec![rows] };
+    (Tensor::from_shape_vec(&shape, data).unwrap(), splits)
+}
+
+fn as_nested(values: &Tensor, splits: &[Vec<i64>]) -> Value {
+    nested(&Ragged {
+        values: values.clone(),
+        splits: splits.iter().map(|s| RowSplits::from(s.clone())).collect(),
+    })
+}
+
+fn resolve(i: i64, n: usize, policy: BadIndices) -> Result<Option<usize>, ()> {
+    let n = n as i64;
+    if (0..n).contains(&i) {
+        return Ok(Some(i as usize));
+    }
+    match policy {
+        BadIndices::Clamp if n > 0 => Ok(Some(if i < 0 { 0 } else { n as usize - 1 })),
+        BadIndices::Negative if (-n..0).contains(&i) => Ok(Some((i + n) as usize)),
+        BadIndices::Wrap if n > 0 => Ok(Some(i.rem_euclid(n) as usize)),
+        BadIndices::Ignore | BadIndices::Fill => Ok(None),
+        _ => Err(()),
+    }
+}
+
+/// What a filled index gives: an empty row where the slice is ragged, else the slice's
+/// shape of the fill value (`inner`: the slice is one row of 2 values, else a value).
+fn filled(ragged: bool, inner: bool, policy: BadIndices) -> Value {
+    let v = Value::from(if policy == BadIndices::Fill {
+        i32::MIN
+    } else {
+        0
+    });
+    match (ragged, inner) {
+        (true, _) => Value::Array(vec![]),
+        (false, true) => Value::Array(vec![v.clone(), v]),
+        (false, false) => v,
+    }
+}
+
+type Slice = (bool, bool);
+
+fn ref_gather(
+    p: &Value,
+    i: &Value,
+    axis: usize,
+    bd: usize,
+    policy: BadIndices,
+    slice: Slice,
+) -> Result<Value, ()> {
+    let rows = |v: &Value| v.as_array().unwrap().clone();
+    if bd > 0 {
+        let (ps, is) = (rows(p), rows(i));
+        if ps.len() != is.len() {
+            return Err(());
+        }
+        let out: Result<Vec<_>, _> = ps
+            .iter()
+            .zip(&is)
+            .map(|(a, b)| ref_gather(a, b, axis - 1, bd - 1, policy, slice))
+            .collect();
+        return out.map(Value::Array);
+    }
+    if axis > 0 {
+        let out: Result<Vec<_>, _> = rows(p)
+            .iter()
+            .map(|a| ref_gather(a, i, axis - 1, 0, policy, slice))
+            .collect();
+        return out.map(Value::Array);
+    }
+    fn pick(p: &[Value], x: &Value, policy: BadIndices, slice: Slice) -> Result<Value, ()> {
+        match x {
+            Value::Array(xs) => xs
+                .iter()
+                .map(|y| pick(p, y, policy, slice))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array),
+            v => Ok(match resolve(v.as_i64().unwrap(), p.len(), policy)? {
+                Some(k) => p[k].clone(),
+                None => filled(slice.0, slice.1, policy),
+            }),
+        }
+    }
+    pick(&rows(p), i, policy, slice)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+    #[test]
+    fn gathers_equal_the_nested_list_reference(seed in 1u64..u64::MAX) {
+        let mut rng = Rng(seed);
+        let ragged_rank = 1 + rng.below(2);
+        let inner = rng.below(2) == 1;
+        let (values, splits) = random_ragged(&mut rng, ragged_rank, inner);
+        let params = as_nested(&values, &splits);
+        let rank = 1 + ragged_rank + usize::from(inner);
+        let policy = BadIndices::ALL[rng.below(BadIndices::ALL.len())];
+        // batch_dims 0 (any axis, dense indices of rank 1 or 2) or 1 (ragged indices per row).
+        let bd = rng.below(2);
+        let axis = bd + rng.below(rank - bd);
+        let high = 5i64;
+        let (index_values, index_splits) = if bd == 0 {
+            let shape = if rng.below(2) == 0 { vec![3] } else { vec![2, 2] };
+            let n: usize = shape.iter().product();
+            let data: Vec<i64> = (0..n).map(|_| rng.below(2 * high as usize) as i64 - 2).collect();
+            (Tensor::from_shape_vec(&shape, data).unwrap(), vec![])
+        } else {
+            let nrows = splits[0].len() - 1;
+            let mut s = vec![0i64];
+            for _ in 0..nrows {
+                s.push(s.last().unwrap() + rng.below(3) as i64);
+            }
+            let n = *s.last().unwrap() as usize;
+            let data: Vec<i64> = (0..n).map(|_| rng.below(2 * high as usize) as i64 - 2).collect();
+            (Tensor::from_shape_vec(&[n], data).unwrap(), vec![s])
+        };
+        let indices = as_nested(&index_values, &index_splits);
+        // The slice an index picks: ragged where params' next dimension is.
+        let slice = (axis < ragged_rank, inner && axis == ragged_rank);
+        let want = ref_gather(&params, &indices, axis, bd, policy, slice);
+        let p = RaggedView::new(values.view(), splits.iter().map(|s| RowSplits::from(&s[..])).collect()).unwrap();
+        let i: Operand = if index_splits.is_empty() {
+            Operand::from(index_values.view())
+        } else {
+            Operand::Ragged(RaggedView::new(index_values.view(), vec![RowSplits::from(&index_splits[0][..])]).unwrap())
+        };
+        let op = Op::Gather(GatherOptions::new().axis(axis as i64).batch_dims(bd as i64).bad_indices(policy));
+        let got = op.run_ragged(p, i);
+        match (got, want) {
+            (Ok(r), Ok(w)) => proptest::prop_assert_eq!(nested(&r), w),
+            (Err(_), Err(())) => {}
+            (got, want) => proptest::prop_assert!(false, "got {:?}, want {:?}", got.map(|r| nested(&r)), want),
+        }
+    }
+}
+
+/// More rows than the walk takes at a time (4,096): the chunks' levels join as one.
+#[test]
+fn many_rows_walk_in_chunks_as_one() {
+    let mut rng = Rng(99);
+    let rows = 9_000;
+    for (ragged_rank, axis) in [(1, 1), (2, 1), (2, 2)] {
+        let (splits, level) = random_splits(&mut rng, rows, ragged_rank, 3);
+        let values = Tensor::from_shape_vec(&[level], (0..level as i32).collect()).unwrap();
+        let (mut isplits, n) = random_splits(&mut rng, rows, 1, 2);
+        let isplits = isplits.remove(0);
+        let ivalues: Vec<i64> = (0..n).map(|_| rng.below(3) as i64).collect();
+        let ivalues = Tensor::from_shape_vec(&[n], ivalues).unwrap();
+        for policy in [BadIndices::Error, BadIndices::Ignore] {
+            let want = ref_gather(
+                &as_nested(&values, &splits),
+                &as_nested(&ivalues, std::slice::from_ref(&isplits)),
+                axis,
+                1,
+                policy,
+                (axis < ragged_rank, false),
+            );
+            let p = RaggedView::new(
+                values.view(),
+                splits.iter().map(|s| RowSplits::from(&s[..])).collect(),
+            )
+            .unwrap();
+            let i = RaggedView::new(ivalues.view(), vec![RowSplits::from(&isplits[..])]).unwrap();
+            let op = Op::Gather(
+                GatherOptions::new()
+                    .axis(axis as i64)
+                    .batch_dims(1)
+                    .bad_indices(policy),
+            );
+            match (op.run_ragged(p, i), want) {
+                (Ok(r), Ok(w)) => assert_eq!(nested(&r), w, "{ragged_rank} {axis} {policy:?}"),
+                (Err(e), Err(())) => assert!(matches!(e, GatherError::BadIndex { .. }), "{e}"),
+                (got, want) => panic!("{:?} vs {want:?}", got.map(|r| nested(&r))),
+            }
+        }
+    }
+}

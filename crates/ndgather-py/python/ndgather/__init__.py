@@ -48,6 +48,7 @@ __all__ = [
     "Ragged",
     "gather_grad",
     "gather_nd_grad",
+    "ragged_gather_grad",
     "take_along_axis",
     "take_along_axis_grad",
     "put_along_axis",
@@ -436,6 +437,35 @@ def gather_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike
     r = _core.gather_grad(params_shape, _indices(indices), _numbers(grad), axis, batch_dims,
                           bad_indices)
     return _like(grad, r)
+
+
+def ragged_gather_grad(params: Any, indices: Any, grad: Any, *, op: str = "gather",
+                       axis: Optional[int] = None, batch_dims: int = 0,
+                       bad_indices: BadIndices = "error") -> IndexedSlices:
+    """The gradient of a ragged :func:`gather` (``op="gather"``) or :func:`gather_nd`
+    (``op="gather_nd"``) with respect to params' flat values, as TensorFlow's
+    ``IndexedSlices`` ``(indices, values, dense_shape)``: row ``indices[k]`` of the flat
+    values receives ``values[k]``, one row of the result's flat values; repeated rows add
+    up. Where an index picks inside the values' inner dimensions, the rows are those of
+    the values with their first dimensions merged (``dense_shape`` says how).
+
+    Args:
+      params, indices: the gather's operands, as :func:`gather` takes them.
+      grad: the upstream gradient: the result's form (its flat values are used) or its flat
+        values, of a floating dtype.
+      op, axis, batch_dims, bad_indices: the gather's. Slices a policy fills pass no
+        gradient (their row is ``dense_shape[0]``, past the end).
+
+    >>> import numpy as np, ndgather as ng
+    >>> rt = ng.Ragged(np.array([1.0, 2.0, 3.0]), [0, 1, 3])
+    >>> rows, values, shape = ng.ragged_gather_grad(rt, [1, 1, 0], np.ones(5))
+    >>> rows, values, shape
+    (array([1, 2, 1, 2, 0]), array([1., 1., 1., 1., 1.]), [3])
+    >>> np.bincount(rows, values, minlength=shape[0])
+    array([1., 2., 2.])
+    """
+    return _ragged.grad(op, params, indices, grad, axis, batch_dims, bad_indices, _array,
+                        _indices, _numbers)
 
 
 def gather_nd_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike,

@@ -57,6 +57,14 @@ class Ragged:
         self.nested_row_splits = splits
 
     @classmethod
+    def _result(cls, values: np.ndarray, splits: list[np.ndarray]) -> "Ragged":
+        """A result of the core, whose splits it made: not checked again."""
+        self = cls.__new__(cls)
+        self.values = values
+        self.nested_row_splits = tuple(splits)
+        return self
+
+    @classmethod
     def from_list(cls, rows: list, dtype: Any = None,
                   ragged_rank: Optional[int] = None) -> "Ragged":
         """The ragged tensor of nested lists, as ``tf.ragged.constant``: ragged in its first
@@ -207,7 +215,7 @@ def _rebuild(kind: str, values: np.ndarray, splits: list[np.ndarray]) -> Any:
         return tf.RaggedTensor.from_nested_row_splits(values, splits, validate=False)
     if kind == "arrow":
         return _to_arrow(values, splits)
-    return Ragged(values, splits) if splits else values
+    return Ragged._result(values, splits) if splits else values
 
 
 def call(op: str, params: Any, indices: Any, axis: Optional[int], batch_dims: int,
@@ -225,3 +233,17 @@ def call(op: str, params: Any, indices: Any, axis: Optional[int], batch_dims: in
         [_splits(s) for s in isplits], axis, batch_dims, bad_indices,
         fill(bad_indices, fill_value, pvalues.dtype))
     return _rebuild(pk or ik or "ragged", values, splits)
+
+
+def grad(op: str, params: Any, indices: Any, upstream: Any, axis: Optional[int],
+         batch_dims: int, bad_indices: str, as_array: Any, as_indices: Any,
+         as_numbers: Any) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """The gradient of a ragged gather over params' flat values, as IndexedSlices."""
+    pk, ik = _kind(params), _kind(indices)
+    pvalues, psplits = _parts(params, pk)
+    ivalues, isplits = _parts(indices, ik)
+    upstream_values, _ = _parts(upstream, _kind(upstream))
+    return _core.ragged_gather_grad(
+        op, as_array(pvalues), [_splits(s) for s in psplits], as_indices(ivalues),
+        [_splits(s) for s in isplits], axis, batch_dims, bad_indices,
+        as_numbers(upstream_values))

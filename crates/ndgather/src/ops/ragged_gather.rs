@@ -71,6 +71,9 @@ impl<'a> From<RaggedView<'a>> for Operand<'a> {
     }
 }
 
+/// Rows of the output's first dimension walked together.
+const CHUNK_ROWS: usize = 4096;
+
 /// A filled leaf: its index was bad and the policy fills its slice.
 const FILLED: usize = usize::MAX;
 
@@ -513,6 +516,24 @@ fn reserve<T>(len: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// The splits of output dimension `t` over `rows` rows, begun, where the output keeps them
+/// (its ragged dimensions, `1..=keep`).
+fn level_splits(t: usize, keep: usize, rows: usize) -> Result<Option<Vec<i64>>> {
+    if t == 0 || t > keep {
+        return Ok(None);
+    }
+    let mut s = reserve(rows + 1)?;
+    s.push(0i64);
+    Ok(Some(s))
+}
+
+/// Room for `more` slots in `v`, or an error rather than an abort.
+fn grow<T>(v: &mut Vec<T>, more: usize) -> Result<()> {
+    v.try_reserve(more).map_err(|_| GatherError::OutOfMemory {
+        bytes: more.saturating_mul(std::mem::size_of::<T>()),
+    })
+}
+
 impl Call<'_, '_, '_, '_> {
     /// Whether output dimension `t` is ragged.
     fn is_ragged(&self, t: usize) -> bool {
@@ -576,12 +597,94 @@ impl Call<'_, '_, '_, '_> {
         index_shape: &[usize],
         stop_before_last: bool,
     ) -> Result<Walked> {
+        let walk = |nodes, first, sink: &mut Vec<usize>| {
+            self.walk_from(nodes, first, idx, index_shape, stop_before_last, sink)
+        };
+        let step = match self.plan.before.first() {
+            Some(&step) if !self.expanded().is_empty() => step,
+            _ => {
+                let mut leaves = vec![];
+                let walked = walk(vec![(0, 0)], 0, &mut leaves)?;
+                return Ok(Walked { leaves, ..walked });
+            }
+        };
+        // The output's first dimension is walked in chunks of its rows, so that each level's
+        // nodes stay in the cache; the chunks' levels are joined in order.
+        let rows = match step {
+            Step::Batch(_) | Step::Params(_) => self.params.children(0, 0).1,
+            Step::Indices(_) => self.indices.children(0, 0).1,
+        };
+        let mut whole = Walked {
+            leaves: vec![],
+            counts: vec![rows],
+            splits: vec![],
+            filled: false,
+        };
+        for start in (0..rows).step_by(CHUNK_ROWS) {
+            let end = (start + CHUNK_ROWS).min(rows);
+            let nodes = (start..end)
+                .map(|c| match step {
+                    Step::Batch(_) => (c, c),
+                    Step::Params(_) => (c, 0),
+                    Step::Indices(_) => (0, c),
+                })
+                .collect();
+            let part = walk(nodes, 1, &mut whole.leaves)?;
+            for (k, s) in part.splits.into_iter().enumerate() {
+                // Splits of dimension k + 1 count the nodes of that dimension's level.
+                let offset = whole.counts.get(k + 1).copied().unwrap_or(0) as i64;
+                match whole.splits.get_mut(k) {
+                    Some(w) => w.extend(s[1..].iter().map(|x| x + offset)),
+                    None => whole.splits.push(s),
+                }
+            }
+            for (j, n) in part.counts.into_iter().enumerate() {
+                match whole.counts.get_mut(j + 1) {
+                    Some(w) => *w += n,
+                    None => whole.counts.push(n),
+                }
+            }
+            whole.filled |= part.filled;
+        }
+        if rows == 0 {
+            // No rows: the later levels are empty, with their splits' one 0.
+            let part = walk(vec![], 1, &mut whole.leaves)?;
+            whole.splits = part.splits;
+            whole.counts.extend(part.counts);
+        }
+        Ok(whole)
+    }
+
+    /// The steps expanded one level at a time: all before the pick but the last of
+    /// indices' dimensions, which goes with the pick (`pick_children`).
+    fn expanded(&self) -> &[Step] {
+        let before = &self.plan.before;
+        let fused = matches!(before.last(), Some(Step::Indices(_)));
+        &before[..before.len() - usize::from(fused)]
+    }
+
+    /// [`Call::walk`] from `nodes`, the level after step `first`; the leaves are appended to
+    /// `sink` (the returned walk has none).
+    fn walk_from<I: IndexType>(
+        &self,
+        mut nodes: Vec<(usize, usize)>,
+        first: usize,
+        idx: &[I],
+        index_shape: &[usize],
+        stop_before_last: bool,
+        sink: &mut Vec<usize>,
+    ) -> Result<Walked> {
         let keep = self.ragged_rank();
         let (params, indices) = (self.params, self.indices);
-        let mut nodes: Vec<(usize, usize)> = vec![(0, 0)];
         let mut counts = Vec::new();
         let mut splits = Vec::new();
-        for (t, step) in self.plan.before.iter().enumerate() {
+        let before = &self.plan.before;
+        let fused = match before.last() {
+            Some(&Step::Indices(d)) => Some(d),
+            _ => None,
+        };
+        let expanded = self.expanded();
+        for (t, step) in expanded.iter().enumerate().skip(first) {
             let children = |&(p, i): &(usize, usize)| -> Result<(usize, usize, usize)> {
                 Ok(match *step {
                     Step::Batch(d) => {
@@ -610,13 +713,7 @@ impl Call<'_, '_, '_, '_> {
                 total = total.saturating_add(children(n)?.2);
             }
             let mut next = reserve(total)?;
-            let mut level_splits = if t >= 1 && t <= keep {
-                let mut s = reserve(nodes.len() + 1)?;
-                s.push(0i64);
-                Some(s)
-            } else {
-                None
-            };
+            let mut level_splits = level_splits(t, keep, nodes.len())?;
             for n in &nodes {
                 let (ps, is, len) = children(n)?;
                 for c in 0..len {
@@ -634,10 +731,29 @@ impl Call<'_, '_, '_, '_> {
             counts.push(next.len());
             nodes = next;
         }
-        let (mut leaves, filled) = self.pick(&nodes, idx, index_shape)?;
-        drop(nodes);
         let b = self.plan.before.len();
         let after = &self.plan.after[..self.plan.after.len() - usize::from(stop_before_last)];
+        // Leaves go straight to the sink, or through params' later levels first.
+        let mut leaves = vec![];
+        let target = if after.is_empty() {
+            &mut *sink
+        } else {
+            &mut leaves
+        };
+        let filled = match fused {
+            Some(d) => {
+                let t = before.len() - 1;
+                let mut level_splits = level_splits(t, keep, nodes.len())?;
+                let start = target.len();
+                let filled =
+                    self.pick_children(&nodes, d, idx, index_shape, &mut level_splits, target)?;
+                splits.extend(level_splits);
+                counts.push(target.len() - start);
+                filled
+            }
+            None => self.pick(&nodes, idx, index_shape, target)?,
+        };
+        drop(nodes);
         for (a, &d) in after.iter().enumerate() {
             let t = b + a;
             let mut total = 0usize;
@@ -647,13 +763,7 @@ impl Call<'_, '_, '_, '_> {
                 }
             }
             let mut next = reserve(total)?;
-            let mut level_splits = if t >= 1 && t <= keep {
-                let mut s = reserve(leaves.len() + 1)?;
-                s.push(0i64);
-                Some(s)
-            } else {
-                None
-            };
+            let mut level_splits = level_splits(t, keep, leaves.len())?;
             for &p in &leaves {
                 if p != FILLED {
                     let (ps, pl) = params.children(d, p);
@@ -667,8 +777,9 @@ impl Call<'_, '_, '_, '_> {
             counts.push(next.len());
             leaves = next;
         }
+        sink.extend(leaves);
         Ok(Walked {
-            leaves,
+            leaves: vec![],
             counts,
             splits,
             filled,
@@ -682,55 +793,202 @@ impl Call<'_, '_, '_, '_> {
         nodes: &[(usize, usize)],
         idx: &[I],
         index_shape: &[usize],
-    ) -> Result<(Vec<usize>, bool)> {
-        let fills = matches!(self.policy, BadIndices::Ignore | BadIndices::Fill);
-        let mut out = reserve(nodes.len())?;
+        out: &mut Vec<usize>,
+    ) -> Result<bool> {
+        grow(out, nodes.len())?;
         let mut filled = false;
         for &(p, i) in nodes {
-            let picked = match self.plan.pick {
-                Pick::Axis(axis) => {
-                    let (start, len) = self.params.children(axis, p);
-                    match self.policy.resolve(idx[i], len) {
-                        Some(u) => start + u,
-                        None if fills => FILLED,
+            let picked = self.pick_one(p, i, idx, index_shape)?;
+            filled |= picked == FILLED;
+            out.push(picked);
+        }
+        Ok(filled)
+    }
+
+    /// The params row that index (or index vector) `i` picks among row `p`'s children.
+    #[inline]
+    fn pick_one<I: IndexType>(
+        &self,
+        p: usize,
+        i: usize,
+        idx: &[I],
+        index_shape: &[usize],
+    ) -> Result<usize> {
+        match self.plan.pick {
+            Pick::Axis(axis) => {
+                let (start, len) = self.params.children(axis, p);
+                self.resolve(start, len, idx[i], i, index_shape)
+            }
+            Pick::Vector { first, depth } => {
+                let vector = &idx[i * depth..(i + 1) * depth];
+                let mut row = p;
+                for (k, &v) in vector.iter().enumerate() {
+                    let (start, len) = self.params.children(first + k, row);
+                    match self.policy.resolve(v, len) {
+                        Some(u) => row = start + u,
+                        None if self.fills() => return Ok(FILLED),
                         None => {
-                            return Err(GatherError::BadIndex {
+                            return Err(GatherError::RaggedBadIndexVector {
                                 position: self.position(i, index_shape),
-                                value: idx[i].to_i128(),
+                                values: vector.iter().map(|v| v.to_i128()).collect(),
+                                component: k,
+                                value: v.to_i128(),
                                 limit: len,
                             })
                         }
                     }
                 }
-                Pick::Vector { first, depth } => {
-                    let vector = &idx[i * depth..(i + 1) * depth];
-                    let mut row = p;
-                    for (k, &v) in vector.iter().enumerate() {
-                        let (start, len) = self.params.children(first + k, row);
-                        match self.policy.resolve(v, len) {
-                            Some(u) => row = start + u,
-                            None if fills => {
-                                row = FILLED;
-                                break;
-                            }
-                            None => {
-                                return Err(GatherError::RaggedBadIndexVector {
-                                    position: self.position(i, index_shape),
-                                    values: vector.iter().map(|v| v.to_i128()).collect(),
-                                    component: k,
-                                    value: v.to_i128(),
-                                    limit: len,
-                                })
-                            }
-                        }
-                    }
-                    row
-                }
-            };
-            filled |= picked == FILLED;
-            out.push(picked);
+                Ok(row)
+            }
         }
-        Ok((out, filled))
+    }
+
+    /// Index `v` (at `i` in indices) among the `len` children from `start`.
+    #[inline(always)]
+    fn resolve<I: IndexType>(
+        &self,
+        start: usize,
+        len: usize,
+        v: I,
+        i: usize,
+        index_shape: &[usize],
+    ) -> Result<usize> {
+        match self.policy.resolve(v, len) {
+            Some(u) => Ok(start + u),
+            None if self.fills() => Ok(FILLED),
+            None => Err(GatherError::BadIndex {
+                position: self.position(i, index_shape),
+                value: v.to_i128(),
+                limit: len,
+            }),
+        }
+    }
+
+    fn fills(&self) -> bool {
+        matches!(self.policy, BadIndices::Ignore | BadIndices::Fill)
+    }
+
+    /// The last of indices' dimensions and the pick in one pass: each node's children share
+    /// its params row, whose children are looked up once.
+    fn pick_children<I: IndexType>(
+        &self,
+        nodes: &[(usize, usize)],
+        d: usize,
+        idx: &[I],
+        index_shape: &[usize],
+        level_splits: &mut Option<Vec<i64>>,
+        out: &mut Vec<usize>,
+    ) -> Result<bool> {
+        let indices = self.indices;
+        if let Pick::Axis(axis) = self.plan.pick {
+            if indices.is_ragged(d) && self.params.is_ragged(axis) {
+                // Both levels ragged (a per-row gather): their splits read as typed slices.
+                let (a, b) = (&self.params.splits[axis - 1], &indices.splits[d - 1]);
+                let rows = Rows {
+                    nodes,
+                    idx,
+                    index_shape,
+                };
+                let start = out.len();
+                match (a, b) {
+                    (RowSplits::I64(a), RowSplits::I64(b)) => {
+                        self.pick_rows(&a[..], &b[..], rows, level_splits, out)?
+                    }
+                    (RowSplits::I64(a), RowSplits::I32(b)) => {
+                        self.pick_rows(&a[..], &b[..], rows, level_splits, out)?
+                    }
+                    (RowSplits::I32(a), RowSplits::I64(b)) => {
+                        self.pick_rows(&a[..], &b[..], rows, level_splits, out)?
+                    }
+                    (RowSplits::I32(a), RowSplits::I32(b)) => {
+                        self.pick_rows(&a[..], &b[..], rows, level_splits, out)?
+                    }
+                }
+                return Ok(self.fills() && out[start..].contains(&FILLED));
+            }
+        }
+        let total = nodes.iter().fold(0usize, |n, &(_, i)| {
+            n.saturating_add(indices.children(d, i).1)
+        });
+        grow(out, total)?;
+        let start = out.len();
+        for &(p, i) in nodes {
+            let (is, il) = indices.children(d, i);
+            match self.plan.pick {
+                Pick::Axis(axis) => {
+                    let (start, len) = self.params.children(axis, p);
+                    for (c, &v) in idx[is..is + il].iter().enumerate() {
+                        out.push(self.resolve(start, len, v, is + c, index_shape)?);
+                    }
+                }
+                Pick::Vector { .. } => {
+                    for c in is..is + il {
+                        out.push(self.pick_one(p, c, idx, index_shape)?);
+                    }
+                }
+            }
+            if let Some(s) = level_splits {
+                s.push((out.len() - start) as i64);
+            }
+        }
+        Ok(self.fills() && out[start..].contains(&FILLED))
+    }
+
+    /// [`Call::pick_children`] where indices' level and params' picked level are both
+    /// ragged: node `(p, i)`'s indices are `b[i]..b[i + 1]`, each among `a[p]..a[p + 1]`.
+    fn pick_rows<I: IndexType, A: SplitAt, B: SplitAt>(
+        &self,
+        a: A,
+        b: B,
+        rows: Rows<'_, I>,
+        level_splits: &mut Option<Vec<i64>>,
+        out: &mut Vec<usize>,
+    ) -> Result<()> {
+        let total = rows
+            .nodes
+            .iter()
+            .fold(0usize, |n, &(_, i)| n.saturating_add(b.at(i + 1) - b.at(i)));
+        grow(out, total)?;
+        let start = out.len();
+        for &(p, i) in rows.nodes {
+            let (is, ie) = (b.at(i), b.at(i + 1));
+            let (first, len) = (a.at(p), a.at(p + 1) - a.at(p));
+            for (c, &v) in rows.idx[is..ie].iter().enumerate() {
+                out.push(self.resolve(first, len, v, is + c, rows.index_shape)?);
+            }
+            if let Some(s) = level_splits {
+                s.push((out.len() - start) as i64);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The nodes of a pick and the indices they read.
+#[derive(Clone, Copy)]
+struct Rows<'r, I> {
+    nodes: &'r [(usize, usize)],
+    idx: &'r [I],
+    index_shape: &'r [usize],
+}
+
+/// One ragged level's splits as a typed slice, read once per row in the per-row loops
+/// (checked: every split is in range and non-negative).
+trait SplitAt: Copy {
+    fn at(self, k: usize) -> usize;
+}
+
+impl SplitAt for &[i32] {
+    #[inline(always)]
+    fn at(self, k: usize) -> usize {
+        self[k] as usize
+    }
+}
+
+impl SplitAt for &[i64] {
+    #[inline(always)]
+    fn at(self, k: usize) -> usize {
+        self[k] as usize
     }
 }
 
@@ -803,43 +1061,47 @@ fn finish(
     let r = params.ragged_rank();
     let lead = lead_shape(call, &counts);
     let depth = call.plan.level - r;
-    let shape = params.shape;
-    let mut index = reserve(leaves.len().saturating_mul(depth))?;
-    for &leaf in &leaves {
-        if leaf == FILLED {
-            index.push(shape[0] as i64);
-            index.extend(std::iter::repeat_n(0i64, depth - 1));
-            continue;
-        }
-        let start = index.len();
-        let mut rest = leaf;
-        for &d in shape[..depth].iter().rev() {
-            index.push((rest % d.max(1)) as i64);
-            rest /= d.max(1);
-        }
-        index[start..].reverse();
-    }
-    drop(leaves);
     let policy = if filled {
         call.policy
     } else {
         BadIndices::Error
     };
-    // Depth 1 is a row gather: the dense gather takes it, which (unlike gather_nd) lets a
-    // filled index read nothing from values with no rows, the only depth where that occurs.
-    let (op, index_shape) = if depth == 1 {
+    // Depth 1 is a row gather: the dense gather takes the leaves themselves as indices
+    // (a filled one out of range), which also lets a filled index read nothing from values
+    // with no rows, the only depth where that occurs.
+    let index = if depth == 1 {
+        let rows: Vec<u64> = leaves.into_iter().map(|l| l as u64).collect();
         let o = GatherOptions::new()
             .axis(0)
             .bad_indices(policy)
             .fill_value(fill);
-        (Op::Gather(o), lead)
+        (Op::Gather(o), Tensor::from(into_array(&lead, rows)?))
     } else {
+        let shape = params.shape;
+        let mut index = reserve(leaves.len().saturating_mul(depth))?;
+        for &leaf in &leaves {
+            if leaf == FILLED {
+                index.push(shape[0] as i64);
+                index.extend(std::iter::repeat_n(0i64, depth - 1));
+                continue;
+            }
+            let start = index.len();
+            let mut rest = leaf;
+            for &d in shape[..depth].iter().rev() {
+                index.push((rest % d.max(1)) as i64);
+                rest /= d.max(1);
+            }
+            index[start..].reverse();
+        }
         let o = GatherNdOptions::new().bad_indices(policy).fill_value(fill);
-        let mut shape = lead;
-        shape.push(depth);
-        (Op::GatherNd(o), shape)
+        let mut index_shape = lead;
+        index_shape.push(depth);
+        (
+            Op::GatherNd(o),
+            Tensor::from(into_array(&index_shape, index)?),
+        )
     };
-    let index = Tensor::from(into_array(&index_shape, index)?);
+    let (op, index) = index;
     let out = op
         .run(values, &index.view(), Out::New)?
         .ok_or(GatherError::Internal("a run into a new output returns it"))?;

@@ -282,3 +282,18 @@ impl Ragged {
         self.splits.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int32_splits_past_their_range_are_an_error() {
+        let fits = RowSplits::of_dtype(DType::I32, vec![0, i64::from(i32::MAX)]).unwrap();
+        assert_eq!(fits.dtype(), DType::I32);
+        let err = RowSplits::of_dtype(DType::I32, vec![0, i64::from(i32::MAX) + 1]).unwrap_err();
+        assert!(err.to_string().contains("pass int64 row_splits"), "{err}");
+        let wide = RowSplits::of_dtype(DType::I64, vec![0, i64::MAX]).unwrap();
+        assert_eq!(wide.to_vec(), [0, i64::MAX]);
+    }
+}
