@@ -164,6 +164,20 @@ def test_per_row_gather_equals_polars_list_gather():
         ng.gather(params, indices, batch_dims=1)
 
 
+def test_polars_series_in_and_out():
+    pl = pytest.importorskip("polars")
+    s = pl.Series("a", [[1, 2], [], [3, 4, 5]])
+    got = ng.gather(s, [2, 0, 2])
+    assert isinstance(got, pl.Series)
+    assert got.to_list() == s.gather([2, 0, 2]).to_list()
+    picks = pl.Series("i", [[1, 0], [], [2]])
+    got = ng.gather(s, picks, batch_dims=1)
+    want = pl.DataFrame({"a": s, "i": picks}).select(pl.col("a").list.gather(pl.col("i")))
+    assert got.to_list() == want.to_series().to_list()
+    # A Series that is not of lists is a dense operand, as before.
+    assert ng.gather(pl.Series([10, 11, 12]), [2, 0]).tolist() == [12, 10]
+
+
 def test_ragged_results_are_new():
     rt = ng.Ragged(np.arange(3.0), [0, 1, 3])
     with pytest.raises(TypeError, match="ragged"):

@@ -299,9 +299,10 @@ def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
 
     Ragged operands, as ``tf.gather`` takes a ``tf.RaggedTensor``: ``params`` or
     ``indices`` may be an :class:`ndgather.Ragged`, a ``tf.RaggedTensor`` (read through its
-    ``flat_values`` and ``row_splits``; TensorFlow is imported only for one) or a pyarrow
+    ``flat_values`` and ``row_splits``; TensorFlow is imported only for one), a pyarrow
     ``ListArray``, ``LargeListArray`` or ``FixedSizeListArray`` (its buffers read in place;
-    null lists are refused). The result comes back in params' form (in indices' where
+    null lists are refused) or a Polars ``Series`` of lists (through the Arrow C Data
+    Interface). The result comes back in params' form (in indices' where
     params is dense), dense where nothing in it is ragged; ``out`` is not taken. An index
     inside a row is checked against that row's length, which TensorFlow does not do.
 

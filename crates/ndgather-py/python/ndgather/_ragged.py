@@ -1,7 +1,8 @@
 """Ragged operands of ``ndgather.gather`` and ``ndgather.gather_nd``: ``ndgather.Ragged``,
-``tf.RaggedTensor`` and pyarrow's list arrays, each read as flat values plus row splits
-(views of its buffers, no copy where the library lends them) and given back in its own
-form. The checks and the gather are the core's."""
+``tf.RaggedTensor``, pyarrow's list arrays and Polars' list Series (imported through the
+Arrow C Data Interface), each read as flat values plus row splits (views of its buffers, no
+copy where the library lends them) and given back in its own form. The checks and the
+gather are the core's."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
@@ -128,8 +129,9 @@ class Ragged:
 
 
 def _kind(x: Any) -> Optional[str]:
-    """The ragged form of ``x``: "ragged", "tf" or "arrow"; None for anything else. Neither
-    TensorFlow nor pyarrow is imported here: their types are known by name."""
+    """The ragged form of ``x``: "ragged", "tf", "arrow" or "polars"; None for anything
+    else. Neither TensorFlow, pyarrow nor Polars is imported here: their types are known by
+    name."""
     if isinstance(x, Ragged):
         return "ragged"
     t = type(x)
@@ -139,6 +141,8 @@ def _kind(x: Any) -> Optional[str]:
     if module.startswith("pyarrow") and t.__name__ in (
             "ListArray", "LargeListArray", "FixedSizeListArray", "ChunkedArray"):
         return "arrow"
+    if module.startswith("polars") and t.__name__ == "Series" and x.dtype.is_nested():
+        return "polars"
     return None
 
 
@@ -199,7 +203,12 @@ def _parts(x: Any, kind: Optional[str]) -> tuple[np.ndarray, list[np.ndarray]]:
         return x.values, list(x.nested_row_splits)
     if kind == "tf":
         return (np.asarray(x.flat_values), [np.asarray(s) for s in x.nested_row_splits])
-    if kind == "arrow":
+    if kind in ("arrow", "polars"):
+        if kind == "polars":
+            # Through the Arrow C Data Interface (the PyCapsule stream Polars exports).
+            import pyarrow as pa
+
+            x = pa.chunked_array(x)
         values, splits, _ = _from_arrow(x)
         return values, splits
     return x, []
@@ -215,6 +224,10 @@ def _rebuild(kind: str, values: np.ndarray, splits: list[np.ndarray]) -> Any:
         return tf.RaggedTensor.from_nested_row_splits(values, splits, validate=False)
     if kind == "arrow":
         return _to_arrow(values, splits)
+    if kind == "polars":
+        import polars as pl
+
+        return pl.Series(_to_arrow(values, splits))
     return Ragged._result(values, splits) if splits else values
 
 
