@@ -537,3 +537,62 @@ fn many_rows_walk_in_chunks_as_one() {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(600))]
+    /// Any call, valid or not (dense or ragged operands of any rank, scalars, empty rows,
+    /// any axis, batch_dims and index values): a result or an error, never a panic.
+    #[test]
+    fn any_call_is_a_result_or_an_error(seed in 1u64..u64::MAX) {
+        let mut rng = Rng(seed);
+        let (rank, inner) = (rng.below(3), rng.below(2) == 1);
+        let (values, splits) = random_ragged(&mut rng, rank, inner);
+        let params = if splits.is_empty() {
+            Operand::from(values.view())
+        } else {
+            Operand::Ragged(RaggedView::new(values.view(), splits.iter().map(|s| RowSplits::from(&s[..])).collect()).unwrap())
+        };
+        let scalar = Tensor::from_shape_vec(&[], vec![1.5f32]).unwrap();
+        let ragged_indices = rng.below(2) == 0;
+        let rows = rng.below(4);
+        let (isplits, flat) = random_splits(&mut rng, rows, 1, 2);
+        let shape: Vec<usize> = match ragged_indices {
+            true => vec![flat],
+            false => (0..rng.below(4)).map(|_| rng.below(4)).collect(),
+        };
+        let n: usize = shape.iter().product();
+        let data: Vec<i64> = (0..n).map(|_| rng.below(12) as i64 - 6).collect();
+        let index_values = Tensor::from_shape_vec(&shape, data).unwrap();
+        let indices = match ragged_indices {
+            true => Operand::Ragged(RaggedView::new(index_values.view(), vec![RowSplits::from(&isplits[0][..])]).unwrap()),
+            false => Operand::from(index_values.view()),
+        };
+        let (axis, bd) = (rng.below(7) as i64 - 3, rng.below(5) as i64 - 2);
+        let policy = BadIndices::ALL[rng.below(BadIndices::ALL.len())];
+        let ops = [
+            Op::Gather(GatherOptions::new().axis(axis).batch_dims(bd).bad_indices(policy)),
+            Op::Gather(GatherOptions::new().batch_dims(bd).bad_indices(policy)),
+            Op::GatherNd(GatherNdOptions::new().batch_dims(bd).bad_indices(policy)),
+        ];
+        for op in ops {
+            let _ = op.run_ragged(params.clone(), indices.clone());
+            let _ = op.run_ragged(Operand::from(scalar.view()), indices.clone());
+            let upstream = ndarray::ArrayD::<f32>::zeros(ndarray::IxDyn(&[2]));
+            let _ = op.ragged_grad(params.clone(), indices.clone(), &upstream.view());
+        }
+    }
+}
+
+#[test]
+fn scalar_params_are_refused_in_each_ops_words() {
+    let scalar = Tensor::from_shape_vec(&[], vec![1.5f32]).unwrap();
+    let idx = Tensor::from_shape_vec(&[2, 0], Vec::<i64>::new()).unwrap();
+    let nd = Op::GatherNd(GatherNdOptions::new());
+    let err = nd.run_ragged(scalar.view(), idx.view()).unwrap_err();
+    assert_eq!(err.to_string(), "params must be at least a vector");
+    let err = Op::Gather(GatherOptions::new()).run_ragged(scalar.view(), idx.view());
+    assert_eq!(
+        err.unwrap_err().to_string(),
+        "params must be at least 1 dimensional"
+    );
+}

@@ -24,7 +24,7 @@ use crate::ops::grad::{check_grad, IndexedSlices};
 use crate::ops::scatter::Summable;
 use crate::ops::{Op, Out, Params};
 use crate::types::dtype::{DType, Tensor, TensorView};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{GatherError, OpKind, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::ragged::{Ragged, RaggedView, RowSplits};
 use crate::types::value::FillValue;
@@ -340,6 +340,13 @@ impl Op {
         runs: bool,
         done: impl FnOnce(&Call, Walked, bool) -> Result<R>,
     ) -> Result<R> {
+        if p.rank() == 0 {
+            let op = match self {
+                Op::GatherNd(_) => OpKind::GatherNd,
+                _ => OpKind::Gather,
+            };
+            return Err(GatherError::ParamsScalar { op });
+        }
         let (plan, policy) = match self {
             Op::Gather(o) => (gather_plan(o, p, i)?, o.bad_indices),
             Op::GatherNd(o) => (gather_nd_plan(o, p, i)?, o.bad_indices),
