@@ -18,6 +18,7 @@
 //! results, which are a `Tensor` where nothing is ragged.
 
 use crate::engine::mem::layout::{into_array, row_major};
+use crate::engine::mem::recycle;
 use crate::engine::ranges;
 use crate::ops::gather::{GatherNdOptions, GatherOptions};
 use crate::ops::grad::{check_grad, IndexedSlices};
@@ -534,6 +535,16 @@ fn level_splits(t: usize, keep: usize, rows: usize) -> Result<Option<Vec<i64>>> 
     Ok(Some(s))
 }
 
+/// An empty vector for about `hint` leaves: the memory of an earlier call's leaves where
+/// the pool kept it (they go to the dense gather as its `u64` indices, which are given
+/// back after it), so that a repeated call does not fault in fresh pages for them.
+fn kept_leaves(hint: usize) -> Vec<usize> {
+    match recycle::take::<u64>(hint) {
+        Some(v) => bytemuck::allocation::try_cast_vec(v).unwrap_or_default(),
+        None => vec![],
+    }
+}
+
 /// Room for `more` slots in `v`, or an error rather than an abort.
 fn grow<T>(v: &mut Vec<T>, more: usize) -> Result<()> {
     v.try_reserve(more).map_err(|_| GatherError::OutOfMemory {
@@ -610,7 +621,7 @@ impl Call<'_, '_, '_, '_> {
         let step = match self.plan.before.first() {
             Some(&step) if !self.expanded().is_empty() => step,
             _ => {
-                let mut leaves = vec![];
+                let mut leaves = kept_leaves(idx.len());
                 let walked = walk(vec![(0, 0)], 0, &mut leaves)?;
                 return Ok(Walked { leaves, ..walked });
             }
@@ -622,7 +633,7 @@ impl Call<'_, '_, '_, '_> {
             Step::Indices(_) => self.indices.children(0, 0).1,
         };
         let mut whole = Walked {
-            leaves: vec![],
+            leaves: kept_leaves(idx.len()),
             counts: vec![rows],
             splits: vec![],
             filled: false,
@@ -960,8 +971,18 @@ impl Call<'_, '_, '_, '_> {
         for &(p, i) in rows.nodes {
             let (is, ie) = (b.at(i), b.at(i + 1));
             let (first, len) = (a.at(p), a.at(p + 1) - a.at(p));
-            for (c, &v) in rows.idx[is..ie].iter().enumerate() {
-                out.push(self.resolve(first, len, v, is + c, rows.index_shape)?);
+            let row = &rows.idx[is..ie];
+            // A row of good indices (the common case) is checked, then written in one
+            // pass; one with a bad index goes through its policy index by index.
+            if row.iter().all(|v| v.checked_index(len).is_some()) {
+                out.extend(
+                    row.iter()
+                        .map(|v| first + v.checked_index(len).unwrap_or(0)),
+                );
+            } else {
+                for (c, &v) in row.iter().enumerate() {
+                    out.push(self.resolve(first, len, v, is + c, rows.index_shape)?);
+                }
             }
             if let Some(s) = level_splits {
                 s.push((out.len() - start) as i64);
@@ -1077,7 +1098,9 @@ fn finish(
     // (a filled one out of range), which also lets a filled index read nothing from values
     // with no rows, the only depth where that occurs.
     let index = if depth == 1 {
-        let rows: Vec<u64> = leaves.into_iter().map(|l| l as u64).collect();
+        // A filled leaf (`usize::MAX`) is out of range as a `u64` too.
+        let rows: Vec<u64> = bytemuck::allocation::try_cast_vec(leaves)
+            .unwrap_or_else(|(_, v)| v.into_iter().map(|l| l as u64).collect());
         let o = GatherOptions::new()
             .axis(0)
             .bad_indices(policy)
@@ -1112,5 +1135,6 @@ fn finish(
     let out = op
         .run(values, &index.view(), Out::New)?
         .ok_or(GatherError::Internal("a run into a new output returns it"))?;
+    index.recycle();
     Ok((out, splits))
 }
