@@ -57,18 +57,33 @@ fn choose<'a>(
     }
 }
 
-/// A member of a `.npz` archive (`NAME` is the member `NAME.npy`): a stored member is used
-/// where it lies in the mapped archive; a compressed one is decompressed into memory.
-pub fn npz_member(path: &Path, data: Mmap, member: Option<&str>) -> Result<Loaded, CliError> {
-    let label = path.display().to_string();
-    let bad = |e: zip::result::ZipError| CliError::npy(&label, format!("bad .npz archive: {e}"));
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(&data[..])).map_err(bad)?;
+/// The arrays of a `.npz` archive (its `NAME.npy` members), sorted.
+fn array_names<R: std::io::Read + std::io::Seek>(zip: &zip::ZipArchive<R>) -> Vec<String> {
     let mut names: Vec<String> = zip
         .file_names()
         .filter_map(|n| n.ok())
         .filter_map(|n| n.strip_suffix(".npy").map(str::to_string))
         .collect();
     names.sort();
+    names
+}
+
+/// The arrays of the `.npz` archive at `path`, sorted.
+pub fn npz_names(path: &Path) -> Result<Vec<String>, CliError> {
+    let label = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| CliError::io(&label, e))?;
+    let zip = zip::ZipArchive::new(file)
+        .map_err(|e| CliError::npy(&label, format!("bad .npz archive: {e}")))?;
+    Ok(array_names(&zip))
+}
+
+/// A member of a `.npz` archive (`NAME` is the member `NAME.npy`): a stored member is used
+/// where it lies in the mapped archive; a compressed one is decompressed into memory.
+pub fn npz_member(path: &Path, data: Mmap, member: Option<&str>) -> Result<Loaded, CliError> {
+    let label = path.display().to_string();
+    let bad = |e: zip::result::ZipError| CliError::npy(&label, format!("bad .npz archive: {e}"));
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(&data[..])).map_err(bad)?;
+    let names = array_names(&zip);
     let name = choose(&label, &names, member, &format!("{label}:NAME"))?.to_string();
     let label = format!("{label}:{name}");
     let mut entry = zip.by_name(&format!("{name}.npy")).map_err(bad)?;

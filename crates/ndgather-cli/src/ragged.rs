@@ -3,6 +3,7 @@
 //! outermost first), as `np.savez(path, values=rt.flat_values, row_splits=rt.row_splits)`
 //! writes it. A ragged result is written the same way, or printed as its values and splits.
 
+use crate::archive;
 use crate::error::CliError;
 use crate::npy;
 use crate::print::{array_str, format, PrintOptions};
@@ -41,10 +42,12 @@ impl Loaded {
                  `values` and `row_splits` (np.savez(path, values=..., row_splits=...))"
             )));
         }
-        let values = source::load(arg, &format!("{text}:values"))?.into_tensor()?;
-        let mut splits = vec![source::load(arg, &format!("{text}:row_splits"))?.into_tensor()?];
-        while let Ok(s) = source::load(arg, &format!("{text}:{}", member(splits.len()))) {
-            splits.push(s.into_tensor()?);
+        let names = archive::npz_names(Path::new(text))?;
+        let load = |name: &str| source::load(arg, &format!("{text}:{name}"))?.into_tensor();
+        let values = load("values")?;
+        let mut splits = vec![load("row_splits")?];
+        while names.contains(&member(splits.len())) {
+            splits.push(load(&member(splits.len()))?);
         }
         for s in &splits {
             if !matches!(s, Tensor::I32(a) if a.ndim() == 1)
@@ -85,7 +88,7 @@ impl Loaded {
     }
 }
 
-/// Runs `op` on operands of which `ragged` names the ragged ones.
+/// Runs `op` on the loaded operands.
 pub fn run(op: &Op, params: &Loaded, indices: &Loaded) -> Result<Ragged, CliError> {
     Ok(op.run_ragged(params.operand()?, indices.operand()?)?)
 }

@@ -271,7 +271,7 @@ fn row_splits_are_checked_as_tensorflow_checks_them() {
 }
 
 #[test]
-fn dtypes_of_the_table_and_records() {
+fn every_dtype_gathers_its_rows() {
     // Every dtype gathers its rows the same way.
     for &dtype in DType::ALL {
         let values = Tensor::zeros(dtype, &[5]).unwrap();

@@ -231,32 +231,33 @@ def _rebuild(kind: str, values: np.ndarray, splits: list[np.ndarray]) -> Any:
     return Ragged._result(values, splits) if splits else values
 
 
-def call(op: str, params: Any, indices: Any, axis: Optional[int], batch_dims: int,
-         bad_indices: str, fill_value: Any, as_array: Any, as_indices: Any,
-         fill: Any) -> Any:
-    """A gather with a ragged operand: the result in params' form where params is ragged,
-    else in indices'."""
+def _operands(params: Any, indices: Any, as_array: Any, as_indices: Any) -> tuple:
+    """The arguments of a ragged call: params' values and splits, indices' values and
+    splits, as the extension takes them; and the form the result follows (params' where
+    params is ragged, else indices')."""
     pk, ik = _kind(params), _kind(indices)
     pvalues, psplits = _parts(params, pk)
     ivalues, isplits = _parts(indices, ik)
-    pvalues = as_array(pvalues)
-    ivalues = as_indices(ivalues)
-    values, splits = _core.ragged_gather(
-        op, pvalues, [_splits(s) for s in psplits], ivalues,
-        [_splits(s) for s in isplits], axis, batch_dims, bad_indices,
-        fill(bad_indices, fill_value, pvalues.dtype))
-    return _rebuild(pk or ik or "ragged", values, splits)
+    args = (as_array(pvalues), [_splits(s) for s in psplits], as_indices(ivalues),
+            [_splits(s) for s in isplits])
+    return args, pk or ik or "ragged"
+
+
+def call(op: str, params: Any, indices: Any, axis: Optional[int], batch_dims: int,
+         bad_indices: str, fill_value: Any, as_array: Any, as_indices: Any,
+         fill: Any) -> Any:
+    """A gather with a ragged operand, its result in the form of the operand it follows."""
+    args, form = _operands(params, indices, as_array, as_indices)
+    values, splits = _core.ragged_gather(op, *args, axis, batch_dims, bad_indices,
+                                         fill(bad_indices, fill_value, args[0].dtype))
+    return _rebuild(form, values, splits)
 
 
 def grad(op: str, params: Any, indices: Any, upstream: Any, axis: Optional[int],
          batch_dims: int, bad_indices: str, as_array: Any, as_indices: Any,
          as_numbers: Any) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """The gradient of a ragged gather over params' flat values, as IndexedSlices."""
-    pk, ik = _kind(params), _kind(indices)
-    pvalues, psplits = _parts(params, pk)
-    ivalues, isplits = _parts(indices, ik)
+    args, _ = _operands(params, indices, as_array, as_indices)
     upstream_values, _ = _parts(upstream, _kind(upstream))
-    return _core.ragged_gather_grad(
-        op, as_array(pvalues), [_splits(s) for s in psplits], as_indices(ivalues),
-        [_splits(s) for s in isplits], axis, batch_dims, bad_indices,
-        as_numbers(upstream_values))
+    return _core.ragged_gather_grad(op, *args, axis, batch_dims, bad_indices,
+                                    as_numbers(upstream_values))

@@ -553,30 +553,29 @@ fn grow<T>(v: &mut Vec<T>, more: usize) -> Result<()> {
 }
 
 impl Call<'_, '_, '_, '_> {
-    /// Whether output dimension `t` is ragged.
-    fn is_ragged(&self, t: usize) -> bool {
-        let b = self.plan.before.len();
-        t >= 1
-            && match self.plan.before.get(t) {
-                Some(Step::Batch(d)) => self.params.is_ragged(*d) || self.indices.is_ragged(*d),
-                Some(Step::Params(d)) => self.params.is_ragged(*d),
-                Some(Step::Indices(d)) => self.indices.is_ragged(*d),
-                None => self.params.is_ragged(self.plan.after[t - b]),
-            }
-    }
-
-    /// Output dimension `t`'s size where it is uniform.
-    fn size(&self, t: usize, counts: &[usize]) -> usize {
-        let b = self.plan.before.len();
-        let size = match self.plan.before.get(t) {
-            Some(Step::Batch(d)) => self.params.size(*d).or(self.indices.size(*d)),
+    /// Output dimension `t`'s size where its source dimension is uniform (in both operands,
+    /// for a batch dimension); `None` where it is ragged.
+    fn uniform_size(&self, t: usize) -> Option<usize> {
+        match self.plan.before.get(t) {
+            Some(Step::Batch(d)) => self.indices.size(*d).and(self.params.size(*d)),
             Some(Step::Params(d)) => self.params.size(*d),
             Some(Step::Indices(d)) => self.indices.size(*d),
-            None => self.params.size(self.plan.after[t - b]),
-        };
+            None => self
+                .params
+                .size(self.plan.after[t - self.plan.before.len()]),
+        }
+    }
+
+    /// Whether output dimension `t` is ragged (dimension 0 never is).
+    fn is_ragged(&self, t: usize) -> bool {
+        t >= 1 && self.uniform_size(t).is_none()
+    }
+
+    /// Output dimension `t`'s size, where it is uniform: the first's is its node count.
+    fn size(&self, t: usize, counts: &[usize]) -> usize {
         match t {
             0 => counts[0],
-            _ => size.unwrap_or(0),
+            _ => self.uniform_size(t).unwrap_or(0),
         }
     }
 
