@@ -18,8 +18,8 @@ use ndgather::scatter_reduce::{Reduction, ScatterReduce};
 use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
 use ndgather::with_unit;
 use ndgather::{
-    ArrayElement, BadIndices, DType, FillValue, GatherError, GatherNdOptions, GatherOptions, Op,
-    Out, Params, TakeAlongAxisOptions, Tensor, TensorView, TensorViewMut,
+    ArrayElement, BadIndices, ContiguousBytes, DType, FillValue, GatherError, GatherNdOptions,
+    GatherOptions, Op, Out, Params, TakeAlongAxisOptions, Tensor, TensorView, TensorViewMut,
 };
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -114,6 +114,11 @@ fn run_gather<'py>(
         return gather_objects(py, op, params, indices, out);
     }
     let p = Raw::of(params);
+    if out.is_none() {
+        if let Some(result) = small_call(py, &op, (params, &p), indices)? {
+            return Ok(result);
+        }
+    }
     let idx = index_view("indices", indices)?;
     let Some(out) = out else {
         return with_unit!(p.unit_size(), U => {
@@ -135,6 +140,41 @@ fn run_gather<'py>(
             .map_err(to_py)?;
     });
     Ok(out.clone().into_any())
+}
+
+/// `op` through the core's path for small calls, where it takes the call (C-contiguous,
+/// non-empty operands; see `ndgather::Op::small_call`): into an array NumPy allocates, on
+/// this thread with the GIL held, since the copy is shorter than a release and retake.
+fn small_call<'py>(
+    py: Python<'py>,
+    op: &Op,
+    (params, p): (&Bound<'py, PyUntypedArray>, &Raw),
+    indices: &Bound<'py, PyUntypedArray>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let i = Raw::of(indices);
+    let (Some(index), Some(p_bytes), Some(i_bytes)) = (
+        dtypes::dtype_of(indices),
+        p.contiguous_bytes(params),
+        i.contiguous_bytes(indices),
+    ) else {
+        return Ok(None);
+    };
+    let params_bytes = ContiguousBytes {
+        data: p_bytes,
+        shape: &p.shape,
+        itemsize: p.itemsize,
+    };
+    let indices_bytes = ContiguousBytes {
+        data: i_bytes,
+        shape: &i.shape,
+        itemsize: i.itemsize,
+    };
+    let call = op.small_call(params_bytes, indices_bytes, index);
+    let Some(call) = call.map_err(to_py)? else {
+        return Ok(None);
+    };
+    let dtype = params.dtype();
+    output::written(py, &dtype, call.out_shape(), |out| call.run(out)).map(Some)
 }
 
 /// `op` on records of units `U` into a new array of units (the record axis last).

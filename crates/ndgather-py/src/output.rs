@@ -6,6 +6,7 @@ use numpy::npyffi::{self, npy_intp, PY_ARRAY_API};
 use numpy::{PyArray, PyArrayDescr, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use std::mem::MaybeUninit;
 
 /// Owns the memory of an array made by [`array_from_vec`]; NumPy keeps it as the array's
 /// base object and drops it with the last view, when the memory goes back to the core for a
@@ -51,7 +52,6 @@ pub(crate) fn array_from_vec<'py, T: Copy + Send + Sync + 'static>(
             "internal error: {bytes} bytes of results for shape {shape:?} of dtype {dtype}"
         )));
     }
-    let dims: crate::raw::Axes<npy_intp> = shape.iter().map(|&d| d as npy_intp).collect();
     let ptr = data.as_ptr() as *mut std::ffi::c_void;
     // The Vec's heap block does not move when the Vec moves into the box.
     let owner = Bound::new(
@@ -61,28 +61,14 @@ pub(crate) fn array_from_vec<'py, T: Copy + Send + Sync + 'static>(
         },
     )?;
     // SAFETY:
-    // - `dtype` is a live descriptor; PyArray_NewFromDescr steals one reference, so one is
-    //   added first (`into_ptr` of a clone).
     // - `ptr` points to `numel * itemsize` initialised bytes (checked above), aligned for
-    //   `T`; with null strides NumPy lays them out C-ordered, which is how the kernels wrote
-    //   them. `dtype` holds no object references (checked above), so NumPy never reads the
-    //   bytes as pointers.
+    //   `T`: the layout `new_array` needs. `dtype` holds no object references (checked
+    //   above), so NumPy never reads the bytes as pointers.
     // - The memory belongs to `owner`, which becomes the array's base (SetBaseObject steals
     //   the reference `into_ptr` gives), so it lives as long as the array and any view of
     //   it, and nothing else frees or moves it.
     unsafe {
-        let array = PY_ARRAY_API.PyArray_NewFromDescr(
-            py,
-            npyffi::get_type_object(py, npyffi::NpyTypes::PyArray_Type),
-            dtype.clone().into_ptr() as *mut npyffi::PyArray_Descr,
-            dims.len() as i32,
-            dims.as_ptr() as *mut npy_intp,
-            std::ptr::null_mut(),
-            ptr,
-            npyffi::NPY_ARRAY_WRITEABLE,
-            std::ptr::null_mut(),
-        );
-        let array = Bound::from_owned_ptr_or_err(py, array)?;
+        let array = new_array(py, dtype, shape, ptr)?;
         if PY_ARRAY_API.PyArray_SetBaseObject(
             py,
             array.as_ptr() as *mut npyffi::PyArrayObject,
@@ -92,6 +78,82 @@ pub(crate) fn array_from_vec<'py, T: Copy + Send + Sync + 'static>(
             return Err(PyErr::fetch(py));
         }
         Ok(array)
+    }
+}
+
+/// A new C-ordered array of `dtype` (no object references) and `shape` whose memory NumPy
+/// owns, every byte of it written by `write` before anything else sees the array.
+pub(crate) fn written<'py>(
+    py: Python<'py>,
+    dtype: &Bound<'py, PyArrayDescr>,
+    shape: &[usize],
+    write: impl FnOnce(&mut [MaybeUninit<u8>]) -> ndgather::Result<()>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = shape
+        .iter()
+        .try_fold(dtype.itemsize(), |n, &d| n.checked_mul(d));
+    let Some(bytes) = bytes.filter(|_| !dtype.has_object()) else {
+        return Err(PyValueError::new_err(format!(
+            "internal error: no buffer for shape {shape:?} of dtype {dtype}"
+        )));
+    };
+    // SAFETY:
+    // - With null data, `new_array` has NumPy allocate a C-ordered buffer of `bytes` bytes
+    //   (their product, computed above without overflow) that the array owns.
+    // - The array was made here and nothing else holds it until it is returned, so the
+    //   mutable slice over its buffer is the only access while `write` runs; a zero-byte
+    //   buffer is an empty slice at a dangling address. `MaybeUninit` claims nothing of the
+    //   bytes' contents, and `dtype` holds no object references, so NumPy never reads them
+    //   as pointers; `write` writes every byte, or the array is dropped unseen.
+    unsafe {
+        let array = new_array(py, dtype, shape, std::ptr::null_mut())?;
+        let data = (*(array.as_ptr() as *mut npyffi::PyArrayObject))
+            .fields
+            .data;
+        let data = match bytes {
+            0 => std::ptr::NonNull::dangling().as_ptr(),
+            _ => data as *mut MaybeUninit<u8>,
+        };
+        write(std::slice::from_raw_parts_mut(data, bytes)).map_err(crate::to_py)?;
+        Ok(array)
+    }
+}
+
+/// A new C-ordered, writeable NumPy array of `dtype` and `shape` over `data`; where `data`
+/// is null, over memory NumPy allocates (uninitialised) and owns.
+///
+/// # Safety
+/// A non-null `data` must point to `shape`'s product times `dtype`'s item size bytes,
+/// aligned for `dtype`, that outlive the array and every view of it.
+unsafe fn new_array<'py>(
+    py: Python<'py>,
+    dtype: &Bound<'py, PyArrayDescr>,
+    shape: &[usize],
+    data: *mut std::ffi::c_void,
+) -> PyResult<Bound<'py, PyAny>> {
+    let dims: crate::raw::Axes<npy_intp> = shape.iter().map(|&d| d as npy_intp).collect();
+    let flags = if data.is_null() {
+        0
+    } else {
+        npyffi::NPY_ARRAY_WRITEABLE
+    };
+    // SAFETY: `dtype` is a live descriptor; PyArray_NewFromDescr steals one reference, so
+    // one is added first (`into_ptr` of a clone). `dims` holds `shape`; null strides lay
+    // the array out C-ordered, over `data` as the caller promises, or over a buffer NumPy
+    // allocates for a null `data`.
+    unsafe {
+        let array = PY_ARRAY_API.PyArray_NewFromDescr(
+            py,
+            npyffi::get_type_object(py, npyffi::NpyTypes::PyArray_Type),
+            dtype.clone().into_ptr() as *mut npyffi::PyArray_Descr,
+            dims.len() as i32,
+            dims.as_ptr() as *mut npy_intp,
+            std::ptr::null_mut(),
+            data,
+            flags,
+            std::ptr::null_mut(),
+        );
+        Bound::from_owned_ptr_or_err(py, array)
     }
 }
 

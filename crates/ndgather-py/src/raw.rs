@@ -219,6 +219,14 @@ impl Raw {
         Some(unsafe { std::slice::from_raw_parts(self.data as *const U, len) })
     }
 
+    /// The bytes of a non-empty C-contiguous array; `None` for any other.
+    pub(crate) fn contiguous_bytes<'a>(
+        &self,
+        owner: &'a Bound<'_, PyUntypedArray>,
+    ) -> Option<&'a [u8]> {
+        self.contiguous_slice::<u8>(owner)
+    }
+
     /// [`Raw::view`] for a C-contiguous array: the same shape, record axis included.
     fn contiguous_units<'a, U: Plain>(
         &self,

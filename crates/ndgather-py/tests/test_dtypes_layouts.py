@@ -164,10 +164,13 @@ def test_nested_lists_and_scalars_as_numpy_asarray_reads_them():
     assert ng.gather(np.arange(3), []).shape == (0,)
 
 
-def test_result_owns_its_buffer_and_is_writeable():
-    params = np.arange(12.0).reshape(4, 3)
-    out = ng.gather(params, [3, 1])
-    assert out.flags.c_contiguous and out.flags.writeable
+# Small calls get an array NumPy allocates (the core's small-call path); large ones the
+# core's own buffer.
+@pytest.mark.parametrize("rows", [4, 100_000])
+def test_result_owns_its_buffer_and_is_writeable(rows):
+    params = np.arange(rows * 3.0).reshape(rows, 3)
+    out = ng.gather(params, np.array([3, 1] * (rows // 4)))
+    assert out.flags.c_contiguous and out.flags.writeable and out.flags.aligned
     out[0, 0] = -1
     assert params[3, 0] == 9.0
     view = out[1]

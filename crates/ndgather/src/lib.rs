@@ -88,6 +88,7 @@ mod types;
 
 pub use ops::gather::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
 pub use ops::ragged_gather::Operand;
+pub use ops::small_call::{ContiguousBytes, SmallCall};
 pub use ops::take_along_axis::TakeAlongAxisOptions;
 pub use ops::{embedding, embedding_bag, grad, scatter, scatter_reduce, tensor_scatter};
 pub use ops::{Op, Out, Params};

@@ -6,6 +6,7 @@
 //! reference.
 
 mod common;
+use common::Rng;
 
 use common::case_file::{same, tensor};
 use ndgather::{
@@ -320,18 +321,6 @@ fn gradients_equal_tensorflows() {
 
 // ---- Random calls against a nested-list reference: the definition of each gather, with
 // every index checked against its own row and the policies applied.
-
-/// A small deterministic generator (the property test draws its seed).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n.max(1) as u64) as usize
-    }
-}
 
 /// Random row splits: `ragged_rank` levels over `rows` rows, rows of 0 to `max` each; and
 /// the number of values they end at.

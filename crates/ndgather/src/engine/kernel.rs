@@ -36,6 +36,13 @@ const PARALLEL_MIN_INDICES: usize = 1 << 16;
 /// narrower): SSE2, the baseline x86-64 target, compares four 32-bit indices in one
 /// instruction and has no 64-bit comparison, so a wider vector costs more to check.
 const PARALLEL_MIN_NARROW_INDICES: usize = 3 << 16;
+/// Whether a call that writes `out_bytes` bytes and reads `indices` index vectors may
+/// split its copy or its index check across threads: the rule of [`for_chunks`] and
+/// [`check_in_parallel`], for callers that run small calls on their own thread.
+pub(crate) fn may_split(out_bytes: usize, indices: usize) -> bool {
+    out_bytes >= PARALLEL_MIN_BYTES
+        || indices >= PARALLEL_MIN_INDICES.min(PARALLEL_MIN_NARROW_INDICES)
+}
 /// Indices per block of the index check.
 const CHECK_BLOCK: usize = 1 << 14;
 /// `match width`: for each slice width with a copy loop of its own (2, 3, 4, 8, 16 and 32

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 
 /// params as the copy loops read it: row-major elements (borrowed, or copied once), or a
 /// view of any layout read in place when params far outweighs the output.
-enum Source<'a, T: Clone> {
+pub(super) enum Source<'a, T: Clone> {
     RowMajor(Cow<'a, [T]>),
     InPlace(ArrayViewD<'a, T>),
 }
@@ -36,7 +36,7 @@ impl<'a, T: Element> Source<'a, T> {
 
 /// What gather and gather_nd share below their shape rules: a plan that widens to records,
 /// checks indices, and copies (then fills) the slices it addresses.
-trait Copies: Clone + Sync {
+pub(super) trait Copies: Clone + Sync {
     fn widen(self, record: usize) -> Result<Self>;
     fn out_len(&self) -> usize;
     fn out_shape(&self) -> &[usize];

@@ -3,6 +3,9 @@
 //! Python package, the graph API). Each op's own file holds its options, its shape checks
 //! and its typed `ndarray` functions; this module routes a run to them.
 //!
+//! Front ends that hold C-contiguous buffers send small calls through [`Op::small_call`]
+//! first (`small_call.rs`): the same plans, checks and copy loops, without the views.
+//!
 //! A run dispatches once on the indices' dtype and once on params' *width*: a fixed-width
 //! element is moved as units of its alignment (`crate::engine::mem::units`), so a float32 and an int32
 //! gather run the same compiled copy. Values matter only for fill values, which are made
@@ -15,6 +18,7 @@ pub mod grad;
 pub(crate) mod ragged_gather;
 pub mod scatter;
 pub mod scatter_reduce;
+pub(crate) mod small_call;
 pub(crate) mod take_along_axis;
 pub mod tensor_scatter;
 

@@ -3,6 +3,21 @@ pub mod case_file;
 #[allow(dead_code)]
 pub mod reference;
 
+/// A small deterministic generator (xorshift), for random calls from a seed.
+#[allow(dead_code)]
+pub struct Rng(pub u64);
+
+#[allow(dead_code)]
+impl Rng {
+    /// A number below `n` (0 for `n` = 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n.max(1) as u64) as usize
+    }
+}
+
 use ndgather::ndarray::{ArrayBase, ArrayD, Data, Dimension};
 use ndgather::{ArrayElement, IndexType, Op, Out, Params};
 

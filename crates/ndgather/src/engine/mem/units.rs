@@ -13,6 +13,7 @@
 use crate::shape::AxisList;
 use crate::types::dtype::{DType, FixedWidth};
 use ndarray::{ArrayViewD, ArrayViewMutD, Axis, IxDyn, ShapeBuilder};
+use std::mem::MaybeUninit;
 
 /// What elements are moved as: unsigned integers, any bit pattern valid.
 pub(crate) trait Unit: bytemuck::Pod + Default + Send + Sync + 'static {}
@@ -359,6 +360,30 @@ pub(crate) fn of_bytes<U: Unit>(bytes: &[u8]) -> Option<Vec<U>> {
     Some(units)
 }
 
+/// Uninitialised bytes as uninitialised units of `U`, if their address is aligned for `U`
+/// and their length a multiple of its size; `None` otherwise.
+pub(crate) fn uninit_units<U: Unit>(
+    bytes: &mut [MaybeUninit<u8>],
+) -> Option<&mut [MaybeUninit<U>]> {
+    let size = std::mem::size_of::<U>();
+    let aligned = (bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<U>());
+    if !aligned || !bytes.len().is_multiple_of(size) {
+        return None;
+    }
+    // SAFETY: the pointer is aligned for `U` and `bytes.len() / size` units of `size` bytes
+    // cover exactly the bytes borrowed (both checked above), so the new slice stays inside
+    // the borrow it replaces, which it holds for its lifetime. `MaybeUninit<U>` has `U`'s
+    // size and alignment and, like `MaybeUninit<u8>`, makes no claim that the bytes are
+    // initialised; what is written through it is a whole `U` (`Unit`: any bytes are valid).
+    #[allow(unsafe_code)]
+    unsafe {
+        Some(std::slice::from_raw_parts_mut(
+            bytes.as_mut_ptr().cast::<MaybeUninit<U>>(),
+            bytes.len() / size,
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,6 +404,33 @@ mod tests {
         }
         zero::<bf16>();
         zero::<f16>();
+    }
+
+    /// `uninit_units`' bounds: every offset and length of a buffer, taken only where the
+    /// address is aligned and the length whole, and then covering exactly those bytes.
+    #[test]
+    fn uninit_units_take_only_aligned_whole_units() {
+        let mut buffer = Vec::<u8>::with_capacity(48);
+        let bytes = &mut buffer.spare_capacity_mut()[..48];
+        for start in 0..16 {
+            for len in 0..=(40 - start) {
+                let part = &mut bytes[start..start + len];
+                let address = part.as_ptr() as usize;
+                let units = uninit_units::<u64>(part);
+                let fits = address.is_multiple_of(8) && len.is_multiple_of(8);
+                assert_eq!(units.as_ref().map(|u| u.len()), fits.then_some(len / 8));
+                if let Some(units) = units {
+                    units.iter_mut().for_each(|u| _ = u.write(u64::MAX));
+                }
+            }
+        }
+        let odd = (1..8).find(|&k| !(bytes[k..].as_ptr() as usize).is_multiple_of(2));
+        let odd = odd.unwrap_or_default();
+        assert!(uninit_units::<u16>(&mut bytes[odd..odd + 4]).is_none());
+        assert_eq!(
+            uninit_units::<u8>(&mut bytes[odd..odd + 3]).map(|u| u.len()),
+            Some(3)
+        );
     }
 
     #[test]
