@@ -66,16 +66,21 @@ def test_lookup_equals_gather_over_the_whole_table(client, strategy):
             for bad in (False, True):
                 ids = random_ids(rng, rows, rank, bad)
                 for policy in POLICIES:
-                    want_error = local_error(lambda: ng.gather(table, ids, bad_indices=policy))
-                    if want_error is not None:
-                        with pytest.raises(ng.InvalidArgumentError) as e:
-                            sharded.lookup(ids, bad_indices=policy)
-                        assert str(e.value) == want_error
-                        continue
-                    got = sharded.lookup(ids, bad_indices=policy)
-                    want = ng.gather(table, ids, bad_indices=policy)
-                    assert got.dtype == want.dtype and got.shape == want.shape
-                    np.testing.assert_array_equal(got, want, err_msg=f"{ids} {policy}")
+                    check_lookup(sharded, table, ids, policy)
+
+
+def check_lookup(sharded, table, ids, policy):
+    """A lookup gives what ndgather.gather over the whole table gives: rows or error."""
+    want_error = local_error(lambda: ng.gather(table, ids, bad_indices=policy))
+    if want_error is not None:
+        with pytest.raises(ng.InvalidArgumentError) as e:
+            sharded.lookup(ids, bad_indices=policy)
+        assert str(e.value) == want_error
+        return
+    got = sharded.lookup(ids, bad_indices=policy)
+    want = ng.gather(table, ids, bad_indices=policy)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want, err_msg=f"{ids} {policy}")
 
 
 def test_the_first_bad_id_is_named_as_tensorflow_does(client):
@@ -323,13 +328,15 @@ def test_a_versions_servers_go_with_it(client):
     np.testing.assert_array_equal(v1.lookup([0, 1]), table[[0, 1]])
 
 
-def test_a_worker_killed_mid_stream_is_recovered_with_nothing_wrong(client):
+# 1,000 ids come back in messages; 40,000 (1.28 MB of rows) through shared memory.
+@pytest.mark.parametrize("count", [1000, 40000])
+def test_a_worker_killed_mid_stream_is_recovered_with_nothing_wrong(client, count):
     """Lookups go to the shard servers (Dask actors) directly; a server lost with its worker
     is made again against its shard, which Dask recomputes, and the lookup repeated."""
     rng = np.random.default_rng(6)
     table = rng.standard_normal((20000, 8)).astype(np.float32)
     sharded = ShardedTable.from_array(client, table, num_shards=2)
-    id_sets = [rng.integers(0, len(table), 1000) for _ in range(16)]
+    id_sets = [rng.integers(0, len(table), count) for _ in range(16)]
     sharded.lookup(id_sets[0])  # the servers exist
     victim, pid = killable_worker(client, sharded)
     finished, failures, stop = [], [], threading.Event()
@@ -364,6 +371,44 @@ def test_a_worker_killed_mid_stream_is_recovered_with_nothing_wrong(client):
     assert len(after) >= 20, "lookups did not resume"
     # The lookup that met the dead worker finished once its shard was served again.
     assert after[0] - killed < 15, f"recovery took {after[0] - killed:.1f} s"
+
+
+def test_large_lookups_come_back_through_shared_memory(client):
+    """Rows of 1 MiB or more are written by the servers (worker processes on this host) into
+    a memory file of the client's, reused by later lookups, and put in place by one gather:
+    the same rows as a whole-table gather, with every policy and any ids' shape."""
+    rng = np.random.default_rng(11)
+    table = rng.standard_normal((30000, 16)).astype(np.float32)
+    for strategy in ("mod", "div"):
+        sharded = ShardedTable.from_array(client, table, num_shards=3,
+                                          partition_strategy=strategy)
+        for shape in [(20000,), (100, 200), (5000, 2, 2)]:
+            ids = rng.integers(-len(table) - 3, len(table) + 3, size=shape)
+            for policy in POLICIES:
+                check_lookup(sharded, table, ids, policy)
+        servers = sharded._servers
+        assert set(servers._shares.values()) == {True}, "every server maps the client's memory"
+        assert len(servers._free) == 1, "one buffer, reused by each lookup in turn"
+
+
+def test_large_lookups_without_shared_memory_come_back_in_messages(client, monkeypatch):
+    """Where a server cannot map the client's memory (another host, another container: its
+    probe reads another token), or the platform has no memfd, rows come back in messages."""
+    import ndgather.distributed as nd
+    rng = np.random.default_rng(12)
+    table = rng.standard_normal((30000, 16)).astype(np.float32)
+    ids = rng.integers(0, len(table), 20000)
+    sharded = ShardedTable.from_array(client, table, num_shards=2)
+    probe = nd._probe_buffer()
+    monkeypatch.setattr(nd, "_probe_buffer", lambda: (probe[0], b"another host's token"))
+    np.testing.assert_array_equal(sharded.lookup(ids), table[ids])
+    assert set(sharded._servers._shares.values()) == {False}
+    assert sharded._servers._free == []
+    monkeypatch.undo()
+    other = ShardedTable.from_array(client, table, num_shards=2)
+    monkeypatch.delattr(os, "memfd_create")
+    np.testing.assert_array_equal(other.lookup(ids), table[ids])
+    assert other._servers._shares == {} and other._servers._free == []
 
 
 def test_gather_on_dask_arrays_equals_gather_on_the_computed_array(client):
@@ -510,7 +555,9 @@ def test_embedding_bag_equals_the_whole_tables_bit_for_bit(client):
         sharded.embedding_bag([99], [0])
 
 
-def test_the_same_ids_looked_up_again_and_again_log_nothing(client):
+# 1,000 ids come back in messages; 40,000 through shared memory.
+@pytest.mark.parametrize("count", [1000, 40000])
+def test_the_same_ids_looked_up_again_and_again_log_nothing(client, count):
     """Issue 43's repeated-ids case: identical lookups used to share task keys, and the
     scheduler logged "Couldn't gather keys" errors (and the client rescheduling warnings)."""
     import logging
@@ -525,7 +572,7 @@ def test_the_same_ids_looked_up_again_and_again_log_nothing(client):
 
     table = np.arange(20000 * 8, dtype=np.float32).reshape(-1, 8)
     sharded = ShardedTable.from_array(client, table, num_shards=2)
-    ids = np.random.default_rng(4).choice(len(table), 1000, replace=False)
+    ids = np.random.default_rng(4).choice(len(table), count, replace=count > len(table))
     seen = Collect()
     logger = logging.getLogger("distributed")
     logger.addHandler(seen)

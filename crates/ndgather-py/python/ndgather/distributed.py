@@ -7,8 +7,9 @@ Two front ends over ``dask`` and ``distributed`` (not a scheduler of ndgather's 
   :meth:`ShardedTable.lookup` sends each shard only the ids it holds, straight to a server
   on the worker that holds the shard (a Dask actor: no task, no scheduler on the way); each
   server runs one :func:`ndgather.gather` and sends back only the rows gathered. Lookups
-  from concurrent threads share their round trips. A server lost with its worker is made
-  again against its shard, and the lookup repeated.
+  from concurrent threads share their round trips. Servers on the client's host write the
+  rows of a large lookup (1 MiB or more) into shared memory instead. A server lost with its
+  worker is made again against its shard, and the lookup repeated.
   :meth:`ShardedTable.scatter_add` makes a new version of the table; shards are immutable and
   every version is a Dask task of the previous one, so a shard lost with its worker is
   recomputed from its file or lineage.
@@ -36,10 +37,14 @@ array([[2., 3.]])
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import math
+import mmap
+import os
 import threading
 import time
+import weakref
 from typing import Literal, Optional, Sequence
 
 import numpy as np
@@ -71,6 +76,12 @@ LookupPolicy = Literal["error", "ignore", "clamp", "negative", "wrap"]
 _BLOCK_BYTES = 64 << 20
 # How long a lookup keeps trying while Dask recovers a lost worker's shards.
 _RECOVERY_SECONDS = 120
+# Lookups whose rows take at least this many bytes come back through shared memory where
+# every server shares the client's host: below it, a message costs no more.
+_SHARED_MIN_BYTES = 1 << 20
+# Shared buffers a server keeps mapped (the most recent ones), so that a buffer the client
+# reuses is not mapped again for each lookup.
+_SERVER_MAPS = 4
 
 
 def _strategy(name):
@@ -111,17 +122,48 @@ def _take(shard, local_ids, bad_indices):
     return _gather(shard, local_ids, bad_indices=bad_indices)
 
 
+def _map_shared(path, nbytes):
+    """``nbytes`` of the memory file at ``path``, mapped shared and writable."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        return mmap.mmap(fd, nbytes)
+    finally:
+        os.close(fd)
+
+
 class _ShardServer:
     """One shard's rows, held by a Dask actor on the worker that holds the shard, so that a
     lookup goes from the client to that worker and back without the scheduler."""
 
     def __init__(self, shard):
         self._shard = shard
+        self._maps = collections.OrderedDict()  # shared buffer's key -> its mapping
 
     async def take(self, local_ids, bad_indices):
         # A coroutine runs on the worker's event loop, with no hop to the actor's thread:
         # a gather is short, and releases the GIL.
         return _take(self._shard, local_ids, bad_indices)
+
+    async def shares_memory_with(self, path, token):
+        """Whether this worker can map the client's memory file at ``path`` (the client's
+        own host and process namespace): it must read ``token`` there."""
+        try:
+            with _map_shared(path, len(token)) as m:
+                return m[:len(token)] == token
+        except (OSError, ValueError):
+            return False
+
+    async def take_into(self, local_ids, bad_indices, buffer, offset):
+        """The rows of ``local_ids`` written into the client's shared ``buffer`` (its key,
+        path and size) at byte ``offset``, instead of sent back."""
+        key, path, nbytes = buffer
+        mapping = self._maps.pop(key, None) or _map_shared(path, nbytes)
+        self._maps[key] = mapping
+        while len(self._maps) > _SERVER_MAPS:
+            self._maps.popitem(last=False)[1].close()
+        rows = (len(local_ids),) + self._shard.shape[1:]
+        view = np.ndarray(rows, self._shard.dtype, mapping, offset)
+        _gather(self._shard, local_ids, bad_indices=bad_indices, out=view)
 
 
 class _Call:
@@ -206,6 +248,64 @@ async def _await_all(requests):
     return [await f for f in futures]
 
 
+async def _await_written(requests, buffer):
+    """On the client's event loop: every ``(server, ids, policy)`` call that writes into
+    ``buffer``, each at the end of the one before, sent at once, then awaited together."""
+    place, offsets = (buffer.key, buffer.path, buffer.nbytes), [0]
+    for _, ids, _ in requests:
+        offsets.append(offsets[-1] + len(ids) * buffer.row_bytes)
+    futures = [server.take_into(ids, policy, place, offset)
+               for (server, ids, policy), offset in zip(requests, offsets)]
+    for f in futures:
+        await f
+
+
+class _SharedBuffer:
+    """A memory file of the client's (``memfd``) that servers on the client's host map
+    through ``/proc/<pid>/fd``, write their rows into, and the client reads in place: the
+    rows cross no socket. It is anonymous, so it is freed with the last mapping of it,
+    even if the client dies."""
+
+    def __init__(self, nbytes, row_bytes):
+        fd = os.memfd_create("ndgather-lookup")
+        try:
+            os.ftruncate(fd, max(nbytes, 1))
+            self.map = mmap.mmap(fd, max(nbytes, 1))
+        except BaseException:
+            os.close(fd)
+            raise
+        self.key = os.urandom(16).hex()  # servers key their mappings by it
+        self.path = f"/proc/{os.getpid()}/fd/{fd}"
+        self.nbytes, self.row_bytes = max(nbytes, 1), row_bytes
+        weakref.finalize(self, _close_shared, self.map, fd)
+
+    def rows(self, count, row_shape, dtype):
+        """The first ``count`` rows, as the servers wrote them."""
+        return np.ndarray((count,) + row_shape, dtype, self.map)
+
+
+def _close_shared(mapping, fd):
+    mapping.close()
+    os.close(fd)
+
+
+# A buffer that tells whether a server shares the client's memory: its first bytes, a
+# random token, must read the same from the server (made at the first large lookup).
+_probe_lock = threading.Lock()
+_probe = None
+
+
+def _probe_buffer():
+    """This process's probe: its buffer and token (a forked child makes its own)."""
+    global _probe
+    with _probe_lock:
+        if _probe is None or _probe[0] != os.getpid():
+            buffer, token = _SharedBuffer(64, 0), os.urandom(32)
+            buffer.map[:len(token)] = token
+            _probe = (os.getpid(), buffer, token)
+        return _probe[1:]
+
+
 class _Servers:
     """The shard servers of one version of a table, made on first use; a new version keeps
     the servers of the shards it shares (:meth:`keeping`), and a server goes when no version
@@ -218,15 +318,19 @@ class _Servers:
         self._futures = dict(futures or {})  # shard key -> the future of its actor
         self._actors = dict(actors or {})  # shard key -> its actor, once made
         self._batcher = _Batcher(client.loop.asyncio_loop)
+        self._shares = {}  # shard key -> whether its server maps the client's memory
+        self._free = []  # shared buffers no lookup is using, for the next ones
 
     def keeping(self, shards):
         """Servers for a version made of ``shards``: this version's, for the shards both
         have."""
         keys = {s.key for s in shards}
         with self._lock:
-            return _Servers(self._client,
+            kept = _Servers(self._client,
                             {k: f for k, f in self._futures.items() if k in keys},
                             {k: a for k, a in self._actors.items() if k in keys})
+            kept._shares = {k: s for k, s in self._shares.items() if k in keys}
+            return kept
 
     def get(self, shard):
         with self._lock:
@@ -251,6 +355,43 @@ class _Servers:
         servers = [(shard.key, self.get(shard), ids, policy) for shard, ids, policy in parts]
         return self._batcher.run(servers)
 
+    def fetch_shared(self, parts, row_bytes):
+        """The rows of each ``(shard, ids, policy)`` part, written by the servers into one
+        shared buffer, back to back in the parts' order; ``None`` unless every server shares
+        the client's memory (``os.memfd_create`` and ``/proc``: Linux, one host). The caller
+        reads the rows, then gives the buffer back."""
+        if not hasattr(os, "memfd_create"):
+            return None
+        servers = [(shard, self.get(shard)) for shard, _, _ in parts]
+        if not all(self._shares_memory(shard, server) for shard, server in servers):
+            return None
+        nbytes = sum(len(ids) for _, ids, _ in parts) * row_bytes
+        with self._lock:
+            fits = [b for b in self._free if b.nbytes >= nbytes and b.row_bytes == row_bytes]
+            buffer = min(fits, key=lambda b: b.nbytes) if fits else None
+            if buffer is not None:
+                self._free.remove(buffer)
+        if buffer is None:
+            buffer = _SharedBuffer(nbytes, row_bytes)
+        requests = [(server, ids, policy) for (_, server), (_, ids, policy) in zip(servers, parts)]
+        # A buffer whose call failed is dropped, not reused: a server may still write to it.
+        asyncio.run_coroutine_threadsafe(_await_written(requests, buffer),
+                                         self._client.loop.asyncio_loop).result()
+        return buffer
+
+    def give_back(self, buffer):
+        """Keeps ``buffer`` for a later lookup (the two largest are kept)."""
+        with self._lock:
+            self._free = sorted(self._free + [buffer], key=lambda b: -b.nbytes)[:2]
+
+    def _shares_memory(self, shard, server):
+        shares = self._shares.get(shard.key)
+        if shares is None:
+            buffer, token = _probe_buffer()
+            shares = bool(server.shares_memory_with(buffer.path, token).result())
+            self._shares[shard.key] = shares
+        return shares
+
     def forget_lost(self) -> bool:
         """Whether any server is gone with its worker; those are forgotten, to be made again
         against their shards (a failed batch may be another lookup's shard's doing)."""
@@ -266,7 +407,17 @@ class _Servers:
                 if self._futures.get(key) is futures[key]:
                     del self._futures[key]
                     self._actors.pop(key, None)
+                    self._shares.pop(key, None)
         return bool(gone)
+
+
+def _inverse(groups):
+    """Where each position's row is once the rows of ``groups`` (arrays of positions that
+    together name each position once) lie back to back."""
+    order = np.concatenate(groups) if len(groups) != 1 else groups[0]
+    inverse = np.empty(len(order), np.int64)
+    inverse[order] = np.arange(len(order))
+    return inverse
 
 
 def _scatter_rows(shard, kind, local_ids, updates):
@@ -443,18 +594,29 @@ class ShardedTable:
         row-major order, with TensorFlow's message, before any work is sent.
         """
         shard, local, out_shape = self._route(ids, bad_indices)
-        out = np.empty((shard.size,) + self._row_shape, self._dtype)
         groups = self._by_shard(shard, self.num_shards)
         wanted = [(p, pos, local[pos]) for p, pos in groups]
         policies = [_filling(bad_indices) if (w < 0).any() else "error" for _, _, w in wanted]
+        row_bytes = math.prod(self._row_shape) * self._dtype.itemsize
         deadline = time.monotonic() + _RECOVERY_SECONDS
         while True:
             try:
-                # Each shard's server is called directly (with the ids of concurrent
-                # lookups), all at once, then each answer is put in place: no task, no
+                # Each shard's server is called directly, all at once: no task, no
                 # scheduler, no key.
                 parts = [(self._shards[p], w, policy)
                          for (p, _, w), policy in zip(wanted, policies)]
+                if shard.size * row_bytes >= _SHARED_MIN_BYTES:
+                    # Many rows: written by servers on this host into shared memory, then
+                    # put in place by one gather.
+                    buffer = self._servers.fetch_shared(parts, row_bytes)
+                    if buffer is not None:
+                        rows = buffer.rows(shard.size, self._row_shape, self._dtype)
+                        out = _gather(rows, _inverse([pos for _, pos, _ in wanted]))
+                        del rows
+                        self._servers.give_back(buffer)
+                        return out.reshape(out_shape)
+                # Otherwise with the ids of concurrent lookups, each answer put in place.
+                out = np.empty((shard.size,) + self._row_shape, self._dtype)
                 for (_, pos, _), rows in zip(wanted, self._servers.fetch(parts)):
                     out[pos] = rows
                 return out.reshape(out_shape)
