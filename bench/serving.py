@@ -6,7 +6,8 @@ random ids:
 
 - ``ShardedTable.lookup``: p50, p90 and p99 latency for 1, 1,000 and 100,000 ids;
 - the floor: a plain Dask actor call that receives the same ids and returns an array of the
-  same size without gathering anything;
+  same size without gathering anything; and the same call made on the actor's worker
+  directly (as lookups call their shard servers), without the scheduler's two hops;
 - dask's own ``x[ids]`` on the table as a persisted ``dask.array`` (2 chunks), computed;
 - throughput: lookups of 1,000 ids per second from 1, 4 and 8 client threads, every
   result checked;
@@ -29,7 +30,7 @@ import dask.array as da
 import numpy as np
 from dask.distributed import Client, LocalCluster, wait
 
-from ndgather.distributed import ShardedTable
+from ndgather.distributed import ShardedTable, _Server
 
 WIDTH = 32
 
@@ -120,7 +121,12 @@ def main():
         table = ShardedTable.from_array(client, table_np, num_shards=2,
                                         partition_strategy="mod")
         wait(table.shards)
-        floor = client.submit(Floor, actor=True).result()
+        floor_future = client.submit(Floor, actor=True)
+        floor = floor_future.result()
+        # The same actor called on its worker directly, as lookups call their servers (a
+        # plain actor call from a default client hops through the scheduler both ways).
+        direct = _Server(client, client.who_has([floor_future])[floor_future.key][0],
+                         floor.key)
         x = da.from_array(table_np, chunks=(args.rows // 2, WIDTH)).persist()
         wait(x)
         for n in (1, 1000, 100_000):
@@ -130,6 +136,7 @@ def main():
             row = {
                 "ShardedTable.lookup": percentiles(lambda: table.lookup(ids), calls),
                 "floor (actor call)": percentiles(lambda: floor.echo(ids).result(), calls),
+                "direct actor call": percentiles(lambda: direct.call_sync("echo", ids), calls),
                 "dask x[ids]": percentiles(lambda: x[ids].compute(), max(calls // 4, 10)),
             }
             results["latency"][n] = row

@@ -53,6 +53,7 @@ try:
     import dask
     import dask.array as da
     from distributed import Client
+    from distributed.protocol import to_serialize
 except ImportError as e:  # pragma: no cover - exercised only without dask
     raise ImportError(
         "ndgather.distributed needs dask and distributed: pip install 'dask[array]' distributed"
@@ -166,6 +167,33 @@ class _ShardServer:
         _gather(self._shard, local_ids, bad_indices=bad_indices, out=view)
 
 
+class _Server:
+    """A shard server's address: the worker that holds its actor, and the actor's key."""
+
+    def __init__(self, client, address, key):
+        self._client, self.address, self.key = client, address, key
+
+    async def call(self, method, *args):
+        """On the client's event loop: ``method`` of the server, called on its worker
+        directly, as a Dask ``Actor`` calls it for a client made with
+        ``direct_to_workers=True``; by default an actor's calls hop through the scheduler,
+        both ways."""
+        try:
+            reply = await self._client.rpc(self.address).actor_execute(
+                function=method, actor=self.key, args=[to_serialize(a) for a in args],
+                kwargs={})
+        except KeyError as e:  # a worker at that address no longer holds the server
+            raise RuntimeError(f"shard server {self.key} is gone from {self.address}") from e
+        if reply["status"] != "OK":
+            raise reply["exception"]
+        return reply["result"]
+
+    def call_sync(self, method, *args):
+        """:meth:`call` from any thread but the client's event loop."""
+        return asyncio.run_coroutine_threadsafe(self.call(method, *args),
+                                                self._client.loop.asyncio_loop).result()
+
+
 class _Call:
     """One lookup's calls of its shards: ``(shard key, server, ids, policy)`` parts and,
     once answered, their rows or the error."""
@@ -244,8 +272,8 @@ class _Batcher:
 async def _await_all(requests):
     """On the client's event loop: every ``(server, ids, policy)`` call sent at once, then
     awaited together."""
-    futures = [server.take(ids, policy) for server, ids, policy in requests]
-    return [await f for f in futures]
+    return await asyncio.gather(*(server.call("take", ids, policy)
+                                  for server, ids, policy in requests))
 
 
 async def _await_written(requests, buffer):
@@ -254,10 +282,8 @@ async def _await_written(requests, buffer):
     place, offsets = (buffer.key, buffer.path, buffer.nbytes), [0]
     for _, ids, _ in requests:
         offsets.append(offsets[-1] + len(ids) * buffer.row_bytes)
-    futures = [server.take_into(ids, policy, place, offset)
-               for (server, ids, policy), offset in zip(requests, offsets)]
-    for f in futures:
-        await f
+    await asyncio.gather(*(server.call("take_into", ids, policy, place, offset)
+                           for (server, ids, policy), offset in zip(requests, offsets)))
 
 
 class _SharedBuffer:
@@ -316,7 +342,7 @@ class _Servers:
         self._client = client
         self._lock = threading.Lock()
         self._futures = dict(futures or {})  # shard key -> the future of its actor
-        self._actors = dict(actors or {})  # shard key -> its actor, once made
+        self._actors = dict(actors or {})  # shard key -> its server (`_Server`), once made
         self._batcher = _Batcher(client.loop.asyncio_loop)
         self._shares = {}  # shard key -> whether its server maps the client's memory
         self._free = []  # shared buffers no lookup is using, for the next ones
@@ -342,13 +368,17 @@ class _Servers:
                 # Placed by Dask beside the shard it depends on.
                 future = self._client.submit(_ShardServer, shard, actor=True, pure=False)
                 self._futures[shard.key] = future
-        # A future's result is a round trip through the client's event loop: the actor
+        # A future's result is a round trip through the client's event loop: the server
         # is kept once it is known.
         actor = future.result()
+        held = self._client.who_has([future]).get(future.key)
+        if not held:
+            raise RuntimeError(f"the server of shard {shard.key} is not on any worker")
+        server = _Server(self._client, held[0], actor.key)
         with self._lock:
             if self._futures.get(shard.key) is future:
-                self._actors[shard.key] = actor
-        return actor
+                self._actors[shard.key] = server
+        return server
 
     def fetch(self, parts):
         """The rows of each ``(shard, ids, policy)`` part, batched with concurrent callers'."""
@@ -388,7 +418,7 @@ class _Servers:
         shares = self._shares.get(shard.key)
         if shares is None:
             buffer, token = _probe_buffer()
-            shares = bool(server.shares_memory_with(buffer.path, token).result())
+            shares = bool(server.call_sync("shares_memory_with", buffer.path, token))
             self._shares[shard.key] = shares
         return shares
 
