@@ -7,8 +7,9 @@ Two front ends over ``dask`` and ``distributed`` (not a scheduler of ndgather's 
   :meth:`ShardedTable.lookup` sends each shard only the ids it holds, straight to a server
   on the worker that holds the shard (a Dask actor: no task, no scheduler on the way); each
   server runs one :func:`ndgather.gather` and sends back only the rows gathered. Lookups
-  from concurrent threads share their round trips. Servers on the client's host write the
-  rows of a large lookup (1 MiB or more) into shared memory instead. A server lost with its
+  from concurrent threads share their round trips. On plain TCP a server answers on a socket
+  of its own, in a fixed binary framing; servers on the client's host write the rows of a
+  large lookup (1 MiB or more) into shared memory instead. A server lost with its
   worker is made again against its shard, and the lookup repeated.
   :meth:`ShardedTable.scatter_add` makes a new version of the table; shards are immutable and
   every version is a Dask task of the previous one, so a shard lost with its worker is
@@ -42,6 +43,8 @@ import concurrent.futures
 import math
 import mmap
 import os
+import pickle
+import struct
 import threading
 import time
 import weakref
@@ -53,6 +56,7 @@ try:
     import dask
     import dask.array as da
     from distributed import Client
+    from distributed.comm import parse_address
     from distributed.protocol import to_serialize
 except ImportError as e:  # pragma: no cover - exercised only without dask
     raise ImportError(
@@ -80,6 +84,11 @@ _RECOVERY_SECONDS = 120
 # Lookups whose rows take at least this many bytes come back through shared memory where
 # every server shares the client's host: below it, a message costs no more.
 _SHARED_MIN_BYTES = 1 << 20
+# A request on a server's own socket: the policy name's length, the id count; then the
+# name, then the ids (int64). A reply: 0 and the rows' byte count, then the rows; or 1 and
+# the length of the pickled exception, then it.
+_REQUEST = struct.Struct("<BQ")
+_REPLY = struct.Struct("<BQ")
 # Shared buffers a server keeps mapped (the most recent ones), so that a buffer the client
 # reuses is not mapped again for each lookup.
 _SERVER_MAPS = 4
@@ -132,6 +141,35 @@ def _map_shared(path, nbytes):
         os.close(fd)
 
 
+class _Sockets:
+    """A worker's shard-server sockets (listeners and client connections), closed with the
+    worker (a Dask worker extension: ``Worker.close`` calls ``close``), which would otherwise
+    wait on connections its clients left open."""
+
+    NAME = "ndgather-shard-sockets"
+
+    def __init__(self):
+        self._open = weakref.WeakSet()
+
+    def add(self, socket):
+        self._open.add(socket)
+
+    def discard(self, socket):
+        self._open.discard(socket)
+
+    def close(self):
+        for socket in list(self._open):
+            socket.close()
+
+
+def _close_on_loop(loop, closable):
+    """``closable.close()`` on ``loop``'s thread, unless the loop is closed already."""
+    try:
+        loop.call_soon_threadsafe(closable.close)
+    except RuntimeError:
+        pass  # the loop is closed, and its sockets with it
+
+
 class _ShardServer:
     """One shard's rows, held by a Dask actor on the worker that holds the shard, so that a
     lookup goes from the client to that worker and back without the scheduler."""
@@ -139,6 +177,51 @@ class _ShardServer:
     def __init__(self, shard):
         self._shard = shard
         self._maps = collections.OrderedDict()  # shared buffer's key -> its mapping
+        self._listener = None  # the server's own socket, once a client asks for it
+
+    def __del__(self):
+        if self._listener is not None:
+            _close_on_loop(self._listener.get_loop(), self._listener)
+
+    async def listen(self):
+        """Opens the server's own socket on its worker's host, once, and returns its host,
+        port, and the rows' dtype and shape: lookups of a client on plain TCP then send ids
+        and receive rows in a fixed binary framing, without Dask's messages around them.
+        ``None`` for rows of Python objects, which have no bytes to send."""
+        if self._shard.dtype.hasobject:
+            return None
+        from distributed import get_worker
+        worker = get_worker()
+        host = parse_address(worker.address)[1].rsplit(":", 1)[0].strip("[]")
+        if self._listener is None:
+            self._sockets = worker.extensions.setdefault(_Sockets.NAME, _Sockets())
+            self._listener = await asyncio.start_server(self._serve, host, 0)
+            self._sockets.add(self._listener)
+        port = self._listener.sockets[0].getsockname()[1]
+        return host, port, self._shard.dtype.str, self._shard.shape[1:]
+
+    async def _serve(self, reader, writer):
+        """One client connection: requests answered in turn until it closes."""
+        self._sockets.add(writer)
+        try:
+            while True:
+                length, count = _REQUEST.unpack(await reader.readexactly(_REQUEST.size))
+                policy = (await reader.readexactly(length)).decode()
+                ids = np.frombuffer(await reader.readexactly(count * 8), np.int64)
+                try:
+                    rows = np.ascontiguousarray(_take(self._shard, ids, policy))
+                    writer.write(_REPLY.pack(0, rows.nbytes))
+                    writer.write(memoryview(rows).cast("B"))
+                except Exception as e:  # noqa: BLE001 - the caller raises it
+                    error = pickle.dumps(e)
+                    writer.write(_REPLY.pack(1, len(error)))
+                    writer.write(error)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass  # the client went away, or the worker is closing
+        finally:
+            self._sockets.discard(writer)
+            writer.close()
 
     async def take(self, local_ids, bad_indices):
         # A coroutine runs on the worker's event loop, with no hop to the actor's thread:
@@ -170,8 +253,39 @@ class _ShardServer:
 class _Server:
     """A shard server's address: the worker that holds its actor, and the actor's key."""
 
-    def __init__(self, client, address, key):
+    def __init__(self, client, address, key, socket=None):
         self._client, self.address, self.key = client, address, key
+        self._socket = socket  # (host, port, dtype, row shape) of the server's own socket
+        self._idle = []  # open connections to it, for the next calls
+
+    def __del__(self):
+        for _, writer in self._idle:
+            _close_on_loop(self._client.loop.asyncio_loop, writer)
+
+    async def take(self, ids, policy):
+        """On the client's event loop: the rows of ``ids`` (local to the shard), through the
+        server's own socket where it has one, else through :meth:`call`."""
+        if self._socket is None:
+            return await self.call("take", ids, policy)
+        host, port, dtype, row_shape = self._socket
+        ids = np.ascontiguousarray(ids, np.int64)
+        reader, writer = self._idle.pop() if self._idle else \
+            await asyncio.open_connection(host, port)
+        try:
+            name = policy.encode()
+            writer.write(_REQUEST.pack(len(name), len(ids)) + name)
+            writer.write(memoryview(ids).cast("B"))
+            status, length = _REPLY.unpack(await reader.readexactly(_REPLY.size))
+            payload = await reader.readexactly(length)
+        except BaseException as e:
+            writer.close()
+            if isinstance(e, asyncio.IncompleteReadError):
+                raise ConnectionResetError(f"shard server {self.key} closed its socket") from e
+            raise
+        self._idle.append((reader, writer))
+        if status:
+            raise pickle.loads(payload)
+        return np.frombuffer(payload, dtype).reshape((len(ids),) + tuple(row_shape))
 
     async def call(self, method, *args):
         """On the client's event loop: ``method`` of the server, called on its worker
@@ -272,8 +386,7 @@ class _Batcher:
 async def _await_all(requests):
     """On the client's event loop: every ``(server, ids, policy)`` call sent at once, then
     awaited together."""
-    return await asyncio.gather(*(server.call("take", ids, policy)
-                                  for server, ids, policy in requests))
+    return await asyncio.gather(*(server.take(ids, policy) for server, ids, policy in requests))
 
 
 async def _await_written(requests, buffer):
@@ -375,6 +488,9 @@ class _Servers:
         if not held:
             raise RuntimeError(f"the server of shard {shard.key} is not on any worker")
         server = _Server(self._client, held[0], actor.key)
+        if parse_address(server.address)[0] == "tcp":
+            # Plain TCP only: a cluster set up with TLS keeps Dask's comm for every call.
+            server = _Server(self._client, held[0], actor.key, server.call_sync("listen"))
         with self._lock:
             if self._futures.get(shard.key) is future:
                 self._actors[shard.key] = server
