@@ -21,7 +21,10 @@ use ndgather::{
     ArrayElement, BadIndices, ContiguousBytes, DType, FillValue, GatherError, GatherNdOptions,
     GatherOptions, Op, Out, Params, TakeAlongAxisOptions, Tensor, TensorView, TensorViewMut,
 };
-use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{
+    PyArray1, PyArrayDescr, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use raw::{typed_view, Plain, Raw};
@@ -115,7 +118,7 @@ fn run_gather<'py>(
     }
     let p = Raw::of(params);
     if out.is_none() {
-        if let Some(result) = small_call(py, &op, (params, &p), indices)? {
+        if let Some(result) = small_call(py, &op, (params, &p, &dtype), indices)? {
             return Ok(result);
         }
     }
@@ -148,7 +151,7 @@ fn run_gather<'py>(
 fn small_call<'py>(
     py: Python<'py>,
     op: &Op,
-    (params, p): (&Bound<'py, PyUntypedArray>, &Raw),
+    (params, p, dtype): (&Bound<'py, PyUntypedArray>, &Raw, &Bound<'py, PyArrayDescr>),
     indices: &Bound<'py, PyUntypedArray>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let i = Raw::of(indices);
@@ -173,8 +176,7 @@ fn small_call<'py>(
     let Some(call) = call.map_err(to_py)? else {
         return Ok(None);
     };
-    let dtype = params.dtype();
-    output::written(py, &dtype, call.out_shape(), |out| call.run(out)).map(Some)
+    output::written(py, dtype, call.out_shape(), |out| call.run(out)).map(Some)
 }
 
 /// `op` on records of units `U` into a new array of units (the record axis last).

@@ -56,7 +56,7 @@ try:
     import dask
     import dask.array as da
     from distributed import Client
-    from distributed.comm import parse_address
+    from distributed.comm import get_address_host, parse_address
     from distributed.protocol import to_serialize
 except ImportError as e:  # pragma: no cover - exercised only without dask
     raise ImportError(
@@ -192,7 +192,7 @@ class _ShardServer:
             return None
         from distributed import get_worker
         worker = get_worker()
-        host = parse_address(worker.address)[1].rsplit(":", 1)[0].strip("[]")
+        host = get_address_host(worker.address)
         if self._listener is None:
             self._sockets = worker.extensions.setdefault(_Sockets.NAME, _Sockets())
             self._listener = await asyncio.start_server(self._serve, host, 0)
@@ -253,9 +253,9 @@ class _ShardServer:
 class _Server:
     """A shard server's address: the worker that holds its actor, and the actor's key."""
 
-    def __init__(self, client, address, key, socket=None):
+    def __init__(self, client, address, key):
         self._client, self.address, self.key = client, address, key
-        self._socket = socket  # (host, port, dtype, row shape) of the server's own socket
+        self.socket = None  # (host, port, dtype, row shape) of the server's own socket
         self._idle = []  # open connections to it, for the next calls
 
     def __del__(self):
@@ -265,9 +265,9 @@ class _Server:
     async def take(self, ids, policy):
         """On the client's event loop: the rows of ``ids`` (local to the shard), through the
         server's own socket where it has one, else through :meth:`call`."""
-        if self._socket is None:
+        if self.socket is None:
             return await self.call("take", ids, policy)
-        host, port, dtype, row_shape = self._socket
+        host, port, dtype, row_shape = self.socket
         ids = np.ascontiguousarray(ids, np.int64)
         reader, writer = self._idle.pop() if self._idle else \
             await asyncio.open_connection(host, port)
@@ -406,16 +406,16 @@ class _SharedBuffer:
     even if the client dies."""
 
     def __init__(self, nbytes, row_bytes):
+        self.nbytes, self.row_bytes = max(nbytes, 1), row_bytes  # mmap takes no 0 bytes
         fd = os.memfd_create("ndgather-lookup")
         try:
-            os.ftruncate(fd, max(nbytes, 1))
-            self.map = mmap.mmap(fd, max(nbytes, 1))
+            os.ftruncate(fd, self.nbytes)
+            self.map = mmap.mmap(fd, self.nbytes)
         except BaseException:
             os.close(fd)
             raise
         self.key = os.urandom(16).hex()  # servers key their mappings by it
         self.path = f"/proc/{os.getpid()}/fd/{fd}"
-        self.nbytes, self.row_bytes = max(nbytes, 1), row_bytes
         weakref.finalize(self, _close_shared, self.map, fd)
 
     def rows(self, count, row_shape, dtype):
@@ -490,7 +490,7 @@ class _Servers:
         server = _Server(self._client, held[0], actor.key)
         if parse_address(server.address)[0] == "tcp":
             # Plain TCP only: a cluster set up with TLS keeps Dask's comm for every call.
-            server = _Server(self._client, held[0], actor.key, server.call_sync("listen"))
+            server.socket = server.call_sync("listen")
         with self._lock:
             if self._futures.get(shard.key) is future:
                 self._actors[shard.key] = server

@@ -180,10 +180,11 @@ impl SmallCall<'_> {
         let params = bytemuck::try_cast_slice::<u8, U>(self.params).map_err(|_| internal())?;
         let out = units::uninit_units::<U>(out).ok_or_else(internal)?;
         let record = self.itemsize / std::mem::size_of::<U>();
+        // Elements of one unit copy with the plan as it is; only records widen a copy of it.
         let wide = if record > 1 {
-            plan.clone().widen(record)?
+            Cow::Owned(plan.clone().widen(record)?)
         } else {
-            plan.clone()
+            Cow::Borrowed(plan)
         };
         let fill = match (self.policy, self.fill) {
             (BadIndices::Fill, FillValue::Bytes { bytes, len }) => {
