@@ -105,6 +105,7 @@ fn run_gather<'py>(
     out: Option<&Bound<'py, PyUntypedArray>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let dtype = params.dtype();
+    let p = Raw::of(params);
     if let Some(out) = out {
         if !out.dtype().is_equiv_to(&dtype) {
             return Err(PyTypeError::new_err(format!(
@@ -112,11 +113,18 @@ fn run_gather<'py>(
                 out.dtype()
             )));
         }
+        // Before any path, objects' included: a store into memory that is still to be read
+        // would read what it wrote.
+        let o = Raw::of(out);
+        if o.may_overlap(&p) || o.may_overlap(&Raw::of(indices)) {
+            return Err(PyValueError::new_err(
+                "out shares memory with params or indices; pass a separate array",
+            ));
+        }
     }
     if dtype.has_object() {
         return gather_objects(py, op, params, indices, out);
     }
-    let p = Raw::of(params);
     if out.is_none() {
         if let Some(result) = small_call(py, &op, (params, &p, &dtype), indices)? {
             return Ok(result);
@@ -131,11 +139,6 @@ fn run_gather<'py>(
         });
     };
     let o = Raw::of(out);
-    if o.may_overlap(&p) || o.may_overlap(&Raw::of(indices)) {
-        return Err(PyValueError::new_err(
-            "out shares memory with params or indices; pass a separate array",
-        ));
-    }
     with_unit!(p.unit_size().min(o.unit_size()), U => {
         let view = TensorView::from(p.view::<U>(params)?);
         let target = TensorViewMut::from(o.view_mut::<U>(out)?);
@@ -191,7 +194,9 @@ fn fresh<U: ArrayElement>(
 }
 
 /// Object arrays: the objects' addresses are gathered with the GIL held (so no element can
-/// be freed meanwhile), then stored with a reference each.
+/// be freed meanwhile), a reference to each is taken at once, and then they are stored (see
+/// `output::store_objects` for the order that keeps the counts right). `out` was checked
+/// not to overlap params or indices.
 fn gather_objects<'py>(
     py: Python<'py>,
     op: Op,
@@ -209,6 +214,7 @@ fn gather_objects<'py>(
     let idx = index_view("indices", indices)?;
     let addresses = pool::in_callers_pool(|| fresh::<u64>(op, view, &idx)).map_err(to_py)?;
     let shape = element_shape(&addresses);
+    let objects = output::object_references(py, into_vec(addresses));
     let target = match out {
         Some(out) if out.shape() != &shape[..] => {
             return Err(to_py(GatherError::OutputShapeMismatch {
@@ -219,7 +225,7 @@ fn gather_objects<'py>(
         Some(out) => out.clone(),
         None => output::null_object_array(py, &shape),
     };
-    output::store_objects(py, &target, &into_vec(addresses))?;
+    output::store_objects(py, &target, objects)?;
     Ok(target.into_any())
 }
 
@@ -932,6 +938,9 @@ fn put_along_axis(
         ));
     }
     let idx = index_view("indices", indices)?;
+    if arr.dtype().has_object() {
+        return put_objects(py, &options, arr, &idx, values);
+    }
     let table = dtypes::dtype_of(arr).filter(|d| d.is_plain());
     let unit = match (table, arr.dtype().itemsize()) {
         (Some(d), _) => d,
@@ -952,6 +961,34 @@ fn put_along_axis(
         pool::detached(py, || options.put_along_axis(target.into(), &idx, &source.into()))
             .map_err(to_py)
     }, else Err(PyTypeError::new_err(format!("no plain dtype {unit}"))))
+}
+
+/// `put_along_axis` into an object array: the put runs on a copy of the slots' addresses
+/// (so every check runs before a slot changes), and the result is stored with its references
+/// counted (`output::store_objects`). `values` must hold objects too.
+fn put_objects(
+    py: Python<'_>,
+    options: &TakeAlongAxisOptions,
+    arr: &Bound<'_, PyUntypedArray>,
+    idx: &TensorView<'_>,
+    values: &Bound<'_, PyUntypedArray>,
+) -> PyResult<()> {
+    for (name, array) in [("arr", arr), ("values", values)] {
+        if array.dtype().kind() != b'O' {
+            return Err(PyTypeError::new_err(format!(
+                "put_along_axis takes {name} of dtype object here, got {}; structured dtypes \
+                 holding Python objects are not supported",
+                array.dtype()
+            )));
+        }
+    }
+    let mut slots = typed_view::<u64>(arr)?.to_owned();
+    let source = typed_view::<u64>(values)?;
+    // With the GIL held, so that no object named in `slots` or `source` is freed meanwhile.
+    pool::in_callers_pool(|| options.put_along_axis(slots.view_mut().into(), idx, &source.into()))
+        .map_err(to_py)?;
+    let objects = output::object_references(py, slots.iter().copied());
+    output::store_objects(py, arr, objects)
 }
 
 /// A fixed-width array of a dtype of the table with every bit pattern a value, read in place

@@ -3,7 +3,10 @@
 
 use ndarray::IxDyn;
 use numpy::npyffi::{self, npy_intp, PY_ARRAY_API};
-use numpy::{PyArray, PyArrayDescr, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray};
+use numpy::{
+    PyArray, PyArrayDescr, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::mem::MaybeUninit;
@@ -172,47 +175,66 @@ pub(crate) fn null_object_array<'py>(
     array.as_untyped().clone()
 }
 
-/// Stores the objects whose addresses `pointers` holds (null: `None`) into the object array
-/// `target`, in its logical (row-major) order, taking a reference to each and releasing
-/// the reference to what each slot held. The GIL is held throughout, so the objects cannot
-/// be freed between the gather that read their addresses and this.
+/// References to the objects whose addresses `pointers` holds (0: `None`), in order.
+///
+/// Called right after the gather that read the addresses, with the GIL held and no Python
+/// code run in between: each address is then an element of an array that holds a reference
+/// to it. Owning a reference before anything else runs (an allocation can start the garbage
+/// collector, and with it any `__del__`) keeps every object alive until it is stored.
+pub(crate) fn object_references(
+    py: Python<'_>,
+    pointers: impl IntoIterator<Item = u64>,
+) -> Vec<Py<PyAny>> {
+    pointers
+        .into_iter()
+        .map(|p| match p {
+            0 => py.None(),
+            // SAFETY: `p` is the address of a live object, an element of an array that
+            // holds a reference to it, and the GIL has been held since it was read (the
+            // function's contract); `from_borrowed_ptr` takes a reference of our own.
+            p => unsafe { Bound::from_borrowed_ptr(py, p as *mut pyo3::ffi::PyObject) }.unbind(),
+        })
+        .collect()
+}
+
+/// Stores `objects` into the object array `target`, in its logical (row-major) order, then
+/// releases what the slots held.
+///
+/// The order is what makes an aliased or re-entrant store safe: every new reference is owned
+/// before the first slot changes (see [`object_references`]), no Python code runs while the
+/// slots are written, and the old references are released only after the last slot is
+/// written, so an old object's `__del__` finds the store finished. On error nothing is
+/// written.
 pub(crate) fn store_objects(
     py: Python<'_>,
     target: &Bound<'_, PyUntypedArray>,
-    pointers: &[u64],
+    objects: Vec<Py<PyAny>>,
 ) -> PyResult<()> {
-    let raw = crate::raw::Raw::of(target);
-    let mut slots = raw.view_mut::<u64>(target)?;
-    if slots.len() != pointers.len() || raw.itemsize != 8 {
+    if target.dtype().kind() != b'O' {
+        return Err(PyValueError::new_err(
+            "internal error: objects stored into an array of another dtype",
+        ));
+    }
+    let mut slots = crate::raw::typed_view_mut::<u64>(target)?;
+    if slots.len() != objects.len() {
         return Err(PyValueError::new_err(
             "internal error: object results do not fit the output",
         ));
     }
-    let none = py.None().into_ptr() as u64;
-    let store = |slot: &mut u64, &p: &u64| {
-        let new = if p == 0 { none } else { p };
-        let old = std::mem::replace(slot, new);
-        // SAFETY: `new` is `None` or the address of an object that is an element of the
-        // params array, which holds a reference to it and is alive (the GIL is held, so no
-        // thread has replaced it); taking a reference keeps it alive in `target`. `old` is
-        // the reference the slot held (or null), given up as it is overwritten. `target` is
-        // an object array (8-byte slots, checked by the caller's dtype check and above).
-        unsafe {
-            pyo3::ffi::Py_INCREF(new as *mut pyo3::ffi::PyObject);
-            pyo3::ffi::Py_XDECREF(old as *mut pyo3::ffi::PyObject);
-        }
+    let mut old = Vec::with_capacity(objects.len());
+    let mut store = |slot: &mut u64, object: Py<PyAny>| {
+        old.push(std::mem::replace(slot, object.into_ptr() as u64));
     };
     // A C-ordered target (every fresh output) as one slice, whose loop the compiler keeps
-    // tight; walking it as an n-dimensional view cost a call per element where the compiler
-    // did not inline that iterator (figures: BENCHMARKS.md, "Measurements behind the code").
+    // tight (BENCHMARKS.md, "Measurements behind the code").
     match slots.as_slice_mut() {
-        Some(flat) => flat.iter_mut().zip(pointers).for_each(|(s, p)| store(s, p)),
-        None => slots
-            .iter_mut()
-            .zip(pointers)
-            .for_each(|(s, p)| store(s, p)),
+        Some(flat) => flat.iter_mut().zip(objects).for_each(|(s, o)| store(s, o)),
+        None => slots.iter_mut().zip(objects).for_each(|(s, o)| store(s, o)),
     }
-    // SAFETY: the reference `into_ptr` took above was for the loop's use only.
-    unsafe { pyo3::ffi::Py_DECREF(none as *mut pyo3::ffi::PyObject) };
+    for p in old.into_iter().filter(|&p| p != 0) {
+        // SAFETY: `p` is the reference its slot owned (an object array's non-null slot
+        // holds one), which the slot no longer holds; it is released exactly once here.
+        drop(unsafe { Bound::from_owned_ptr(py, p as *mut pyo3::ffi::PyObject) });
+    }
     Ok(())
 }

@@ -183,10 +183,13 @@ pub(crate) fn ragged_gather<'py>(
         let view = TensorView::from(raw.view::<u64>(params)?);
         let result =
             pool::in_callers_pool(|| run(op, view, psplits, indices_operand)).map_err(to_py)?;
-        let splits = splits_to_py(py, result.splits);
+        // References first: the allocations below may run the garbage collector.
         let addresses = result.values.into_array::<u64>().map_err(to_py)?;
-        let target = output::null_object_array(py, &element_shape(&addresses));
-        output::store_objects(py, &target, &into_vec(addresses))?;
+        let shape = element_shape(&addresses);
+        let objects = output::object_references(py, into_vec(addresses));
+        let splits = splits_to_py(py, result.splits);
+        let target = output::null_object_array(py, &shape);
+        output::store_objects(py, &target, objects)?;
         return Ok((target.into_any(), splits));
     }
     ndgather::with_unit!(raw.unit_size(), U => {

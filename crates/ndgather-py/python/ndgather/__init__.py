@@ -645,6 +645,9 @@ def put_along_axis(arr: np.ndarray, indices: ArrayLike, values: ArrayLike,
         # NumPy writes through arr.flat; a view that is not contiguous is written back.
         target, axis = a.reshape(-1), 0
     v = np.ascontiguousarray(np.asarray(values).astype(a.dtype, copy=False))
+    if np.may_share_memory(v, target):
+        # NumPy reads every value before it writes one; a copy does the same here.
+        v = v.copy()
     with _numpy_errors(axis, target.ndim):
         _core.put_along_axis(target, _indices(indices), v, axis, bad_indices)
     if not np.may_share_memory(target, a):
