@@ -4,8 +4,8 @@
 use crate::error::CliError;
 use crate::inplace::{Buffer, ByteOrder, InPlace};
 use crate::npy;
+use crate::npy_header;
 use crate::source::Loaded;
-use memmap2::Mmap;
 use ndgather::{DType, Tensor};
 use safetensors::{Dtype, SafeTensors};
 use std::io::Read;
@@ -77,14 +77,21 @@ pub fn npz_names(path: &Path) -> Result<Vec<String>, CliError> {
     Ok(array_names(&zip))
 }
 
+/// The arrays of the `.npz` archive held in `data`, sorted; `label` names it in messages.
+pub fn npz_names_in(label: &str, data: &[u8]) -> Result<Vec<String>, CliError> {
+    let zip = zip::ZipArchive::new(std::io::Cursor::new(data))
+        .map_err(|e| CliError::npy(label, format!("bad .npz archive: {e}")))?;
+    Ok(array_names(&zip))
+}
+
 /// A member of a `.npz` archive (`NAME` is the member `NAME.npy`): a stored member is used
-/// where it lies in the mapped archive; a compressed one is decompressed into memory.
-pub fn npz_member(path: &Path, data: Mmap, member: Option<&str>) -> Result<Loaded, CliError> {
-    let label = path.display().to_string();
-    let bad = |e: zip::result::ZipError| CliError::npy(&label, format!("bad .npz archive: {e}"));
+/// where it lies in the archive's bytes (`data`, mapped or in memory); a compressed one is
+/// decompressed into memory. `label` names the archive in messages.
+pub fn npz_member(label: &str, data: Buffer, member: Option<&str>) -> Result<Loaded, CliError> {
+    let bad = |e: zip::result::ZipError| CliError::npy(label, format!("bad .npz archive: {e}"));
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(&data[..])).map_err(bad)?;
     let names = array_names(&zip);
-    let name = choose(&label, &names, member, &format!("{label}:NAME"))?.to_string();
+    let name = choose(label, &names, member, &format!("{label}:NAME"))?.to_string();
     let label = format!("{label}:{name}");
     let mut entry = zip.by_name(&format!("{name}.npy")).map_err(bad)?;
     if entry.compression() == zip::CompressionMethod::Stored {
@@ -103,16 +110,46 @@ pub fn npz_member(path: &Path, data: Mmap, member: Option<&str>) -> Result<Loade
                     "the member runs past the end of the archive".to_string(),
                 )
             })?;
-        return npy::parse(&label, Buffer::Map(data), start, end);
+        return npy::parse(&label, data, start, end);
     }
-    // Decompressed as it streams in; the declared size is only a hint, capped, so a hostile
-    // header cannot make us reserve memory the data does not fill.
-    let mut bytes = Vec::with_capacity((entry.size() as usize).min(1 << 26));
-    entry
-        .read_to_end(&mut bytes)
-        .map_err(|e| CliError::io(&label, e))?;
+    let bytes = inflate(&label, &mut entry)?;
     let end = bytes.len();
     npy::parse(&label, Buffer::Heap(bytes), 0, end)
+}
+
+/// A compressed member's bytes, inflated no further than its `.npy` header implies: its
+/// header first (NumPy caps its length), then the data that header describes. Neither the
+/// zip's claimed size nor a stream that inflates on and on (a zip bomb) can make us hold
+/// more than the array needs; such a member is an error.
+fn inflate(label: &str, entry: &mut impl Read) -> Result<Vec<u8>, CliError> {
+    let mut read = |bytes: &mut Vec<u8>, limit: usize| {
+        let more = limit.saturating_sub(bytes.len()) as u64;
+        entry
+            .take(more)
+            .read_to_end(bytes)
+            .map_err(|e| CliError::io(label, e))
+    };
+    let mut bytes = Vec::new();
+    read(&mut bytes, npy_header::MAX_PREFIX)?;
+    // A header that does not parse is reported by `npy::parse`, as for any `.npy` data.
+    let Ok(total) = npy::declared_len(&bytes) else {
+        return Ok(bytes);
+    };
+    // One byte past the total tells a member that goes on. The header's claim is only a
+    // hint for the reservation, capped, as the data may not be there to fill it.
+    let limit = total.saturating_add(1);
+    bytes.reserve(limit.min(1 << 26).saturating_sub(bytes.len()));
+    read(&mut bytes, limit)?;
+    if bytes.len() > total {
+        return Err(CliError::npy(
+            label,
+            format!(
+                "the member inflates to more than the {total} bytes its .npy header implies \
+                 (a damaged archive, or a zip bomb)"
+            ),
+        ));
+    }
+    Ok(bytes)
 }
 
 /// The dtype of a safetensors tensor, if ndgather has it: the dtype table's by its
@@ -125,7 +162,7 @@ fn dtype_of(dtype: Dtype) -> Option<DType> {
 /// is little-endian and row-major).
 pub fn safetensors_tensor(
     label: &str,
-    data: Mmap,
+    data: Buffer,
     member: Option<&str>,
 ) -> Result<Loaded, CliError> {
     let bad = |e: safetensors::SafeTensorError| {
@@ -161,6 +198,6 @@ pub fn safetensors_tensor(
     }
     drop(file);
     let order = ByteOrder::of(true);
-    let data = InPlace::new(Buffer::Map(data), start, dtype, shape, false, order)?;
+    let data = InPlace::new(data, start, dtype, shape, false, order)?;
     Ok(Loaded::InPlace(data))
 }

@@ -15,6 +15,8 @@ pub mod examples;
 pub mod inplace;
 pub mod literal;
 pub mod npy;
+pub mod npy_header;
+pub mod output;
 pub mod print;
 pub mod progress;
 pub mod ragged;

@@ -1,7 +1,7 @@
 //! `ndgather`: TensorFlow's `tf.gather` and `tf.gather_nd` from the command line, over
 //! `.npy` files, `.npz` members, safetensors tensors, standard input and inline literals.
 
-use ndgather_cli::{bench, error, examples, npy, print, progress, ragged, source};
+use ndgather_cli::{bench, error, examples, npy, output, print, progress, ragged, source};
 
 use clap::{CommandFactory, Parser, Subcommand};
 use clap_complete::Shell;
@@ -282,8 +282,9 @@ fn save(result: &Tensor, path: &Path) -> Result<(), CliError> {
         }
         npy::write(bar.wrap_write(stdout.lock()), "<stdout>", result, &ts)
     } else {
-        let file = std::fs::File::create(path).map_err(|e| CliError::io(&label, e))?;
-        npy::write(bar.wrap_write(file), &label, result, &ts)
+        output::write_file(path, |file| {
+            npy::write(bar.wrap_write(file), &label, result, &ts)
+        })
     };
     bar.finish_and_clear();
     match written {
@@ -517,7 +518,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
             if let Some(path) = json {
                 let text = serde_json::to_string_pretty(&report)
                     .map_err(|e| CliError::Internal(e.to_string()))?;
-                std::fs::write(&path, text).map_err(|e| CliError::io(path.display(), e))?;
+                output::write_file(&path, |file| {
+                    file.write_all(text.as_bytes())
+                        .map_err(|e| CliError::io(path.display(), e))
+                })?;
             }
             Ok(())
         }

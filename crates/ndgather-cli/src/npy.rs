@@ -3,10 +3,11 @@
 
 use crate::error::CliError;
 use crate::inplace::{plain_size, Buffer, ByteOrder, InPlace};
+use crate::npy_header::{self, Header};
 use crate::source::Loaded;
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
-use ndgather::{shape::checked_numel, DType, Tensor};
-use npyz::{Deserialize, Endianness, NpyFile, NpyHeader, Order, TypeStr, WriterBuilder};
+use ndgather::{DType, Tensor};
+use npyz::{Deserialize, NpyFile, NpyHeader, TypeStr, WriterBuilder};
 use std::io::{Cursor, Write};
 
 /// The dtype of a `.npy` type string (`<f4`, `|S5`), and the size of one element in bytes:
@@ -26,80 +27,27 @@ fn element(descr: &str) -> Option<(DType, usize)> {
     Some((dtype, width.checked_mul(units)?))
 }
 
-/// The `'descr'` of a header's text, if it is one type string (not a record's list).
-fn descr_of(text: &str) -> Option<&str> {
-    let rest = text.split("'descr':").nth(1)?.trim_start();
-    let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
-    rest[1..].split(quote).next()
-}
-
-/// The header as npyz reads it: a type string npyz does not know (ml_dtypes' `<f1` for
-/// float8_e5m2; NumPy cannot read it either) is replaced by raw bytes of its size, which
-/// are as long, so the data's offset stays; the dtype comes from [`element`].
-fn npyz_header<'a>(bytes: &'a [u8], descr: &str) -> std::borrow::Cow<'a, [u8]> {
-    let size = DType::from_npy_descr(descr).and_then(DType::size);
-    match size {
-        Some(size) if descr.parse::<TypeStr>().is_err() => {
-            let raw = format!("|V{size}");
-            let (from, to) = (format!("'{descr}'"), format!("'{raw}'"));
-            if raw.len() == descr.len() {
-                let at = bytes.windows(from.len()).position(|w| w == from.as_bytes());
-                if let Some(at) = at {
-                    let mut patched = bytes.to_vec();
-                    patched[at..at + to.len()].copy_from_slice(to.as_bytes());
-                    return patched.into();
-                }
-            }
-            bytes.into()
-        }
-        _ => bytes.into(),
-    }
-}
-
+/// Reads elements that are not plain numbers (bools, strings) with npyz, from a header of
+/// our own making: npyz sees only the type string and the element count we checked, never
+/// the file's header text.
 fn owned<T: ndgather::TensorElement + Deserialize>(
     data: &[u8],
-    header: NpyHeader,
-    shape: &[usize],
-    fortran: bool,
+    header: &Header,
 ) -> Result<Tensor, String> {
-    let values = NpyFile::with_header(header, Cursor::new(data))
+    let text = self::header(&header.descr, &[header.count() as u64]);
+    let npyz_header = NpyHeader::from_reader(Cursor::new(text))
+        .map_err(|e| format!("unsupported dtype '{}': {e}", header.descr))?;
+    let values = NpyFile::with_header(npyz_header, Cursor::new(data))
         .into_vec::<T>()
         .map_err(|e| format!("cannot read data: {e}"))?;
-    let dims = if fortran {
-        IxDyn(shape).f()
+    let dims = if header.fortran {
+        IxDyn(&header.shape).f()
     } else {
-        IxDyn(shape).into_shape_with_order()
+        IxDyn(&header.shape).into_shape_with_order()
     };
     ArrayD::from_shape_vec(dims, values)
         .map(T::into_tensor)
         .map_err(|e| format!("data does not fit the shape: {e}"))
-}
-
-/// The header's length and where it starts, after checking the magic bytes and version.
-fn header_bounds(bytes: &[u8]) -> Result<(usize, usize), String> {
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return Err(not_npy(bytes));
-    }
-    let (len, start) = match bytes[6] {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 if bytes.len() >= 12 => (
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-            12,
-        ),
-        v => {
-            return Err(format!(
-                "bad header: unsupported format version {v}.{}",
-                bytes[7]
-            ))
-        }
-    };
-    if start + len > bytes.len() {
-        return Err(format!(
-            "bad header: header of {len} bytes does not fit in {} bytes",
-            bytes.len()
-        ));
-    }
-    Ok((start, len))
 }
 
 /// Why bytes that lack the `.npy` magic are not read, naming the format they look like.
@@ -122,30 +70,39 @@ fn looks_like_text(bytes: &[u8]) -> bool {
             .is_ok_and(|t| t.chars().all(|c| !c.is_control() || c.is_whitespace()))
 }
 
-/// Checks what npyz takes on trust in a header: that the shape's element count does not
-/// overflow (npyz multiplies the shape unchecked).
-fn check_shape_text(text: &str) -> Result<(), String> {
-    let Some(rest) = text.split("'shape':").nth(1) else {
-        return Ok(());
-    };
-    let tuple = rest.split(')').next().unwrap_or("");
-    let mut count: u64 = 1;
-    for dim in tuple
-        .trim_start()
-        .trim_start_matches('(')
-        .split(',')
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
+/// The header of the `.npy` data at the start of `bytes`, its dtype and element size, and
+/// how many bytes the header and data take together.
+fn layout(bytes: &[u8]) -> Result<(Header, DType, usize, usize), String> {
+    let header = npy_header::read(bytes)?;
+    let descr = &header.descr;
+    if descr
+        .trim_start_matches(['<', '>', '|', '='])
+        .starts_with('O')
     {
-        let d: u64 = dim
-            .trim_end_matches('L')
-            .parse()
-            .map_err(|_| format!("bad header: shape entry '{dim}' is not a size"))?;
-        count = count
-            .checked_mul(d.max(1))
-            .ok_or_else(|| format!("shape ({tuple}) is too large"))?;
+        return Err("object arrays are not supported".to_string());
     }
-    Ok(())
+    let (dtype, size) = element(descr).ok_or_else(|| format!("unsupported dtype '{descr}'"))?;
+    // A string of no characters holds nothing: any count of them would be backed by no bytes.
+    if size == 0 {
+        return Err(format!("unsupported dtype '{descr}': elements of no bytes"));
+    }
+    let too_large = || format!("shape {:?} is too large", header.shape);
+    let needed = header
+        .count()
+        .checked_mul(size)
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(too_large)?;
+    let total = needed
+        .checked_add(header.data_start)
+        .ok_or_else(too_large)?;
+    Ok((header, dtype, size, total))
+}
+
+/// How many bytes the `.npy` data that starts with `prefix` takes, header and data, as its
+/// header says; `prefix` needs to hold the whole header (at most
+/// [`npy_header::MAX_PREFIX`] bytes). For reading a compressed member no further than that.
+pub fn declared_len(prefix: &[u8]) -> Result<usize, String> {
+    layout(prefix).map(|(.., total)| total)
 }
 
 /// Parses the `.npy` data in `buffer[start..end]`: plain numbers are used where they lie
@@ -156,50 +113,28 @@ pub fn parse(label: &str, buffer: Buffer, start: usize, end: usize) -> Result<Lo
     let bytes = buffer
         .get(start..end)
         .ok_or_else(|| fail("truncated".to_string()))?;
-    let (header_start, header_len) = header_bounds(bytes).map_err(fail)?;
-    let text = String::from_utf8_lossy(&bytes[header_start..header_start + header_len]);
-    check_shape_text(&text).map_err(fail)?;
-    let descr = descr_of(&text).unwrap_or_default().to_string();
-    let readable = npyz_header(bytes, &descr);
-    let mut cursor = Cursor::new(readable.as_ref());
-    let header =
-        NpyHeader::from_reader(&mut cursor).map_err(|e| fail(format!("bad header: {e}")))?;
-    let offset = cursor.position() as usize;
-    let npyz::DType::Plain(ts) = header.dtype() else {
-        return Err(fail(
-            "structured (record) arrays are not supported".to_string(),
-        ));
-    };
-    if header.uses_pickled_array() {
-        return Err(fail("object arrays are not supported".to_string()));
+    let (header, dtype, size, total) = layout(bytes).map_err(fail)?;
+    let offset = header.data_start;
+    if total > bytes.len() {
+        let (needed, available) = (total - offset, bytes.len() - offset);
+        return Err(fail(format!(
+            "data is shorter than the header says: shape {:?} of '{}' needs {needed} bytes, \
+             the file has {available}",
+            header.shape, header.descr
+        )));
     }
-    let (dtype, size) =
-        element(&descr).ok_or_else(|| fail(format!("unsupported dtype '{descr}'")))?;
-    let shape: Vec<usize> = header
-        .shape()
-        .iter()
-        .map(|&d| usize::try_from(d))
-        .collect::<Result<_, _>>()
-        .map_err(|_| fail("shape too large".to_string()))?;
-    let too_large = || fail(format!("shape {shape:?} is too large"));
-    let count = checked_numel(&shape).ok_or_else(too_large)?;
-    let needed = count.checked_mul(size).ok_or_else(too_large)?;
-    let available = bytes.len() - offset;
-    if needed > available {
-        return Err(fail(format!("data is shorter than the header says: shape {shape:?} of '{ts}' needs {needed} bytes, the file has {available}")));
-    }
-    let fortran = header.order() == Order::Fortran;
+    let data = &bytes[offset..total];
+    debug_assert_eq!(data.len(), header.count() * size);
     if plain_size(dtype).is_some() {
-        let little = !matches!(ts.endianness(), Endianness::Big);
-        let order = ByteOrder::of(little);
+        let order = ByteOrder::of(!header.descr.starts_with('>'));
+        let Header { shape, fortran, .. } = header;
         let data = InPlace::new(buffer, start + offset, dtype, shape, fortran, order)?;
         return Ok(Loaded::InPlace(data));
     }
-    let data = &bytes[offset..];
     let tensor = match dtype {
-        DType::Bool => owned::<bool>(data, header, &shape, fortran),
-        DType::String => owned::<String>(data, header, &shape, fortran),
-        DType::Bytes => owned::<Vec<u8>>(data, header, &shape, fortran),
+        DType::Bool => owned::<bool>(data, &header),
+        DType::String => owned::<String>(data, &header),
+        DType::Bytes => owned::<Vec<u8>>(data, &header),
         _ => Err(format!("{dtype} is plain, and read in place")),
     };
     tensor.map(Loaded::Owned).map_err(fail)

@@ -151,7 +151,11 @@ pub fn save(
             "-o {label}: the result is ragged; write it to a .npz (its values and row_splits)"
         )));
     }
-    let file = std::fs::File::create(path).map_err(|e| CliError::io(&label, e))?;
+    crate::output::write_file(path, |file| write_npz(file, &label, result))
+}
+
+/// Writes a ragged result as a `.npz` of its values and splits, each member stored.
+fn write_npz(file: &mut std::fs::File, label: &str, result: &Ragged) -> Result<(), CliError> {
     let mut zip = zip::ZipWriter::new(file);
     let stored = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Stored)
@@ -164,13 +168,13 @@ pub fn save(
             .enumerate()
             .map(|(k, s)| (member(k), splits_tensor(s))),
     );
-    let bad = |e: zip::result::ZipError| CliError::npy(&label, format!("writing .npz: {e}"));
+    let bad = |e: zip::result::ZipError| CliError::npy(label, format!("writing .npz: {e}"));
     for (name, tensor) in &members {
         zip.start_file(format!("{name}.npy"), stored).map_err(bad)?;
-        npy::write(&mut zip, &label, tensor, &npy::type_str(tensor))?;
+        npy::write(&mut zip, label, tensor, &npy::type_str(tensor))?;
     }
     zip.finish()
         .map_err(bad)?
         .flush()
-        .map_err(|e| CliError::io(&label, e))
+        .map_err(|e| CliError::io(label, e))
 }

@@ -145,8 +145,10 @@ fn open_file(path: &Path, member: Option<&str>) -> Result<Loaded, CliError> {
             let end = data.len();
             npy::parse(&label, Buffer::Map(data), 0, end)
         }
-        (Some(Format::Npz), _) => archive::npz_member(path, data, member),
-        (Some(Format::Safetensors), _) => archive::safetensors_tensor(&label, data, member),
+        (Some(Format::Npz), _) => archive::npz_member(&label, Buffer::Map(data), member),
+        (Some(Format::Safetensors), _) => {
+            archive::safetensors_tensor(&label, Buffer::Map(data), member)
+        }
         (Some(Format::Npy), Some(name)) => Err(CliError::npy(
             &label,
             format!("a .npy file holds one array: pass it without ':{name}'"),

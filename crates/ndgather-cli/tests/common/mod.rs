@@ -11,15 +11,24 @@ pub fn npy_bytes(descr: &str, fortran: bool, shape: &[usize], data: &[u8], versi
     } else {
         format!("({})", dims.join(", "))
     };
-    let mut dict = format!(
+    let dict = format!(
         "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape_text}, }}",
         if fortran { "True" } else { "False" }
     );
+    npy_with_dict(&dict, version, data)
+}
+
+/// The bytes of a `.npy` file of `version` with `dict` as its header's text: padded with
+/// spaces and a newline as NumPy pads it, unless it already ends in a newline.
+pub fn npy_with_dict(dict: &str, version: u8, data: &[u8]) -> Vec<u8> {
+    let mut dict = dict.to_string();
     let prefix = if version == 1 { 10 } else { 12 };
-    while (prefix + dict.len() + 1) % 64 != 0 {
-        dict.push(' ');
+    if !dict.ends_with('\n') {
+        while !(prefix + dict.len() + 1).is_multiple_of(64) {
+            dict.push(' ');
+        }
+        dict.push('\n');
     }
-    dict.push('\n');
     let mut out = b"\x93NUMPY".to_vec();
     out.extend([version, 0]);
     if version == 1 {
