@@ -5,14 +5,19 @@
 //! the core does.
 //!
 //! Every entry point runs inside `guard`: an error becomes the Java exception TF Java 1.15
-//! throws (`IllegalArgumentException` with TensorFlow's message), a closed handle an
-//! `IllegalStateException`, and a Rust panic is caught before it reaches the JVM and thrown as
-//! an `IllegalStateException`.
+//! throws (`IllegalArgumentException` with TensorFlow's message), a closed, forged or
+//! mistyped handle an `IllegalStateException`, and a Rust panic is caught before it reaches
+//! the JVM and thrown as an `IllegalStateException`.
+//!
+//! Handles are entries of a registry (the module `registry`), never pointers: each entry
+//! point leases the objects it uses for as long as it uses them, so that a `close()` (or a
+//! `Cleaner`) on another thread never frees memory under it.
 
-mod handle;
+mod direct;
+mod registry;
 mod tensor;
 
-use handle::{borrow, free, into_handle, DirectBuffer};
+use direct::DirectBuffer;
 use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jbyteArray, jint, jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
@@ -24,8 +29,22 @@ use ndgather::graph::{
 use ndgather::shape::Shape;
 use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
 use ndgather::{BadIndices, DType, Strings, TakeAlongAxisOptions, Tensor};
+use registry::{lease, register, release, Fresh, Kind};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 use tensor::JavaTensor;
+
+impl Kind for JavaTensor {
+    const NAME: &'static str = "Tensor";
+}
+
+impl Kind for Scope {
+    const NAME: &'static str = "Scope";
+}
+
+impl Kind for AnyOutput {
+    const NAME: &'static str = "Output";
+}
 
 /// Why an entry point failed, and so which exception Java sees.
 enum Failure {
@@ -148,7 +167,7 @@ pub extern "system" fn Java_org_ndgather_Native_tensorWrap<'l>(
         let dtype = dtype_of(&string(env, &dtype)?)?;
         let shape = dims(&longs(env, &shape)?)?;
         let buffer = DirectBuffer::new(env, &data, writable != 0)?;
-        Ok(into_handle(JavaTensor::wrap(buffer, dtype, shape)?))
+        register(JavaTensor::wrap(buffer, dtype, shape)?)
     })
 }
 
@@ -161,7 +180,7 @@ pub extern "system" fn Java_org_ndgather_Native_tensorIsDirect<'l>(
 ) -> jboolean {
     guard(&mut env, |_| {
         Ok(jboolean::from(
-            borrow::<JavaTensor>(tensor)?.direct().is_some(),
+            lease::<JavaTensor>(tensor)?.direct().is_some(),
         ))
     })
 }
@@ -180,9 +199,9 @@ pub extern "system" fn Java_org_ndgather_Native_tensorFromArray<'l>(
         let dtype = dtype_of(&string(env, &dtype)?)?;
         let shape = dims(&longs(env, &shape)?)?;
         let bytes = env.convert_byte_array(&data)?;
-        Ok(into_handle(JavaTensor::Owned(Tensor::from_bytes(
+        register(JavaTensor::Owned(Tensor::from_bytes(
             dtype, &shape, &bytes,
-        )?)))
+        )?))
     })
 }
 
@@ -205,9 +224,7 @@ pub extern "system" fn Java_org_ndgather_Native_tensorFromStrings<'l>(
             }
             items.push(env.convert_byte_array(&item)?);
         }
-        Ok(into_handle(JavaTensor::Owned(Tensor::from_shape_vec(
-            &shape, items,
-        )?)))
+        register(JavaTensor::Owned(Tensor::from_shape_vec(&shape, items)?))
     })
 }
 
@@ -218,7 +235,7 @@ pub extern "system" fn Java_org_ndgather_Native_tensorFree<'l>(
     _: JClass<'l>,
     tensor: jlong,
 ) {
-    guard(&mut env, |_| free::<JavaTensor>(tensor))
+    guard(&mut env, |_| release::<JavaTensor>(tensor))
 }
 
 /// The tensor's dtype, by name.
@@ -229,7 +246,7 @@ pub extern "system" fn Java_org_ndgather_Native_tensorDtype<'l>(
     tensor: jlong,
 ) -> jstring {
     guard(&mut env, |env| {
-        let name = borrow::<JavaTensor>(tensor)?.dtype().name();
+        let name = lease::<JavaTensor>(tensor)?.dtype().name();
         Ok(env.new_string(name)?.into_raw())
     })
 }
@@ -242,7 +259,7 @@ pub extern "system" fn Java_org_ndgather_Native_tensorShape<'l>(
     tensor: jlong,
 ) -> jlongArray {
     guard(&mut env, |env| {
-        let shape = java_dims(borrow::<JavaTensor>(tensor)?.shape());
+        let shape = java_dims(lease::<JavaTensor>(tensor)?.shape());
         long_array(env, &shape)
     })
 }
@@ -255,7 +272,7 @@ pub extern "system" fn Java_org_ndgather_Native_tensorBytes<'l>(
     tensor: jlong,
 ) -> jbyteArray {
     guard(&mut env, |env| {
-        let bytes = borrow::<JavaTensor>(tensor)?.lend()?.view()?.to_bytes()?;
+        let bytes = lease::<JavaTensor>(tensor)?.lend()?.view()?.to_bytes()?;
         Ok(env.byte_array_from_slice(&bytes)?.into_raw())
     })
 }
@@ -268,8 +285,8 @@ pub extern "system" fn Java_org_ndgather_Native_tensorStrings<'l>(
     tensor: jlong,
 ) -> jobjectArray {
     guard(&mut env, |env| {
-        let t = borrow::<JavaTensor>(tensor)?;
-        let JavaTensor::Owned(Tensor::Bytes(strings)) = t else {
+        let t = lease::<JavaTensor>(tensor)?;
+        let JavaTensor::Owned(Tensor::Bytes(strings)) = &*t else {
             return Err(Failure::Argument(format!(
                 "a tensor of {} holds no strings",
                 t.dtype()
@@ -292,11 +309,11 @@ pub extern "system" fn Java_org_ndgather_Native_scopeNew<'l>(
     eager: jboolean,
 ) -> jlong {
     guard(&mut env, |_| {
-        Ok(into_handle(if eager != 0 {
+        register(if eager != 0 {
             Scope::eager()
         } else {
             Scope::graph()
-        }))
+        })
     })
 }
 
@@ -311,12 +328,12 @@ pub extern "system" fn Java_org_ndgather_Native_scopeDerive<'l>(
 ) -> jlong {
     guard(&mut env, |env| {
         let name = string(env, &name)?;
-        let scope = borrow::<Scope>(scope)?;
-        Ok(into_handle(if sub != 0 {
+        let scope = lease::<Scope>(scope)?;
+        register(if sub != 0 {
             scope.with_sub_scope(&name)
         } else {
             scope.with_name(&name)
-        }))
+        })
     })
 }
 
@@ -327,7 +344,7 @@ pub extern "system" fn Java_org_ndgather_Native_scopeFree<'l>(
     _: JClass<'l>,
     scope: jlong,
 ) {
-    guard(&mut env, |_| free::<Scope>(scope))
+    guard(&mut env, |_| release::<Scope>(scope))
 }
 
 /// A constant holding a copy of the tensor.
@@ -339,8 +356,8 @@ pub extern "system" fn Java_org_ndgather_Native_opConstant<'l>(
     tensor: jlong,
 ) -> jlong {
     guard(&mut env, |_| {
-        let value = borrow::<JavaTensor>(tensor)?.to_tensor()?;
-        Ok(into_handle(borrow::<Scope>(scope)?.constant(value)))
+        let value = lease::<JavaTensor>(tensor)?.to_tensor()?;
+        register(lease::<Scope>(scope)?.constant(value))
     })
 }
 
@@ -361,9 +378,7 @@ pub extern "system" fn Java_org_ndgather_Native_opPlaceholder<'l>(
             let dims = longs(env, &shape)?;
             Shape::from_dims(dims.iter().map(|&d| usize::try_from(d).ok()).collect())
         };
-        Ok(into_handle(
-            borrow::<Scope>(scope)?.placeholder(dtype, shape)?,
-        ))
+        register(lease::<Scope>(scope)?.placeholder(dtype, shape)?)
     })
 }
 
@@ -407,13 +422,11 @@ pub extern "system" fn Java_org_ndgather_Native_opGather<'l>(
             .batch_dims(batch_dims)
             .bad_indices(policy(env, &bad_indices)?);
         let (p, i, a) = (
-            borrow::<AnyOutput>(params)?,
-            borrow::<AnyOutput>(indices)?,
-            borrow::<AnyOutput>(axis)?,
+            lease::<AnyOutput>(params)?,
+            lease::<AnyOutput>(indices)?,
+            lease::<AnyOutput>(axis)?,
         );
-        Ok(into_handle(
-            borrow::<Scope>(scope)?.gather(p, i, a, options)?,
-        ))
+        register(lease::<Scope>(scope)?.gather(&p, &i, &a, options)?)
     })
 }
 
@@ -432,10 +445,8 @@ pub extern "system" fn Java_org_ndgather_Native_opGatherNd<'l>(
         let options = GatherNdOpOptions::new()
             .batch_dims(batch_dims)
             .bad_indices(policy(env, &bad_indices)?);
-        let (p, i) = (borrow::<AnyOutput>(params)?, borrow::<AnyOutput>(indices)?);
-        Ok(into_handle(
-            borrow::<Scope>(scope)?.gather_nd(p, i, options)?,
-        ))
+        let (p, i) = (lease::<AnyOutput>(params)?, lease::<AnyOutput>(indices)?);
+        register(lease::<Scope>(scope)?.gather_nd(&p, &i, options)?)
     })
 }
 
@@ -452,10 +463,8 @@ pub extern "system" fn Java_org_ndgather_Native_opTakeAlongAxis<'l>(
 ) -> jlong {
     guard(&mut env, |env| {
         let options = TakeAlongAxisOptions::new(axis).bad_indices(policy(env, &bad_indices)?);
-        let (a, i) = (borrow::<AnyOutput>(arr)?, borrow::<AnyOutput>(indices)?);
-        Ok(into_handle(
-            borrow::<Scope>(scope)?.take_along_axis(a, i, options)?,
-        ))
+        let (a, i) = (lease::<AnyOutput>(arr)?, lease::<AnyOutput>(indices)?);
+        register(lease::<Scope>(scope)?.take_along_axis(&a, &i, options)?)
     })
 }
 
@@ -477,10 +486,8 @@ pub extern "system" fn Java_org_ndgather_Native_opTensorScatter<'l>(
         let kind = ScatterKind::from_name(&name)
             .ok_or_else(|| Failure::Argument(format!("no tensor_scatter_nd_{name}")))?;
         let op = TensorScatter::new(kind).bad_indices(policy(env, &bad_indices)?);
-        let [t, i, u] = [tensor, indices, updates].map(borrow::<AnyOutput>);
-        Ok(into_handle(
-            borrow::<Scope>(scope)?.tensor_scatter(t?, i?, u?, op)?,
-        ))
+        let [t, i, u] = [tensor, indices, updates].map(lease::<AnyOutput>);
+        register(lease::<Scope>(scope)?.tensor_scatter(&*t?, &*i?, &*u?, op)?)
     })
 }
 
@@ -503,12 +510,10 @@ pub extern "system" fn Java_org_ndgather_Native_opEmbeddingLookup<'l>(
             .max_norm(Some(max_norm).filter(|m| !m.is_nan()));
         let shards = longs(env, &shards)?
             .iter()
-            .map(|&h| borrow::<AnyOutput>(h).cloned())
+            .map(|&h| lease::<AnyOutput>(h).map(|o| AnyOutput::clone(&o)))
             .collect::<Result<Vec<_>>>()?;
-        let ids = borrow::<AnyOutput>(ids)?;
-        Ok(into_handle(
-            borrow::<Scope>(scope)?.embedding_lookup(&shards, ids, options)?,
-        ))
+        let ids = lease::<AnyOutput>(ids)?;
+        register(lease::<Scope>(scope)?.embedding_lookup(&shards, &ids, options)?)
     })
 }
 
@@ -547,14 +552,18 @@ pub extern "system" fn Java_org_ndgather_Native_opEmbeddingBag<'l>(
             .bad_indices(policy(env, &bad_indices)?);
         let shards = longs(env, &shards)?
             .iter()
-            .map(|&h| borrow::<AnyOutput>(h).cloned())
+            .map(|&h| lease::<AnyOutput>(h).map(|o| AnyOutput::clone(&o)))
             .collect::<Result<Vec<_>>>()?;
-        let optional = |h: jlong| (h != 0).then(|| borrow::<AnyOutput>(h)).transpose();
+        let optional = |h: jlong| (h != 0).then(|| lease::<AnyOutput>(h)).transpose();
         let (offsets, weights) = (optional(offsets)?, optional(weights)?);
-        let input = borrow::<AnyOutput>(input)?;
-        Ok(into_handle(
-            borrow::<Scope>(scope)?.embedding_bag(&shards, input, offsets, weights, bag)?,
-        ))
+        let input = lease::<AnyOutput>(input)?;
+        register(lease::<Scope>(scope)?.embedding_bag(
+            &shards,
+            &input,
+            offsets.as_deref(),
+            weights.as_deref(),
+            bag,
+        )?)
     })
 }
 
@@ -573,7 +582,7 @@ pub extern "system" fn Java_org_ndgather_Native_opGradients<'l>(
         let mut outputs = |a: &JLongArray<'_>| -> Result<Vec<AnyOutput>> {
             longs(env, a)?
                 .iter()
-                .map(|&h| borrow::<AnyOutput>(h).cloned())
+                .map(|&h| lease::<AnyOutput>(h).map(|o| AnyOutput::clone(&o)))
                 .collect()
         };
         let (ys, xs) = (outputs(&ys)?, outputs(&xs)?);
@@ -582,9 +591,15 @@ pub extern "system" fn Java_org_ndgather_Native_opGradients<'l>(
         } else {
             Some(outputs(&dx)?)
         };
-        let grads = borrow::<Scope>(scope)?.gradients(&ys, &xs, dx.as_deref())?;
-        let handles: Vec<i64> = grads.into_iter().map(into_handle).collect();
-        long_array(env, &handles)
+        let grads = lease::<Scope>(scope)?.gradients(&ys, &xs, dx.as_deref())?;
+        let mut fresh = Fresh::default();
+        let handles = grads
+            .into_iter()
+            .map(|g| fresh.register(g))
+            .collect::<Result<Vec<i64>>>()?;
+        let handles = long_array(env, &handles)?;
+        fresh.hand_over();
+        Ok(handles)
     })
 }
 
@@ -595,7 +610,7 @@ pub extern "system" fn Java_org_ndgather_Native_outputFree<'l>(
     _: JClass<'l>,
     output: jlong,
 ) {
-    guard(&mut env, |_| free::<AnyOutput>(output))
+    guard(&mut env, |_| release::<AnyOutput>(output))
 }
 
 /// The output's op name.
@@ -606,7 +621,7 @@ pub extern "system" fn Java_org_ndgather_Native_outputName<'l>(
     output: jlong,
 ) -> jstring {
     guard(&mut env, |env| {
-        let name = borrow::<AnyOutput>(output)?.op_name();
+        let name = lease::<AnyOutput>(output)?.op_name();
         Ok(env.new_string(name)?.into_raw())
     })
 }
@@ -619,7 +634,7 @@ pub extern "system" fn Java_org_ndgather_Native_outputType<'l>(
     output: jlong,
 ) -> jstring {
     guard(&mut env, |env| {
-        let name = borrow::<AnyOutput>(output)?.op_type();
+        let name = lease::<AnyOutput>(output)?.op_type();
         Ok(env.new_string(name)?.into_raw())
     })
 }
@@ -632,7 +647,7 @@ pub extern "system" fn Java_org_ndgather_Native_outputDtype<'l>(
     output: jlong,
 ) -> jstring {
     guard(&mut env, |env| {
-        let name = borrow::<AnyOutput>(output)?.dtype().name();
+        let name = lease::<AnyOutput>(output)?.dtype().name();
         Ok(env.new_string(name)?.into_raw())
     })
 }
@@ -645,7 +660,7 @@ pub extern "system" fn Java_org_ndgather_Native_outputShape<'l>(
     output: jlong,
 ) -> jlongArray {
     guard(&mut env, |env| {
-        let shape = borrow::<AnyOutput>(output)?.shape();
+        let shape = lease::<AnyOutput>(output)?.shape();
         match shape.dims() {
             None => Ok(std::ptr::null_mut()),
             Some(dims) => {
@@ -664,9 +679,9 @@ pub extern "system" fn Java_org_ndgather_Native_outputValue<'l>(
     output: jlong,
 ) -> jlong {
     guard(&mut env, |_| {
-        Ok(borrow::<AnyOutput>(output)?
+        lease::<AnyOutput>(output)?
             .value()
-            .map_or(0, |t| into_handle(JavaTensor::Owned(t))))
+            .map_or(Ok(0), |t| register(JavaTensor::Owned(t)))
     })
 }
 
@@ -683,27 +698,30 @@ pub extern "system" fn Java_org_ndgather_Native_sessionRun<'l>(
     fetches: JLongArray<'l>,
 ) -> jlongArray {
     guard(&mut env, |env| {
-        let session = Session::new(borrow::<Scope>(scope)?);
+        let session = Session::new(&*lease::<Scope>(scope)?);
         let feeds = FeedList::read(env, &feed_outputs, &feed_tensors)?;
         let lent = feeds.lend()?;
         let fetches = longs(env, &fetches)?
             .iter()
-            .map(|&f| borrow::<AnyOutput>(f).cloned())
+            .map(|&f| lease::<AnyOutput>(f).map(|o| AnyOutput::clone(&o)))
             .collect::<Result<Vec<_>>>()?;
         let feeds = FeedList::feeds(&feeds.outputs, &lent)?;
         let results = session.run_tensors(&fetches, &feeds)?;
         // Each result with its dtype and shape, so that Java makes its tensors without
         // asking for them: handle, dtype number, rank, dimensions.
         let mut packed = Vec::new();
+        let mut fresh = Fresh::default();
         for t in results {
             let dtype = DType::ALL.iter().position(|&d| d == t.dtype());
             let shape = java_dims(t.shape());
             let dtype = dtype.map_or(-1, |d| d as i64);
             let rank = shape.len() as i64;
-            packed.extend([into_handle(JavaTensor::Owned(t)), dtype, rank]);
+            packed.extend([fresh.register(JavaTensor::Owned(t))?, dtype, rank]);
             packed.extend(shape);
         }
-        long_array(env, &packed)
+        let packed = long_array(env, &packed)?;
+        fresh.hand_over();
+        Ok(packed)
     })
 }
 
@@ -720,9 +738,9 @@ pub extern "system" fn Java_org_ndgather_Native_sessionRunInto<'l>(
     into: jlong,
 ) {
     guard(&mut env, |env| {
-        let session = Session::new(borrow::<Scope>(scope)?);
+        let session = Session::new(&*lease::<Scope>(scope)?);
         let feeds = FeedList::read(env, &feed_outputs, &feed_tensors)?;
-        let into = borrow::<JavaTensor>(into)?;
+        let into = lease::<JavaTensor>(into)?;
         if let Some(out) = into.direct() {
             let fed = feeds.tensors.iter().filter_map(|t| t.direct());
             if fed.into_iter().any(|b| b.overlaps(out)) {
@@ -735,45 +753,46 @@ pub extern "system" fn Java_org_ndgather_Native_sessionRunInto<'l>(
         }
         let lent = feeds.lend()?;
         let feeds = FeedList::feeds(&feeds.outputs, &lent)?;
-        let fetch = borrow::<AnyOutput>(fetch)?;
-        into.write(|out| Ok(session.run_into(fetch, &feeds, out)?))
+        let fetch = lease::<AnyOutput>(fetch)?;
+        into.write(|out| Ok(session.run_into(&fetch, &feeds, out)?))
     })
 }
 
-/// A run's feeds as Java passes them: outputs and tensors, pairwise.
-struct FeedList<'h> {
-    outputs: Vec<&'h AnyOutput>,
-    tensors: Vec<&'h JavaTensor>,
+/// A run's feeds as Java passes them: outputs and tensors, pairwise, each leased for the run.
+struct FeedList {
+    outputs: Vec<Arc<AnyOutput>>,
+    tensors: Vec<Arc<JavaTensor>>,
 }
 
-impl<'h> FeedList<'h> {
+impl FeedList {
     fn read(
         env: &mut JNIEnv<'_>,
         outputs: &JLongArray<'_>,
         tensors: &JLongArray<'_>,
-    ) -> Result<FeedList<'h>> {
+    ) -> Result<FeedList> {
         let (outs, values) = (longs(env, outputs)?, longs(env, tensors)?);
         Ok(FeedList {
             outputs: outs
                 .iter()
-                .map(|&o| borrow::<AnyOutput>(o))
+                .map(|&o| lease::<AnyOutput>(o))
                 .collect::<Result<_>>()?,
             tensors: values
                 .iter()
-                .map(|&t| borrow::<JavaTensor>(t))
+                .map(|&t| lease::<JavaTensor>(t))
                 .collect::<Result<_>>()?,
         })
     }
 
-    /// The fed tensors' elements, lent for the run (Java holds the tensors open across it).
-    fn lend(&self) -> Result<Vec<tensor::Lent<'h>>> {
+    /// The fed tensors' elements, lent for the run (the leases keep the tensors alive across
+    /// it, whoever closes them meanwhile).
+    fn lend(&self) -> Result<Vec<tensor::Lent<'_>>> {
         self.tensors.iter().map(|t| t.lend()).collect()
     }
 
     /// The core's feeds: each value read where it lies.
-    fn feeds<'v>(outputs: &[&AnyOutput], lent: &'v [tensor::Lent<'_>]) -> Result<Feeds<'v>> {
+    fn feeds<'v>(outputs: &[Arc<AnyOutput>], lent: &'v [tensor::Lent<'_>]) -> Result<Feeds<'v>> {
         let mut feeds = Feeds::new();
-        for (&o, l) in outputs.iter().zip(lent) {
+        for (o, l) in outputs.iter().zip(lent) {
             feeds = feeds.feed_view(o, l.view()?)?;
         }
         Ok(feeds)

@@ -1,7 +1,7 @@
 //! Tensors as Java holds them: the core's own memory, or a direct buffer's, read (and
 //! written) where it lies.
 
-use super::handle::{DirectBuffer, Reading};
+use super::direct::{DirectBuffer, Reading};
 use super::Result;
 use ndgather::{DType, Tensor, TensorView, TensorViewMut};
 

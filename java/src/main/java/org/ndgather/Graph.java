@@ -8,10 +8,17 @@ import java.util.Map;
 /**
  * A data flow graph: ops are recorded with their static shapes (checked as they are built,
  * with TensorFlow's messages) and computed by a {@link Session}.
+ *
+ * <p>As TF Java 1.15's: safe to use from several threads, and {@link #close()} waits until no
+ * {@link Session} refers to the graph any more.
  */
 public final class Graph implements ExecutionEnvironment, AutoCloseable {
   private final Tensor.Handle scope;
   private final Map<String, Output<?>> ops = new LinkedHashMap<>();
+  /** Sessions open on the graph (guarded by {@code this}). */
+  private int references;
+  /** Whether {@link #close()} has begun (guarded by {@code this}). */
+  private boolean closing;
 
   /** An empty graph. */
   public Graph() {
@@ -24,8 +31,16 @@ public final class Graph implements ExecutionEnvironment, AutoCloseable {
   }
 
   @Override
-  public synchronized void register(Output<?> output) {
-    ops.put(output.op().name(), output);
+  public void register(Output<?> output) {
+    synchronized (this) {
+      if (!closing) {
+        ops.put(output.op().name(), output);
+        return;
+      }
+    }
+    // An op built while the graph closed: it would outlive the graph's close.
+    output.free();
+    throw new IllegalStateException("close() has been called on the Graph");
   }
 
   /**
@@ -40,15 +55,69 @@ public final class Graph implements ExecutionEnvironment, AutoCloseable {
     return o == null ? null : o.op();
   }
 
-  /** Frees the graph and its ops' handles. */
+  /**
+   * A session's hold on the graph (TF Java's {@code Graph.Reference}): {@link Graph#close()}
+   * waits until every one is closed.
+   */
+  final class Reference implements AutoCloseable {
+    private boolean active = true;
+
+    private Reference() {}
+
+    /** Lets the graph close (once; again: nothing). */
+    @Override
+    public void close() {
+      synchronized (Graph.this) {
+        if (active) {
+          active = false;
+          if (--references == 0) {
+            Graph.this.notifyAll();
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * A hold on the graph, for a session.
+   *
+   * @throws IllegalStateException once {@link #close()} has been called
+   */
+  synchronized Reference ref() {
+    if (closing) {
+      throw new IllegalStateException("close() has been called on the Graph");
+    }
+    references++;
+    return new Reference();
+  }
+
+  /**
+   * Frees the graph and its ops' handles, once every {@link Session} on it is closed: as TF
+   * Java 1.15's, this waits for them (close each session first, or from another thread). New
+   * sessions and ops are refused from the moment it is called.
+   */
   @Override
   public void close() {
     List<Output<?>> outputs;
+    boolean interrupted = false;
     synchronized (this) {
+      closing = true;
+      while (references > 0) {
+        try {
+          wait();
+        } catch (InterruptedException e) {
+          // Freeing the graph under a session's run is what this wait prevents: go on
+          // waiting, and leave the interrupt for the caller to see.
+          interrupted = true;
+        }
+      }
       outputs = new ArrayList<>(ops.values());
       ops.clear();
     }
     outputs.forEach(Output::free);
     scope.run();
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

@@ -3,8 +3,11 @@ package org.ndgather;
 import java.nio.ByteBuffer;
 
 /**
- * The JNI entry points of the native library (crates/ndgather-jni). Handles are the native
- * objects' addresses; each wrapper class keeps its own and frees it once.
+ * The JNI entry points of the native library (crates/ndgather-jni). Handles name entries of
+ * the native side's registry (a slot, its generation and the object's type), never addresses:
+ * a closed, forged or mistyped handle gives {@code IllegalStateException}, and each call keeps
+ * the objects it uses alive until it returns, whoever closes them meanwhile. Each wrapper
+ * class keeps its own handle and closes it once.
  */
 final class Native {
   static {

@@ -1,5 +1,6 @@
 package org.ndgather;
 
+import java.lang.ref.Reference;
 import java.util.List;
 
 /**
@@ -25,14 +26,14 @@ public final class NativeOps {
 
   /** A constant holding a copy of {@code value}. */
   public static <T> Output<T> constant(org.ndgather.op.Scope scope, Tensor<T> value) {
-    return new Output<>(scope.env(), Native.opConstant(scope.handle(), value.handle()));
+    return made(scope, Native.opConstant(scope.handle(), value.handle()), value);
   }
 
   /** A placeholder of {@code type} and {@code shape} (null: unknown). */
   public static <T> Output<T> placeholder(org.ndgather.op.Scope scope, Class<T> type, Shape shape) {
     long[] dims = shape == null ? null : shape.dims();
     String dt = DataType.fromClass(type).nativeName();
-    return new Output<>(scope.env(), Native.opPlaceholder(scope.handle(), dt, dims));
+    return made(scope, Native.opPlaceholder(scope.handle(), dt, dims));
   }
 
   /** {@code GatherV2}. */
@@ -51,7 +52,7 @@ public final class NativeOps {
             axis.asOutput().handle(),
             batchDims,
             badIndices);
-    return new Output<>(scope.env(), h);
+    return made(scope, h, params, indices, axis);
   }
 
   /** {@code GatherNd}. */
@@ -68,7 +69,7 @@ public final class NativeOps {
             indices.asOutput().handle(),
             batchDims,
             badIndices);
-    return new Output<>(scope.env(), h);
+    return made(scope, h, params, indices);
   }
 
   /** The {@code tensor_scatter_nd} op of {@code kind} ("update", "add", "sub", "min", "max"). */
@@ -87,7 +88,7 @@ public final class NativeOps {
             indices.asOutput().handle(),
             updates.asOutput().handle(),
             badIndices);
-    return new Output<>(scope.env(), h);
+    return made(scope, h, tensor, indices, updates);
   }
 
   /** {@code TakeAlongAxis}. */
@@ -100,7 +101,7 @@ public final class NativeOps {
     long h =
         Native.opTakeAlongAxis(
             scope.handle(), arr.asOutput().handle(), indices.asOutput().handle(), axis, badIndices);
-    return new Output<>(scope.env(), h);
+    return made(scope, h, arr, indices);
   }
 
   /** {@code EmbeddingLookup}; {@code maxNorm} NaN for none. */
@@ -113,7 +114,7 @@ public final class NativeOps {
     long h =
         Native.opEmbeddingLookup(
             scope.handle(), handles(shards), ids.asOutput().handle(), partitionStrategy, maxNorm);
-    return new Output<>(scope.env(), h);
+    return made(scope, h, shards, ids);
   }
 
   /**
@@ -145,7 +146,7 @@ public final class NativeOps {
             maxNorm,
             partitionStrategy,
             badIndices);
-    return new Output<>(scope.env(), h);
+    return made(scope, h, shards, input, offsets, weights);
   }
 
   /** {@code tf.gradients(ys, xs, dx)}: one output per x; {@code dx} null for ones. */
@@ -159,9 +160,23 @@ public final class NativeOps {
             scope.handle(), handles(ys), handles(xs), dx == null ? null : handles(dx));
     List<Output<?>> out = new java.util.ArrayList<>(grads.length);
     for (long h : grads) {
-      out.add(new Output<>(scope.env(), h));
+      out.add(made(scope, h, ys, xs, dx));
     }
     return out;
+  }
+
+  /**
+   * The output a native op builder returned, with the objects whose handles it was given
+   * (the scope, operands, tensors) kept reachable until here: their cleaners do not close
+   * the handles under the call. Each of {@code used} is evaluated after the native call.
+   */
+  private static <T> Output<T> made(org.ndgather.op.Scope scope, long handle, Object... used) {
+    try {
+      return new Output<>(scope.env(), handle);
+    } finally {
+      Reference.reachabilityFence(scope);
+      Reference.reachabilityFence(used);
+    }
   }
 
   private static long[] handles(List<? extends Operand<?>> operands) {

@@ -44,12 +44,12 @@ public final class Output<T> implements Operand<T> {
 
   /** The static shape (fully known in an eager session). */
   public Shape shape() {
-    return Shape.of(Native.outputShape(handle()));
+    return Shape.of(state.call(this, "Output", Native::outputShape));
   }
 
   /** The type of the elements. */
   public DataType dataType() {
-    return DataType.fromNative(Native.outputDtype(handle()));
+    return DataType.fromNative(state.call(this, "Output", Native::outputDtype));
   }
 
   @Override
@@ -65,7 +65,7 @@ public final class Output<T> implements Operand<T> {
    *     Session} computes
    */
   public Tensor<T> tensor() {
-    long t = Native.outputValue(handle());
+    long t = state.call(this, "Output", Native::outputValue);
     if (t == 0) {
       throw new IllegalStateException(
           "the output of '" + name + "' has no value: run its graph in a Session");

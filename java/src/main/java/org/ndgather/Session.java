@@ -6,22 +6,30 @@ import java.util.List;
 
 /**
  * Runs the ops of a {@link Graph}: {@code session.runner().feed(..).fetch(..).run()}. Safe to
- * use from several threads at once.
+ * use from several threads at once, and to close from any of them: as TF Java 1.15's, {@link
+ * #close()} waits for the runs in progress, and the graph cannot close while the session is
+ * open.
  */
 public final class Session implements AutoCloseable {
   private final Graph graph;
-  private volatile boolean closed;
+  private final Graph.Reference graphRef;
+  /** Guards {@code activeRuns} and {@code closed}; close() waits on it. */
+  private final Object runs = new Object();
+  private int activeRuns;
+  private boolean closed;
 
   /**
    * A session over {@code graph}.
    *
    * @param graph the graph
+   * @throws IllegalStateException if the graph is closed (or closing)
    */
   public Session(Graph graph) {
     if (graph == null) {
       throw new NullPointerException("graph must not be null");
     }
     this.graph = graph;
+    this.graphRef = graph.ref();
   }
 
   /** A new run: feeds and fetches, then {@link Runner#run()}. */
@@ -29,9 +37,48 @@ public final class Session implements AutoCloseable {
     return new Runner();
   }
 
+  /**
+   * Closes the session: later runs throw {@code IllegalStateException}. Waits for the runs
+   * in progress on other threads to end (as TF Java 1.15's), then lets the graph close.
+   */
   @Override
   public void close() {
-    closed = true;
+    boolean interrupted = false;
+    synchronized (runs) {
+      closed = true;
+      while (activeRuns > 0) {
+        try {
+          runs.wait();
+        } catch (InterruptedException e) {
+          // The graph must not be freed under a run: go on waiting (runs end), and leave
+          // the interrupt for the caller to see.
+          interrupted = true;
+        }
+      }
+    }
+    graphRef.close();
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Counts a run in, or refuses it once the session is closed. */
+  private void begin() {
+    synchronized (runs) {
+      if (closed) {
+        throw new IllegalStateException("Session has been closed");
+      }
+      activeRuns++;
+    }
+  }
+
+  /** Counts a run out, waking a close() that waits for it. */
+  private void end() {
+    synchronized (runs) {
+      if (--activeRuns == 0) {
+        runs.notifyAll();
+      }
+    }
   }
 
   /** The feeds and fetches of one run. */
@@ -124,11 +171,19 @@ public final class Session implements AutoCloseable {
      *
      * @return one new tensor per fetch, in order; the caller closes them
      * @throws IllegalArgumentException with TensorFlow's message if an op refuses its inputs
+     * @throws IllegalStateException if the session, a fed or target tensor, or an output is
+     *     closed
      */
     public List<Tensor<?>> run() {
-      if (closed) {
-        throw new IllegalStateException("Session has been closed");
+      begin();
+      try {
+        return runCounted();
+      } finally {
+        end();
       }
+    }
+
+    private List<Tensor<?>> runCounted() {
       long[] outs = new long[feedOutputs.size()];
       long[] values = new long[feedTensors.size()];
       for (int i = 0; i < outs.length; i++) {

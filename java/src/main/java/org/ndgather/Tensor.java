@@ -1,6 +1,7 @@
 package org.ndgather;
 
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.lang.reflect.Array;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -10,6 +11,7 @@ import java.nio.IntBuffer;
 import java.nio.LongBuffer;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
 import org.ndgather.types.UInt8;
 
 /**
@@ -66,6 +68,19 @@ public final class Tensor<T> implements AutoCloseable {
       }
       return h;
     }
+
+    /**
+     * {@code call} on the open handle, with {@code owner} (the object whose cleaner frees
+     * the handle) kept reachable until it returns, so that the cleaner does not close the
+     * handle under the call (the native side would refuse it, never crash).
+     */
+    <R> R call(Object owner, String what, LongFunction<R> call) {
+      try {
+        return call.apply(get(what));
+      } finally {
+        Reference.reachabilityFence(owner);
+      }
+    }
   }
 
   Tensor(long handle) {
@@ -107,7 +122,7 @@ public final class Tensor<T> implements AutoCloseable {
 
   /** Whether the tensor reads a direct buffer in place (false: it holds its own copy). */
   boolean wrapsBuffer() {
-    return wrapped != null && Native.tensorIsDirect(handle());
+    return wrapped != null && state.call(this, "Tensor", Native::tensorIsDirect);
   }
 
   /**
@@ -259,7 +274,11 @@ public final class Tensor<T> implements AutoCloseable {
     return (Tensor<U>) this;
   }
 
-  /** Frees the tensor's native memory; later uses throw {@code IllegalStateException}. */
+  /**
+   * Frees the tensor's native memory; later uses throw {@code IllegalStateException}. A run
+   * (or other call) on another thread that is using the tensor already goes on with it: its
+   * memory is freed when that call returns.
+   */
   @Override
   public void close() {
     cleanable.clean();
@@ -346,11 +365,12 @@ public final class Tensor<T> implements AutoCloseable {
 
   /** The elements' bytes, row-major, in native order. */
   ByteBuffer bytes() {
-    return ByteBuffer.wrap(Native.tensorBytes(handle())).order(ByteOrder.nativeOrder());
+    return ByteBuffer.wrap(state.call(this, "Tensor", Native::tensorBytes))
+        .order(ByteOrder.nativeOrder());
   }
 
   byte[][] strings() {
-    return Native.tensorStrings(handle());
+    return state.call(this, "Tensor", Native::tensorStrings);
   }
 
   /**

@@ -1,5 +1,6 @@
 package org.ndgather.op;
 
+import java.lang.ref.Reference;
 import org.ndgather.ExecutionEnvironment;
 import org.ndgather.NativeOps;
 
@@ -41,10 +42,15 @@ public final class Scope {
   }
 
   private Scope derived(String name, boolean sub) {
-    long h = NativeOps.deriveScope(handle, name, sub);
-    Scope s = new Scope(env, h);
-    NativeOps.freeWhenUnreachable(s, h);
-    return s;
+    try {
+      long h = NativeOps.deriveScope(handle, name, sub);
+      Scope s = new Scope(env, h);
+      NativeOps.freeWhenUnreachable(s, h);
+      return s;
+    } finally {
+      // This scope's cleaner must not close its handle under the native call.
+      Reference.reachabilityFence(this);
+    }
   }
 
   /** The native scope (for ndgather's ops). */
