@@ -8,6 +8,21 @@ use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
+/// Checks that `array` (whose dtype holds Python objects) is a plain object array: 8-byte
+/// slots that each hold one reference. Records with object fields and NumPy's `StringDType`
+/// also hold references, but not one per 8 bytes, so no object path may read them as
+/// addresses.
+pub(crate) fn object_array(name: &str, array: &Bound<'_, PyUntypedArray>) -> PyResult<()> {
+    let dtype = array.dtype();
+    if dtype.kind() == b'O' && dtype.itemsize() == 8 {
+        return Ok(());
+    }
+    Err(PyTypeError::new_err(format!(
+        "{name} has dtype {dtype}, which holds Python objects: only arrays of dtype=object \
+         (one object per element) are supported"
+    )))
+}
+
 /// Runs `$body` with `$i` a read-only `ArrayViewD` of the integer array `$array` (a dtype of
 /// the core's `index` role, native byte order), or returns a `TypeError`.
 macro_rules! with_indices {

@@ -204,14 +204,10 @@ fn gather_objects<'py>(
     indices: &Bound<'py, PyUntypedArray>,
     out: Option<&Bound<'py, PyUntypedArray>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let dtype = params.dtype();
-    if dtype.kind() != b'O' {
-        return Err(PyTypeError::new_err(format!(
-            "structured dtypes holding Python objects are not supported (got {dtype})"
-        )));
-    }
-    let view = TensorView::from(Raw::of(params).view::<u64>(params)?);
+    dtypes::object_array("params", params)?;
+    // The indices' check may call into Python (a dtype's name), so it runs before the view.
     let idx = index_view("indices", indices)?;
+    let view = TensorView::from(Raw::of(params).view::<u64>(params)?);
     let addresses = pool::in_callers_pool(|| fresh::<u64>(op, view, &idx)).map_err(to_py)?;
     let shape = element_shape(&addresses);
     let objects = output::object_references(py, into_vec(addresses));
@@ -973,16 +969,13 @@ fn put_objects(
     idx: &TensorView<'_>,
     values: &Bound<'_, PyUntypedArray>,
 ) -> PyResult<()> {
-    for (name, array) in [("arr", arr), ("values", values)] {
-        if array.dtype().kind() != b'O' {
-            return Err(PyTypeError::new_err(format!(
-                "put_along_axis takes {name} of dtype object here, got {}; structured dtypes \
-                 holding Python objects are not supported",
-                array.dtype()
-            )));
-        }
-    }
-    let mut slots = typed_view::<u64>(arr)?.to_owned();
+    dtypes::object_array("arr", arr)?;
+    dtypes::object_array("values", values)?;
+    // A copy in row-major order (ndarray's `to_owned` refuses the stand-in strides that
+    // `raw.rs` gives a view of no elements).
+    let current = typed_view::<u64>(arr)?;
+    let mut slots = ArrayD::from_shape_vec(current.raw_dim(), current.iter().copied().collect())
+        .map_err(|e| PyValueError::new_err(format!("internal error: {e}")))?;
     let source = typed_view::<u64>(values)?;
     // With the GIL held, so that no object named in `slots` or `source` is freed meanwhile.
     pool::in_callers_pool(|| options.put_along_axis(slots.view_mut().into(), idx, &source.into()))

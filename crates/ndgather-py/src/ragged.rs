@@ -178,6 +178,7 @@ pub(crate) fn ragged_gather<'py>(
     let dtype = params.dtype();
     let raw = Raw::of(params);
     if dtype.has_object() {
+        crate::dtypes::object_array("params", params)?;
         // Python objects are gathered as their addresses with the GIL held, so that none
         // is freed meanwhile, then stored with a reference each (as `gather` does).
         let view = TensorView::from(raw.view::<u64>(params)?);

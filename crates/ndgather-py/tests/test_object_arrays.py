@@ -197,6 +197,24 @@ def take_and_ragged() -> None:
     assert values_of(r.values) == [2, 3, 4, 0, 1, 2, 3, 4]
 
 
+@scenario
+def other_dtypes_holding_objects_are_refused() -> None:
+    # StringDType and records with object fields hold references, but not one per 8 bytes:
+    # read as addresses they crashed the ragged path.
+    import ndgather as ng
+    strings = np.array(["alpha", "beta"], dtype=np.dtypes.StringDType())
+    records = np.zeros(2, [("o", "O"), ("i", "<i8")])
+    records["i"] = 0x10
+    for p in (strings, records):
+        for call in (lambda: ng.gather(p, ng.Ragged.from_list([[1], [0, 1]])),
+                     lambda: ng.gather(ng.Ragged(p, [np.array([0, 1, 2])]), np.array([1, 0])),
+                     lambda: ng.gather(p, np.array([1, 0])),
+                     lambda: ng.gather_nd(p, np.array([[1]]))):
+            expect(TypeError, call, "holds Python objects")
+    churn()
+    assert records["i"].tolist() == [0x10, 0x10] and list(strings) == ["alpha", "beta"]
+
+
 # -- put_along_axis: stores objects into arr in place ----------------------------------------
 
 @scenario
@@ -239,6 +257,18 @@ def put_along_axis_equals_numpy_with_counts() -> None:
 
 
 @scenario
+def put_along_axis_into_empty_arrays() -> None:
+    import ndgather as ng
+    for shape, ishape in (((0, 2), (0, 1)), ((2, 0), (2, 0)), ((1, 0, 3), (1, 0, 1))):
+        a = np.empty(shape, object)
+        idx = np.zeros(ishape, np.intp)
+        ng.put_along_axis(a, idx, np.empty(ishape, object), axis=len(shape) - 1)
+        expected = np.empty(shape, object)
+        np.put_along_axis(expected, idx, np.empty(ishape, object), axis=len(shape) - 1)
+        assert a.shape == expected.shape
+
+
+@scenario
 def put_along_axis_errors_write_nothing() -> None:
     import ndgather as ng
     a = objects([0, 1, 2])
@@ -248,7 +278,7 @@ def put_along_axis_errors_write_nothing() -> None:
     assert values_of(a) == [0, 1, 2]
     rec = np.zeros(2, dtype=[("o", object)])
     expect(TypeError, lambda: ng.put_along_axis(rec, np.array([0]), rec[:1].copy(), 0),
-           "structured")
+           "holds Python objects")
 
 
 @scenario
