@@ -12,7 +12,11 @@ random ids:
 - throughput: lookups of 1,000 ids per second from 1, 4 and 8 client threads, every
   result checked;
 - recovery: lookups of 1,000 ids in a stream while the worker holding a shard is killed
-  (SIGKILL): the longest wait for a lookup, and every result checked.
+  (SIGKILL): the longest wait for a lookup, and every result checked;
+- the shard servers' connections (issue 53: each proves that it holds the server's secret
+  by HMAC-SHA256 before any row is sent): how many the latency runs opened, and lookups of
+  1,000 ids that open a new connection each time, handshake included, beside the lookups
+  that keep theirs open.
 
 Needs the test command's .venv, with the extension built for speed:
 
@@ -32,6 +36,11 @@ from dask.distributed import Client, LocalCluster, wait
 
 from ndgather.distributed import ShardedTable, _Server
 
+try:  # the authenticated socket (issue 53); absent from the code before it
+    from ndgather import _shard_socket
+except ImportError:
+    _shard_socket = None
+
 WIDTH = 32
 
 
@@ -40,6 +49,36 @@ class Floor:
 
     def echo(self, ids):
         return np.zeros((len(ids), WIDTH), np.float32)
+
+
+class CountConnections:
+    """Counts the shard-server connections that the client opens while it is active."""
+
+    def __init__(self):
+        self.opened = 0
+
+    def __enter__(self):
+        if _shard_socket is not None:
+            self._open = _shard_socket.Connection.open.__func__
+
+            async def counted(cls, *args):
+                self.opened += 1
+                return await self._open(cls, *args)
+
+            _shard_socket.Connection.open = classmethod(counted)
+        return self
+
+    def __exit__(self, *exc):
+        if _shard_socket is not None:
+            _shard_socket.Connection.open = classmethod(self._open)
+
+
+def new_connection_each_time(table, ids):
+    """A lookup after the client's open connections are closed: the handshake each time."""
+    for server in table._servers._actors.values():
+        while server._idle:
+            server._idle.pop().close()
+    return table.lookup(ids)
 
 
 def percentiles(fn, calls):
@@ -129,20 +168,29 @@ def main():
                          floor.key)
         x = da.from_array(table_np, chunks=(args.rows // 2, WIDTH)).persist()
         wait(x)
+        connections = CountConnections()
         for n in (1, 1000, 100_000):
             ids = rng.integers(0, args.rows, n)
             assert np.array_equal(table.lookup(ids), table_np[ids])
             calls = args.calls if n < 100_000 else max(args.calls // 4, 10)
-            row = {
-                "ShardedTable.lookup": percentiles(lambda: table.lookup(ids), calls),
+            with connections:
+                row = {"ShardedTable.lookup": percentiles(lambda: table.lookup(ids), calls)}
+            row.update({
                 "floor (actor call)": percentiles(lambda: floor.echo(ids).result(), calls),
                 "direct actor call": percentiles(lambda: direct.call_sync("echo", ids), calls),
                 "dask x[ids]": percentiles(lambda: x[ids].compute(), max(calls // 4, 10)),
-            }
+            })
+            if n == 1000 and _shard_socket is not None:
+                row["lookup, new connection"] = percentiles(
+                    lambda: new_connection_each_time(table, ids), calls)
             results["latency"][n] = row
             for what, p in row.items():
                 print(f"{n:>7} ids  {what:22} p50 {p['p50_ms']:7.2f} ms  p90 {p['p90_ms']:7.2f} ms"
                       f"  p99 {p['p99_ms']:7.2f} ms")
+        if _shard_socket is not None:
+            results["connections_opened"] = connections.opened
+            print(f"the lookups above opened {connections.opened} connections to the "
+                  f"{len(table._servers._actors)} shard servers")
         for threads in (1, 4, 8):
             t = throughput(table, table_np, threads, args.seconds, rng)
             results["throughput"][threads] = t

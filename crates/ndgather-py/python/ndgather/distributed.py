@@ -7,10 +7,12 @@ Two front ends over ``dask`` and ``distributed`` (not a scheduler of ndgather's 
   :meth:`ShardedTable.lookup` sends each shard only the ids it holds, straight to a server
   on the worker that holds the shard (a Dask actor: no task, no scheduler on the way); each
   server runs one :func:`ndgather.gather` and sends back only the rows gathered. Lookups
-  from concurrent threads share their round trips. On plain TCP a server answers on a socket
-  of its own, in a fixed binary framing; servers on the client's host write the rows of a
-  large lookup (1 MiB or more) into shared memory instead. A server lost with its
-  worker is made again against its shard, and the lookup repeated.
+  from concurrent threads share their round trips. On TCP and TLS a server answers on a
+  socket of its own, in a fixed binary framing (``ndgather._shard_socket``: every connection
+  proves that it holds the server's secret, and every size is bounded); servers on the
+  client's host write the rows of a large lookup (1 MiB or more) into shared memory instead.
+  A server lost with its worker is made again against its shard, and the lookup repeated;
+  a lookup has a deadline, and raises ``TimeoutError`` rather than wait past it.
   :meth:`ShardedTable.scatter_add` makes a new version of the table; shards are immutable and
   every version is a Dask task of the previous one, so a shard lost with its worker is
   recomputed from its file or lineage.
@@ -43,12 +45,10 @@ import concurrent.futures
 import math
 import mmap
 import os
-import pickle
-import struct
 import threading
 import time
 import weakref
-from typing import Literal, Optional, Sequence
+from typing import Any, Coroutine, List, Literal, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -56,7 +56,7 @@ try:
     import dask
     import dask.array as da
     from distributed import Client
-    from distributed.comm import get_address_host, parse_address
+    from distributed.comm import CommClosedError, get_address_host, parse_address
     from distributed.protocol import to_serialize
 except ImportError as e:  # pragma: no cover - exercised only without dask
     raise ImportError(
@@ -70,6 +70,8 @@ from . import embedding_bag as _embedding_bag
 from . import gather as _gather
 from . import gather_nd as _gather_nd
 from . import _tensor_scatter
+from . import _shard_socket
+from ._shard_socket import Connection, Endpoint
 
 __all__ = ["ShardedTable", "gather", "gather_nd"]
 
@@ -79,16 +81,19 @@ LookupPolicy = Literal["error", "ignore", "clamp", "negative", "wrap"]
 
 # Output blocks of a lazy gather hold about this many bytes.
 _BLOCK_BYTES = 64 << 20
-# How long a lookup keeps trying while Dask recovers a lost worker's shards.
+# How long a lookup may take, end to end, while Dask recovers a lost worker's shards: past
+# it the lookup raises TimeoutError.
 _RECOVERY_SECONDS = 120
+# The longest one attempt waits on a server (a batch of socket calls, an actor call), so
+# that a server that went silent leaves time to make it again.
+_CALL_SECONDS = 30
+# How long a lookup whose connection to a server broke waits for the scheduler to see that
+# the server's worker is gone (it may not have yet, on a loaded machine) before it takes
+# the error as the server's own.
+_NOTICE_SECONDS = 10
 # Lookups whose rows take at least this many bytes come back through shared memory where
 # every server shares the client's host: below it, a message costs no more.
 _SHARED_MIN_BYTES = 1 << 20
-# A request on a server's own socket: the policy name's length, the id count; then the
-# name, then the ids (int64). A reply: 0 and the rows' byte count, then the rows; or 1 and
-# the length of the pickled exception, then it.
-_REQUEST = struct.Struct("<BQ")
-_REPLY = struct.Struct("<BQ")
 # Shared buffers a server keeps mapped (the most recent ones), so that a buffer the client
 # reuses is not mapped again for each lookup.
 _SERVER_MAPS = 4
@@ -132,10 +137,17 @@ def _take(shard, local_ids, bad_indices):
     return _gather(shard, local_ids, bad_indices=bad_indices)
 
 
-def _map_shared(path, nbytes):
-    """``nbytes`` of the memory file at ``path``, mapped shared and writable."""
+def _map_shared(path: str, nbytes: int, identity: Tuple[int, int]) -> mmap.mmap:
+    """``nbytes`` of the memory file at ``path``, mapped shared and writable, if it is still
+    the file ``identity`` (its device and inode) names: a client's descriptor number is
+    reused once the client closes it, and a server called for a buffer the client has
+    since dropped must not write into the next file that took its number."""
     fd = os.open(path, os.O_RDWR)
     try:
+        found = os.fstat(fd)
+        if (found.st_dev, found.st_ino) != tuple(identity):
+            raise RuntimeError(f"the client's memory file at {path} is not the one this call "
+                               "was for: the client has dropped it")
         return mmap.mmap(fd, nbytes)
     finally:
         os.close(fd)
@@ -178,70 +190,66 @@ class _ShardServer:
         self._shard = shard
         self._maps = collections.OrderedDict()  # shared buffer's key -> its mapping
         self._listener = None  # the server's own socket, once a client asks for it
+        self._endpoint = None
 
     def __del__(self):
         if self._listener is not None:
-            _close_on_loop(self._listener.get_loop(), self._listener)
+            _close_on_loop(self._listener.server.get_loop(), self._listener.server)
 
-    async def listen(self):
-        """Opens the server's own socket on its worker's host, once, and returns its host,
-        port, and the rows' dtype and shape: lookups of a client on plain TCP then send ids
-        and receive rows in a fixed binary framing, without Dask's messages around them.
-        ``None`` for rows of Python objects, which have no bytes to send."""
+    async def listen(self) -> Optional[Endpoint]:
+        """Opens the server's own socket on its worker's host, once, and returns its
+        :class:`~ndgather._shard_socket.Endpoint`: address, rows' dtype and shape, and the
+        server's secret, which only this reply (Dask's own channel) carries. Lookups of a
+        client on TCP or TLS (the worker's own SSL context) then send ids and receive rows
+        in a fixed binary framing, without Dask's messages around them. ``None`` for rows of
+        Python objects, which have no bytes to send."""
         if self._shard.dtype.hasobject:
             return None
-        from distributed import get_worker
-        worker = get_worker()
-        host = get_address_host(worker.address)
-        if self._listener is None:
-            self._sockets = worker.extensions.setdefault(_Sockets.NAME, _Sockets())
-            self._listener = await asyncio.start_server(self._serve, host, 0)
-            self._sockets.add(self._listener)
-        port = self._listener.sockets[0].getsockname()[1]
-        return host, port, self._shard.dtype.str, self._shard.shape[1:]
-
-    async def _serve(self, reader, writer):
-        """One client connection: requests answered in turn until it closes."""
-        self._sockets.add(writer)
-        try:
-            while True:
-                length, count = _REQUEST.unpack(await reader.readexactly(_REQUEST.size))
-                policy = (await reader.readexactly(length)).decode()
-                ids = np.frombuffer(await reader.readexactly(count * 8), np.int64)
-                try:
-                    rows = np.ascontiguousarray(_take(self._shard, ids, policy))
-                    writer.write(_REPLY.pack(0, rows.nbytes))
-                    writer.write(memoryview(rows).cast("B"))
-                except Exception as e:  # noqa: BLE001 - the caller raises it
-                    error = pickle.dumps(e)
-                    writer.write(_REPLY.pack(1, len(error)))
-                    writer.write(error)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            pass  # the client went away, or the worker is closing
-        finally:
-            self._sockets.discard(writer)
-            writer.close()
+        if self._endpoint is None:
+            from distributed import get_worker
+            worker = get_worker()
+            host = get_address_host(worker.address)
+            context = None
+            if parse_address(worker.address)[0] == "tls":
+                context = worker.security.get_listen_args("worker").get("ssl_context")
+            sockets = worker.extensions.setdefault(_Sockets.NAME, _Sockets())
+            secret = _shard_socket.new_secret()
+            row_bytes = math.prod(self._shard.shape[1:]) * self._shard.dtype.itemsize
+            listener = _shard_socket.Listener(
+                secret, lambda ids, policy: _take(self._shard, ids, policy), row_bytes,
+                sockets.add, sockets.discard)
+            port = await listener.start(host, context)
+            sockets.add(listener.server)
+            if self._endpoint is not None:  # a concurrent call opened one first
+                listener.server.close()
+                return self._endpoint
+            self._listener = listener
+            self._endpoint = Endpoint(host, port, self._shard.dtype.str,
+                                      tuple(self._shard.shape[1:]), secret,
+                                      _shard_socket.max_ids(row_bytes))
+        return self._endpoint
 
     async def take(self, local_ids, bad_indices):
         # A coroutine runs on the worker's event loop, with no hop to the actor's thread:
         # a gather is short, and releases the GIL.
         return _take(self._shard, local_ids, bad_indices)
 
-    async def shares_memory_with(self, path, token):
+    async def shares_memory_with(self, path: str, identity: Tuple[int, int],
+                                 token: bytes) -> bool:
         """Whether this worker can map the client's memory file at ``path`` (the client's
-        own host and process namespace): it must read ``token`` there."""
+        own host and process namespace): it must be the file ``identity`` names, and read
+        ``token``."""
         try:
-            with _map_shared(path, len(token)) as m:
+            with _map_shared(path, len(token), identity) as m:
                 return m[:len(token)] == token
-        except (OSError, ValueError):
+        except (OSError, ValueError, RuntimeError):
             return False
 
     async def take_into(self, local_ids, bad_indices, buffer, offset):
         """The rows of ``local_ids`` written into the client's shared ``buffer`` (its key,
-        path and size) at byte ``offset``, instead of sent back."""
-        key, path, nbytes = buffer
-        mapping = self._maps.pop(key, None) or _map_shared(path, nbytes)
+        path, size and file identity) at byte ``offset``, instead of sent back."""
+        key, path, nbytes, identity = buffer
+        mapping = self._maps.pop(key, None) or _map_shared(path, nbytes, identity)
         self._maps[key] = mapping
         while len(self._maps) > _SERVER_MAPS:
             self._maps.popitem(last=False)[1].close()
@@ -250,48 +258,64 @@ class _ShardServer:
         _gather(self._shard, local_ids, bad_indices=bad_indices, out=view)
 
 
+def _remaining(deadline: float, attempt: bool = True) -> float:
+    """Seconds left until ``deadline`` (``time.monotonic``), for one attempt at most
+    ``_CALL_SECONDS``; ``TimeoutError`` once it has passed."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError(f"the lookup did not finish in {_RECOVERY_SECONDS} s")
+    return min(left, _CALL_SECONDS) if attempt else left
+
+
+def _on_loop(client: Client, coroutine: Coroutine, seconds: float) -> Any:
+    """``coroutine`` run on the client's event loop from another thread, given ``seconds``:
+    ``TimeoutError`` then, even if the loop never runs it (closed or stopped)."""
+    future = asyncio.run_coroutine_threadsafe(_shard_socket.within(coroutine, seconds),
+                                              client.loop.asyncio_loop)
+    try:
+        return future.result(seconds + 1)  # the coroutine's own deadline comes first
+    except concurrent.futures.TimeoutError as e:  # not the builtin before Python 3.11
+        future.cancel()
+        raise TimeoutError(f"the client's event loop gave no answer in {seconds:g} s") from e
+
+
 class _Server:
     """A shard server's address: the worker that holds its actor, and the actor's key."""
 
     def __init__(self, client, address, key):
         self._client, self.address, self.key = client, address, key
-        self.socket = None  # (host, port, dtype, row shape) of the server's own socket
-        self._idle = []  # open connections to it, for the next calls
+        self.endpoint = None  # the server's own socket (`Endpoint`), where it has one
+        self.ssl_context = None  # the cluster's, on TLS
+        self._idle = []  # open connections to it (`Connection`), for the next calls
 
     def __del__(self):
-        for _, writer in self._idle:
-            _close_on_loop(self._client.loop.asyncio_loop, writer)
+        for connection in self._idle:
+            _close_on_loop(self._client.loop.asyncio_loop, connection)
 
-    async def take(self, ids, policy):
+    async def take(self, ids: np.ndarray, policy: str) -> np.ndarray:
         """On the client's event loop: the rows of ``ids`` (local to the shard), through the
-        server's own socket where it has one, else through :meth:`call`."""
-        if self.socket is None:
+        server's own socket where it has one, else through :meth:`call`. The caller bounds
+        it in time."""
+        if self.endpoint is None:
             return await self.call("take", ids, policy)
-        host, port, dtype, row_shape = self.socket
-        ids = np.ascontiguousarray(ids, np.int64)
-        reader, writer = self._idle.pop() if self._idle else \
-            await asyncio.open_connection(host, port)
-        try:
-            name = policy.encode()
-            writer.write(_REQUEST.pack(len(name), len(ids)) + name)
-            writer.write(memoryview(ids).cast("B"))
-            status, length = _REPLY.unpack(await reader.readexactly(_REPLY.size))
-            payload = await reader.readexactly(length)
-        except BaseException as e:
-            writer.close()
-            if isinstance(e, asyncio.IncompleteReadError):
-                raise ConnectionResetError(f"shard server {self.key} closed its socket") from e
-            raise
-        self._idle.append((reader, writer))
-        if status:
-            raise pickle.loads(payload)
-        return np.frombuffer(payload, dtype).reshape((len(ids),) + tuple(row_shape))
+        while True:
+            kept = bool(self._idle)
+            connection = self._idle.pop() if kept else \
+                await Connection.open(self.endpoint, self.ssl_context)
+            try:
+                rows = await connection.take(ids, policy, self.endpoint)
+            except ConnectionResetError as e:
+                if kept:
+                    continue  # the server closed it while it was idle: another, or a new one
+                raise ConnectionResetError(f"shard server {self.key}: {e}") from e
+            self._idle.append(connection)
+            return rows
 
     async def call(self, method, *args):
         """On the client's event loop: ``method`` of the server, called on its worker
         directly, as a Dask ``Actor`` calls it for a client made with
         ``direct_to_workers=True``; by default an actor's calls hop through the scheduler,
-        both ways."""
+        both ways. The caller bounds it in time."""
         try:
             reply = await self._client.rpc(self.address).actor_execute(
                 function=method, actor=self.key, args=[to_serialize(a) for a in args],
@@ -302,97 +326,148 @@ class _Server:
             raise reply["exception"]
         return reply["result"]
 
-    def call_sync(self, method, *args):
-        """:meth:`call` from any thread but the client's event loop."""
-        return asyncio.run_coroutine_threadsafe(self.call(method, *args),
-                                                self._client.loop.asyncio_loop).result()
+    def call_sync(self, method: str, *args, seconds: Optional[float] = None) -> Any:
+        """:meth:`call` from any thread but the client's event loop, given ``seconds``."""
+        return _on_loop(self._client, self.call(method, *args),
+                        _CALL_SECONDS if seconds is None else seconds)
 
 
 class _Call:
-    """One lookup's calls of its shards: ``(shard key, server, ids, policy)`` parts and,
-    once answered, their rows or the error."""
+    """One lookup's calls of its shards: ``(shard key, server, ids, policy)`` parts, the
+    lookup's deadline and, once answered, their rows or the error."""
 
-    def __init__(self, parts):
-        self.parts = parts
+    def __init__(self, parts: list, deadline: float):
+        self.parts, self.deadline = parts, deadline
         self.rows = self.error = None
+        self.batch = None  # the batch that carries it, once sent
+        self.settled = False  # answered (under the batcher's lock); `done` is set after
         self.done = threading.Event()
+
+
+class _Batch:
+    """Calls sent together, and the future of their answer."""
+
+    def __init__(self, calls: List[_Call]):
+        self.calls = calls
+        self.future: Optional[concurrent.futures.Future] = None
 
 
 class _Batcher:
     """Lookups from concurrent callers, sent together: a lookup that arrives while a batch
     is in flight waits, and the answer of that batch sends every waiting lookup's ids at
-    once, from the client's event loop (one call per shard, awaited together)."""
+    once, from the client's event loop (one call per shard, awaited together).
+
+    Every caller is answered by its deadline: with its rows, the batch's error, or a
+    ``TimeoutError``, even if the batch's future never resolves (the loop closed or
+    stopped, its task destroyed); the batch after it is then sent."""
 
     def __init__(self, loop):
         self._loop = loop  # the client's asyncio loop
         self._lock = threading.Lock()
         self._waiting = []
-        self._in_flight = False
+        self._in_flight = None  # the batch being answered
 
-    def run(self, parts):
-        call = _Call(parts)
-        batch = None
+    def run(self, parts: list, deadline: float) -> list:
+        call = _Call(parts, deadline)
         with self._lock:
             self._waiting.append(call)
-            if not self._in_flight:
-                self._in_flight = True
-                batch, self._waiting = self._waiting, []
+            batch = self._next() if self._in_flight is None else None
         if batch is not None:
             self._send(batch)
-        call.done.wait()
+        if not call.done.wait(max(0.0, deadline - time.monotonic())):
+            self._expire(call)
         if call.error is not None:
             raise call.error
         return call.rows
 
-    def _send(self, batch):
+    def _next(self) -> Optional[_Batch]:
+        """The waiting calls as the batch in flight (the lock held), or ``None``."""
+        self._in_flight = _Batch(self._waiting) if self._waiting else None
+        self._waiting = []
+        for c in self._in_flight.calls if self._in_flight else ():
+            c.batch = self._in_flight
+        return self._in_flight
+
+    def _send(self, batch: _Batch) -> None:
         """Sends ``batch`` (no lock held: a future already done runs its callback at once):
-        the parts of its lookups merged by shard and policy."""
-        groups = {}
+        the parts of its lookups merged by shard and policy, given until the latest of
+        their deadlines (at most ``_CALL_SECONDS``)."""
+        groups, coroutine = {}, None
         try:
-            for c in batch:
+            for c in batch.calls:
                 for key, server, ids, policy in c.parts:
                     groups.setdefault((key, policy), (server, policy, []))[2].append(ids)
             requests = [(server, ids[0] if len(ids) == 1 else np.concatenate(ids), policy)
                         for server, policy, ids in groups.values()]
-            future = asyncio.run_coroutine_threadsafe(_await_all(requests), self._loop)
+            seconds = _remaining(max(c.deadline for c in batch.calls))
+            coroutine = _await_all(requests, seconds)
+            future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
         except BaseException as e:  # noqa: BLE001 - the batch's callers raise it
+            if coroutine is not None:
+                coroutine.close()  # never scheduled (the loop is closed)
             future = concurrent.futures.Future()
             future.set_exception(e)
+        batch.future = future
         future.add_done_callback(lambda f: self._answer(batch, list(groups), f))
 
-    def _answer(self, batch, keys, future):
+    def _answer(self, batch: _Batch, keys: list, future: concurrent.futures.Future) -> None:
         """Hands each lookup its rows (or the error), then sends the next batch."""
+        rows, error = {}, None
         try:
             answers = dict(zip(keys, future.result()))
             starts = dict.fromkeys(keys, 0)
-            for c in batch:
-                c.rows = []
+            for c in batch.calls:
+                rows[c] = []
                 for key, _, ids, policy in c.parts:
                     start = starts[(key, policy)]
-                    c.rows.append(answers[(key, policy)][start:start + len(ids)])
+                    rows[c].append(answers[(key, policy)][start:start + len(ids)])
                     starts[(key, policy)] = start + len(ids)
+        except concurrent.futures.CancelledError:
+            error = RuntimeError("the lookup's batch was cancelled")
         except BaseException as e:  # noqa: BLE001 - the batch's callers raise it
-            for c in batch:
-                c.error = e
+            error = e
+        self._settle(batch.calls, rows, error)
+
+    def _expire(self, call: _Call) -> None:
+        """``call``'s deadline has passed with no answer: it raises ``TimeoutError``; a
+        batch none of whose calls waits any more gives way to the next."""
+        self._settle([call], {}, TimeoutError(
+            f"the lookup got no answer from the shard servers by its deadline "
+            f"({_RECOVERY_SECONDS} s)"))
+
+    def _settle(self, calls: List[_Call], rows: dict, error: Optional[BaseException]) -> None:
+        """Answers those of ``calls`` not answered yet (rows, else ``error``); once every
+        call of the batch in flight is answered, the next batch goes."""
         with self._lock:
-            following, self._waiting = self._waiting, []
-            self._in_flight = bool(following)
-        for c in batch:
+            answered = [c for c in calls if not c.settled]
+            for c in answered:
+                c.settled = True
+                c.rows, c.error = rows.get(c), None if c in rows else error
+                if c.batch is None:  # expired before it was sent
+                    self._waiting.remove(c)
+            following = None
+            if self._in_flight is not None and all(c.settled for c in self._in_flight.calls):
+                following = self._next()
+        for c in answered:
             c.done.set()
-        if following:
+        # A batch whose callers all gave up is not cancelled from here: its coroutine ends at
+        # its own deadline, on the loop, if the loop runs at all.
+        if following is not None:
             self._send(following)
 
 
-async def _await_all(requests):
+async def _await_all(requests: list, seconds: float) -> list:
     """On the client's event loop: every ``(server, ids, policy)`` call sent at once, then
-    awaited together."""
-    return await asyncio.gather(*(server.take(ids, policy) for server, ids, policy in requests))
+    awaited together, for at most ``seconds``."""
+    return await _shard_socket.within(
+        asyncio.gather(*(server.take(ids, policy) for server, ids, policy in requests)),
+        seconds)
 
 
 async def _await_written(requests, buffer):
     """On the client's event loop: every ``(server, ids, policy)`` call that writes into
     ``buffer``, each at the end of the one before, sent at once, then awaited together."""
-    place, offsets = (buffer.key, buffer.path, buffer.nbytes), [0]
+    place, offsets = (buffer.key, buffer.path, buffer.nbytes, buffer.identity), [0]
     for _, ids, _ in requests:
         offsets.append(offsets[-1] + len(ids) * buffer.row_bytes)
     await asyncio.gather(*(server.call("take_into", ids, policy, place, offset)
@@ -416,7 +491,12 @@ class _SharedBuffer:
             raise
         self.key = os.urandom(16).hex()  # servers key their mappings by it
         self.path = f"/proc/{os.getpid()}/fd/{fd}"
-        weakref.finalize(self, _close_shared, self.map, fd)
+        # What a server checks before it writes: the path names a descriptor number,
+        # which the next memory file takes once this one is closed.
+        found = os.fstat(fd)
+        self.identity = (found.st_dev, found.st_ino)
+        #: Unmaps and closes the file (once; at the latest when the buffer is collected).
+        self.close = weakref.finalize(self, _close_shared, self.map, fd)
 
     def rows(self, count, row_shape, dtype):
         """The first ``count`` rows, as the servers wrote them."""
@@ -471,7 +551,9 @@ class _Servers:
             kept._shares = {k: s for k, s in self._shares.items() if k in keys}
             return kept
 
-    def get(self, shard):
+    def get(self, shard, deadline: float) -> _Server:
+        """``shard``'s server, made and asked for its socket first if need be, by
+        ``deadline``."""
         with self._lock:
             actor = self._actors.get(shard.key)
             if actor is not None:
@@ -483,33 +565,50 @@ class _Servers:
                 self._futures[shard.key] = future
         # A future's result is a round trip through the client's event loop: the server
         # is kept once it is known.
-        actor = future.result()
-        held = self._client.who_has([future]).get(future.key)
+        try:
+            # All the time left: Dask may be recomputing the shard the server needs.
+            actor = future.result(timeout=_remaining(deadline, attempt=False))
+        except (concurrent.futures.TimeoutError, asyncio.TimeoutError) as e:
+            raise TimeoutError(f"the server of shard {shard.key} was not made in time") from e
+        held = self._who_has([future], deadline).get(future.key)
         if not held:
             raise RuntimeError(f"the server of shard {shard.key} is not on any worker")
         server = _Server(self._client, held[0], actor.key)
-        if parse_address(server.address)[0] == "tcp":
-            # Plain TCP only: a cluster set up with TLS keeps Dask's comm for every call.
-            server.socket = server.call_sync("listen")
+        scheme = parse_address(server.address)[0]
+        if scheme in ("tcp", "tls"):
+            # Other transports (inproc, UCX) keep Dask's comm for every call.
+            server.endpoint = server.call_sync("listen", seconds=_remaining(deadline))
+            if scheme == "tls":
+                server.ssl_context = self._client.security.get_connection_args(
+                    "client").get("ssl_context")
         with self._lock:
             if self._futures.get(shard.key) is future:
                 self._actors[shard.key] = server
         return server
 
-    def fetch(self, parts):
-        """The rows of each ``(shard, ids, policy)`` part, batched with concurrent callers'."""
-        servers = [(shard.key, self.get(shard), ids, policy) for shard, ids, policy in parts]
-        return self._batcher.run(servers)
+    def _who_has(self, futures: list, deadline: float) -> dict:
+        """``client.who_has(futures)``, by ``deadline``."""
+        keys = [f.key for f in futures]
+        return _on_loop(self._client, self._client.scheduler.who_has(keys=keys),
+                        _remaining(deadline))
 
-    def fetch_shared(self, parts, row_bytes):
+    def fetch(self, parts: list, deadline: float) -> list:
+        """The rows of each ``(shard, ids, policy)`` part, batched with concurrent callers',
+        by ``deadline``."""
+        servers = [(shard.key, self.get(shard, deadline), ids, policy)
+                   for shard, ids, policy in parts]
+        return self._batcher.run(servers, deadline)
+
+    def fetch_shared(self, parts: list, row_bytes: int,
+                     deadline: float) -> Optional[_SharedBuffer]:
         """The rows of each ``(shard, ids, policy)`` part, written by the servers into one
         shared buffer, back to back in the parts' order; ``None`` unless every server shares
         the client's memory (``os.memfd_create`` and ``/proc``: Linux, one host). The caller
         reads the rows, then gives the buffer back."""
         if not hasattr(os, "memfd_create"):
             return None
-        servers = [(shard, self.get(shard)) for shard, _, _ in parts]
-        if not all(self._shares_memory(shard, server) for shard, server in servers):
+        servers = [(shard, self.get(shard, deadline)) for shard, _, _ in parts]
+        if not all(self._shares_memory(shard, server, deadline) for shard, server in servers):
             return None
         nbytes = sum(len(ids) for _, ids, _ in parts) * row_bytes
         with self._lock:
@@ -520,9 +619,13 @@ class _Servers:
         if buffer is None:
             buffer = _SharedBuffer(nbytes, row_bytes)
         requests = [(server, ids, policy) for (_, server), (_, ids, policy) in zip(servers, parts)]
-        # A buffer whose call failed is dropped, not reused: a server may still write to it.
-        asyncio.run_coroutine_threadsafe(_await_written(requests, buffer),
-                                         self._client.loop.asyncio_loop).result()
+        try:
+            _on_loop(self._client, _await_written(requests, buffer), _remaining(deadline))
+        except BaseException:
+            # Dropped, not reused: a server may still write to it. The next buffer may take
+            # its descriptor's number, but a server checks the file's identity first.
+            buffer.close()
+            raise
         return buffer
 
     def give_back(self, buffer):
@@ -530,24 +633,31 @@ class _Servers:
         with self._lock:
             self._free = sorted(self._free + [buffer], key=lambda b: -b.nbytes)[:2]
 
-    def _shares_memory(self, shard, server):
+    def _shares_memory(self, shard, server, deadline):
         shares = self._shares.get(shard.key)
         if shares is None:
             buffer, token = _probe_buffer()
-            shares = bool(server.call_sync("shares_memory_with", buffer.path, token))
+            shares = bool(server.call_sync("shares_memory_with", buffer.path, buffer.identity,
+                                           token, seconds=_remaining(deadline)))
             self._shares[shard.key] = shares
         return shares
 
-    def forget_lost(self) -> bool:
-        """Whether any server is gone with its worker; those are forgotten, to be made again
-        against their shards (a failed batch may be another lookup's shard's doing)."""
+    def forget_lost(self, deadline: float, patience: float = 0) -> bool:
+        """Whether any server is gone with its worker, asking the scheduler again for up to
+        ``patience`` seconds; those are forgotten, to be made again against their shards (a
+        failed batch may be another lookup's shard's doing)."""
         with self._lock:
             futures = dict(self._futures)
         if not futures:
             return False
-        held = self._client.who_has(list(futures.values()))
-        gone = [key for key, f in futures.items()
-                if f.status != "finished" or not held.get(f.key)]
+        until = min(deadline, time.monotonic() + patience)
+        while True:
+            held = self._who_has(list(futures.values()), deadline)
+            gone = [key for key, f in futures.items()
+                    if f.status != "finished" or not held.get(f.key)]
+            if gone or time.monotonic() >= until:
+                break
+            time.sleep(0.1)
         with self._lock:
             for key in gone:
                 if self._futures.get(key) is futures[key]:
@@ -737,7 +847,9 @@ class ShardedTable:
         ``ids`` of any shape and integer dtype; the result is a NumPy array of shape
         ``ids.shape + row shape``, rows in the order of ``ids``. ``bad_indices`` as in
         :func:`ndgather.gather` over the whole table: an error names the first bad id in
-        row-major order, with TensorFlow's message, before any work is sent.
+        row-major order, with TensorFlow's message, before any work is sent. A lookup that
+        cannot be answered within ``_RECOVERY_SECONDS`` (120 s: time for Dask to bring a
+        lost worker's shards back) raises ``TimeoutError``.
         """
         shard, local, out_shape = self._route(ids, bad_indices)
         groups = self._by_shard(shard, self.num_shards)
@@ -754,7 +866,7 @@ class ShardedTable:
                 if shard.size * row_bytes >= _SHARED_MIN_BYTES:
                     # Many rows: written by servers on this host into shared memory, then
                     # put in place by one gather.
-                    buffer = self._servers.fetch_shared(parts, row_bytes)
+                    buffer = self._servers.fetch_shared(parts, row_bytes, deadline)
                     if buffer is not None:
                         rows = buffer.rows(shard.size, self._row_shape, self._dtype)
                         out = _gather(rows, _inverse([pos for _, pos, _ in wanted]))
@@ -763,12 +875,15 @@ class ShardedTable:
                         return out.reshape(out_shape)
                 # Otherwise with the ids of concurrent lookups, each answer put in place.
                 out = np.empty((shard.size,) + self._row_shape, self._dtype)
-                for (_, pos, _), rows in zip(wanted, self._servers.fetch(parts)):
+                for (_, pos, _), rows in zip(wanted, self._servers.fetch(parts, deadline)):
                     out[pos] = rows
                 return out.reshape(out_shape)
-            except (OSError, RuntimeError):
+            except (OSError, RuntimeError) as e:
                 # A server whose worker was lost is made again, and the lookup repeated.
-                if not self._servers.forget_lost() or time.monotonic() > deadline:
+                broken = isinstance(e, (ConnectionError, CommClosedError, EOFError,
+                                        TimeoutError))
+                if time.monotonic() > deadline or not self._servers.forget_lost(
+                        deadline, _NOTICE_SECONDS if broken else 0):
                     raise
 
     def embedding_bag(self, input: ArrayLike, offsets: Optional[ArrayLike] = None, *,
