@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.ndgather.op.Ops;
+import org.ndgather.op.core.EmbeddingBag;
 import org.ndgather.op.core.Gather;
 import org.ndgather.op.core.Placeholder;
 
@@ -258,66 +259,92 @@ class ConcurrentCloseTest {
    */
   @Test
   void twoTensorsOverOneBufferShareItsLock() throws Exception {
-    int rows = 256;
-    int width = 256;
+    // Large enough (4 MB) that a run's read and another's write overlap in time.
+    int rows = 1024;
+    int width = 1024;
     ByteBuffer memory = ByteBuffer.allocateDirect(rows * width * 4).order(ByteOrder.nativeOrder());
     int[] all = new int[rows];
     for (int r = 0; r < rows; r++) {
       all[r] = r;
     }
-    try (Graph g = new Graph();
-        Session s = new Session(g);
+    // Two graphs, as a run holds its graph's lock: the reads and the writes run in parallel.
+    try (Graph readGraph = new Graph();
+        Graph writeGraph = new Graph();
+        Session reader = new Session(readGraph);
+        Session writer = new Session(writeGraph);
         Tensor<Float> readThrough = Tensor.create(Float.class, new long[] {rows, width}, memory);
         Tensor<Float> writeThrough =
             Tensor.create(Float.class, new long[] {rows, width}, memory.duplicate());
         Tensor<Float> ones = Tensors.create(filled(rows, width, 1));
         Tensor<Float> twos = Tensors.create(filled(rows, width, 2))) {
       assertTrue(readThrough.wrapsBuffer() && writeThrough.wrapsBuffer());
-      Ops tf = Ops.create(g);
-      Placeholder<Float> table = tf.placeholder(Float.class);
-      Gather<Float> copy = tf.gather(table, tf.constant(all), tf.constant(0));
+      Ops w = Ops.create(writeGraph);
+      Placeholder<Float> source = w.placeholder(Float.class);
+      Gather<Float> copy = w.gather(source, w.constant(all), w.constant(0));
+      Ops r = Ops.create(readGraph);
+      Placeholder<Float> table =
+          r.placeholder(Float.class, Placeholder.shape(Shape.make(rows, width)));
+      // Each column's sum over every row: rows times the value of one whole write.
+      Operand<Float> sums =
+          r.embeddingBag(
+              List.of(table), r.constant(all), r.constant(new int[] {0}), EmbeddingBag.mode("sum"));
       Tally reads = new Tally();
-      Tally writes = new Tally();
+      Tally wrote = new Tally();
+      AtomicInteger writing = new AtomicInteger(THREADS / 2);
       List<Thread> threads = new ArrayList<>();
       for (int t = 0; t < THREADS; t++) {
-        boolean writer = t % 2 == 0;
-        Tensor<Float> source = t % 4 == 0 ? ones : twos;
+        boolean writes = t % 2 == 0;
+        Tensor<Float> value = t % 4 == 0 ? ones : twos;
         threads.add(
             new Thread(
                 () -> {
-                  FloatBuffer got = FloatBuffer.allocate(rows * width);
-                  for (int k = 0; k < 100; k++) {
+                  float[][] got = new float[1][width];
+                  // Writers until each has written 10 times; readers until then, and once more.
+                  int done = 0;
+                  for (int k = 0; k < 20_000 && (writes ? done < 10 : done < 1); k++) {
+                    done += writes || writing.get() > 0 ? 0 : 1;
                     try {
-                      if (writer) {
-                        s.runner().feed(table, source).fetch(copy, writeThrough).run();
-                        writes.right.incrementAndGet();
+                      if (writes) {
+                        writer.runner().feed(source, value).fetch(copy, writeThrough).run();
+                        wrote.right.incrementAndGet();
+                        done++;
                         continue;
                       }
-                      try (Tensor<?> out = s.runner().feed(table, readThrough).fetch(copy).run().get(0)) {
-                        got.clear();
-                        out.expect(Float.class).writeTo(got);
+                      try (Tensor<?> out =
+                          reader.runner().feed(table, readThrough).fetch(sums).run().get(0)) {
+                        out.expect(Float.class).copyTo(got);
                       }
-                      for (int i = 1; i < rows * width; i++) {
-                        if (got.get(i) != got.get(0)) {
-                          reads.wrong.add("a read saw a write half-done at " + i);
+                      for (float v : got[0]) {
+                        if (v != got[0][0] || (v != 0 && v != rows && v != 2 * rows)) {
+                          reads.wrong.add("a read saw a write half-done: " + v + ", " + got[0][0]);
                           return;
                         }
                       }
                       reads.right.incrementAndGet();
                     } catch (IllegalArgumentException e) {
                       // The memory is busy: a run writes it, or reads it while this one writes.
-                      (writer ? writes : reads).refused.incrementAndGet();
+                      (writes ? wrote : reads).refused.incrementAndGet();
+                      Thread.yield();
                     } catch (RuntimeException e) {
                       reads.wrong.add("unexpected " + e);
                       return;
                     }
                   }
+                  if (writes) {
+                    writing.decrementAndGet();
+                  }
                 }));
       }
       threads.forEach(Thread::start);
       joinAll(threads);
+      System.out.printf(
+          "one buffer, two tensors: %d reads, %d writes, %d and %d refused as busy%n",
+          reads.right.get(), wrote.right.get(), reads.refused.get(), wrote.refused.get());
       assertEquals(List.of(), List.copyOf(reads.wrong));
-      assertTrue(reads.right.get() > 0 && writes.right.get() > 0, "no run went through");
+      assertTrue(reads.right.get() > 0 && wrote.right.get() > 0, "no run went through");
+      // Nothing writes through the tensor the reads go through: only a lock shared with the
+      // other tensor keeps them out while the writes run.
+      assertTrue(reads.refused.get() > 0, "no read waited for a write through the other tensor");
     }
   }
 
