@@ -1,13 +1,5 @@
-//! The `.npy` reader on fuzzed bytes: an error or an array, never a panic, an abort or an
-//! allocation the bytes cannot back; and the whole array read from where it lies.
+//! The `npy` target: its body is `ndgather_fuzz::npy` (fuzz/src/lib.rs), which the CLI
+//! crate's tests replay on every committed input.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use ndgather_cli::inplace::Buffer;
-
-fuzz_target!(|data: &[u8]| {
-    let buffer = Buffer::Heap(data.to_vec());
-    if let Ok(loaded) = ndgather_cli::npy::parse("fuzz", buffer, 0, data.len()) {
-        let _ = loaded.into_tensor();
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| ndgather_fuzz::npy(data));

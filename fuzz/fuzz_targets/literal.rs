@@ -1,0 +1,5 @@
+//! The `literal` target: its body is `ndgather_fuzz::literal` (fuzz/src/lib.rs), which the CLI
+//! crate's tests replay on every committed input.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| ndgather_fuzz::literal(data));
