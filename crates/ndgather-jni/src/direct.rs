@@ -52,8 +52,12 @@ impl RangeGuard {
                 .iter()
                 .any(|a| (write || a.write) && a.start < a.end && a.start < end && start < a.end);
         if conflict {
-            return Err(Failure::Argument(
-                "the tensor's buffer is being written by a run, or read while a run writes it"
+            // Busy is the memory's state, not a bad argument: the same call succeeds once the
+            // other run ends, so callers must be able to tell it apart.
+            return Err(Failure::State(
+                "the tensor's buffer is in use by another run (being written by a run, or read \
+                 while a run writes it): retry once that run ends, or synchronize the runs that \
+                 share this memory"
                     .into(),
             ));
         }
@@ -217,6 +221,19 @@ mod tests {
         let empty = RangeGuard::acquire(BASE + 10, 0, true);
         assert!(RangeGuard::acquire(BASE, 100, true).is_ok());
         drop(empty);
+    }
+
+    #[test]
+    fn busy_memory_is_a_state_error_that_says_to_retry() {
+        let at = BASE + 0x2000;
+        let _w = RangeGuard::acquire(at, 64, true);
+        match RangeGuard::acquire(at, 8, false) {
+            Err(Failure::State(m)) => {
+                assert!(m.contains("in use by another run") && m.contains("retry"))
+            }
+            Err(_) => panic!("busy memory gave an error other than a state error"),
+            Ok(_) => panic!("a read was let in under a write"),
+        }
     }
 
     #[test]
