@@ -831,6 +831,16 @@ pub extern "system" fn Java_org_ndgather_Native_dtypeNames<'l>(
     })
 }
 
+/// How many native objects Java holds handles to now (open and not yet closed): tests count
+/// them to find leaks.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_registryLive<'l>(
+    _env: JNIEnv<'l>,
+    _: JClass<'l>,
+) -> jlong {
+    registry::live() as jlong
+}
+
 /// Returns its argument: the cost of a JNI call that does nothing, for the benchmarks'
 /// baseline.
 #[no_mangle]

@@ -148,6 +148,13 @@ fn take(handle: i64, check: impl FnOnce(&Entry) -> Result<()>) -> Result<()> {
     Ok(())
 }
 
+/// How many objects are open (registered and not yet released): a leak shows as a count
+/// that grows; for tests.
+pub(crate) fn live() -> usize {
+    let slab = REGISTRY.read().unwrap_or_else(PoisonError::into_inner);
+    slab.slots.iter().filter(|s| s.entry.is_some()).count()
+}
+
 /// Handles made in one native call for Java, closed again unless the call hands them over
 /// ([`Fresh::hand_over`]), so that a call failing half-way leaks none.
 #[derive(Default)]

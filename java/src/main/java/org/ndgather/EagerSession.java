@@ -148,8 +148,8 @@ public final class EagerSession implements ExecutionEnvironment, AutoCloseable {
     return defaultSession;
   }
 
-  @Override
-  public long scopeHandle() {
+  /** The native scope of the session's root (never given to programs). */
+  long scopeHandle() {
     return scope.get("EagerSession");
   }
 

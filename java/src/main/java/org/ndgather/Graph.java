@@ -10,7 +10,8 @@ import java.util.Map;
  * with TensorFlow's messages) and computed by a {@link Session}.
  *
  * <p>As TF Java 1.15's: safe to use from several threads, and {@link #close()} waits until no
- * {@link Session} refers to the graph any more.
+ * {@link Session} refers to the graph any more (a session dropped without {@code close()}
+ * stops referring to it once it is collected).
  */
 public final class Graph implements ExecutionEnvironment, AutoCloseable {
   private final Tensor.Handle scope;
@@ -25,13 +26,13 @@ public final class Graph implements ExecutionEnvironment, AutoCloseable {
     this.scope = new Tensor.Handle(Native.scopeNew(false), Native::scopeFree);
   }
 
-  @Override
-  public long scopeHandle() {
+  /** The native scope of the graph's root (never given to programs). */
+  long scopeHandle() {
     return scope.get("Graph");
   }
 
-  @Override
-  public void register(Output<?> output) {
+  /** Records an op's output under its name, or frees it and refuses it once closing. */
+  void register(Output<?> output) {
     synchronized (this) {
       if (!closing) {
         ops.put(output.op().name(), output);

@@ -97,4 +97,7 @@ final class Native {
   static native String[] dtypeNames();
 
   static native long noop(long x);
+
+  /** How many native objects are open now (for tests that look for leaks). */
+  static native long registryLive();
 }

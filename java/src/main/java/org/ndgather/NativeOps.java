@@ -11,29 +11,103 @@ import java.util.List;
 public final class NativeOps {
   private NativeOps() {}
 
-  /** A derived native scope: {@code withSubScope(name)} or {@code withName(name)}. */
-  public static long deriveScope(long scope, String name, boolean subScope) {
+  /**
+   * A native scope (the root of a {@link Graph} or {@link EagerSession}, or one derived from
+   * it by {@code withSubScope} or {@code withName}), as {@link org.ndgather.op.Scope} holds
+   * it: opaque outside this package, so that no program can read, forge or free the handle
+   * behind it. A derived scope's handle is freed once this object is unreachable.
+   */
+  public static final class NativeScope {
+    private final ExecutionEnvironment env;
+    /** The derived scope's handle, or null for the environment's root scope. */
+    private final Tensor.Handle own;
+
+    private NativeScope(ExecutionEnvironment env, Tensor.Handle own) {
+      this.env = env;
+      this.own = own;
+    }
+
+    /**
+     * The native scope, once the environment is checked open (a derived scope outlives a
+     * closed graph's, and must be refused with it).
+     */
+    long handle() {
+      long root = rootHandle(env);
+      return own == null ? root : own.get("Scope");
+    }
+  }
+
+  /** The root scope handle of {@code env}; its class decides (the interface is sealed). */
+  private static long rootHandle(ExecutionEnvironment env) {
+    if (env instanceof Graph g) {
+      return g.scopeHandle();
+    }
+    return ((EagerSession) env).scopeHandle();
+  }
+
+  /**
+   * The root scope of {@code env}.
+   *
+   * @param env a graph or an eager session
+   * @return its root scope
+   * @throws IllegalStateException if {@code env} is closed
+   */
+  public static NativeScope rootScope(ExecutionEnvironment env) {
+    if (env == null) {
+      throw new NullPointerException("env must not be null");
+    }
+    rootHandle(env);
+    return new NativeScope(env, null);
+  }
+
+  /**
+   * A scope derived from {@code parent}: {@code withSubScope(name)} or {@code withName(name)}.
+   *
+   * @param parent the scope it is derived from
+   * @param name the sub-scope's or the next op's name
+   * @param subScope true for a sub-scope, false to name the next op
+   * @return the new scope
+   */
+  public static NativeScope deriveScope(NativeScope parent, String name, boolean subScope) {
     if (name == null) {
       throw new NullPointerException("a scope name must not be null");
     }
-    return Native.scopeDerive(scope, name, subScope);
+    try {
+      long h = Native.scopeDerive(parent.handle(), name, subScope);
+      NativeScope derived = new NativeScope(parent.env, new Tensor.Handle(h, Native::scopeFree));
+      Tensor.CLEANER.register(derived, derived.own);
+      return derived;
+    } finally {
+      // The parent's cleaner must not close its handle under the native call.
+      Reference.reachabilityFence(parent);
+    }
   }
 
-  /** Frees the native scope {@code handle} once {@code owner} is unreachable. */
-  public static void freeWhenUnreachable(Object owner, long handle) {
-    Tensor.CLEANER.register(owner, new Tensor.Handle(handle, Native::scopeFree));
+  /** The native scope of {@code scope}, for a native call. */
+  private static long handle(org.ndgather.op.Scope scope) {
+    return scope.nativeScope().handle();
+  }
+
+  /**
+   * Records {@code output} in its environment: a graph looks its ops up by name, and frees
+   * them when it closes (an eager session keeps none).
+   */
+  static void register(ExecutionEnvironment env, Output<?> output) {
+    if (env instanceof Graph g) {
+      g.register(output);
+    }
   }
 
   /** A constant holding a copy of {@code value}. */
   public static <T> Output<T> constant(org.ndgather.op.Scope scope, Tensor<T> value) {
-    return made(scope, Native.opConstant(scope.handle(), value.handle()), value);
+    return made(scope, Native.opConstant(handle(scope), value.handle()), value);
   }
 
   /** A placeholder of {@code type} and {@code shape} (null: unknown). */
   public static <T> Output<T> placeholder(org.ndgather.op.Scope scope, Class<T> type, Shape shape) {
     long[] dims = shape == null ? null : shape.dims();
     String dt = DataType.fromClass(type).nativeName();
-    return made(scope, Native.opPlaceholder(scope.handle(), dt, dims));
+    return made(scope, Native.opPlaceholder(handle(scope), dt, dims));
   }
 
   /** {@code GatherV2}. */
@@ -46,7 +120,7 @@ public final class NativeOps {
       String badIndices) {
     long h =
         Native.opGather(
-            scope.handle(),
+            handle(scope),
             params.asOutput().handle(),
             indices.asOutput().handle(),
             axis.asOutput().handle(),
@@ -64,7 +138,7 @@ public final class NativeOps {
       String badIndices) {
     long h =
         Native.opGatherNd(
-            scope.handle(),
+            handle(scope),
             params.asOutput().handle(),
             indices.asOutput().handle(),
             batchDims,
@@ -82,7 +156,7 @@ public final class NativeOps {
       String badIndices) {
     long h =
         Native.opTensorScatter(
-            scope.handle(),
+            handle(scope),
             kind,
             tensor.asOutput().handle(),
             indices.asOutput().handle(),
@@ -100,7 +174,7 @@ public final class NativeOps {
       String badIndices) {
     long h =
         Native.opTakeAlongAxis(
-            scope.handle(), arr.asOutput().handle(), indices.asOutput().handle(), axis, badIndices);
+            handle(scope), arr.asOutput().handle(), indices.asOutput().handle(), axis, badIndices);
     return made(scope, h, arr, indices);
   }
 
@@ -113,7 +187,7 @@ public final class NativeOps {
       double maxNorm) {
     long h =
         Native.opEmbeddingLookup(
-            scope.handle(), handles(shards), ids.asOutput().handle(), partitionStrategy, maxNorm);
+            handle(scope), handles(shards), ids.asOutput().handle(), partitionStrategy, maxNorm);
     return made(scope, h, shards, ids);
   }
 
@@ -135,7 +209,7 @@ public final class NativeOps {
       String badIndices) {
     long h =
         Native.opEmbeddingBag(
-            scope.handle(),
+            handle(scope),
             handles(shards),
             input.asOutput().handle(),
             offsets == null ? 0 : offsets.asOutput().handle(),
@@ -156,11 +230,19 @@ public final class NativeOps {
       List<? extends Operand<?>> xs,
       List<? extends Operand<?>> dx) {
     long[] grads =
-        Native.opGradients(
-            scope.handle(), handles(ys), handles(xs), dx == null ? null : handles(dx));
+        Native.opGradients(handle(scope), handles(ys), handles(xs), dx == null ? null : handles(dx));
     List<Output<?>> out = new java.util.ArrayList<>(grads.length);
-    for (long h : grads) {
-      out.add(made(scope, h, ys, xs, dx));
+    // Every handle past the one being wrapped has no owner yet: if wrapping one fails (the
+    // graph began to close), they are freed here, or they would leak for good.
+    int next = 0;
+    try {
+      while (next < grads.length) {
+        // Counted before the call: made() owns its handle even when it throws.
+        long h = grads[next++];
+        out.add(made(scope, h, ys, xs, dx));
+      }
+    } finally {
+      Tensor.Handle.freeAll(grads, next, Native::outputFree);
     }
     return out;
   }

@@ -19,9 +19,15 @@ public final class Output<T> implements Operand<T> {
     this.state = new Tensor.Handle(handle, Native::outputFree);
     this.cleanable = Tensor.CLEANER.register(this, state);
     this.env = env;
-    this.name = Native.outputName(handle);
-    this.type = Native.outputType(handle);
-    env.register(this);
+    try {
+      this.name = Native.outputName(handle);
+      this.type = Native.outputType(handle);
+    } catch (RuntimeException e) {
+      // No caller gets this output: free its handle now rather than at a collection.
+      cleanable.clean();
+      throw e;
+    }
+    NativeOps.register(env, this);
   }
 
   long handle() {

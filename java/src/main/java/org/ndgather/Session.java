@@ -1,5 +1,6 @@
 package org.ndgather;
 
+import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,7 +13,13 @@ import java.util.List;
  */
 public final class Session implements AutoCloseable {
   private final Graph graph;
-  private final Graph.Reference graphRef;
+  /**
+   * Releases the session's hold on the graph: at {@link #close()}, or once the session is
+   * unreachable (no run can be in progress then), so that a session dropped without close()
+   * does not make {@link Graph#close()} wait for ever. Its action holds the graph's reference,
+   * never the session.
+   */
+  private final Cleaner.Cleanable graphRef;
   /** Guards {@code activeRuns} and {@code closed}; close() waits on it. */
   private final Object runs = new Object();
   private int activeRuns;
@@ -29,7 +36,8 @@ public final class Session implements AutoCloseable {
       throw new NullPointerException("graph must not be null");
     }
     this.graph = graph;
-    this.graphRef = graph.ref();
+    Graph.Reference ref = graph.ref();
+    this.graphRef = Tensor.CLEANER.register(this, ref::close);
   }
 
   /** A new run: feeds and fetches, then {@link Runner#run()}. */
@@ -56,7 +64,7 @@ public final class Session implements AutoCloseable {
         }
       }
     }
-    graphRef.close();
+    graphRef.clean();
     if (interrupted) {
       Thread.currentThread().interrupt();
     }
@@ -180,6 +188,9 @@ public final class Session implements AutoCloseable {
         return runCounted();
       } finally {
         end();
+        // The session stays reachable until its run is counted out: its cleaner (which lets
+        // the graph close) never runs under a run.
+        Reference.reachabilityFence(Session.this);
       }
     }
 

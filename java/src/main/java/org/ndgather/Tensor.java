@@ -61,6 +61,20 @@ public final class Tensor<T> implements AutoCloseable {
       }
     }
 
+    /**
+     * Frees {@code handles[from..]}, handles that no object owns yet because the call that
+     * made them failed before it gave them owners; each is freed even if another fails.
+     */
+    static void freeAll(long[] handles, int from, FreeFn free) {
+      for (int i = from; i < handles.length; i++) {
+        try {
+          free.free(handles[i]);
+        } catch (RuntimeException e) {
+          // Already closed: there is nothing left to free.
+        }
+      }
+    }
+
     long get(String what) {
       long h = value.get();
       if (h == 0) {
@@ -106,13 +120,22 @@ public final class Tensor<T> implements AutoCloseable {
    */
   static void unpack(long[] packed, java.util.List<Tensor<?>> into) {
     int at = 0;
-    while (at < packed.length) {
-      long handle = packed[at];
-      DataType dt = DataType.fromIndex((int) packed[at + 1]);
-      int rank = (int) packed[at + 2];
-      long[] dims = java.util.Arrays.copyOfRange(packed, at + 3, at + 3 + rank);
-      into.add(new Tensor<>(handle, dt, dims, null));
-      at += 3 + rank;
+    try {
+      while (at < packed.length) {
+        long handle = packed[at];
+        DataType dt = DataType.fromIndex((int) packed[at + 1]);
+        int rank = (int) packed[at + 2];
+        long[] dims = java.util.Arrays.copyOfRange(packed, at + 3, at + 3 + rank);
+        // Moved on before the tensor is made: from here its cleaner owns the handle.
+        at += 3 + rank;
+        into.add(new Tensor<>(handle, dt, dims, null));
+      }
+    } finally {
+      // A failure leaves the handles from `at` on with no owner: free them, or they leak.
+      while (at < packed.length) {
+        Handle.freeAll(new long[] {packed[at]}, 0, Native::tensorFree);
+        at += 3 + (int) packed[at + 2];
+      }
     }
   }
 
@@ -189,6 +212,23 @@ public final class Tensor<T> implements AutoCloseable {
    * (the tensor keeps the buffer object reachable). BOOL elements (whose bytes are checked)
    * and memory not aligned to the element type (a buffer sliced at an odd offset) are copied
    * instead, as are heap buffers.
+   *
+   * <p>Runs lock a wrapped buffer's address range (many readers, or one writer; a run that
+   * finds it taken throws {@code IllegalStateException}: retry, or synchronize the runs). Two
+   * limits that lock cannot cover are the caller's to keep:
+   *
+   * <ul>
+   *   <li>The memory must stay valid while the tensor is open. A mapped file truncated (by
+   *       any process) under its mapping, a buffer freed early by {@code Unsafe.invokeCleaner},
+   *       or a {@code MemorySegment} whose arena was closed, makes a run that reads or writes
+   *       it crash the JVM with SIGBUS or SIGSEGV: Java's own {@code get} on a truncated
+   *       mapping gets an {@code InternalError}, but native code cannot recover. Keep the file
+   *       at its length (and the arena open) until the tensor is closed.
+   *   <li>Two separate mappings of one file region (two {@code FileChannel.map} calls) are
+   *       different addresses, so the range lock cannot see that they alias: never feed a
+   *       tensor over one mapping to a run that writes into a tensor over another mapping of
+   *       the same region (nor run the two at once). Map a region once and slice that buffer.
+   * </ul>
    *
    * @param <T> the type of the elements
    * @param type the class of the elements

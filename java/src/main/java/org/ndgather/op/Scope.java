@@ -1,6 +1,5 @@
 package org.ndgather.op;
 
-import java.lang.ref.Reference;
 import org.ndgather.ExecutionEnvironment;
 import org.ndgather.NativeOps;
 
@@ -10,7 +9,7 @@ import org.ndgather.NativeOps;
  */
 public final class Scope {
   private final ExecutionEnvironment env;
-  private final long handle;
+  private final NativeOps.NativeScope nativeScope;
 
   /**
    * The root scope of {@code env}.
@@ -18,12 +17,12 @@ public final class Scope {
    * @param env a graph or an eager session
    */
   public Scope(ExecutionEnvironment env) {
-    this(env, env.scopeHandle());
+    this(env, NativeOps.rootScope(env));
   }
 
-  private Scope(ExecutionEnvironment env, long handle) {
+  private Scope(ExecutionEnvironment env, NativeOps.NativeScope nativeScope) {
     this.env = env;
-    this.handle = handle;
+    this.nativeScope = nativeScope;
   }
 
   /** The environment. */
@@ -33,29 +32,21 @@ public final class Scope {
 
   /** A scope whose ops are named {@code childScopeName/...}. */
   public Scope withSubScope(String childScopeName) {
-    return derived(childScopeName, true);
+    return new Scope(env, NativeOps.deriveScope(nativeScope, childScopeName, true));
   }
 
   /** A scope whose next op is named {@code opName}. */
   public Scope withName(String opName) {
-    return derived(opName, false);
+    return new Scope(env, NativeOps.deriveScope(nativeScope, opName, false));
   }
 
-  private Scope derived(String name, boolean sub) {
-    try {
-      long h = NativeOps.deriveScope(handle, name, sub);
-      Scope s = new Scope(env, h);
-      NativeOps.freeWhenUnreachable(s, h);
-      return s;
-    } finally {
-      // This scope's cleaner must not close its handle under the native call.
-      Reference.reachabilityFence(this);
-    }
-  }
-
-  /** The native scope (for ndgather's ops). */
-  public long handle() {
-    env.scopeHandle();
-    return handle;
+  /**
+   * The native scope, for ndgather's ops: an opaque object (beyond TF Java), whose handle
+   * only the {@code org.ndgather} package reads.
+   *
+   * @return the native scope
+   */
+  public NativeOps.NativeScope nativeScope() {
+    return nativeScope;
   }
 }
