@@ -6,8 +6,9 @@ error: never a hang, a large allocation, or a row for a peer that did not prove 
 The fuzz tests run Hypothesis's default number of examples here; for a long run (20,000
 examples a test, about 2.5 minutes each on this project's machine; repeat with other seeds):
 
-    .venv/bin/python -m pytest tests/test_shard_socket.py -k fuzz -p no:cacheprovider \\
-        --hypothesis-profile=shard-fuzz-long --hypothesis-seed=1 --hypothesis-show-statistics
+    NDGATHER_FUZZ_PROFILE=shard-fuzz-long .venv/bin/python -m pytest \\
+        tests/test_shard_socket.py -k fuzz -p no:cacheprovider --hypothesis-seed=1 \\
+        --hypothesis-show-statistics
 """
 import asyncio
 import os
@@ -24,9 +25,12 @@ from hypothesis import strategies as st
 import ndgather as ng
 from ndgather import _shard_socket as ss
 
-# The long run by hand (not in CI): many examples a test, no example database written.
+# The long run by hand (not in CI): many examples a test, no example database written;
+# chosen by NDGATHER_FUZZ_PROFILE (pytest's --hypothesis-profile is read before this module).
 settings.register_profile("shard-fuzz-long", max_examples=20_000, deadline=None,
                           database=None, suppress_health_check=list(HealthCheck))
+if os.environ.get("NDGATHER_FUZZ_PROFILE"):
+    settings.load_profile(os.environ["NDGATHER_FUZZ_PROFILE"])
 
 SECRET = bytes(range(32))
 SHARD = np.arange(10 * 3, dtype=np.float32).reshape(10, 3)
