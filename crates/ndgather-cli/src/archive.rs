@@ -2,7 +2,7 @@
 //! files) and tensors of safetensors files.
 
 use crate::error::CliError;
-use crate::inplace::{Buffer, ByteOrder, InPlace};
+use crate::inplace::{data_len, too_big, Buffer, ByteOrder, InPlace};
 use crate::npy;
 use crate::npy_header;
 use crate::source::Loaded;
@@ -181,6 +181,9 @@ pub fn safetensors_tensor(
         )
     })?;
     let shape = tensor.shape().to_vec();
+    if data_len(&shape, dtype.size().unwrap_or(1)).is_none() {
+        return Err(CliError::npy(&label, too_big(&shape, dtype)));
+    }
     let start = tensor.data().as_ptr() as usize - data.as_ptr() as usize;
     if dtype == DType::Bool {
         let values: Option<Vec<bool>> = tensor

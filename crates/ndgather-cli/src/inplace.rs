@@ -9,9 +9,7 @@
 use crate::error::CliError;
 use memmap2::Mmap;
 use ndarray::{ArrayViewD, IxDyn, ShapeBuilder, StrideShape};
-use ndgather::{
-    shape::checked_numel, with_dtype, DType, FillValue, Kind, Op, Out, Params, Tensor, TensorView,
-};
+use ndgather::{with_dtype, DType, FillValue, Kind, Op, Out, Params, Tensor, TensorView};
 
 /// Bytes that stay put while views of them are used.
 pub enum Buffer {
@@ -71,6 +69,27 @@ pub fn plain_size(dtype: DType) -> Option<(usize, usize)> {
     Some((size, if complex { size / 2 } else { size }))
 }
 
+/// How many bytes the data of an array of `shape` takes, its elements `size` bytes each;
+/// `None` for an array NumPy refuses to make ("array is too big"): the product of its
+/// dimensions, zeros left out, times `size` passes `isize::MAX`. An empty array is held to
+/// that too, so that no stride of it, in any order of its axes, overflows.
+pub fn data_len(shape: &[usize], size: usize) -> Option<usize> {
+    let extent = shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(size, |n, &d| n.checked_mul(d))
+        .filter(|&n| n <= isize::MAX as usize)?;
+    Some(if shape.contains(&0) { 0 } else { extent })
+}
+
+/// Why an array of `shape` of `what` (a dtype) is refused, as NumPy words it.
+pub fn too_big(shape: &[usize], what: impl std::fmt::Display) -> String {
+    format!(
+        "shape {shape:?} of {what} is too large: array is too big (the product of its \
+         dimensions, zeros left out, times the item size passes the largest size NumPy allows)"
+    )
+}
+
 /// A view of the data as its own type, if it is aligned for it.
 fn typed_view<'a>(
     dtype: DType,
@@ -110,9 +129,7 @@ impl InPlace {
     ) -> Result<InPlace, CliError> {
         let (size, _) = plain_size(dtype)
             .ok_or_else(|| CliError::Internal(format!("{dtype} cannot be used in place")))?;
-        let needed = checked_numel(&shape)
-            .and_then(|n| n.checked_mul(size))
-            .and_then(|n| n.checked_add(start));
+        let needed = data_len(&shape, size).and_then(|n| n.checked_add(start));
         if needed.is_none_or(|end| end > buffer.len()) {
             return Err(CliError::Internal(format!(
                 "{dtype} data of shape {shape:?} does not fit its buffer"
@@ -162,7 +179,10 @@ impl InPlace {
         };
         for axis in order {
             strides[axis] = step;
-            step *= self.shape[axis];
+            // `new` checked the extent; a product that overflows anyway is an error.
+            step = step
+                .checked_mul(self.shape[axis])
+                .ok_or_else(|| CliError::Internal(too_big(&self.shape, self.dtype)))?;
         }
         let mut shape = self.shape.clone();
         shape.push(size);
@@ -250,5 +270,42 @@ impl InPlace {
     /// The size of one element in bytes.
     pub fn element_size(&self) -> usize {
         self.size().0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strides_that_overflow_are_an_error_not_a_panic() {
+        // `new` refuses this shape; built by hand, its records still do not overflow.
+        let data = InPlace {
+            buffer: Buffer::Heap(Vec::new()),
+            start: 0,
+            dtype: DType::F64,
+            shape: vec![0, 1 << 62],
+            fortran: false,
+            order: ByteOrder::Swapped,
+        };
+        let err = data.to_tensor().unwrap_err().to_string();
+        assert!(err.contains("array is too big"), "{err}");
+        let new = InPlace::new(
+            Buffer::Heap(Vec::new()),
+            0,
+            DType::F64,
+            vec![0, 1 << 62],
+            false,
+            ByteOrder::Native,
+        );
+        assert!(new.is_err());
+    }
+
+    #[test]
+    fn data_len_is_numpys_rule() {
+        assert_eq!(data_len(&[2, 3], 8), Some(48));
+        assert_eq!(data_len(&[0, 1 << 59], 8), Some(0));
+        assert_eq!(data_len(&[0, 1 << 60], 8), None);
+        assert_eq!(data_len(&[usize::MAX, 0, 2], 1), None);
     }
 }

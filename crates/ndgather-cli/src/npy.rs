@@ -2,7 +2,7 @@
 //! bytes wherever they lie (a mapped file, an archive member, standard input), and written.
 
 use crate::error::CliError;
-use crate::inplace::{plain_size, Buffer, ByteOrder, InPlace};
+use crate::inplace::{data_len, plain_size, too_big, Buffer, ByteOrder, InPlace};
 use crate::npy_header::{self, Header};
 use crate::source::Loaded;
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
@@ -86,12 +86,8 @@ fn layout(bytes: &[u8]) -> Result<(Header, DType, usize, usize), String> {
     if size == 0 {
         return Err(format!("unsupported dtype '{descr}': elements of no bytes"));
     }
-    let too_large = || format!("shape {:?} is too large", header.shape);
-    let needed = header
-        .count()
-        .checked_mul(size)
-        .filter(|&n| n <= isize::MAX as usize)
-        .ok_or_else(too_large)?;
+    let too_large = || too_big(&header.shape, format_args!("'{descr}'"));
+    let needed = data_len(&header.shape, size).ok_or_else(too_large)?;
     let total = needed
         .checked_add(header.data_start)
         .ok_or_else(too_large)?;

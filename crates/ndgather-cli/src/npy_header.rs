@@ -7,6 +7,10 @@
 /// The longest header NumPy reads unless told otherwise (`np.load`'s `max_header_size`).
 pub const MAX_HEADER_LEN: usize = 10_000;
 
+/// The most dimensions NumPy 2 gives an array (`NPY_MAXDIMS`); `np.load` refuses a header
+/// with more.
+pub const MAX_DIMS: usize = 64;
+
 /// How deep lists and tuples may nest: a record dtype's fields nest a few levels at most.
 const MAX_DEPTH: usize = 32;
 
@@ -102,6 +106,13 @@ pub fn read(bytes: &[u8]) -> Result<Header, String> {
         }
         _ => return Err("bad header: descr is not a dtype descriptor".to_string()),
     };
+    if dims.len() > MAX_DIMS {
+        return Err(format!(
+            "maximum supported dimension for an ndarray is currently {MAX_DIMS}, found {} \
+             (NumPy's limit)",
+            dims.len()
+        ));
+    }
     let shape = dims
         .iter()
         .map(|d| match d {
@@ -116,11 +127,7 @@ pub fn read(bytes: &[u8]) -> Result<Header, String> {
         .collect::<Result<Vec<usize>, String>>()?;
     // NumPy's rule (with the item size, checked by the caller): the product of the
     // dimensions, zeros left out, fits.
-    let fits = shape
-        .iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(d.max(1)))
-        .is_some_and(|n| n <= isize::MAX as usize);
-    if !fits {
+    if crate::inplace::data_len(&shape, 1).is_none() {
         return Err(too_large(&dims));
     }
     Ok(Header {
@@ -155,22 +162,32 @@ fn brief(text: &str) -> String {
 /// The header's text: where it starts and how long it is, after checking the magic bytes,
 /// the version and NumPy's cap on the length.
 fn bounds(bytes: &[u8]) -> Result<(usize, usize), String> {
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+    if !bytes.starts_with(b"\x93NUMPY") {
         return Err(crate::npy::not_npy(bytes));
     }
-    let (len, start) = match (bytes[6], bytes[7]) {
-        (1, 0) => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        (2 | 3, 0) if bytes.len() >= 12 => (
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-            12,
-        ),
-        (2 | 3, 0) => return Err("bad header: truncated".to_string()),
-        (major, minor) => {
+    // The magic is there: whatever is missing after it is a header cut short.
+    let truncated = || {
+        format!(
+            "bad header: truncated (the data ends after {} bytes, inside the header's \
+             version and length)",
+            bytes.len()
+        )
+    };
+    let version = bytes.get(6..8).ok_or_else(truncated)?;
+    let width = match version {
+        [1, 0] => 2,
+        [2 | 3, 0] => 4,
+        _ => {
             return Err(format!(
-                "bad header: unsupported format version {major}.{minor}"
+                "bad header: unsupported format version {}.{}",
+                version[0], version[1]
             ))
         }
     };
+    let start = 8 + width;
+    let mut len_bytes = [0u8; 4];
+    len_bytes[..width].copy_from_slice(bytes.get(8..start).ok_or_else(truncated)?);
+    let len = u32::from_le_bytes(len_bytes) as usize;
     if len > MAX_HEADER_LEN {
         return Err(format!(
             "bad header: the header is {len} bytes, more than the {MAX_HEADER_LEN} that NumPy \

@@ -35,16 +35,25 @@ fn i32_bytes(values: &[i32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
-/// A `.npz` archive in `dir` whose one member `a.npy`, deflated, is `member`.
-fn deflated_npz(dir: &Path, name: &str, member: &[u8]) -> std::path::PathBuf {
+/// A `.npz` archive in `dir` whose one member `a.npy`, compressed by `method`, is `member`.
+fn npz_of(
+    dir: &Path,
+    name: &str,
+    member: &[u8],
+    method: zip::CompressionMethod,
+) -> std::path::PathBuf {
     let path = dir.join(name);
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
-    let deflated = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    zip.start_file("a.npy", deflated).unwrap();
+    let options = zip::write::SimpleFileOptions::default().compression_method(method);
+    zip.start_file("a.npy", options).unwrap();
     zip.write_all(member).unwrap();
     zip.finish().unwrap();
     path
+}
+
+/// A `.npz` archive in `dir` whose one member `a.npy`, deflated, is `member`.
+fn deflated_npz(dir: &Path, name: &str, member: &[u8]) -> std::path::PathBuf {
+    npz_of(dir, name, member, zip::CompressionMethod::Deflated)
 }
 
 #[test]
@@ -241,4 +250,126 @@ fn a_write_that_fails_midway_leaves_the_old_file() {
         ["out.npy", "params.npy"],
         "no temporary file is left"
     );
+}
+
+/// A safetensors file's bytes: its JSON header (no data).
+fn safetensors_bytes(header: &str) -> Vec<u8> {
+    let mut out = (header.len() as u64).to_le_bytes().to_vec();
+    out.extend(header.as_bytes());
+    out
+}
+
+#[test]
+fn an_empty_array_too_big_for_its_item_size_is_refused_as_numpy_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each has no elements, but the product of the other dimensions times 8 bytes passes
+    // isize::MAX: NumPy says "array is too big", and strides over it overflow.
+    let headers = [
+        "{'descr':'<f8','fortran_order':False,'shape':(0,2147483648,2147483648)}",
+        "{'descr':'>f8','fortran_order':False,'shape':(0,4611686018427387904)}",
+        "{'descr':'<f8','fortran_order':True,'shape':(4611686018427387904,0)}",
+    ];
+    let mut args = Vec::new();
+    for (i, dict) in headers.into_iter().enumerate() {
+        let bytes = npy_with_dict(dict, &[]);
+        args.push(
+            write(dir.path(), &format!("z{i}.npy"), &bytes)
+                .display()
+                .to_string(),
+        );
+        let stored = zip::CompressionMethod::Stored;
+        let npz = npz_of(dir.path(), &format!("z{i}.npz"), &bytes, stored);
+        args.push(format!("{}:a", npz.display()));
+        let npz = deflated_npz(dir.path(), &format!("zd{i}.npz"), &bytes);
+        args.push(format!("{}:a", npz.display()));
+    }
+    let st = safetensors_bytes(
+        r#"{"a":{"dtype":"F64","shape":[0,4611686018427387904],"data_offsets":[0,0]}}"#,
+    );
+    let st = write(dir.path(), "z.safetensors", &st);
+    args.push(format!("{}:a", st.display()));
+    for arg in &args {
+        let err = error_of(&["gather", arg, "[0]"]);
+        assert!(err.contains("array is too big"), "{arg}: {err}");
+    }
+    // One byte an element: the same shape fits, and reads as an empty array.
+    let dict = "{'descr':'|u1','fortran_order':False,'shape':(0,4611686018427387904)}";
+    let fits = write(dir.path(), "u1.npy", &npy_with_dict(dict, &[]));
+    let out = stdout_of(&["gather", fits.to_str().unwrap(), "[]"]);
+    assert!(
+        out.starts_with("shape=(0, 4611686018427387904) dtype=uint8"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_header_of_more_than_64_dimensions_is_refused_as_numpy_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let too_many = write(
+        dir.path(),
+        "d65.npy",
+        &npy_bytes("<f8", false, &[1; 65], &[0; 8], 1),
+    );
+    let err = error_of(&["gather", too_many.to_str().unwrap(), "[0]"]);
+    assert!(
+        err.contains("maximum supported dimension for an ndarray is currently 64, found 65"),
+        "{err}"
+    );
+    // 64 dimensions are read and printed as NumPy prints them.
+    let most = write(
+        dir.path(),
+        "d64.npy",
+        &npy_bytes("<i4", false, &[1; 64], &i32_bytes(&[7]), 1),
+    );
+    let out = stdout_of(&["gather", most.to_str().unwrap(), "[0]"]);
+    assert!(
+        out.ends_with(&format!("\n{}7{}\n", "[".repeat(64), "]".repeat(64))),
+        "{out}"
+    );
+}
+
+#[test]
+fn arrays_nested_deeper_than_the_line_is_wide_print() {
+    // `print(np.ones((1,) * 7, int))` under `np.set_printoptions(linewidth=3)`.
+    let out = stdout_of(&["gather", "[[[[[[[1]]]]]]]", "[0]", "--line-width", "3"]);
+    assert_eq!(
+        out,
+        "shape=(1, 1, 1, 1, 1, 1, 1) dtype=int32\n[[[[[[[1]]]]]]]\n"
+    );
+    // And with more elements: each goes on its own line, as NumPy puts them
+    // (`np.arange(6).reshape(1, 1, 2, 3)` at `linewidth=3`).
+    let out = stdout_of(&[
+        "gather",
+        "[[[[0, 1, 2], [3, 4, 5]]]]",
+        "[0]",
+        "--line-width",
+        "3",
+    ]);
+    assert!(
+        out.ends_with("\n[[[[0\n    1\n    2]\n   [3\n    4\n    5]]]]\n"),
+        "{out}"
+    );
+    // A gather of 64-deep params by 64-deep indices has rank 127: more levels than the
+    // default 75 characters.
+    let deep = |x: &str| format!("{}{x}{}", "[".repeat(64), "]".repeat(64));
+    let out = stdout_of(&["gather", &deep("1"), &deep("0")]);
+    assert!(
+        out.ends_with(&format!("\n{}1{}\n", "[".repeat(127), "]".repeat(127))),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_file_cut_off_after_the_magic_is_a_truncated_header() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in [
+        ("v1.npy", &b"\x93NUMPY\x01\x00"[..]),
+        ("v2.npy", &b"\x93NUMPY\x02\x00\x10\x00"[..]),
+        ("magic.npy", &b"\x93NUMPY"[..]),
+    ] {
+        let path = write(dir.path(), name, bytes);
+        let err = error_of(&["gather", path.to_str().unwrap(), "[0]"]);
+        assert!(err.contains("bad header: truncated"), "{name}: {err}");
+        assert!(!err.contains("not a .npy file"), "{name}: {err}");
+    }
 }

@@ -77,7 +77,10 @@ pub fn array_str(t: &Tensor, options: &PrintOptions) -> String {
         axes: &axes,
         edge: options.edge_items,
     };
-    layout.array(0, 0, " ", options.line_width)
+    // Each level of nesting takes a character off the width, which may so go below zero
+    // (then every word after the first goes on its own line, as in NumPy).
+    let limit = isize::try_from(options.line_width).unwrap_or(isize::MAX);
+    layout.array(0, 0, " ", limit)
 }
 
 /// Which items of an axis of length `len` are shown: all, or `edge` at each end.
@@ -242,8 +245,9 @@ fn width(s: &str) -> usize {
 
 /// Adds `word` to `line`, first moving to a new line if it would pass `limit` (NumPy's
 /// `_extendLine`).
-fn extend_line(s: &mut String, line: &mut String, word: &str, limit: usize, indent: &str) {
-    if width(line) + width(word) > limit && width(line) > width(indent) {
+fn extend_line(s: &mut String, line: &mut String, word: &str, limit: isize, indent: &str) {
+    let fits = usize::try_from(limit).is_ok_and(|limit| width(line) + width(word) <= limit);
+    if !fits && width(line) > width(indent) {
         s.push_str(line.trim_end());
         s.push('\n');
         *line = indent.to_string();
@@ -254,7 +258,7 @@ fn extend_line(s: &mut String, line: &mut String, word: &str, limit: usize, inde
 impl Layout<'_> {
     /// The array from shown item `offset` on, at `axis`, indented by `indent`, in `limit`
     /// characters.
-    fn array(&self, axis: usize, offset: usize, indent: &str, limit: usize) -> String {
+    fn array(&self, axis: usize, offset: usize, indent: &str, limit: isize) -> String {
         let Some(shown) = self.axes.get(axis) else {
             return self.items.get(offset).cloned().unwrap_or_default();
         };
@@ -262,7 +266,8 @@ impl Layout<'_> {
         let count = shown.count();
         let leading = if shown.gap { self.edge } else { 0 };
         let inner_indent = format!("{indent} ");
-        let inner = |k: usize| self.array(axis + 1, offset + k * block, &inner_indent, limit - 1);
+        let inner_limit = limit.saturating_sub(1);
+        let inner = |k: usize| self.array(axis + 1, offset + k * block, &inner_indent, inner_limit);
         // The shown items in order, with `None` where the summary's `...` goes.
         let order = (0..leading)
             .map(Some)
@@ -275,7 +280,7 @@ impl Layout<'_> {
             let mut words = order.peekable();
             while let Some(k) = words.next() {
                 let word = k.map_or_else(|| "...".to_string(), inner);
-                extend_line(&mut s, &mut line, &word, limit - 1, indent);
+                extend_line(&mut s, &mut line, &word, inner_limit, indent);
                 if words.peek().is_some() {
                     line.push(' ');
                 }
