@@ -373,3 +373,104 @@ fn a_file_cut_off_after_the_magic_is_a_truncated_header() {
         assert!(!err.contains("not a .npy file"), "{name}: {err}");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn output_onto_a_symlink_under_dev_replaces_the_link_not_its_target() {
+    // /dev/shm is a folder anyone may write to, under /dev but holding no devices.
+    let Ok(shared) = tempfile::tempdir_in("/dev/shm") else {
+        eprintln!("no /dev/shm here: nothing to check");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let victim = write(dir.path(), "victim.txt", b"victim2\n");
+    let link = shared.path().join("l");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    stdout_of(&["gather", "[[1, 2]]", "[0]", "-o", link.to_str().unwrap()]);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"victim2\n");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
+    assert!(std::fs::read(&link).unwrap().starts_with(b"\x93NUMPY"));
+}
+
+#[cfg(unix)]
+#[test]
+fn output_to_a_fifo_or_to_stdout_redirected_to_a_file_is_written_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    // `-o /dev/stdout` with standard output sent to a file: the file gets the array, and
+    // /dev/stdout (a symlink to /proc/self/fd/1) is left as it is.
+    let out = dir.path().join("out.npy");
+    let run = std::process::Command::new(assert_cmd::cargo::cargo_bin("ndgather"))
+        .args(["gather", "[1, 2, 3]", "[2]", "-o", "/dev/stdout"])
+        .stdout(std::fs::File::create(&out).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(std::fs::read(&out).unwrap().starts_with(b"\x93NUMPY"));
+    assert!(std::fs::symlink_metadata("/dev/stdout")
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(listing(dir.path()), ["out.npy"]);
+    // A FIFO is written, not replaced by a file.
+    let fifo = dir.path().join("fifo");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: `name` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    stdout_of(&["gather", "[1, 2, 3]", "[2]", "-o", fifo.to_str().unwrap()]);
+    assert!(reader.join().unwrap().starts_with(b"\x93NUMPY"));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_replaced_file_keeps_its_permission_bits() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    for mode in [0o600, 0o640, 0o604, 0o755] {
+        let path = write(dir.path(), "priv.npy", b"old");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        stdout_of(&["gather", "[[1, 2]]", "[0]", "-o", path.to_str().unwrap()]);
+        assert!(std::fs::read(&path).unwrap().starts_with(b"\x93NUMPY"));
+        let now = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(now, mode, "{mode:o} became {now:o}");
+    }
+    assert_eq!(listing(dir.path()), ["priv.npy"]);
+}
+
+#[test]
+fn an_output_name_near_the_length_limit_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    // 250 characters: most systems allow 255 in a name, which the temporary file's needs
+    // to fit in too.
+    let name = format!("{}.npy", "a".repeat(246));
+    let path = dir.path().join(&name);
+    stdout_of(&["gather", "[[1, 2]]", "[0]", "-o", path.to_str().unwrap()]);
+    assert!(std::fs::read(&path).unwrap().starts_with(b"\x93NUMPY"));
+    assert_eq!(listing(dir.path()), [name]);
+}
+
+#[test]
+fn an_output_error_names_the_output_not_the_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nofolder").join("x.npy");
+    let err = error_of(&["gather", "[[1, 2]]", "[0]", "-o", path.to_str().unwrap()]);
+    assert_eq!(
+        err,
+        format!(
+            "error: {}: No such file or directory (os error 2)\n",
+            path.display()
+        )
+    );
+}
