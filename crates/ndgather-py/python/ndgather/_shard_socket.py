@@ -129,6 +129,52 @@ async def within(awaitable, seconds: float):
         raise TimeoutError(f"no answer in {seconds:g} s") from e
 
 
+async def cancelled_after(future: asyncio.Future, seconds: float):
+    """``future``'s result, or ``TimeoutError`` once it is cancelled after ``seconds``: a
+    timer, where ``asyncio.wait_for`` would add a task and a turn of the loop to each call
+    (a lookup of 1,000 ids takes about 0.6 ms in all)."""
+    fired = []
+
+    def expire():
+        fired.append(True)
+        future.cancel()
+
+    handle = asyncio.get_running_loop().call_later(seconds, expire)
+    try:
+        return await future
+    except asyncio.CancelledError:
+        if fired:
+            raise TimeoutError(f"no answer in {seconds:g} s") from None
+        raise
+    finally:
+        handle.cancel()
+
+
+class _Timer:
+    """A connection's deadline for its current phase (handshake, idle, request): past it the
+    connection is aborted, so that whatever read or drain is pending ends at once. One timer
+    a phase, not a task a read."""
+
+    def __init__(self, writer: asyncio.StreamWriter):
+        self._writer = writer
+        self._handle: Optional[asyncio.TimerHandle] = None
+
+    def start(self, seconds: float) -> None:
+        self.stop()
+        self._handle = asyncio.get_running_loop().call_later(seconds, self._expire)
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+
+    def _expire(self) -> None:
+        transport = getattr(self._writer, "transport", None)
+        if transport is not None:
+            transport.abort()  # unlike close(), it does not wait for a peer to read
+        else:
+            self._writer.close()
+
+
 # --- the server ---------------------------------------------------------------------------
 
 async def _prove_server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
@@ -137,7 +183,7 @@ async def _prove_server(reader: asyncio.StreamReader, writer: asyncio.StreamWrit
     ``secret`` (and was then sent the server's proof)."""
     nonce = os.urandom(NONCE_BYTES)
     writer.write(HELLO + nonce)
-    proof = await within(reader.readexactly(NONCE_BYTES + MAC_BYTES), HANDSHAKE_SECONDS)
+    proof = await reader.readexactly(NONCE_BYTES + MAC_BYTES)
     client_nonce = proof[:NONCE_BYTES]
     if not hmac.compare_digest(proof[NONCE_BYTES:], _mac(secret, b"client", nonce,
                                                           client_nonce)):
@@ -151,12 +197,16 @@ async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, secr
     """One client connection of a server: the handshake, then requests answered in turn
     until the client closes, goes silent, or breaks the framing. ``take(ids, policy)``
     gathers the rows of ``ids``; nothing reaches it before the peer has proved itself."""
+    timer = _Timer(writer)
     try:
+        timer.start(HANDSHAKE_SECONDS)
         if not await _prove_server(reader, writer, secret):
             return
         limit = max_ids(row_bytes)
         while True:
-            header = await within(reader.readexactly(REQUEST.size), IDLE_SECONDS)
+            timer.start(IDLE_SECONDS)
+            header = await reader.readexactly(REQUEST.size)
+            timer.start(READ_SECONDS)  # for the ids, the gather and the reply's drain
             code, count = REQUEST.unpack(header)
             if code >= len(POLICIES) or count > limit:
                 # The peer speaks another framing: it is told why, and closed, before any
@@ -165,9 +215,9 @@ async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, secr
                            if code >= len(POLICIES) else
                            f"a request of {count} ids is over the cap of {limit}")
                 writer.write(error_reply(ValueError(problem)))
-                await within(writer.drain(), READ_SECONDS)
+                await writer.drain()
                 return
-            body = await within(reader.readexactly(count * _IDS.itemsize), READ_SECONDS)
+            body = await reader.readexactly(count * _IDS.itemsize)
             ids = np.frombuffer(body, _IDS)
             try:
                 rows = np.ascontiguousarray(take(ids, POLICIES[code]))
@@ -178,11 +228,12 @@ async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, secr
                 writer.write(memoryview(rows).cast("B"))
             except Exception as e:  # noqa: BLE001 - the caller raises it
                 writer.write(error_reply(e))
-            await within(writer.drain(), READ_SECONDS)
+            await writer.drain()
     except (EOFError, OSError):
-        pass  # the client went away, broke off, or went silent (TimeoutError and
-        # ssl.SSLError are OSErrors)
+        pass  # the client went away or broke off, or its timer aborted it (ssl.SSLError
+        # is an OSError too)
     finally:
+        timer.stop()
         writer.close()
 
 

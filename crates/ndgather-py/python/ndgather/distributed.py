@@ -459,7 +459,7 @@ class _Batcher:
 async def _await_all(requests: list, seconds: float) -> list:
     """On the client's event loop: every ``(server, ids, policy)`` call sent at once, then
     awaited together, for at most ``seconds``."""
-    return await _shard_socket.within(
+    return await _shard_socket.cancelled_after(
         asyncio.gather(*(server.take(ids, policy) for server, ids, policy in requests)),
         seconds)
 
