@@ -895,3 +895,32 @@ def test_under_load_a_killed_worker_is_recovered_with_nothing_wrong(client, load
 
 def test_under_load_concurrent_lookups_each_get_their_rows(client, load):
     lookups_from_eight_threads(client)
+
+
+def test_a_server_writes_rows_only_into_a_memory_file(tmp_path):
+    """The shared-memory path's target is checked to be a memfd: a file on disk of the same
+    device and inode (a caller who names one) is never mapped for writing."""
+    from ndgather.distributed import _map_shared
+
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep" * 4)
+    fd = os.open(victim, os.O_RDWR)
+    try:
+        found = os.fstat(fd)
+        with pytest.raises(RuntimeError, match="not a memory file"):
+            _map_shared(f"/proc/{os.getpid()}/fd/{fd}", 16, (found.st_dev, found.st_ino))
+    finally:
+        os.close(fd)
+    assert victim.read_bytes() == b"keep" * 4
+    if hasattr(os, "memfd_create"):
+        memfd = os.memfd_create("ndgather-test")
+        try:
+            os.ftruncate(memfd, 16)
+            found = os.fstat(memfd)
+            mapped = _map_shared(f"/proc/{os.getpid()}/fd/{memfd}", 16,
+                                 (found.st_dev, found.st_ino))
+            mapped[:4] = b"rows"
+            mapped.close()
+            assert os.pread(memfd, 4, 0) == b"rows"
+        finally:
+            os.close(memfd)

@@ -362,7 +362,7 @@ def test_connections_over_the_cap_are_told_busy(monkeypatch):
     async def scenario():
         async with Listening(taken) as endpoint:
             held = [await ss.Connection.open(endpoint, None) for _ in range(2)]
-            with pytest.raises(ConnectionRefusedError, match="2 connections open"):
+            with pytest.raises(ss.ServerBusy, match="2 proven"):
                 await ss.Connection.open(endpoint, None)
             held[0].close()
             await asyncio.sleep(0.1)
@@ -373,6 +373,52 @@ def test_connections_over_the_cap_are_told_busy(monkeypatch):
         return rows
 
     np.testing.assert_array_equal(on_loop(scenario), SHARD[[2]])
+
+
+def test_strangers_in_the_handshake_cannot_take_the_proven_connections(monkeypatch):
+    """Strangers who open connections and say nothing fill only the handshake's slots:
+    proven connections are counted apart, and a client's new connection that hears BUSY
+    takes its rows through Dask's channel instead of failing."""
+    from ndgather.distributed import _Server
+
+    monkeypatch.setattr(ss, "MAX_PENDING", 2)
+    taken = Taken()
+    through_dask = []
+
+    async def call(method, ids, policy):
+        through_dask.append((method, policy))
+        return ng.gather(SHARD, ids, bad_indices=policy)
+
+    async def scenario():
+        async with Listening(taken) as endpoint:
+            # More proven connections than the handshake's cap: each proved, so each counted
+            # apart.
+            proven = [await ss.Connection.open(endpoint, None) for _ in range(3)]
+            strangers = [await asyncio.open_connection("127.0.0.1", endpoint.port)
+                         for _ in range(2)]
+            await asyncio.sleep(0.05)
+            with pytest.raises(ss.ServerBusy, match="2 in the handshake"):
+                await ss.Connection.open(endpoint, None)
+            kept = await proven[0].take(np.array([3]), "error", endpoint)
+            server = _Server(None, "tcp://127.0.0.1:0", "a-key")
+            server.endpoint, server.call = endpoint, call
+            fallen_back = await server.take(np.array([7, 12]), "clamp")
+            for _, w in strangers:
+                w.close()
+            for c in proven:
+                c.close()
+        return kept, fallen_back
+
+    kept, fallen_back = on_loop(scenario)
+    np.testing.assert_array_equal(kept, SHARD[[3]])
+    np.testing.assert_array_equal(fallen_back, SHARD[[7, 9]])
+    assert through_dask == [("take", "clamp")]
+
+
+def test_an_endpoints_repr_does_not_show_its_secret():
+    endpoint = ss.Endpoint("127.0.0.1", 1, "<f4", (3,), SECRET, 4)
+    assert repr(SECRET) not in repr(endpoint) and "secret" not in repr(endpoint)
+    assert "127.0.0.1" in repr(endpoint) and str(endpoint) == repr(endpoint)
 
 
 def test_a_connection_the_server_closed_while_idle_is_replaced(monkeypatch):

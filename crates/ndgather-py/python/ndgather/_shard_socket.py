@@ -5,8 +5,15 @@ is no secret, so every connection must first prove that it holds the server's ra
 secret, which the client got through Dask's own channel (the actor call that asked for the
 address). Both ends prove it, by a challenge and response (HMAC-SHA256 over both sides'
 nonces): a peer that cannot is closed before it is sent any row, and a client never reads
-rows from a port that someone else took over. On a cluster with TLS the socket is wrapped
-in the cluster's own SSL contexts first.
+rows from a server that does not hold the secret. On a cluster with TLS the socket is
+wrapped in the cluster's own SSL contexts first. On plain TCP only the handshake is
+authenticated: what follows is neither encrypted nor signed, so a relay in the middle can
+read or change rows, as it can every message of Dask's own plain TCP. Across hosts, use TLS.
+
+Connections that have not proved themselves yet are capped apart from proven ones, so a
+stranger who holds many handshakes open (each ends after :data:`HANDSHAKE_SECONDS`) can
+only make a client's new connection hear ``BUSY``; the client then takes its rows through
+Dask's channel instead.
 
 The framing, all integers little-endian:
 
@@ -58,8 +65,10 @@ MAX_IDS = 1 << 22
 MAX_REPLY_BYTES = 1 << 28
 #: The longest error message a client reads.
 MAX_MESSAGE_BYTES = 1 << 16
-#: Connections a server keeps open at once; one more is told ``BUSY`` and closed.
+#: Proven connections a server keeps open at once; one more is told ``BUSY`` and closed.
 MAX_CONNECTIONS = 64
+#: Connections still in the handshake at once; one more is told ``BUSY`` and closed.
+MAX_PENDING = 64
 #: Seconds a new connection has to prove that it holds the secret.
 HANDSHAKE_SECONDS = 10.0
 #: Seconds the rest of a request (its ids) has to arrive once its header has, and a reply
@@ -87,6 +96,11 @@ class Endpoint(NamedTuple):
     row_shape: Tuple[int, ...]
     secret: bytes
     max_ids: int
+
+    def __repr__(self) -> str:
+        # Never the secret: an endpoint ends up in logs and tracebacks.
+        return (f"Endpoint(host={self.host!r}, port={self.port}, dtype={self.dtype!r}, "
+                f"row_shape={self.row_shape!r}, max_ids={self.max_ids})")
 
 
 def new_secret() -> bytes:
@@ -193,15 +207,18 @@ async def _prove_server(reader: asyncio.StreamReader, writer: asyncio.StreamWrit
 
 
 async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, secret: bytes,
-                take: Callable[[np.ndarray, str], np.ndarray], row_bytes: int) -> None:
+                take: Callable[[np.ndarray, str], np.ndarray], row_bytes: int,
+                proven: Callable[[], None] = lambda: None) -> None:
     """One client connection of a server: the handshake, then requests answered in turn
     until the client closes, goes silent, or breaks the framing. ``take(ids, policy)``
-    gathers the rows of ``ids``; nothing reaches it before the peer has proved itself."""
+    gathers the rows of ``ids``; nothing reaches it before the peer has proved itself, and
+    ``proven()`` is called once it has."""
     timer = _Timer(writer)
     try:
         timer.start(HANDSHAKE_SECONDS)
         if not await _prove_server(reader, writer, secret):
             return
+        proven()
         limit = max_ids(row_bytes)
         while True:
             timer.start(IDLE_SECONDS)
@@ -239,13 +256,14 @@ async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, secr
 
 class Listener:
     """A server's socket: its connections served by :func:`serve`, at most
-    :data:`MAX_CONNECTIONS` at once."""
+    :data:`MAX_PENDING` in the handshake and :data:`MAX_CONNECTIONS` proven at once."""
 
     def __init__(self, secret: bytes, take: Callable[[np.ndarray, str], np.ndarray],
                  row_bytes: int, opened: Callable, closed: Callable):
         self._secret, self._take, self._row_bytes = secret, take, row_bytes
         self._opened, self._closed = opened, closed  # told of each connection's writer
-        self._count = 0
+        self._pending = 0
+        self._count = 0  # proven
         self.server: Optional[asyncio.AbstractServer] = None
 
     async def start(self, host: str, ssl_context: Optional[ssl.SSLContext]) -> int:
@@ -257,16 +275,26 @@ class Listener:
 
     async def _connected(self, reader: asyncio.StreamReader,
                          writer: asyncio.StreamWriter) -> None:
-        if self._count >= MAX_CONNECTIONS:
+        if self._pending >= MAX_PENDING or self._count >= MAX_CONNECTIONS:
             writer.write(BUSY.ljust(_GREETING_BYTES, b"\0"))
             writer.close()
             return
-        self._count += 1
+        self._pending += 1
+        state = {"proven": False}
+
+        def proven() -> None:
+            state["proven"] = True
+            self._pending -= 1
+            self._count += 1
+
         self._opened(writer)
         try:
-            await serve(reader, writer, self._secret, self._take, self._row_bytes)
+            await serve(reader, writer, self._secret, self._take, self._row_bytes, proven)
         finally:
-            self._count -= 1
+            if state["proven"]:
+                self._count -= 1
+            else:
+                self._pending -= 1
             self._closed(writer)
 
 
@@ -289,14 +317,19 @@ async def read_reply(reader: asyncio.StreamReader, nbytes: int) -> bytes:
     raise _error(status, await reader.readexactly(length))
 
 
+class ServerBusy(ConnectionRefusedError):
+    """The server has its cap of connections open: its rows are to be asked for through
+    Dask's channel instead."""
+
+
 async def prove_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                        secret: bytes) -> None:
     """The client's side of the handshake; a ``ConnectionError`` unless the server proves
     that it holds ``secret``."""
     greeting = await reader.readexactly(_GREETING_BYTES)
     if greeting.startswith(BUSY):
-        raise ConnectionRefusedError(
-            f"the shard server has {MAX_CONNECTIONS} connections open, its cap")
+        raise ServerBusy(f"the shard server has its cap of connections open ("
+                         f"{MAX_CONNECTIONS} proven, or {MAX_PENDING} in the handshake)")
     if not greeting.startswith(HELLO):
         raise ConnectionError("the peer is not a shard server of this protocol")
     server_nonce, client_nonce = greeting[len(HELLO):], os.urandom(NONCE_BYTES)

@@ -71,7 +71,7 @@ from . import gather as _gather
 from . import gather_nd as _gather_nd
 from . import _tensor_scatter
 from . import _shard_socket
-from ._shard_socket import Connection, Endpoint
+from ._shard_socket import Connection, Endpoint, ServerBusy
 
 __all__ = ["ShardedTable", "gather", "gather_nd"]
 
@@ -141,7 +141,10 @@ def _map_shared(path: str, nbytes: int, identity: Tuple[int, int]) -> mmap.mmap:
     """``nbytes`` of the memory file at ``path``, mapped shared and writable, if it is still
     the file ``identity`` (its device and inode) names: a client's descriptor number is
     reused once the client closes it, and a server called for a buffer the client has
-    since dropped must not write into the next file that took its number."""
+    since dropped must not write into the next file that took its number. Only a memory
+    file (``memfd``) is written: never a file on disk, whatever its identity."""
+    if not os.readlink(path).startswith("/memfd:"):
+        raise RuntimeError(f"{path} is not a memory file of the client's")
     fd = os.open(path, os.O_RDWR)
     try:
         found = os.fstat(fd)
@@ -300,8 +303,13 @@ class _Server:
             return await self.call("take", ids, policy)
         while True:
             kept = bool(self._idle)
-            connection = self._idle.pop() if kept else \
-                await Connection.open(self.endpoint, self.ssl_context)
+            try:
+                connection = self._idle.pop() if kept else \
+                    await Connection.open(self.endpoint, self.ssl_context)
+            except ServerBusy:
+                # Its socket is full (of strangers' handshakes, say): Dask's channel, which
+                # needs no socket of the server's, still answers.
+                return await self.call("take", ids, policy)
             try:
                 rows = await connection.take(ids, policy, self.endpoint)
             except ConnectionResetError as e:
