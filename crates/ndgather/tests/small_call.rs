@@ -171,3 +171,29 @@ fn small_calls_equal_the_general_entry() {
     assert!(errors > 100, "{errors} shape errors");
     assert!(bad_indices > 100, "{bad_indices} index errors");
 }
+
+/// An empty output is left to `Op::run`: the small path's loops walked every outer row of
+/// params, and params of shape `[2^40, 2, 0, 0]` (no bytes) made that hours long (found by
+/// the `small_call` fuzz target; `fuzz/regressions/small_call/`).
+#[test]
+fn an_empty_output_is_not_taken_whatever_params_outer_rows() {
+    let indices: Vec<u8> = [0i32, 1, 0, 1, 0, 1]
+        .iter()
+        .flat_map(|i| i.to_ne_bytes())
+        .collect();
+    let op = Op::Gather(GatherOptions::new().axis(1));
+    let call = op.small_call(
+        ContiguousBytes {
+            data: &[],
+            shape: &[1 << 40, 2, 0, 0],
+            itemsize: 3,
+        },
+        ContiguousBytes {
+            data: &indices,
+            shape: &[2, 3],
+            itemsize: 4,
+        },
+        DType::I32,
+    );
+    assert!(matches!(call, Ok(None)), "{:?}", call.map(|c| c.is_some()));
+}

@@ -58,8 +58,8 @@ impl Op {
     /// enough to copy on the calling thread into an output the caller allocates.
     ///
     /// Returns `Ok(None)` for a call this path does not take, which [`Op::run`] then runs:
-    /// `take_along_axis`, an output or index count at which the kernels split the work
-    /// across threads, elements of no bytes, indices not of an integer dtype or not
+    /// `take_along_axis`, an output of no elements, an output or index count at which the
+    /// kernels split the work across threads, elements of no bytes, indices not of an integer dtype or not
     /// aligned for it, and the `Fill` policy with a fill value other than one element's
     /// bytes.
     ///
@@ -120,7 +120,9 @@ impl Op {
         }, else return Err(GatherError::IndicesNotInteger { dtype: index }));
         let out_bytes = plan.out_len().saturating_mul(params.itemsize);
         let index_count = indices.data.len() / indices.itemsize;
-        if kernel::may_split(out_bytes, index_count) {
+        // An empty output is `Op::run`'s too: its loops would still walk every outer row of
+        // params, which an empty params' other axes can make 2^40 long (a fuzzed hang).
+        if out_bytes == 0 || kernel::may_split(out_bytes, index_count) {
             return Ok(None);
         }
         Ok(Some(SmallCall {
