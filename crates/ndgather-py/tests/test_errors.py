@@ -60,7 +60,7 @@ def test_invalid_arguments_carry_tensorflows_message(call, message):
     (lambda: ng.scatter_nd([[0]], np.array([True]), [2]), "expected an array of numbers"),
     (lambda: ng.gather(np.zeros(3), [0], axis=0.5), "integer"),
     (lambda: ng.gather(np.zeros(2, dtype=[("o", "O"), ("i", "i4")]), [0]),
-     "structured dtypes holding Python objects"),
+     "holds Python objects: only arrays of dtype=object"),
 ])
 def test_wrong_types_are_type_errors(call, fragment):
     with pytest.raises(TypeError, match=fragment):
