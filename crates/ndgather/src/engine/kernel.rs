@@ -224,8 +224,10 @@ where
     O: Slot<T>,
 {
     let (inner, gathered, outer, n) = (plan.inner, plan.gathered, plan.outer, plan.n);
-    let slice_bytes = inner * std::mem::size_of::<T>();
-    let item_bytes = slice_bytes + std::mem::size_of::<I>();
+    // Saturating: these sizes only steer prefetch and streaming, and an empty params can
+    // claim an `inner` whose bytes overflow (a fuzzed panic).
+    let slice_bytes = inner.saturating_mul(std::mem::size_of::<T>());
+    let item_bytes = slice_bytes.saturating_add(std::mem::size_of::<I>());
     let table_bytes = std::mem::size_of_val(params);
     // Each run reads `n` slices from one params row of `gathered` slices.
     let row_bytes = gathered.saturating_mul(slice_bytes);
@@ -616,8 +618,8 @@ where
         return gather_nd_any(params, indices, plan, policy, out);
     };
     let (slice, rows, batch_stride) = (plan.slice, plan.rows, plan.batch_stride);
-    let slice_bytes = slice * std::mem::size_of::<T>();
-    let item_bytes = slice_bytes + D * std::mem::size_of::<I>();
+    let slice_bytes = slice.saturating_mul(std::mem::size_of::<T>());
+    let item_bytes = slice_bytes.saturating_add(D * std::mem::size_of::<I>());
     let (vectors, _) = indices.as_chunks::<D>();
     let flat = Flatten {
         dims: &dims,
@@ -753,7 +755,7 @@ fn copy_at_offsets<T, O>(
     T: Clone + Default + Sync,
     O: Slot<T>,
 {
-    let slice_bytes = slice * std::mem::size_of::<T>();
+    let slice_bytes = slice.saturating_mul(std::mem::size_of::<T>());
     let table_bytes = std::mem::size_of_val(params);
     // Offsets reach anywhere in params: no rows whose reads could be counted.
     let ahead = Reads::of(table_bytes, slice_bytes, None, offsets.len(), |k| {
@@ -871,7 +873,9 @@ where
     O: Slot<T>,
 {
     let (slice, depth, rows) = (plan.slice, plan.depth, plan.rows);
-    let item_bytes = slice * std::mem::size_of::<T>() + depth * std::mem::size_of::<I>();
+    let item_bytes = slice
+        .saturating_mul(std::mem::size_of::<T>())
+        .saturating_add(depth.saturating_mul(std::mem::size_of::<I>()));
     for_chunks_any(out, slice, item_bytes, |first, chunk| {
         let mut unresolved = false;
         for (t, dst) in chunk.chunks_exact_mut(slice).enumerate() {
