@@ -11,16 +11,22 @@
 //! gather run the same compiled copy. Values matter only for fill values, which are made
 //! in params' own dtype before the copy.
 
+pub(crate) mod contract;
 pub mod embedding;
 pub mod embedding_bag;
 pub(crate) mod gather;
 pub mod grad;
+pub(crate) mod lookup_ops;
 pub(crate) mod ragged_gather;
+pub(crate) mod read_ops;
+pub mod registry;
 pub mod scatter;
 pub mod scatter_reduce;
+pub mod segment;
 pub(crate) mod small_call;
 pub(crate) mod take_along_axis;
 pub mod tensor_scatter;
+pub(crate) mod write_ops;
 
 use crate::engine::fill;
 use crate::engine::kernel;
@@ -28,6 +34,7 @@ use crate::engine::mem::layout::Elements;
 use crate::engine::mem::layout::{into_array, row_major};
 use crate::engine::mem::output;
 use crate::engine::mem::units::{self, with_unit_of, Unit};
+use crate::ops::contract::OpDef;
 use crate::shape::{gather_nd_shape, gather_shape, Axis, Shape};
 use crate::types::dtype::{FixedWidth, Tensor, TensorView, TensorViewMut};
 use crate::types::error::{GatherError, Result};
@@ -82,6 +89,11 @@ pub enum Out<'a> {
     /// A caller's array of the output's shape and params' dtype, any layout: written in
     /// place, nothing returned, and left unchanged on error.
     Into(TensorViewMut<'a>),
+    /// For the ops that write into a tensor (`tensor_scatter_nd_*`, `scatter_reduce`,
+    /// `put_along_axis`): that tensor itself, updated in place, given here instead of as the
+    /// first input (which is then [`crate::registry::Input::None`]). Every check runs first,
+    /// so on error it is unchanged. The other ops refuse it.
+    InPlace(TensorViewMut<'a>),
 }
 
 /// params as an op reads it: a tensor, or a tensor of records, whose last axis holds each
@@ -159,6 +171,7 @@ impl Op {
                 None
             }
             Out::Into(target) => Some(target),
+            Out::InPlace(_) => return Err(contract::not_in_place(self.name())),
         };
         if let Some(target) = &out {
             if target.dtype() != view.dtype() {

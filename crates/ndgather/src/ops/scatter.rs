@@ -58,16 +58,39 @@ pub(crate) fn scatter_rows<T: Clone + Send + Sync>(
     target: impl Fn(usize) -> Option<usize> + Sync,
     combine: impl Fn(&mut T, &T) + Sync,
 ) {
-    if row_len == 0 || out.is_empty() {
+    if row_len == 0 {
         return;
     }
     let sources = src.len() / row_len;
+    combine_rows(
+        out,
+        row_len,
+        sources,
+        |k| &src[k * row_len..(k + 1) * row_len],
+        target,
+        combine,
+    );
+}
+
+/// [`scatter_rows`] with source row `k` read by `row(k)`: the fused gather of
+/// `gather_segment`, whose sources are rows of another tensor, never copied out.
+pub(crate) fn combine_rows<'s, T: Clone + Send + Sync + 's>(
+    out: &mut [T],
+    row_len: usize,
+    sources: usize,
+    row: impl Fn(usize) -> &'s [T] + Sync,
+    target: impl Fn(usize) -> Option<usize> + Sync,
+    combine: impl Fn(&mut T, &T) + Sync,
+) {
+    if row_len == 0 || out.is_empty() {
+        return;
+    }
     let combine_into = |lo: usize, chunk: &mut [T]| {
         let hi = lo + chunk.len() / row_len;
         for k in 0..sources {
             if let Some(t) = target(k).filter(|t| (lo..hi).contains(t)) {
                 let dst = &mut chunk[(t - lo) * row_len..(t - lo + 1) * row_len];
-                for (d, s) in dst.iter_mut().zip(&src[k * row_len..(k + 1) * row_len]) {
+                for (d, s) in dst.iter_mut().zip(row(k)) {
                     combine(d, s);
                 }
             }
@@ -75,7 +98,7 @@ pub(crate) fn scatter_rows<T: Clone + Send + Sync>(
     };
     let threads = rayon::current_num_threads();
     let rows = out.len() / row_len;
-    if src.len() < PARALLEL_MIN_ELEMENTS || threads < 2 || rows < 2 {
+    if sources.saturating_mul(row_len) < PARALLEL_MIN_ELEMENTS || threads < 2 || rows < 2 {
         combine_into(0, out);
         return;
     }

@@ -359,6 +359,12 @@ pub enum GatherError {
         /// num_segments.
         num_segments: usize,
     },
+    /// A sorted segment reduction's ids, refused with TensorFlow's message.
+    #[error("{reason}")]
+    Segment {
+        /// TensorFlow's words.
+        reason: String,
+    },
     /// A gradient's upstream `grad` does not have the op's output shape.
     #[error(
         "grad has shape {}, but the op's output has shape {}",
@@ -472,6 +478,42 @@ pub enum GatherError {
         expected: usize,
         /// Elements given.
         found: usize,
+    },
+    // ---- The op contract: names, attributes and inputs of a call by name.
+    /// No op of this name is registered.
+    #[error("no op named {name:?}; the ops are {known}")]
+    UnknownOp {
+        /// The name asked for.
+        name: String,
+        /// The registered names, comma-separated.
+        known: String,
+    },
+    /// An attribute is unknown, of the wrong kind or out of range, or a required one is
+    /// missing.
+    #[error("{op}: attribute {attr:?} {reason}")]
+    Attribute {
+        /// The op.
+        op: &'static str,
+        /// The attribute.
+        attr: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The inputs do not match the op's signature.
+    #[error("{op}{}: {reason}", if input.is_empty() { String::new() } else { format!(": input {input:?}") })]
+    OpInput {
+        /// The op.
+        op: &'static str,
+        /// The input, or empty for the count.
+        input: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The op has no registered gradient.
+    #[error("{op} has no registered gradient")]
+    NoGradient {
+        /// The op.
+        op: &'static str,
     },
 }
 

@@ -1,0 +1,683 @@
+//! The op contract: what every op of the family is to a front end. An op is a value that
+//! implements [`OpDef`]: its name, its inputs and typed attributes (parsed from a generic
+//! [`Attrs`] map), shape and dtype inference on partly known [`Fact`]s, `run` on dense or
+//! ragged [`Input`]s into an [`Out`], and its gradient where it has one. The registry
+//! ([`crate::registry`]) lists one value of each op; a front end looks an op up by name,
+//! gives it the attributes it was called with ([`OpDef::with_attrs`]) and runs it.
+//!
+//! ```
+//! use ndgather::ndarray::array;
+//! use ndgather::registry::{self, Attr, Attrs, Input};
+//! use ndgather::{Out, Tensor};
+//!
+//! let op = registry::find("gather").unwrap().with_attrs(&Attrs::new().with("axis", Attr::Int(1)))?;
+//! let params = Tensor::from(array![[1i32, 2, 3], [4, 5, 6]].into_dyn());
+//! let indices = Tensor::from(array![2i64, 0].into_dyn());
+//! let out = op.run(&[Input::from(params.view()), Input::from(indices.view())], Out::New)?;
+//! assert_eq!(out.unwrap().into_dense()?, Tensor::from(array![[3i32, 1], [6, 4]].into_dyn()));
+//! # Ok::<(), ndgather::GatherError>(())
+//! ```
+
+use crate::ops::Out;
+use crate::shape::Shape;
+use crate::types::dtype::{DType, Tensor, TensorView};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::BadIndices;
+use crate::types::ragged::{Ragged, RaggedView};
+use crate::types::value::FillValue;
+use crate::with_tensor;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// An attribute's value, as a front end passes it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Attr {
+    /// An integer: an axis, a count, a size.
+    Int(i64),
+    /// A floating-point number: a norm, a fill value.
+    Float(f64),
+    /// A flag.
+    Bool(bool),
+    /// A name: a policy, a mode, a reduction.
+    Str(String),
+    /// A list of integers: a shape.
+    Ints(Vec<i64>),
+    /// Raw bytes: a fill element in the operand's own dtype and byte order.
+    Bytes(Vec<u8>),
+}
+
+impl fmt::Display for Attr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Attr::Int(v) => write!(f, "{v}"),
+            Attr::Float(v) => write!(f, "{v}"),
+            Attr::Bool(v) => write!(f, "{v}"),
+            Attr::Str(v) => write!(f, "{v:?}"),
+            Attr::Ints(v) => write!(f, "{v:?}"),
+            Attr::Bytes(v) => write!(f, "<{} bytes>", v.len()),
+        }
+    }
+}
+
+/// The kind of value an attribute takes, for front ends that parse text (the CLI) and for
+/// checks of a generic map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AttrKind {
+    /// [`Attr::Int`].
+    Int,
+    /// [`Attr::Float`].
+    Float,
+    /// [`Attr::Bool`].
+    Bool,
+    /// [`Attr::Str`], one of the listed choices where there are any.
+    Str(&'static [&'static str]),
+    /// [`Attr::Ints`].
+    Ints,
+    /// A fill value: [`Attr::Float`], [`Attr::Int`] or [`Attr::Bytes`].
+    Fill,
+}
+
+/// One attribute of an op: its name (the library's own, as front ends spell it), its kind,
+/// its default (`None`: required, or absent when [`AttrDef::optional`]), and a line of doc.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AttrDef {
+    /// The attribute's name.
+    pub name: &'static str,
+    /// The kind of value it takes.
+    pub kind: AttrKind,
+    /// The default, as text a front end can show (`None`: no default).
+    pub default: Option<&'static str>,
+    /// Whether the attribute may be absent (an optional value with no default).
+    pub optional: bool,
+    /// What it means, in one line.
+    pub doc: &'static str,
+}
+
+impl AttrDef {
+    /// A required attribute.
+    pub const fn required(name: &'static str, kind: AttrKind, doc: &'static str) -> AttrDef {
+        AttrDef {
+            name,
+            kind,
+            default: None,
+            optional: false,
+            doc,
+        }
+    }
+
+    /// An attribute with a default, given as the text a front end shows.
+    pub const fn with_default(
+        name: &'static str,
+        kind: AttrKind,
+        default: &'static str,
+        doc: &'static str,
+    ) -> AttrDef {
+        AttrDef {
+            name,
+            kind,
+            default: Some(default),
+            optional: true,
+            doc,
+        }
+    }
+
+    /// An attribute that may be absent, with no default.
+    pub const fn optional(name: &'static str, kind: AttrKind, doc: &'static str) -> AttrDef {
+        AttrDef {
+            name,
+            kind,
+            default: None,
+            optional: true,
+            doc,
+        }
+    }
+}
+
+/// How an input is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InputKind {
+    /// One dense tensor.
+    Tensor,
+    /// One dense tensor, or a ragged one.
+    MaybeRagged,
+    /// One dense tensor, or none.
+    Optional,
+    /// A list of dense tensors (an embedding table's shards).
+    List,
+}
+
+/// One input of an op: its name (the library's own) and kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InputDef {
+    /// The input's name.
+    pub name: &'static str,
+    /// How it is given.
+    pub kind: InputKind,
+    /// What it is, in one line.
+    pub doc: &'static str,
+}
+
+impl InputDef {
+    /// An input of `kind`.
+    pub const fn new(name: &'static str, kind: InputKind, doc: &'static str) -> InputDef {
+        InputDef { name, kind, doc }
+    }
+}
+
+/// An op's signature: its inputs in order, and its attributes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Signature {
+    /// The inputs, in the order `run` takes them.
+    pub inputs: &'static [InputDef],
+    /// The attributes.
+    pub attrs: &'static [AttrDef],
+}
+
+/// A map of attribute values by name, as a front end collects them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Attrs(BTreeMap<String, Attr>);
+
+impl Attrs {
+    /// No attributes.
+    pub fn new() -> Attrs {
+        Attrs::default()
+    }
+
+    /// With `name` set to `value`.
+    pub fn with(mut self, name: &str, value: Attr) -> Attrs {
+        self.insert(name, value);
+        self
+    }
+
+    /// Sets `name` to `value`.
+    pub fn insert(&mut self, name: &str, value: Attr) {
+        self.0.insert(name.to_string(), value);
+    }
+
+    /// The value of `name`, if set.
+    pub fn get(&self, name: &str) -> Option<&Attr> {
+        self.0.get(name)
+    }
+
+    /// The names set.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+}
+
+/// Parses the attributes an op was given against its signature: every name known, every
+/// value of its kind, every required one present. The typed getters then read them.
+pub(crate) struct Parsed<'a> {
+    op: &'static str,
+    attrs: &'a Attrs,
+}
+
+impl<'a> Parsed<'a> {
+    /// Checks `attrs` against `signature`.
+    pub(crate) fn new(op: &'static str, signature: &Signature, attrs: &'a Attrs) -> Result<Self> {
+        for name in attrs.names() {
+            if !signature.attrs.iter().any(|a| a.name == name) {
+                let known: Vec<&str> = signature.attrs.iter().map(|a| a.name).collect();
+                return Err(attr_error(
+                    op,
+                    name,
+                    format!("unknown attribute; {op} takes {}", known.join(", ")),
+                ));
+            }
+        }
+        for def in signature.attrs {
+            match attrs.get(def.name) {
+                None if !def.optional => {
+                    return Err(attr_error(op, def.name, "is required".into()))
+                }
+                None => {}
+                Some(value) => check_kind(op, def, value)?,
+            }
+        }
+        Ok(Parsed { op, attrs })
+    }
+
+    /// An integer attribute, or `default`.
+    pub(crate) fn int(&self, name: &str, default: i64) -> i64 {
+        self.opt_int(name).unwrap_or(default)
+    }
+
+    /// An integer attribute, if set.
+    pub(crate) fn opt_int(&self, name: &str) -> Option<i64> {
+        match self.attrs.get(name) {
+            Some(Attr::Int(v)) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// A non-negative integer attribute as a size.
+    pub(crate) fn size(&self, name: &'static str) -> Result<Option<usize>> {
+        self.opt_int(name)
+            .map(|v| {
+                usize::try_from(v)
+                    .map_err(|_| attr_error(self.op, name, format!("must be >= 0, got {v}")))
+            })
+            .transpose()
+    }
+
+    /// A float attribute, if set (an integer is taken as a float).
+    pub(crate) fn opt_float(&self, name: &str) -> Option<f64> {
+        match self.attrs.get(name) {
+            Some(Attr::Float(v)) => Some(*v),
+            Some(Attr::Int(v)) => Some(*v as f64),
+            _ => None,
+        }
+    }
+
+    /// A flag, or `default`.
+    pub(crate) fn flag(&self, name: &str, default: bool) -> bool {
+        match self.attrs.get(name) {
+            Some(Attr::Bool(v)) => *v,
+            _ => default,
+        }
+    }
+
+    /// A name attribute, or `default`.
+    pub(crate) fn str(&self, name: &str, default: &'a str) -> &'a str {
+        match self.attrs.get(name) {
+            Some(Attr::Str(v)) => v,
+            _ => default,
+        }
+    }
+
+    /// A list of integers, if set.
+    pub(crate) fn ints(&self, name: &str) -> Option<&'a [i64]> {
+        match self.attrs.get(name) {
+            Some(Attr::Ints(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The bad-index policy `bad_indices`, or `default`.
+    pub(crate) fn policy(&self, default: BadIndices) -> Result<BadIndices> {
+        match self.attrs.get("bad_indices") {
+            Some(Attr::Str(name)) => BadIndices::from_name(name).ok_or_else(|| {
+                attr_error(
+                    self.op,
+                    "bad_indices",
+                    format!(
+                        "unknown policy {name:?}; choose one of {}",
+                        BadIndices::ALL
+                            .iter()
+                            .map(|p| p.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            }),
+            _ => Ok(default),
+        }
+    }
+
+    /// The fill value `fill_value`, if set: a number, or an element's bytes.
+    pub(crate) fn fill(&self) -> Result<Option<FillValue>> {
+        Ok(match self.attrs.get("fill_value") {
+            Some(Attr::Float(v)) => Some(FillValue::float(*v)),
+            Some(Attr::Int(v)) => Some(FillValue::Int(i128::from(*v))),
+            Some(Attr::Bytes(b)) => Some(FillValue::bytes(b).ok_or_else(|| {
+                attr_error(
+                    self.op,
+                    "fill_value",
+                    format!("{} bytes are no element", b.len()),
+                )
+            })?),
+            _ => None,
+        })
+    }
+}
+
+fn check_kind(op: &'static str, def: &AttrDef, value: &Attr) -> Result<()> {
+    let ok = match (def.kind, value) {
+        (AttrKind::Int, Attr::Int(_))
+        | (AttrKind::Float, Attr::Float(_) | Attr::Int(_))
+        | (AttrKind::Bool, Attr::Bool(_))
+        | (AttrKind::Ints, Attr::Ints(_))
+        | (AttrKind::Fill, Attr::Float(_) | Attr::Int(_) | Attr::Bytes(_)) => true,
+        (AttrKind::Str(choices), Attr::Str(s)) => {
+            if !choices.is_empty() && !choices.contains(&s.as_str()) {
+                return Err(attr_error(
+                    op,
+                    def.name,
+                    format!("got {s:?}; choose one of {}", choices.join(", ")),
+                ));
+            }
+            true
+        }
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(attr_error(
+            op,
+            def.name,
+            format!("expected {}, got {value}", kind_name(def.kind)),
+        ))
+    }
+}
+
+/// The kind's name, as messages and `--help` show it.
+pub fn kind_name(kind: AttrKind) -> &'static str {
+    match kind {
+        AttrKind::Int => "an integer",
+        AttrKind::Float => "a number",
+        AttrKind::Bool => "true or false",
+        AttrKind::Str(_) => "a name",
+        AttrKind::Ints => "a list of integers",
+        AttrKind::Fill => "a number",
+    }
+}
+
+fn attr_error(op: &'static str, attr: &str, reason: String) -> GatherError {
+    GatherError::Attribute {
+        op,
+        attr: attr.to_string(),
+        reason,
+    }
+}
+
+/// One input of a run: a dense tensor, a ragged one, a list of dense ones, or none.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Input<'a> {
+    /// A dense tensor.
+    Tensor(TensorView<'a>),
+    /// A ragged tensor.
+    Ragged(RaggedView<'a>),
+    /// Several dense tensors.
+    List(Vec<TensorView<'a>>),
+    /// An optional input left out.
+    None,
+}
+
+impl<'a> From<TensorView<'a>> for Input<'a> {
+    fn from(view: TensorView<'a>) -> Input<'a> {
+        Input::Tensor(view)
+    }
+}
+
+impl<'a> From<RaggedView<'a>> for Input<'a> {
+    fn from(view: RaggedView<'a>) -> Input<'a> {
+        Input::Ragged(view)
+    }
+}
+
+/// The inputs of one run, checked against the op's signature: the right number, each of
+/// its kind.
+pub(crate) struct Inputs<'i, 'a> {
+    op: &'static str,
+    defs: &'static [InputDef],
+    inputs: &'i [Input<'a>],
+}
+
+impl<'i, 'a> Inputs<'i, 'a> {
+    /// Checks `inputs` against `signature`.
+    pub(crate) fn new(
+        op: &'static str,
+        signature: &Signature,
+        inputs: &'i [Input<'a>],
+    ) -> Result<Self> {
+        if inputs.len() != signature.inputs.len() {
+            let names: Vec<&str> = signature.inputs.iter().map(|d| d.name).collect();
+            return Err(GatherError::OpInput {
+                op,
+                input: String::new(),
+                reason: format!(
+                    "takes {} inputs ({}), got {}",
+                    names.len(),
+                    names.join(", "),
+                    inputs.len()
+                ),
+            });
+        }
+        for (def, input) in signature.inputs.iter().zip(inputs) {
+            let ok = matches!(
+                (def.kind, input),
+                (InputKind::Tensor, Input::Tensor(_))
+                    | (InputKind::MaybeRagged, Input::Tensor(_) | Input::Ragged(_))
+                    | (InputKind::Optional, Input::Tensor(_) | Input::None)
+                    | (InputKind::List, Input::List(_))
+            );
+            if !ok {
+                return Err(GatherError::OpInput {
+                    op,
+                    input: def.name.to_string(),
+                    reason: format!("expected {}", input_kind_name(def.kind)),
+                });
+            }
+        }
+        Ok(Inputs {
+            op,
+            defs: signature.inputs,
+            inputs,
+        })
+    }
+
+    /// Dense input `k`.
+    pub(crate) fn tensor(&self, k: usize) -> Result<&'i TensorView<'a>> {
+        match &self.inputs[k] {
+            Input::Tensor(t) => Ok(t),
+            _ => Err(self.kind_error(k)),
+        }
+    }
+
+    /// Optional dense input `k`.
+    pub(crate) fn optional(&self, k: usize) -> Option<&'i TensorView<'a>> {
+        match &self.inputs[k] {
+            Input::Tensor(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// List input `k`.
+    pub(crate) fn list(&self, k: usize) -> Result<&'i [TensorView<'a>]> {
+        match &self.inputs[k] {
+            Input::List(l) => Ok(l),
+            _ => Err(self.kind_error(k)),
+        }
+    }
+
+    /// Input `k` as given.
+    pub(crate) fn get(&self, k: usize) -> &'i Input<'a> {
+        &self.inputs[k]
+    }
+
+    fn kind_error(&self, k: usize) -> GatherError {
+        GatherError::OpInput {
+            op: self.op,
+            input: self.defs[k].name.to_string(),
+            reason: format!("expected {}", input_kind_name(self.defs[k].kind)),
+        }
+    }
+}
+
+fn input_kind_name(kind: InputKind) -> &'static str {
+    match kind {
+        InputKind::Tensor => "a dense tensor",
+        InputKind::MaybeRagged => "a dense or ragged tensor",
+        InputKind::Optional => "a dense tensor or none",
+        InputKind::List => "a list of dense tensors",
+    }
+}
+
+/// An op's result: a dense tensor, or a ragged one (a gather with a ragged operand).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Value {
+    /// A dense tensor.
+    Dense(Tensor),
+    /// A ragged tensor.
+    Ragged(Ragged),
+}
+
+impl Value {
+    /// The dense tensor; a ragged result with no ragged dimension left is dense too.
+    ///
+    /// # Errors
+    /// [`GatherError::InvalidRagged`] for a result that is still ragged.
+    pub fn into_dense(self) -> Result<Tensor> {
+        match self {
+            Value::Dense(t) => Ok(t),
+            Value::Ragged(r) if r.splits.is_empty() => Ok(r.values),
+            Value::Ragged(_) => Err(GatherError::InvalidRagged {
+                check: "to_tensor",
+                reason: "the result is ragged where a dense tensor was asked for".into(),
+            }),
+        }
+    }
+}
+
+/// What is known of a tensor before it is run: its dtype and a shape that may be partly
+/// unknown. Inputs' facts give the output's ([`OpDef::infer`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fact {
+    /// The dtype, where known.
+    pub dtype: Option<DType>,
+    /// The shape, of known or unknown rank and dimensions.
+    pub shape: Shape,
+}
+
+impl Fact {
+    /// A fact of known dtype and shape.
+    pub fn known(dtype: DType, shape: &[usize]) -> Fact {
+        Fact {
+            dtype: Some(dtype),
+            shape: Shape::known(shape),
+        }
+    }
+
+    /// Nothing known.
+    pub fn unknown() -> Fact {
+        Fact {
+            dtype: None,
+            shape: Shape::unknown(),
+        }
+    }
+
+    /// The fact of `view`.
+    pub fn of(view: &TensorView<'_>) -> Fact {
+        Fact::known(view.dtype(), view.shape())
+    }
+}
+
+/// An op of the family, as one value: see the module's documentation. Implementations live
+/// in the op's own file under `ops/`; [`crate::registry`] lists them.
+pub trait OpDef: fmt::Debug + Send + Sync {
+    /// The op's name, as every front end spells it (the library's own name).
+    fn name(&self) -> &'static str;
+
+    /// What the op computes, in one line (the CLI's `--help`).
+    fn summary(&self) -> &'static str;
+
+    /// Its inputs and attributes.
+    fn signature(&self) -> Signature;
+
+    /// The op configured by `attrs` (the others at their defaults).
+    ///
+    /// # Errors
+    /// [`GatherError::Attribute`] for an unknown name, a value of the wrong kind or range,
+    /// or a required attribute left out.
+    fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>>;
+
+    /// The output's dtype and shape from the inputs', as far as they are known: the graph's
+    /// static shapes. The checks are the op's own, on what is known.
+    ///
+    /// # Errors
+    /// The op's shape errors where the known facts already show one.
+    fn infer(&self, inputs: &[Fact]) -> Result<Fact>;
+
+    /// Runs the op on `inputs` (in the order of [`OpDef::signature`]) into `out`. The
+    /// strategy (small contiguous calls, strided or parallel kernels, the ragged walk) is
+    /// the op's own choice. Returns the new tensor for [`Out::New`] and [`Out::Reuse`],
+    /// `None` for [`Out::Into`], whose buffer is unchanged on error.
+    ///
+    /// # Errors
+    /// The op's own; [`GatherError::OpInput`] for inputs that do not match its signature.
+    fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>>;
+
+    /// The gradients of the op's output with respect to each input (`None` for an input that
+    /// has none, such as indices), for the upstream gradient `upstream` of the output
+    /// `output` that `run` gave on `inputs`.
+    ///
+    /// # Errors
+    /// [`GatherError::NoGradient`] for an op without a registered gradient; the op's own.
+    fn grad(
+        &self,
+        inputs: &[Input<'_>],
+        output: &TensorView<'_>,
+        upstream: &TensorView<'_>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let _ = (inputs, output, upstream);
+        Err(GatherError::NoGradient { op: self.name() })
+    }
+}
+
+/// Delivers an op's new result into `out`: returned for `New` and `Reuse`, copied into the
+/// caller's buffer for `Into` (after checking its dtype and shape, so a refused buffer is
+/// unchanged).
+pub(crate) fn deliver(op: &'static str, result: Tensor, out: Out<'_>) -> Result<Option<Value>> {
+    match out {
+        Out::InPlace(_) => Err(not_in_place(op)),
+        Out::New => Ok(Some(Value::Dense(result))),
+        Out::Reuse(old) => {
+            old.recycle();
+            Ok(Some(Value::Dense(result)))
+        }
+        Out::Into(mut target) => {
+            if target.dtype() != result.dtype() {
+                return Err(GatherError::DTypeMismatch {
+                    expected: result.dtype(),
+                    found: target.dtype(),
+                });
+            }
+            let shape = with_tensor!(TensorViewMut, &target, t => t.shape().to_vec());
+            if shape != result.shape() {
+                return Err(GatherError::OutputShapeMismatch {
+                    given: shape,
+                    expected: result.shape().to_vec(),
+                });
+            }
+            with_tensor!(TensorViewMut, &mut target, fixed t => {
+                let source = crate::ops::typed_like(t, &result.view())?;
+                t.assign(&source);
+                Ok(None)
+            }, else dtype => Err(GatherError::NotFixedWidth { dtype }))
+        }
+    }
+}
+
+/// The error of an op that writes a new output, given [`Out::InPlace`].
+pub(crate) fn not_in_place(op: &'static str) -> GatherError {
+    GatherError::OpInput {
+        op,
+        input: "out".into(),
+        reason: "writes a new output; only the ops that write into a tensor run in place".into(),
+    }
+}
+
+/// Checks the tensor a write-side op updates: its first input, or for [`Out::InPlace`] the
+/// target (then the first input must be [`Input::None`]).
+pub(crate) fn check_written(op: &'static str, first: &Input<'_>, out: &Out<'_>) -> Result<()> {
+    let given = !matches!(first, Input::None);
+    match (out, given) {
+        (Out::InPlace(_), true) => Err(GatherError::OpInput {
+            op,
+            input: "out".into(),
+            reason: "in place, the tensor written is the output; give its input as none".into(),
+        }),
+        (Out::InPlace(_), false) | (_, true) => Ok(()),
+        (_, false) => Err(GatherError::OpInput {
+            op,
+            input: String::new(),
+            reason: "the tensor written is missing".into(),
+        }),
+    }
+}

@@ -1,0 +1,245 @@
+//! The read ops' contract: `gather`, `gather_nd` and `take_along_axis`, each a value of
+//! [`Op`] with its options. A ragged params or indices is an input kind of the same op: its
+//! run takes the ragged walk (`ragged_gather.rs`), a dense one the kernels of `Op::run`.
+
+use crate::ops::contract::{
+    deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs, OpDef, Parsed,
+    Signature, Value,
+};
+use crate::ops::gather::{GatherNdOptions, GatherOptions};
+use crate::ops::take_along_axis::TakeAlongAxisOptions;
+use crate::ops::{Op, Out};
+use crate::shape::{gather_nd_shape, gather_shape, Axis};
+use crate::types::dtype::{Tensor, TensorView};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::{BadIndices, IndexType};
+use crate::{with_dtype, with_tensor};
+
+const POLICY: AttrDef = AttrDef::with_default(
+    "bad_indices",
+    AttrKind::Str(&["error", "ignore", "clamp", "negative", "wrap", "fill"]),
+    "error",
+    "what an out-of-range index does",
+);
+const FILL: AttrDef = AttrDef::optional(
+    "fill_value",
+    AttrKind::Fill,
+    "the value the fill policy writes (JAX's default for the dtype)",
+);
+const BATCH_DIMS: AttrDef = AttrDef::with_default(
+    "batch_dims",
+    AttrKind::Int,
+    "0",
+    "leading dimensions shared by params and indices",
+);
+const PARAMS: InputDef = InputDef::new("params", InputKind::MaybeRagged, "the values read");
+const INDICES: InputDef = InputDef::new(
+    "indices",
+    InputKind::MaybeRagged,
+    "where to read, of an integer dtype",
+);
+
+const GATHER: Signature = Signature {
+    inputs: &[PARAMS, INDICES],
+    attrs: &[
+        AttrDef::optional(
+            "axis",
+            AttrKind::Int,
+            "the axis of params (default: batch_dims)",
+        ),
+        BATCH_DIMS,
+        POLICY,
+        FILL,
+    ],
+};
+const GATHER_ND: Signature = Signature {
+    inputs: &[PARAMS, INDICES],
+    attrs: &[
+        BATCH_DIMS,
+        POLICY,
+        FILL,
+    ],
+};
+const TAKE_ALONG_AXIS: Signature = Signature {
+    inputs: &[
+        InputDef::new("arr", InputKind::MaybeRagged, "the values read"),
+        InputDef::new(
+            "indices",
+            InputKind::MaybeRagged,
+            "where to read along axis, broadcast against arr",
+        ),
+    ],
+    attrs: &[
+        AttrDef::required("axis", AttrKind::Int, "the axis to take along"),
+        POLICY,
+        FILL,
+    ],
+};
+
+/// The three registered values.
+pub(crate) const GATHER_OP: Op = Op::Gather(GatherOptions {
+    axis: None,
+    batch_dims: 0,
+    bad_indices: BadIndices::Error,
+    fill_value: crate::types::value::FillValue::Default,
+});
+/// `gather_nd` with its defaults.
+pub(crate) const GATHER_ND_OP: Op = Op::GatherNd(GatherNdOptions {
+    batch_dims: 0,
+    bad_indices: BadIndices::Error,
+    fill_value: crate::types::value::FillValue::Default,
+});
+/// `take_along_axis` with its defaults (its `axis` is required).
+pub(crate) const TAKE_ALONG_AXIS_OP: Op = Op::TakeAlongAxis(TakeAlongAxisOptions {
+    axis: 0,
+    bad_indices: BadIndices::Error,
+    fill_value: crate::types::value::FillValue::Default,
+});
+
+impl OpDef for Op {
+    fn name(&self) -> &'static str {
+        match self {
+            Op::Gather(_) => "gather",
+            Op::GatherNd(_) => "gather_nd",
+            Op::TakeAlongAxis(_) => "take_along_axis",
+        }
+    }
+
+    fn summary(&self) -> &'static str {
+        match self {
+            Op::Gather(_) => "tf.gather: slices of params along an axis",
+            Op::GatherNd(_) => "tf.gather_nd: slices of params at index vectors",
+            Op::TakeAlongAxis(_) => "numpy.take_along_axis: elements along an axis",
+        }
+    }
+
+    fn signature(&self) -> Signature {
+        match self {
+            Op::Gather(_) => GATHER,
+            Op::GatherNd(_) => GATHER_ND,
+            Op::TakeAlongAxis(_) => TAKE_ALONG_AXIS,
+        }
+    }
+
+    fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
+        let a = Parsed::new(self.name(), &self.signature(), attrs)?;
+        let policy = a.policy(BadIndices::Error)?;
+        let mut op = match self {
+            Op::Gather(_) => {
+                let mut o = GatherOptions::new()
+                    .batch_dims(a.int("batch_dims", 0))
+                    .bad_indices(policy);
+                if let Some(axis) = a.opt_int("axis") {
+                    o = o.axis(axis);
+                }
+                Op::Gather(o)
+            }
+            Op::GatherNd(_) => Op::GatherNd(
+                GatherNdOptions::new()
+                    .batch_dims(a.int("batch_dims", 0))
+                    .bad_indices(policy),
+            ),
+            Op::TakeAlongAxis(_) => {
+                Op::TakeAlongAxis(TakeAlongAxisOptions::new(a.int("axis", 0)).bad_indices(policy))
+            }
+        };
+        if let Some(fill) = a.fill()? {
+            op = op.with_fill_value(fill);
+        }
+        Ok(Box::new(op))
+    }
+
+    fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
+        let [params, indices] = inputs else {
+            return Err(count_error(self, inputs.len()));
+        };
+        let limit = match indices.dtype {
+            Some(d) => with_dtype!(d, index I => <I as IndexType>::TF_LIMIT,
+                else return Err(GatherError::IndicesNotInteger { dtype: d })),
+            None => None,
+        };
+        let shape = match self {
+            Op::Gather(o) => {
+                let axis = o.axis.map_or(Axis::Default, Axis::Given);
+                gather_shape(&params.shape, &indices.shape, axis, o.batch_dims, limit)?.output
+            }
+            Op::GatherNd(o) => {
+                gather_nd_shape(&params.shape, &indices.shape, o.batch_dims, limit)?.output
+            }
+            Op::TakeAlongAxis(o) => match (params.shape.to_known(), indices.shape.to_known()) {
+                (Some(p), Some(i)) => crate::shape::Shape::known(&o.out_shape(&p, &i)?),
+                _ => crate::shape::Shape::unknown(),
+            },
+        };
+        Ok(Fact {
+            dtype: params.dtype,
+            shape,
+        })
+    }
+
+    fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        match (inputs.get(0), inputs.get(1)) {
+            (Input::Tensor(p), Input::Tensor(i)) => {
+                Ok(Op::run(self, p.clone(), i, out)?.map(Value::Dense))
+            }
+            (p, i) => {
+                fn operand<'v>(input: &Input<'v>) -> Result<crate::Operand<'v>> {
+                    match input {
+                        Input::Ragged(r) => Ok(crate::Operand::Ragged(r.clone())),
+                        Input::Tensor(t) => Ok(crate::Operand::from(t.clone())),
+                        _ => Err(GatherError::Internal(
+                            "inputs checked against the signature",
+                        )),
+                    }
+                }
+                let ragged = self.run_ragged(operand(p)?, operand(i)?)?;
+                if ragged.splits.is_empty() {
+                    deliver(self.name(), ragged.values, out)
+                } else {
+                    match out {
+                        Out::Into(_) => Err(GatherError::NotFixedWidth {
+                            dtype: ragged.values.dtype(),
+                        }),
+                        _ => Ok(Some(Value::Ragged(ragged))),
+                    }
+                }
+            }
+        }
+    }
+
+    fn grad(
+        &self,
+        inputs: &[Input<'_>],
+        _output: &TensorView<'_>,
+        upstream: &TensorView<'_>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        let (params, indices) = (inputs.tensor(0)?, inputs.tensor(1)?);
+        let shape = params.shape();
+        macro_rules! grad_of {
+            ($o:expr) => {
+                with_tensor!(TensorView, upstream, grad g => with_tensor!(TensorView, indices,
+                    index i => Tensor::from($o.grad(shape, i, g)?),
+                    else dtype => return Err(GatherError::IndicesNotInteger { dtype })),
+                else dtype => return Err(GatherError::NoKernel {
+                    op: "gradient", dtype, supported: crate::DType::names_where(crate::DType::has_grad) }))
+            };
+        }
+        let dparams = match self {
+            Op::Gather(o) => grad_of!(o),
+            Op::GatherNd(o) => grad_of!(o),
+            Op::TakeAlongAxis(o) => grad_of!(o),
+        };
+        Ok(vec![Some(dparams), None])
+    }
+}
+
+/// The error for a wrong number of input facts.
+pub(crate) fn count_error(op: &dyn OpDef, found: usize) -> GatherError {
+    GatherError::OpInput {
+        op: op.name(),
+        input: String::new(),
+        reason: format!("takes {} inputs, got {found}", op.signature().inputs.len()),
+    }
+}

@@ -1,0 +1,71 @@
+//! The registry: one value of every op of the family, found by name. Front ends (the
+//! Python package, the JNI library, the CLI, the graph API) call ops only through it, so an
+//! op registered here is an op everywhere.
+//!
+//! ```
+//! use ndgather::registry;
+//! assert!(registry::names().any(|n| n == "unsorted_segment_max"));
+//! assert!(registry::find("no_such_op").is_err());
+//! ```
+
+use crate::ops::contract::OpDef;
+use crate::ops::embedding::Combiner;
+use crate::ops::embedding_bag::{BagMode, EmbeddingBag};
+use crate::ops::lookup_ops::{lookup_op, LookupSparse};
+use crate::ops::read_ops::{GATHER_ND_OP, GATHER_OP, TAKE_ALONG_AXIS_OP};
+use crate::ops::segment::{GatherSegment, SEGMENT_OPS};
+use crate::ops::take_along_axis::TakeAlongAxisOptions;
+use crate::ops::write_ops::{PutAlongAxis, ScatterNd, SCATTER_REDUCE_OP, TENSOR_SCATTERS};
+use crate::types::error::{GatherError, Result};
+use std::sync::OnceLock;
+
+pub use crate::ops::contract::{
+    kind_name, Attr, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Signature, Value,
+};
+
+/// Every registered op, in a fixed order (the read ops, the write ops, the lookups, the
+/// segment reductions).
+pub fn ops() -> &'static [Box<dyn OpDef>] {
+    static OPS: OnceLock<Vec<Box<dyn OpDef>>> = OnceLock::new();
+    OPS.get_or_init(|| {
+        let mut ops: Vec<Box<dyn OpDef>> = vec![
+            Box::new(GATHER_OP),
+            Box::new(GATHER_ND_OP),
+            Box::new(TAKE_ALONG_AXIS_OP),
+            Box::new(PutAlongAxis(TakeAlongAxisOptions::new(0))),
+        ];
+        ops.extend(TENSOR_SCATTERS.map(|op| Box::new(op) as Box<dyn OpDef>));
+        ops.push(Box::new(SCATTER_REDUCE_OP));
+        ops.push(Box::new(ScatterNd::default()));
+        ops.push(Box::new(lookup_op()));
+        ops.push(Box::new(LookupSparse {
+            lookup: lookup_op(),
+            combiner: Combiner::Mean,
+        }));
+        ops.push(Box::new(EmbeddingBag::new(BagMode::Mean)));
+        ops.extend(SEGMENT_OPS.map(|op| Box::new(op) as Box<dyn OpDef>));
+        ops.push(Box::new(GatherSegment::default()));
+        ops
+    })
+}
+
+/// The registered names, in the order of [`ops`].
+pub fn names() -> impl Iterator<Item = &'static str> {
+    ops().iter().map(|op| op.name())
+}
+
+/// The op named `name`, with its attributes at their defaults (give it others with
+/// [`OpDef::with_attrs`]).
+///
+/// # Errors
+/// [`GatherError::UnknownOp`], listing the names there are.
+pub fn find(name: &str) -> Result<&'static dyn OpDef> {
+    ops()
+        .iter()
+        .find(|op| op.name() == name)
+        .map(|op| op.as_ref())
+        .ok_or_else(|| GatherError::UnknownOp {
+            name: name.to_string(),
+            known: names().collect::<Vec<_>>().join(", "),
+        })
+}

@@ -1,0 +1,716 @@
+//! TensorFlow's segment reductions: the sorted `tf.math.segment_{sum,mean,max,min,prod}` and
+//! the unsorted `tf.math.unsorted_segment_{sum,mean,max,min,prod,sqrt_n}`, with TensorFlow
+//! 2.21's checks in its order, its identities, messages and gradients (`segment_grad.rs`);
+//! and the fused `gather_segment` (`gather_segment.rs`).
+//!
+//! Row `s` of the output reduces the rows of `data` whose segment id is `s`.
+//! - Unsorted: into `num_segments` rows, each starting from the reduction's identity (0 for
+//!   sums and means, 1 for products, the lowest finite value for max, the highest for min)
+//!   and meeting its rows in order. Negative ids are dropped. The mean and sqrt_n are
+//!   TensorFlow's Python compositions: the sum divided by the count (or its square root),
+//!   counted in the dtype, at least 1; for integers Python's `/` makes the result float32
+//!   (8- and 16-bit) or float64.
+//! - Sorted: `last id + 1` rows; a gap between ids holds 0 (1 for prod); a segment of one
+//!   row is that row; longer ones are reduced as Eigen does (`segment_arith.rs`), and the
+//!   mean is their sum in order divided by the count.
+//!
+//! ```
+//! use ndgather::ndarray::array;
+//! use ndgather::segment::{Reduce, Segment};
+//!
+//! let data = array![[1.0f32, 2.0], [3.0, 4.0], [5.0, 6.0]];
+//! let max = Segment::unsorted(Reduce::Max, 3).reduce(&data, &array![1, 1, -1])?;
+//! assert_eq!(max, array![[f32::MIN, f32::MIN], [3.0, 4.0], [f32::MIN, f32::MIN]].into_dyn());
+//! let sums = Segment::sorted(Reduce::Sum).reduce(&data, &array![0i64, 0, 2])?;
+//! assert_eq!(sums, array![[4.0f32, 6.0], [0.0, 0.0], [5.0, 6.0]].into_dyn());
+//! # Ok::<(), ndgather::GatherError>(())
+//! ```
+
+use crate::engine::mem::layout::{into_array, row_major};
+use crate::engine::mem::output;
+use crate::ops::contract::{
+    deliver, not_in_place, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
+    OpDef, Parsed, Signature, Value,
+};
+use crate::ops::scatter::combine_rows;
+use segment_arith::{eigen_rows, Steps};
+use crate::ops::Out;
+use crate::shape::plan::unravel;
+use crate::shape::{checked_numel, Dim, Shape};
+use crate::types::dtype::{DType, Tensor, TensorView};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::{BadIndices, IndexType};
+use crate::with_tensor;
+use ndarray::{ArrayBase, ArrayD, Data, Dimension};
+
+mod gather_segment;
+mod segment_arith;
+mod segment_grad;
+
+pub use gather_segment::GatherSegment;
+pub use segment_arith::SegmentValue;
+
+/// How a segment's rows combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reduce {
+    /// Their sum.
+    Sum,
+    /// Their mean.
+    Mean,
+    /// Their maximum.
+    Max,
+    /// Their minimum.
+    Min,
+    /// Their product.
+    Prod,
+    /// Their sum divided by the square root of their count (unsorted only, as in TensorFlow).
+    SqrtN,
+}
+
+impl Reduce {
+    /// Every reduction.
+    pub const ALL: [Reduce; 6] = [
+        Reduce::Sum,
+        Reduce::Mean,
+        Reduce::Max,
+        Reduce::Min,
+        Reduce::Prod,
+        Reduce::SqrtN,
+    ];
+
+    /// The name in TensorFlow's op names (`sqrt_n` for [`Reduce::SqrtN`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduce::Sum => "sum",
+            Reduce::Mean => "mean",
+            Reduce::Max => "max",
+            Reduce::Min => "min",
+            Reduce::Prod => "prod",
+            Reduce::SqrtN => "sqrt_n",
+        }
+    }
+
+    /// The reduction of `name`.
+    pub fn from_name(name: &str) -> Option<Reduce> {
+        Reduce::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
+/// TensorFlow's dtype lists, as its messages print them.
+const NUMBERS: &str = "float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, \
+                       qint32, bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64";
+const REALS: &str =
+    "float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64";
+const MAXIMUM: &str =
+    "bfloat16, half, float, double, int8, uint8, int16, uint16, int32, uint32, int64, uint64";
+const SQRT: &str = "bfloat16, half, float, double, complex64, complex128";
+
+/// A segment reduction: its reduction, whether its ids are sorted (TensorFlow's
+/// `segment_*`) or not (`unsorted_segment_*`, into `num_segments` rows), and the policy for
+/// ids out of range (unsorted only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Segment {
+    /// How a segment's rows combine.
+    pub reduce: Reduce,
+    /// Whether the ids are sorted (the output then has `last id + 1` rows).
+    pub sorted: bool,
+    /// The number of segments of an unsorted reduction (TensorFlow refuses a negative one
+    /// when it runs).
+    pub num_segments: i64,
+    /// What an id out of `[0, num_segments)` does in an unsorted reduction: with
+    /// [`BadIndices::Error`] a negative id is dropped and a too large one is an error, as
+    /// TensorFlow on the CPU; [`BadIndices::Ignore`] drops both; `Clamp`, `Negative` and
+    /// `Wrap` map them into range.
+    pub bad_indices: BadIndices,
+}
+
+/// The geometry of a checked call: each row's segment (`None`: dropped), the rows, the
+/// elements of a row, the output's shape.
+pub(crate) struct Plan {
+    pub(crate) targets: Vec<Option<usize>>,
+    pub(crate) rows: usize,
+    pub(crate) row_len: usize,
+    pub(crate) out_shape: Vec<usize>,
+}
+
+impl Segment {
+    /// The sorted reduction `tf.math.segment_<reduce>`.
+    pub const fn sorted(reduce: Reduce) -> Segment {
+        Segment {
+            reduce,
+            sorted: true,
+            num_segments: 0,
+            bad_indices: BadIndices::Error,
+        }
+    }
+
+    /// The unsorted reduction `tf.math.unsorted_segment_<reduce>` into `num_segments` rows.
+    pub const fn unsorted(reduce: Reduce, num_segments: i64) -> Segment {
+        Segment {
+            reduce,
+            sorted: false,
+            num_segments,
+            bad_indices: BadIndices::Error,
+        }
+    }
+
+    /// The same reduction with another policy for ids out of range.
+    pub fn bad_indices(mut self, policy: BadIndices) -> Segment {
+        self.bad_indices = policy;
+        self
+    }
+
+    /// Whether the reduction takes `dtype`, and if not, TensorFlow's list of those it takes.
+    fn allowed(&self, dtype: DType) -> std::result::Result<(), &'static str> {
+        let number = dtype.is_number();
+        let real = number && dtype.is_ordered();
+        match (self.sorted, self.reduce) {
+            (_, Reduce::Max | Reduce::Min) if !real => Err(REALS),
+            _ if !number => Err(NUMBERS),
+            _ => Ok(()),
+        }
+    }
+
+    fn no_kernel(dtype: DType, allowed: &'static str) -> GatherError {
+        GatherError::Segment {
+            reason: format!(
+                "Value for attr 'T' of {} is not in the list of allowed values: {allowed}",
+                dtype.tf_short_name()
+            ),
+        }
+    }
+
+    /// TensorFlow's checks, in its order, and where each row goes.
+    pub(crate) fn plan<I: IndexType>(
+        &self,
+        dtype: DType,
+        data: &[usize],
+        ids: &[usize],
+        id: &[I],
+    ) -> Result<Plan> {
+        self.allowed(dtype)
+            .map_err(|allowed| Segment::no_kernel(dtype, allowed))?;
+        if self.sorted {
+            self.plan_sorted(data, ids, id)
+        } else {
+            self.plan_unsorted(dtype, data, ids, id)
+        }
+    }
+
+    fn plan_sorted<I: IndexType>(&self, data: &[usize], ids: &[usize], id: &[I]) -> Result<Plan> {
+        let bad = |reason: &str| GatherError::Segment {
+            reason: reason.to_string(),
+        };
+        if data.is_empty() {
+            return Err(bad("input must be at least rank 1"));
+        }
+        if ids.len() != 1 {
+            return Err(bad("segment_ids should be a vector."));
+        }
+        if data[0] != ids[0] {
+            return Err(bad(
+                "segment_ids should be the same size as dimension 0 of input.",
+            ));
+        }
+        let out_rows = match id.last() {
+            None => 0,
+            Some(last) => usize::try_from(last.to_i128() + 1)
+                .ok()
+                .filter(|&r| r > 0)
+                .ok_or_else(|| bad("segment ids must be >= 0"))?,
+        };
+        check_sorted(id, out_rows)?;
+        let targets = id
+            .iter()
+            .map(|i| usize::try_from(i.to_i128()).ok())
+            .collect();
+        let row_len = checked_numel(&data[1..]).ok_or_else(|| overflow(data))?;
+        finish_plan(targets, ids[0], row_len, out_rows, &data[1..])
+    }
+
+    fn plan_unsorted<I: IndexType>(
+        &self,
+        dtype: DType,
+        data: &[usize],
+        ids: &[usize],
+        id: &[I],
+    ) -> Result<Plan> {
+        let composed = matches!(self.reduce, Reduce::Mean | Reduce::SqrtN);
+        let negative = || GatherError::Segment {
+            reason: format!(
+                "Input num_segments == {} must not be negative.",
+                self.num_segments
+            ),
+        };
+        let prefix = || {
+            if data.starts_with(ids) {
+                Ok(())
+            } else {
+                Err(GatherError::SegmentIdsShape {
+                    data: data.to_vec(),
+                    segment_ids: ids.to_vec(),
+                })
+            }
+        };
+        // The raw kernels check the shapes first; the Python compositions count the ids
+        // first (an unsorted sum of ones), then reshape the count to data's rank.
+        if !composed {
+            prefix()?;
+        }
+        let out_rows = usize::try_from(self.num_segments).map_err(|_| negative())?;
+        let rows = checked_numel(ids).ok_or_else(|| overflow(data))?;
+        let targets: Vec<Option<usize>> = id
+            .iter()
+            .map(|&i| self.bad_indices.resolve(i, out_rows))
+            .collect();
+        let row_len = if composed {
+            1
+        } else {
+            checked_numel(&data[ids.len()..]).ok_or_else(|| overflow(data))?
+        };
+        let is_error = |k: usize| {
+            targets[k].is_none()
+                && match self.bad_indices {
+                    BadIndices::Error => id[k].to_i128() >= 0,
+                    BadIndices::Negative => true,
+                    _ => false,
+                }
+        };
+        if row_len > 0 {
+            if let Some(k) = (0..rows).find(|&k| is_error(k)) {
+                return Err(GatherError::SegmentIdOutOfRange {
+                    position: unravel(k, ids),
+                    value: id[k].to_i128(),
+                    num_segments: out_rows,
+                });
+            }
+        }
+        if composed {
+            if ids.len() > data.len() {
+                return Err(GatherError::Segment {
+                    reason: format!(
+                        "Dimension {} must be >= 0",
+                        data.len() as i64 - ids.len() as i64
+                    ),
+                });
+            }
+            if !dtype.is_ordered() {
+                return Err(Segment::no_kernel(dtype, MAXIMUM));
+            }
+            prefix()?;
+            if self.reduce == Reduce::SqrtN && dtype.is_index() {
+                return Err(Segment::no_kernel(dtype, SQRT));
+            }
+        }
+        let row_len = checked_numel(&data[ids.len()..]).ok_or_else(|| overflow(data))?;
+        finish_plan(targets, rows, row_len, out_rows, &data[ids.len()..])
+    }
+
+    /// The reduction on typed arrays (see the module's documentation). The unsorted mean
+    /// of integers is a float array: take it from [`Segment::run_views`].
+    ///
+    /// # Errors
+    /// TensorFlow's, as [`GatherError::Segment`], [`GatherError::SegmentIdsShape`] and
+    /// [`GatherError::SegmentIdOutOfRange`]; [`GatherError::NoKernel`] for the unsorted mean
+    /// of integers.
+    pub fn reduce<T, I, SD, SI, DD, DI>(
+        &self,
+        data: &ArrayBase<SD, DD>,
+        segment_ids: &ArrayBase<SI, DI>,
+    ) -> Result<ArrayD<T>>
+    where
+        T: SegmentValue,
+        I: IndexType,
+        SD: Data<Elem = T>,
+        SI: Data<Elem = I>,
+        DD: Dimension,
+        DI: Dimension,
+    {
+        let ids = row_major(segment_ids)?;
+        let plan = self.plan(T::DTYPE, data.shape(), segment_ids.shape(), &ids)?;
+        if !self.sorted && self.reduce == Reduce::Mean && T::true_div().is_some() {
+            return Err(GatherError::NoKernel {
+                op: "unsorted_segment_mean (typed)",
+                dtype: T::DTYPE,
+                supported: "floats; the mean of integers is a float array, from run_views".into(),
+            });
+        }
+        let src = row_major(data)?;
+        let row_len = plan.row_len;
+        let out = self.reduce_rows(&plan, |k| &src[k * row_len..(k + 1) * row_len])?;
+        into_array(&plan.out_shape, out)
+    }
+
+    /// The steps of the reduction in `T`, for an unsorted (`sorted: false`) or sorted run.
+    pub(crate) fn steps<T: SegmentValue>(&self) -> Result<Steps<T>> {
+        let (lowest, highest) = if self.sorted {
+            T::infinities()
+        } else {
+            T::bounds()
+        };
+        let missing = || Segment::no_kernel(T::DTYPE, REALS);
+        let add: fn(T, T) -> T = T::add;
+        let mul: fn(T, T) -> T = T::mul;
+        let ([scalar, packet], identity) = match self.reduce {
+            Reduce::Sum | Reduce::Mean | Reduce::SqrtN => ([add, add], T::zero()),
+            Reduce::Prod => ([mul, mul], T::one()),
+            Reduce::Max => (T::max_steps().ok_or_else(missing)?, lowest),
+            Reduce::Min => (T::min_steps().ok_or_else(missing)?, highest),
+        };
+        Ok(Steps {
+            scalar,
+            packet,
+            identity,
+        })
+    }
+
+    /// The reduction of `plan`'s rows (`row(k)`, in `T`), without the integer mean's
+    /// division.
+    pub(crate) fn reduce_rows<'s, T: SegmentValue + 's>(
+        &self,
+        plan: &Plan,
+        row: impl Fn(usize) -> &'s [T] + Sync,
+    ) -> Result<Vec<T>> {
+        let steps = self.steps::<T>()?;
+        let mut out = output::defaults::<T>(&plan.out_shape)?;
+        let row_len = plan.row_len;
+        if row_len == 0 {
+            return Ok(out);
+        }
+        if self.sorted {
+            self.sorted_rows(plan, &row, steps, &mut out);
+            return Ok(out);
+        }
+        out.iter_mut().for_each(|o| *o = steps.identity);
+        let targets = &plan.targets;
+        combine_rows(
+            &mut out,
+            row_len,
+            plan.rows,
+            row,
+            |k| targets[k],
+            |d, s| *d = (steps.scalar)(*d, *s),
+        );
+        if matches!(self.reduce, Reduce::Mean | Reduce::SqrtN) && T::true_div().is_none() {
+            let counts = self.counts::<T>(plan);
+            for (row, &n) in out.chunks_mut(row_len).zip(&counts) {
+                let n = match self.reduce {
+                    Reduce::SqrtN => {
+                        T::sqrt(n).ok_or_else(|| Segment::no_kernel(T::DTYPE, SQRT))?
+                    }
+                    _ => n,
+                };
+                row.iter_mut().for_each(|o| *o = T::div(*o, n));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Each segment's row count as TensorFlow's composition computes it: ones summed in the
+    /// dtype, then at least 1.
+    pub(crate) fn counts<T: SegmentValue>(&self, plan: &Plan) -> Vec<T> {
+        let segments = plan.out_shape[0];
+        let mut counts = vec![T::zero(); segments];
+        for t in plan.targets.iter().flatten() {
+            counts[*t] = T::add(counts[*t], T::one());
+        }
+        let max = T::max_steps().map(|[scalar, _]| scalar);
+        counts
+            .into_iter()
+            .map(|n| match max {
+                Some(max) => max(n, T::one()),
+                None => n,
+            })
+            .collect()
+    }
+
+    /// A sorted reduction: segment by segment (runs of one id), gaps filled with 0 (1 for
+    /// prod).
+    fn sorted_rows<'s, T: SegmentValue + 's>(
+        &self,
+        plan: &Plan,
+        row: &impl Fn(usize) -> &'s [T],
+        steps: Steps<T>,
+        out: &mut [T],
+    ) {
+        let row_len = plan.row_len;
+        let gap = if self.reduce == Reduce::Prod {
+            T::one()
+        } else {
+            T::zero()
+        };
+        out.iter_mut().for_each(|o| *o = gap);
+        let mut start = 0;
+        while start < plan.rows {
+            let Some(s) = plan.targets[start] else {
+                start += 1;
+                continue;
+            };
+            let len = plan.targets[start..]
+                .iter()
+                .take_while(|t| **t == Some(s))
+                .count();
+            let dst = &mut out[s * row_len..(s + 1) * row_len];
+            let rows = |k: usize| row(start + k);
+            if len == 1 {
+                dst.copy_from_slice(row(start));
+            } else if self.reduce == Reduce::Mean {
+                for (j, o) in dst.iter_mut().enumerate() {
+                    let sum = (0..len).fold(T::zero(), |a, k| T::add(a, rows(k)[j]));
+                    *o = T::div(sum, T::count(len));
+                }
+            } else {
+                eigen_rows(dst, len, rows, steps);
+            }
+            start += len;
+        }
+    }
+
+    /// The reduction on dtype-erased views: data of a number dtype, ids of an integer dtype.
+    /// The unsorted mean of integers is float32 (8- and 16-bit) or float64, as Python's `/`.
+    ///
+    /// # Errors
+    /// As [`Segment::reduce`], and [`GatherError::IndicesNotInteger`].
+    pub fn run_views(&self, data: &TensorView<'_>, segment_ids: &TensorView<'_>) -> Result<Tensor> {
+        with_tensor!(TensorView, data, number d => {
+            with_tensor!(TensorView, segment_ids, index i => self.run_typed(d, i),
+                else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+        }, else dtype => Err(Segment::no_kernel(dtype, self.allowed(dtype).err().unwrap_or(NUMBERS))))
+    }
+
+    fn run_typed<T: SegmentValue, I: IndexType>(
+        &self,
+        data: &ndarray::ArrayViewD<'_, T>,
+        segment_ids: &ndarray::ArrayViewD<'_, I>,
+    ) -> Result<Tensor> {
+        let ids = row_major(segment_ids)?;
+        let plan = self.plan(T::DTYPE, data.shape(), segment_ids.shape(), &ids)?;
+        let src = row_major(data)?;
+        let row_len = plan.row_len;
+        let out = self.reduce_rows(&plan, |k| &src[k * row_len..(k + 1) * row_len])?;
+        match T::true_div() {
+            Some(wide) if !self.sorted && self.reduce == Reduce::Mean => {
+                let counts = self.counts::<T>(&plan);
+                let mean = |k: usize| out[k].to_f64() / counts[k / row_len.max(1)].to_f64();
+                if wide == DType::F32 {
+                    let v = (0..out.len())
+                        .map(|k| {
+                            out[k].to_f64() as f32 / counts[k / row_len.max(1)].to_f64() as f32
+                        })
+                        .collect();
+                    Ok(Tensor::from(into_array(&plan.out_shape, v)?))
+                } else {
+                    let v = (0..out.len()).map(mean).collect();
+                    Ok(Tensor::from(into_array::<f64>(&plan.out_shape, v)?))
+                }
+            }
+            _ => Ok(T::into_tensor(into_array(&plan.out_shape, out)?)),
+        }
+    }
+}
+
+/// The plan from checked targets.
+fn finish_plan(
+    targets: Vec<Option<usize>>,
+    rows: usize,
+    row_len: usize,
+    out_rows: usize,
+    inner: &[usize],
+) -> Result<Plan> {
+    let mut out_shape = vec![out_rows];
+    out_shape.extend_from_slice(inner);
+    checked_numel(&out_shape).ok_or_else(|| GatherError::ShapeOverflow {
+        what: "output",
+        shape: out_shape.clone(),
+    })?;
+    Ok(Plan {
+        targets,
+        rows,
+        row_len,
+        out_shape,
+    })
+}
+
+/// TensorFlow's walk over sorted ids, segment by segment: at each new segment the ids must
+/// grow, and the segment must lie in `[0, out_rows)`.
+fn check_sorted<I: IndexType>(id: &[I], out_rows: usize) -> Result<()> {
+    let Some(first) = id.first() else {
+        return Ok(());
+    };
+    let mut out = first.to_i128();
+    for next in id[1..].iter().map(|i| Some(i.to_i128())).chain([None]) {
+        if next == Some(out) {
+            continue;
+        }
+        if next.is_some_and(|n| out >= n) {
+            return Err(GatherError::Segment {
+                reason: "segment ids are not increasing".into(),
+            });
+        }
+        if out < 0 || out >= out_rows as i128 {
+            return Err(GatherError::Segment {
+                reason: format!(
+                    "Segment id {out} out of range [0, {out_rows}), possibly because \
+                     'segment_ids' input is not sorted."
+                ),
+            });
+        }
+        out = next.unwrap_or(out);
+    }
+    Ok(())
+}
+
+fn overflow(data: &[usize]) -> GatherError {
+    GatherError::ShapeOverflow {
+        what: "data",
+        shape: data.to_vec(),
+    }
+}
+
+const SORTED: Signature = Signature {
+    inputs: &[
+        InputDef::new("data", InputKind::Tensor, "the rows reduced"),
+        InputDef::new(
+            "segment_ids",
+            InputKind::Tensor,
+            "each row's segment, sorted, of an integer dtype",
+        ),
+    ],
+    attrs: &[],
+};
+
+const UNSORTED: Signature = Signature {
+    inputs: &[
+        InputDef::new("data", InputKind::Tensor, "the rows reduced"),
+        InputDef::new(
+            "segment_ids",
+            InputKind::Tensor,
+            "each row's segment, a prefix of data's shape",
+        ),
+    ],
+    attrs: &[
+        AttrDef::required("num_segments", AttrKind::Int, "the output's rows"),
+        AttrDef::with_default(
+            "bad_indices",
+            AttrKind::Str(&["error", "ignore", "clamp", "negative", "wrap"]),
+            "error",
+            "what an id out of range does (negative ones are dropped under error)",
+        ),
+    ],
+};
+
+/// The registered values: five sorted reductions and six unsorted ones.
+pub(crate) const SEGMENT_OPS: [Segment; 11] = [
+    Segment::sorted(Reduce::Sum),
+    Segment::sorted(Reduce::Mean),
+    Segment::sorted(Reduce::Max),
+    Segment::sorted(Reduce::Min),
+    Segment::sorted(Reduce::Prod),
+    Segment::unsorted(Reduce::Sum, 0),
+    Segment::unsorted(Reduce::Mean, 0),
+    Segment::unsorted(Reduce::Max, 0),
+    Segment::unsorted(Reduce::Min, 0),
+    Segment::unsorted(Reduce::Prod, 0),
+    Segment::unsorted(Reduce::SqrtN, 0),
+];
+
+impl OpDef for Segment {
+    fn name(&self) -> &'static str {
+        match (self.sorted, self.reduce) {
+            (true, Reduce::Sum) => "segment_sum",
+            (true, Reduce::Mean) => "segment_mean",
+            (true, Reduce::Max) => "segment_max",
+            (true, Reduce::Min) => "segment_min",
+            (true, Reduce::Prod) => "segment_prod",
+            (true, Reduce::SqrtN) => "segment_sqrt_n",
+            (false, Reduce::Sum) => "unsorted_segment_sum",
+            (false, Reduce::Mean) => "unsorted_segment_mean",
+            (false, Reduce::Max) => "unsorted_segment_max",
+            (false, Reduce::Min) => "unsorted_segment_min",
+            (false, Reduce::Prod) => "unsorted_segment_prod",
+            (false, Reduce::SqrtN) => "unsorted_segment_sqrt_n",
+        }
+    }
+
+    fn summary(&self) -> &'static str {
+        if self.sorted {
+            "tf.math.segment_*: rows reduced per sorted segment id"
+        } else {
+            "tf.math.unsorted_segment_*: rows reduced into num_segments segments"
+        }
+    }
+
+    fn signature(&self) -> Signature {
+        if self.sorted {
+            SORTED
+        } else {
+            UNSORTED
+        }
+    }
+
+    fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
+        let a = Parsed::new(self.name(), &self.signature(), attrs)?;
+        let mut op = *self;
+        if !self.sorted {
+            op.num_segments = a.int("num_segments", 0);
+            op.bad_indices = a.policy(BadIndices::Error)?;
+        }
+        Ok(Box::new(op))
+    }
+
+    fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
+        let [data, ids] = inputs else {
+            return Err(crate::ops::read_ops::count_error(self, inputs.len()));
+        };
+        if let Some(d) = data.dtype {
+            self.allowed(d)
+                .map_err(|allowed| Segment::no_kernel(d, allowed))?;
+        }
+        let rows = usize::try_from(self.num_segments).ok();
+        let shape = match (data.shape.dims(), ids.shape.rank()) {
+            (Some(dims), Some(r)) if !self.sorted && r <= dims.len() => {
+                let mut out: Vec<Dim> = vec![rows];
+                out.extend_from_slice(&dims[r..]);
+                Shape::from_dims(out)
+            }
+            (Some(dims), _) if self.sorted && !dims.is_empty() => {
+                let mut out: Vec<Dim> = vec![None];
+                out.extend_from_slice(&dims[1..]);
+                Shape::from_dims(out)
+            }
+            _ => Shape::unknown(),
+        };
+        let dtype = match data.dtype {
+            Some(d) if !self.sorted && self.reduce == Reduce::Mean && d.is_index() => {
+                Some(if d.size() <= Some(2) {
+                    DType::F32
+                } else {
+                    DType::F64
+                })
+            }
+            other => other,
+        };
+        Ok(Fact { dtype, shape })
+    }
+
+    fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        if let Out::InPlace(_) = out {
+            return Err(not_in_place(self.name()));
+        }
+        let result = self.run_views(inputs.tensor(0)?, inputs.tensor(1)?)?;
+        deliver(self.name(), result, out)
+    }
+
+    fn grad(
+        &self,
+        inputs: &[Input<'_>],
+        output: &TensorView<'_>,
+        upstream: &TensorView<'_>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        let data = self.grad_views(inputs.tensor(0)?, inputs.tensor(1)?, output, upstream)?;
+        Ok(vec![Some(data), None])
+    }
+}

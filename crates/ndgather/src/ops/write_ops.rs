@@ -1,0 +1,395 @@
+//! The write ops' contract: `tensor_scatter_nd_{update,add,sub,min,max}`,
+//! `scatter_reduce`, `put_along_axis` and `scatter_nd`. Each writes values into a tensor:
+//! into a copy for [`Out::New`], or into the tensor itself for [`Out::InPlace`].
+
+use crate::ops::contract::{
+    check_written, deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
+    OpDef, Parsed, Signature, Value,
+};
+use crate::ops::read_ops::count_error;
+use crate::ops::scatter_reduce::{Reduction, ScatterReduce};
+use crate::ops::take_along_axis::TakeAlongAxisOptions;
+use crate::ops::tensor_scatter::{ScatterKind, TensorScatter};
+use crate::ops::{fresh_copy, Out};
+use crate::shape::Shape;
+use crate::types::dtype::{Tensor, TensorView, TensorViewMut};
+use crate::types::error::{GatherError, Result};
+use crate::types::index::BadIndices;
+use crate::with_tensor;
+
+const POLICY: AttrDef = AttrDef::with_default(
+    "bad_indices",
+    AttrKind::Str(&["error", "ignore", "clamp", "negative", "wrap", "fill"]),
+    "error",
+    "what an out-of-range index does",
+);
+
+/// Runs a write op on checked inputs `[written, indices, values]`: in place into
+/// [`Out::InPlace`]'s tensor, else into a new tensor delivered to `out`.
+fn run_write(
+    op: &'static str,
+    inputs: &Inputs<'_, '_>,
+    out: Out<'_>,
+    new: impl FnOnce(TensorView<'_>, &TensorView<'_>, &TensorView<'_>) -> Result<Tensor>,
+    in_place: impl FnOnce(TensorViewMut<'_>, &TensorView<'_>, &TensorView<'_>) -> Result<()>,
+) -> Result<Option<Value>> {
+    check_written(op, inputs.get(0), &out)?;
+    let (indices, values) = (inputs.tensor(1)?, inputs.tensor(2)?);
+    match out {
+        Out::InPlace(target) => in_place(target, indices, values).map(|()| None),
+        out => deliver(op, new(inputs.tensor(0)?.clone(), indices, values)?, out),
+    }
+}
+
+/// A write op's output fact: its written tensor's.
+fn written_fact(op: &dyn OpDef, inputs: &[Fact]) -> Result<Fact> {
+    match inputs {
+        [written, _, _] => Ok(written.clone()),
+        _ => Err(count_error(op, inputs.len())),
+    }
+}
+
+const WRITTEN: InputKind = InputKind::Optional;
+
+const TENSOR_SCATTER: Signature = Signature {
+    inputs: &[
+        InputDef::new("tensor", WRITTEN, "the tensor updated (none: in place)"),
+        InputDef::new(
+            "indices",
+            InputKind::Tensor,
+            "index vectors into tensor, of an integer dtype",
+        ),
+        InputDef::new(
+            "updates",
+            InputKind::Tensor,
+            "the values, one slice per vector",
+        ),
+    ],
+    attrs: &[AttrDef::with_default(
+        "bad_indices",
+        AttrKind::Str(&["error", "ignore"]),
+        "error",
+        "what a bad index vector does (TensorFlow's bad_indices_policy)",
+    )],
+};
+
+/// The five registered values.
+pub(crate) const TENSOR_SCATTERS: [TensorScatter; 5] = [
+    TensorScatter {
+        kind: ScatterKind::Update,
+        bad_indices: BadIndices::Error,
+    },
+    TensorScatter {
+        kind: ScatterKind::Add,
+        bad_indices: BadIndices::Error,
+    },
+    TensorScatter {
+        kind: ScatterKind::Sub,
+        bad_indices: BadIndices::Error,
+    },
+    TensorScatter {
+        kind: ScatterKind::Min,
+        bad_indices: BadIndices::Error,
+    },
+    TensorScatter {
+        kind: ScatterKind::Max,
+        bad_indices: BadIndices::Error,
+    },
+];
+
+impl OpDef for TensorScatter {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            ScatterKind::Update => "tensor_scatter_nd_update",
+            ScatterKind::Add => "tensor_scatter_nd_add",
+            ScatterKind::Sub => "tensor_scatter_nd_sub",
+            ScatterKind::Min => "tensor_scatter_nd_min",
+            ScatterKind::Max => "tensor_scatter_nd_max",
+        }
+    }
+
+    fn summary(&self) -> &'static str {
+        match self.kind {
+            ScatterKind::Update => "tf.tensor_scatter_nd_update: tensor with slices replaced",
+            ScatterKind::Add => "tf.tensor_scatter_nd_add: tensor with slices added to",
+            ScatterKind::Sub => "tf.tensor_scatter_nd_sub: tensor with slices subtracted from",
+            ScatterKind::Min => "tf.tensor_scatter_nd_min: the minimum of tensor and updates",
+            ScatterKind::Max => "tf.tensor_scatter_nd_max: the maximum of tensor and updates",
+        }
+    }
+
+    fn signature(&self) -> Signature {
+        TENSOR_SCATTER
+    }
+
+    fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
+        let a = Parsed::new(self.name(), &self.signature(), attrs)?;
+        Ok(Box::new(
+            TensorScatter::new(self.kind).bad_indices(a.policy(BadIndices::Error)?),
+        ))
+    }
+
+    fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
+        written_fact(self, inputs)
+    }
+
+    fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        run_write(
+            self.name(),
+            &inputs,
+            out,
+            |t, i, u| TensorScatter::run(self, t, i, u),
+            |t, i, u| self.run_into(t, i, u),
+        )
+    }
+
+    fn grad(
+        &self,
+        inputs: &[Input<'_>],
+        output: &TensorView<'_>,
+        upstream: &TensorView<'_>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        let (t, i, u) = (inputs.tensor(0)?, inputs.tensor(1)?, inputs.tensor(2)?);
+        let (dt, du) = TensorScatter::grad(self, t, i, u, output, upstream)?;
+        Ok(vec![Some(dt), None, Some(du)])
+    }
+}
+
+const SCATTER_REDUCE: Signature = Signature {
+    inputs: &[
+        InputDef::new("input", WRITTEN, "the tensor reduced into (none: in place)"),
+        InputDef::new(
+            "index",
+            InputKind::Tensor,
+            "where each value of src goes along dim",
+        ),
+        InputDef::new("src", InputKind::Tensor, "the values"),
+    ],
+    attrs: &[
+        AttrDef::required("dim", AttrKind::Int, "the dimension index points along"),
+        AttrDef::required(
+            "reduce",
+            AttrKind::Str(&["sum", "prod", "mean", "amax", "amin"]),
+            "how values meeting on one element combine",
+        ),
+        AttrDef::with_default(
+            "include_self",
+            AttrKind::Bool,
+            "true",
+            "whether input's own element takes part",
+        ),
+        POLICY,
+    ],
+};
+
+/// The registered value.
+pub(crate) const SCATTER_REDUCE_OP: ScatterReduce = ScatterReduce {
+    dim: 0,
+    reduce: Reduction::Sum,
+    include_self: true,
+    bad_indices: BadIndices::Error,
+};
+
+impl OpDef for ScatterReduce {
+    fn name(&self) -> &'static str {
+        "scatter_reduce"
+    }
+
+    fn summary(&self) -> &'static str {
+        "torch.Tensor.scatter_reduce: values of src reduced into input along dim"
+    }
+
+    fn signature(&self) -> Signature {
+        SCATTER_REDUCE
+    }
+
+    fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
+        let a = Parsed::new(self.name(), &self.signature(), attrs)?;
+        let reduce = Reduction::from_name(a.str("reduce", "sum"))?;
+        Ok(Box::new(
+            ScatterReduce::new(a.int("dim", 0), reduce)
+                .include_self(a.flag("include_self", true))
+                .bad_indices(a.policy(BadIndices::Error)?),
+        ))
+    }
+
+    fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
+        written_fact(self, inputs)
+    }
+
+    fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        run_write(
+            self.name(),
+            &inputs,
+            out,
+            |t, i, u| ScatterReduce::run(self, t, i, u),
+            |t, i, u| self.run_into(t, i, u),
+        )
+    }
+}
+
+/// NumPy's `put_along_axis` as a value of the registry: its options are those of
+/// `take_along_axis`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct PutAlongAxis(pub(crate) TakeAlongAxisOptions);
+
+const PUT_ALONG_AXIS: Signature = Signature {
+    inputs: &[
+        InputDef::new("arr", WRITTEN, "the array written (none: in place)"),
+        InputDef::new(
+            "indices",
+            InputKind::Tensor,
+            "where to write along axis, broadcast against arr",
+        ),
+        InputDef::new(
+            "values",
+            InputKind::Tensor,
+            "the values, broadcast to indices",
+        ),
+    ],
+    attrs: &[
+        AttrDef::required("axis", AttrKind::Int, "the axis to put along"),
+        POLICY,
+    ],
+};
+
+impl OpDef for PutAlongAxis {
+    fn name(&self) -> &'static str {
+        "put_along_axis"
+    }
+
+    fn summary(&self) -> &'static str {
+        "numpy.put_along_axis: values written into arr along an axis"
+    }
+
+    fn signature(&self) -> Signature {
+        PUT_ALONG_AXIS
+    }
+
+    fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
+        let a = Parsed::new(self.name(), &self.signature(), attrs)?;
+        Ok(Box::new(PutAlongAxis(
+            TakeAlongAxisOptions::new(a.int("axis", 0)).bad_indices(a.policy(BadIndices::Error)?),
+        )))
+    }
+
+    fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
+        written_fact(self, inputs)
+    }
+
+    fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        let put = |t: TensorViewMut<'_>, i: &TensorView<'_>, v: &TensorView<'_>| {
+            self.0.put_along_axis(t, i, v)
+        };
+        run_write(
+            self.name(),
+            &inputs,
+            out,
+            |t, i, v| {
+                let mut copy = with_tensor!(TensorView, &t, fixed a => Tensor::from(fresh_copy(a)?),
+                    else dtype => return Err(GatherError::NotFixedWidth { dtype }));
+                put(copy.view_mut(), i, v)?;
+                Ok(copy)
+            },
+            put,
+        )
+    }
+}
+
+/// TensorFlow's `tf.scatter_nd` as a value of the registry: zeros of `shape` with updates
+/// added at index vectors.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub(crate) struct ScatterNd {
+    shape: Vec<usize>,
+    bad_indices: BadIndices,
+}
+
+const SCATTER_ND: Signature = Signature {
+    inputs: &[
+        InputDef::new(
+            "indices",
+            InputKind::Tensor,
+            "index vectors into the output, of an integer dtype",
+        ),
+        InputDef::new(
+            "updates",
+            InputKind::Tensor,
+            "the values, one slice per vector",
+        ),
+    ],
+    attrs: &[
+        AttrDef::required("shape", AttrKind::Ints, "the output's shape"),
+        AttrDef::with_default(
+            "bad_indices",
+            AttrKind::Str(&["error", "ignore"]),
+            "error",
+            "what a bad index vector does",
+        ),
+    ],
+};
+
+impl OpDef for ScatterNd {
+    fn name(&self) -> &'static str {
+        "scatter_nd"
+    }
+
+    fn summary(&self) -> &'static str {
+        "tf.scatter_nd: zeros of shape with updates added at index vectors"
+    }
+
+    fn signature(&self) -> Signature {
+        SCATTER_ND
+    }
+
+    fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
+        let a = Parsed::new(self.name(), &self.signature(), attrs)?;
+        let shape = a
+            .ints("shape")
+            .unwrap_or_default()
+            .iter()
+            .map(|&d| {
+                usize::try_from(d).map_err(|_| GatherError::Attribute {
+                    op: "scatter_nd",
+                    attr: "shape".into(),
+                    reason: format!("has a negative dimension {d}"),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Box::new(ScatterNd {
+            shape,
+            bad_indices: a.policy(BadIndices::Error)?,
+        }))
+    }
+
+    fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
+        match inputs {
+            [_, updates] => Ok(Fact {
+                dtype: updates.dtype,
+                shape: Shape::known(&self.shape),
+            }),
+            _ => Err(count_error(self, inputs.len())),
+        }
+    }
+
+    fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        let (indices, updates) = (inputs.tensor(0)?, inputs.tensor(1)?);
+        if let Out::InPlace(_) = out {
+            return Err(crate::ops::contract::not_in_place(self.name()));
+        }
+        let result = with_tensor!(TensorView, updates, number u => {
+            with_tensor!(TensorView, indices, index i => Tensor::from(
+                crate::ops::scatter::scatter_nd(i, u, &self.shape, self.bad_indices)?),
+                else dtype => return Err(GatherError::IndicesNotInteger { dtype }))
+        }, else dtype => return Err(GatherError::NoKernel {
+            op: "ScatterNd",
+            dtype,
+            supported: crate::DType::names_where(crate::DType::is_number),
+        }));
+        deliver(self.name(), result, out)
+    }
+}

@@ -1,0 +1,365 @@
+//! The registry: every op found by name, its attributes checked against its signature, and
+//! each op run by name giving what its own typed door gives.
+
+use ndgather::ndarray::{array, ArrayD};
+use ndgather::registry::{self, Attr, AttrKind, Attrs, Fact, Input};
+use ndgather::segment::{Reduce, Segment};
+use ndgather::shape::Shape;
+use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
+use ndgather::{DType, GatherError, Out, Tensor};
+
+fn t<T: ndgather::TensorElement>(a: ArrayD<T>) -> Tensor {
+    T::into_tensor(a)
+}
+
+fn run(name: &str, attrs: Attrs, inputs: &[Input<'_>]) -> ndgather::Result<Tensor> {
+    let op = registry::find(name)?.with_attrs(&attrs)?;
+    op.run(inputs, Out::New)?.unwrap().into_dense()
+}
+
+#[test]
+fn names_are_unique_and_found() {
+    let names: Vec<&str> = registry::names().collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), names.len(), "{names:?}");
+    for name in &names {
+        assert_eq!(registry::find(name).unwrap().name(), *name);
+    }
+    for expected in [
+        "gather",
+        "gather_nd",
+        "take_along_axis",
+        "put_along_axis",
+        "tensor_scatter_nd_update",
+        "tensor_scatter_nd_max",
+        "scatter_nd",
+        "scatter_reduce",
+        "embedding_lookup",
+        "embedding_lookup_sparse",
+        "embedding_bag",
+        "segment_sum",
+        "unsorted_segment_sqrt_n",
+        "gather_segment",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let err = registry::find("gahter").unwrap_err();
+    assert!(matches!(err, GatherError::UnknownOp { .. }));
+    assert!(err.to_string().contains("gather_nd"), "{err}");
+}
+
+#[test]
+fn attributes_are_checked_against_the_signature() {
+    for op in registry::ops() {
+        let sig = op.signature();
+        let err = op
+            .with_attrs(&Attrs::new().with("no_such_attr", Attr::Int(1)))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("unknown attribute"),
+            "{}: {err}",
+            op.name()
+        );
+        for def in sig.attrs {
+            let wrong = match def.kind {
+                AttrKind::Str(_) | AttrKind::Bool | AttrKind::Ints => Attr::Float(0.5),
+                _ => Attr::Str("x".into()),
+            };
+            let err = op
+                .with_attrs(&Attrs::new().with(def.name, wrong))
+                .unwrap_err();
+            assert!(
+                matches!(err, GatherError::Attribute { .. }),
+                "{} {}",
+                op.name(),
+                def.name
+            );
+            if !def.optional {
+                let err = op.with_attrs(&Attrs::new()).unwrap_err();
+                assert!(err.to_string().contains("is required"), "{err}");
+            }
+        }
+    }
+    let err = registry::find("gather")
+        .unwrap()
+        .with_attrs(&Attrs::new().with("bad_indices", Attr::Str("wrapp".into())))
+        .unwrap_err();
+    assert!(err.to_string().contains("choose one of"), "{err}");
+}
+
+#[test]
+fn inputs_are_checked_against_the_signature() {
+    let p = t(array![1.0f32, 2.0].into_dyn());
+    let err = run("gather", Attrs::new(), &[Input::from(p.view())]).unwrap_err();
+    assert!(err.to_string().contains("takes 2 inputs"), "{err}");
+    let err = run(
+        "gather",
+        Attrs::new(),
+        &[Input::from(p.view()), Input::List(vec![p.view()])],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("indices"), "{err}");
+}
+
+#[test]
+fn each_op_by_name_equals_its_typed_door() {
+    let params = t(array![[1.0f32, 2.0], [3.0, 4.0], [5.0, 6.0]].into_dyn());
+    let idx = t(array![2i64, 0].into_dyn());
+    let got = run(
+        "gather",
+        Attrs::new(),
+        &[Input::from(params.view()), Input::from(idx.view())],
+    )
+    .unwrap();
+    assert_eq!(got, t(array![[5.0f32, 6.0], [1.0, 2.0]].into_dyn()));
+
+    let nd = t(array![[2i64, 1], [0, 0]].into_dyn());
+    let got = run(
+        "gather_nd",
+        Attrs::new(),
+        &[Input::from(params.view()), Input::from(nd.view())],
+    )
+    .unwrap();
+    assert_eq!(got, t(array![6.0f32, 1.0].into_dyn()));
+
+    let along = t(array![[1i64], [0], [1]].into_dyn());
+    let got = run(
+        "take_along_axis",
+        Attrs::new().with("axis", Attr::Int(1)),
+        &[Input::from(params.view()), Input::from(along.view())],
+    )
+    .unwrap();
+    assert_eq!(got, t(array![[2.0f32], [3.0], [6.0]].into_dyn()));
+
+    let values = t(array![[9.0f32], [8.0], [7.0]].into_dyn());
+    let got = run(
+        "put_along_axis",
+        Attrs::new().with("axis", Attr::Int(1)),
+        &[
+            Input::from(params.view()),
+            Input::from(along.view()),
+            Input::from(values.view()),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        t(array![[1.0f32, 9.0], [8.0, 4.0], [5.0, 7.0]].into_dyn())
+    );
+
+    let scatter_idx = t(array![[1i64]].into_dyn());
+    let updates = t(array![[10.0f32, 20.0]].into_dyn());
+    let got = run(
+        "tensor_scatter_nd_add",
+        Attrs::new(),
+        &[
+            Input::from(params.view()),
+            Input::from(scatter_idx.view()),
+            Input::from(updates.view()),
+        ],
+    )
+    .unwrap();
+    let direct = TensorScatter::new(ScatterKind::Add)
+        .run(params.view(), &scatter_idx.view(), &updates.view())
+        .unwrap();
+    assert_eq!(got, direct);
+
+    let got = run(
+        "scatter_nd",
+        Attrs::new().with("shape", Attr::Ints(vec![3, 2])),
+        &[Input::from(scatter_idx.view()), Input::from(updates.view())],
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        t(array![[0.0f32, 0.0], [10.0, 20.0], [0.0, 0.0]].into_dyn())
+    );
+
+    let index = t(array![[0i64, 0], [0, 0], [0, 0]].into_dyn());
+    let got = run(
+        "scatter_reduce",
+        Attrs::new()
+            .with("dim", Attr::Int(0))
+            .with("reduce", Attr::Str("amax".into())),
+        &[
+            Input::from(params.view()),
+            Input::from(index.view()),
+            Input::from(params.view()),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        t(array![[5.0f32, 6.0], [3.0, 4.0], [5.0, 6.0]].into_dyn())
+    );
+
+    let ids = t(array![2i64, 2].into_dyn());
+    let got = run(
+        "embedding_lookup",
+        Attrs::new(),
+        &[Input::List(vec![params.view()]), Input::from(ids.view())],
+    )
+    .unwrap();
+    assert_eq!(got, t(array![[5.0f32, 6.0], [5.0, 6.0]].into_dyn()));
+
+    let bags = t(array![[0i64, 2]].into_dyn());
+    let got = run(
+        "embedding_bag",
+        Attrs::new().with("mode", Attr::Str("sum".into())),
+        &[
+            Input::List(vec![params.view()]),
+            Input::from(bags.view()),
+            Input::None,
+            Input::None,
+        ],
+    )
+    .unwrap();
+    assert_eq!(got, t(array![[6.0f32, 8.0]].into_dyn()));
+
+    let seg = t(array![0i64, 0, 1].into_dyn());
+    let got = run(
+        "segment_max",
+        Attrs::new(),
+        &[Input::from(params.view()), Input::from(seg.view())],
+    )
+    .unwrap();
+    let direct = Segment::sorted(Reduce::Max)
+        .run_views(&params.view(), &seg.view())
+        .unwrap();
+    assert_eq!(got, direct);
+    assert_eq!(got, t(array![[3.0f32, 4.0], [5.0, 6.0]].into_dyn()));
+}
+
+#[test]
+fn write_ops_run_in_place_and_read_ops_refuse_it() {
+    let mut tensor = array![1i32, 2, 3].into_dyn();
+    let idx = t(array![[0i64], [2]].into_dyn());
+    let upd = t(array![10i32, 30].into_dyn());
+    let op = registry::find("tensor_scatter_nd_update").unwrap();
+    let out = op
+        .run(
+            &[
+                Input::None,
+                Input::from(idx.view()),
+                Input::from(upd.view()),
+            ],
+            Out::InPlace(tensor.view_mut().into()),
+        )
+        .unwrap();
+    assert!(out.is_none());
+    assert_eq!(tensor, array![10, 2, 30].into_dyn());
+    // On error the tensor is unchanged.
+    let bad = t(array![[5i64]].into_dyn());
+    let one = t(array![7i32].into_dyn());
+    op.run(
+        &[
+            Input::None,
+            Input::from(bad.view()),
+            Input::from(one.view()),
+        ],
+        Out::InPlace(tensor.view_mut().into()),
+    )
+    .unwrap_err();
+    assert_eq!(tensor, array![10, 2, 30].into_dyn());
+    let p = t(array![1i32, 2].into_dyn());
+    let i = t(array![0i64].into_dyn());
+    let err = registry::find("gather")
+        .unwrap()
+        .run(
+            &[Input::from(p.view()), Input::from(i.view())],
+            Out::InPlace(tensor.view_mut().into()),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("in place"), "{err}");
+}
+
+#[test]
+fn into_a_callers_buffer_is_checked_first() {
+    let data = t(array![1.0f32, 2.0, 3.0].into_dyn());
+    let ids = t(array![1i64, 0, 1].into_dyn());
+    let op = registry::find("unsorted_segment_sum")
+        .unwrap()
+        .with_attrs(&Attrs::new().with("num_segments", Attr::Int(2)))
+        .unwrap();
+    let mut buffer = array![-1.0f32, -1.0].into_dyn();
+    op.run(
+        &[Input::from(data.view()), Input::from(ids.view())],
+        Out::Into(buffer.view_mut().into()),
+    )
+    .unwrap();
+    assert_eq!(buffer, array![2.0f32, 4.0].into_dyn());
+    let mut wrong = array![-1.0f32, -1.0, -1.0].into_dyn();
+    let err = op
+        .run(
+            &[Input::from(data.view()), Input::from(ids.view())],
+            Out::Into(wrong.view_mut().into()),
+        )
+        .unwrap_err();
+    assert!(matches!(err, GatherError::OutputShapeMismatch { .. }));
+    assert_eq!(wrong, array![-1.0f32, -1.0, -1.0].into_dyn());
+}
+
+#[test]
+fn shapes_are_inferred_from_partial_facts() {
+    let gather = registry::find("gather")
+        .unwrap()
+        .with_attrs(&Attrs::new().with("axis", Attr::Int(1)))
+        .unwrap();
+    let params = Fact {
+        dtype: Some(DType::F32),
+        shape: Shape::from_dims(vec![None, Some(5)]),
+    };
+    let fact = gather
+        .infer(&[params, Fact::known(DType::I64, &[2, 3])])
+        .unwrap();
+    assert_eq!(fact.shape.to_string(), "[?,2,3]");
+    assert_eq!(fact.dtype, Some(DType::F32));
+    let mean = registry::find("unsorted_segment_mean")
+        .unwrap()
+        .with_attrs(&Attrs::new().with("num_segments", Attr::Int(4)))
+        .unwrap();
+    let fact = mean
+        .infer(&[
+            Fact::known(DType::I32, &[6, 2]),
+            Fact::known(DType::I64, &[6]),
+        ])
+        .unwrap();
+    assert_eq!(fact.shape, Shape::known(&[4, 2]));
+    assert_eq!(fact.dtype, Some(DType::F64));
+    let err = registry::find("segment_max")
+        .unwrap()
+        .infer(&[Fact::known(DType::C64, &[2]), Fact::known(DType::I64, &[2])])
+        .unwrap_err();
+    assert!(err.to_string().contains("complex64"), "{err}");
+}
+
+#[test]
+fn gradients_by_name() {
+    let params = t(array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn());
+    let idx = t(array![1i64, 1].into_dyn());
+    let op = registry::find("gather").unwrap();
+    let inputs = [Input::from(params.view()), Input::from(idx.view())];
+    let out = op
+        .run(&inputs, Out::New)
+        .unwrap()
+        .unwrap()
+        .into_dense()
+        .unwrap();
+    let up = t(array![[1.0f32, 1.0], [2.0, 2.0]].into_dyn());
+    let grads = op.grad(&inputs, &out.view(), &up.view()).unwrap();
+    assert_eq!(
+        grads[0],
+        Some(t(array![[0.0f32, 0.0], [3.0, 3.0]].into_dyn()))
+    );
+    assert!(grads[1].is_none());
+    let err = registry::find("embedding_lookup")
+        .unwrap()
+        .grad(&inputs, &out.view(), &up.view())
+        .unwrap_err();
+    assert!(matches!(err, GatherError::NoGradient { .. }));
+}
