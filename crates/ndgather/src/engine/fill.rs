@@ -117,6 +117,11 @@ pub(crate) fn gather<T, I: IndexType, O: Slot<T>>(
     out: &mut [O],
 ) {
     let (n, inner) = (plan.n, plan.inner);
+    // An output of empty slices has nothing to fill, however many outer rows it has: the
+    // loop below would walk all of them for every bad index.
+    if inner == 0 || out.is_empty() {
+        return;
+    }
     for (k, &i) in indices.iter().enumerate() {
         if policy.resolve(i, plan.gathered).is_some() {
             continue;
