@@ -2,6 +2,7 @@
 //! (the Python layer has already called `numpy.asarray`), views them without a copy, and calls
 //! the Rust core with the GIL released. Checks, messages and loops are the core's.
 
+mod door;
 mod dtypes;
 mod errors;
 mod output;
@@ -715,44 +716,6 @@ fn embedding_lookup_sparse_grad<'py>(
     )
 }
 
-/// `tf.scatter_nd`; see `ndgather.scatter_nd`.
-#[pyfunction]
-#[pyo3(signature = (indices, updates, shape, bad_indices))]
-fn scatter_nd<'py>(
-    py: Python<'py>,
-    indices: &Bound<'py, PyUntypedArray>,
-    updates: &Bound<'py, PyUntypedArray>,
-    shape: Vec<i64>,
-    bad_indices: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let shape = dims("shape", &shape)?;
-    let policy = policy(bad_indices)?;
-    summing_op!(py, updates, indices, |u, i| ndgather::scatter::scatter_nd(
-        &i, &u, &shape, policy
-    ))
-}
-
-/// `tf.math.unsorted_segment_sum`; see `ndgather.unsorted_segment_sum`.
-#[pyfunction]
-#[pyo3(signature = (data, segment_ids, num_segments, bad_indices))]
-fn unsorted_segment_sum<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyUntypedArray>,
-    segment_ids: &Bound<'py, PyUntypedArray>,
-    num_segments: i64,
-    bad_indices: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let num_segments = usize::try_from(num_segments).map_err(|_| {
-        InvalidArgumentError::new_err(format!(
-            "num_segments must be non-negative, got {num_segments}"
-        ))
-    })?;
-    let policy = policy(bad_indices)?;
-    summing_op!(py, data, segment_ids, |d, s| {
-        ndgather::scatter::unsorted_segment_sum(&d, &s, num_segments, policy)
-    })
-}
-
 /// `tf.tensor_scatter_nd_*` of `kind`; see `ndgather.tensor_scatter_nd_update`. Into a new
 /// array, or with `in_place` into `tensor` itself (then `None` is returned).
 #[pyfunction]
@@ -1100,8 +1063,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embedding_bag, m)?)?;
     m.add_function(wrap_pyfunction!(embedding_lookup_sparse, m)?)?;
     m.add_function(wrap_pyfunction!(embedding_lookup_sparse_grad, m)?)?;
-    m.add_function(wrap_pyfunction!(scatter_nd, m)?)?;
-    m.add_function(wrap_pyfunction!(unsorted_segment_sum, m)?)?;
+    m.add_function(wrap_pyfunction!(door::run_op, m)?)?;
+    m.add_function(wrap_pyfunction!(door::op_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(tensor_scatter, m)?)?;
     m.add_function(wrap_pyfunction!(put_along_axis, m)?)?;
     m.add_function(wrap_pyfunction!(scatter_reduce, m)?)?;

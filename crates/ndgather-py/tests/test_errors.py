@@ -41,8 +41,9 @@ def test_invalid_argument_error_is_a_value_error():
     (lambda: ng.unsorted_segment_sum(np.ones(3), [0, 1, 2], 2),
      "segment_ids[2] = 2 is out of range [0, 2)"),
     (lambda: ng.unsorted_segment_sum(np.ones(3), [0, 1, 2], -1),
-     "num_segments must be non-negative, got -1"),
-    (lambda: ng.scatter_nd([[0]], np.ones(1), [-8]), "shape must not have negative sizes, got [-8]"),
+     "Input num_segments == -1 must not be negative."),
+    (lambda: ng.scatter_nd([[0]], np.ones(1), [-8]),
+         'scatter_nd: attribute "shape" must not have negative sizes, got [-8]'),
 ])
 def test_invalid_arguments_carry_tensorflows_message(call, message):
     with pytest.raises(ng.InvalidArgumentError) as info:
@@ -57,7 +58,7 @@ def test_invalid_arguments_carry_tensorflows_message(call, message):
     (lambda: ng.gather(np.zeros(3), [0], out=np.zeros(1, np.float32)), "out has dtype float32"),
     (lambda: ng.gather(np.zeros(3), [0], out=[0.0]), "out must be an array"),
     (lambda: ng.gather_grad((3,), [0], np.array(["a"])), "expected an array of numbers"),
-    (lambda: ng.scatter_nd([[0]], np.array([True]), [2]), "expected an array of numbers"),
+    (lambda: ng.scatter_nd([[0]], np.array([True]), [2]), r"ScatterNd\[T=DT_BOOL\]"),
     (lambda: ng.gather(np.zeros(3), [0], axis=0.5), "integer"),
     (lambda: ng.gather(np.zeros(2, dtype=[("o", "O"), ("i", "i4")]), [0]),
      "holds Python objects: only arrays of dtype=object"),

@@ -59,7 +59,18 @@ __all__ = [
     "embedding_bag",
     "embedding_bag_grad",
     "scatter_nd",
+    "segment_sum",
+    "segment_mean",
+    "segment_max",
+    "segment_min",
+    "segment_prod",
     "unsorted_segment_sum",
+    "unsorted_segment_mean",
+    "unsorted_segment_max",
+    "unsorted_segment_min",
+    "unsorted_segment_prod",
+    "unsorted_segment_sqrt_n",
+    "gather_segment",
     "tensor_scatter_nd_update",
     "tensor_scatter_nd_add",
     "tensor_scatter_nd_sub",
@@ -933,41 +944,6 @@ def embedding_bag_grad(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike
     return [_like(grad, p) for p in parts]
 
 
-def scatter_nd(indices: ArrayLike, updates: ArrayLike, shape: Sequence[int], *,
-               bad_indices: BadIndices = "error") -> np.ndarray:
-    """``tf.scatter_nd``: zeros of ``shape`` with ``updates`` added at ``indices``.
-
-    Each index vector ``indices[..., :]`` names a slice of the output; repeated vectors
-    add up (deterministically). ``bad_indices="ignore"`` drops out-of-range vectors, as
-    TensorFlow's ``bad_indices_policy="IGNORE"``.
-
-    >>> import numpy as np, ndgather as ng
-    >>> ng.scatter_nd([[4], [3], [1], [7]], np.array([9, 10, 11, 12]), [8])
-    array([ 0, 11,  0, 10,  9,  0,  0, 12])
-    """
-    return _like(updates, _core.scatter_nd(_indices(indices), _numbers(updates), shape,
-                                           bad_indices))
-
-
-def unsorted_segment_sum(data: ArrayLike, segment_ids: ArrayLike, num_segments: int, *,
-                         bad_indices: BadIndices = "error") -> np.ndarray:
-    """``tf.math.unsorted_segment_sum``: row ``k`` of the output sums the slices of
-    ``data`` whose ``segment_ids`` are ``k``.
-
-    ``segment_ids.shape`` must be a prefix of ``data.shape``; ids outside
-    ``[0, num_segments)`` are an error (``bad_indices="ignore"`` drops them, as TensorFlow
-    on the GPU).
-
-    >>> import numpy as np, ndgather as ng
-    >>> ng.unsorted_segment_sum(np.array([[1, 2], [3, 4], [5, 6]]), [0, 1, 0], 2)
-    array([[6, 8],
-           [3, 4]])
-    """
-    r = _core.unsorted_segment_sum(_numbers(data), _indices(segment_ids), num_segments,
-                                   bad_indices)
-    return _like(data, r)
-
-
 def _tensor_scatter(kind: str, tensor: ArrayLike, indices: ArrayLike, updates: ArrayLike,
                     bad_indices: BadIndices, out: Optional[np.ndarray]) -> np.ndarray:
     """The tensor_scatter_nd ops (see :func:`_write`)."""
@@ -1175,3 +1151,9 @@ def set_output_cache_limit(max_bytes: int) -> int:
     if max_bytes < 0:
         raise ValueError(f"max_bytes must be non-negative, got {max_bytes}")
     return _core.set_output_cache_limit(max_bytes)
+
+
+from ._segment import (  # noqa: E402  (they call back into this module's helpers)
+    gather_segment, scatter_nd, segment_max, segment_mean, segment_min, segment_prod,
+    segment_sum, unsorted_segment_max, unsorted_segment_mean, unsorted_segment_min,
+    unsorted_segment_prod, unsorted_segment_sqrt_n, unsorted_segment_sum)

@@ -1,5 +1,5 @@
 """Type stub of the extension module behind ``ndgather`` (call the wrappers in ``ndgather``)."""
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -34,8 +34,15 @@ def embedding_lookup_sparse_grad(shards: list[np.ndarray], sp_ids: tuple,
                                  sp_weights: Optional[tuple], grad: np.ndarray, combiner: str,
                                  partition_strategy: str,
                                  max_norm: Optional[float]) -> list[tuple[np.ndarray, np.ndarray, list[int]]]: ...
-def scatter_nd(indices: np.ndarray, updates: np.ndarray, shape: Sequence[int],
-               bad_indices: str) -> np.ndarray: ...
+def embedding_bag(shards: list[np.ndarray], input: np.ndarray, offsets: Optional[np.ndarray],
+                  mode: str, per_sample_weights: Optional[np.ndarray],
+                  padding_idx: Optional[int], include_last_offset: bool,
+                  max_norm: Optional[float], partition_strategy: str, bad_indices: str,
+                  grad: Optional[np.ndarray], dense: bool) -> Any: ...
+def run_op(name: str, inputs: list[Any], attrs: Optional[dict[str, Any]] = None,
+           out: Optional[np.ndarray] = None, in_place: bool = False) -> Optional[np.ndarray]: ...
+def op_signatures() -> list[tuple[str, str, list[tuple[str, str]],
+                                  list[tuple[str, str, Optional[str], bool]]]]: ...
 def put_along_axis(arr: np.ndarray, indices: np.ndarray, values: np.ndarray, axis: int,
                    bad_indices: str) -> None: ...
 def tensor_scatter(kind: str, tensor: np.ndarray, indices: np.ndarray, updates: np.ndarray,
@@ -52,8 +59,6 @@ def ragged_gather_grad(op: str, params: np.ndarray, params_splits: list[np.ndarr
                        axis: Optional[int], batch_dims: int, bad_indices: str,
                        grad: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int]]: ...
 def ragged_check(values: np.ndarray, row_splits: list[np.ndarray]) -> None: ...
-def unsorted_segment_sum(data: np.ndarray, segment_ids: np.ndarray, num_segments: int,
-                         bad_indices: str) -> np.ndarray: ...
 def resolve_gather(params_shape: Sequence[int], indices: np.ndarray, axis: Optional[int],
                    batch_dims: int, bad_indices: str) -> tuple[list[int], np.ndarray, int, int]: ...
 def resolve_gather_nd(params_shape: Sequence[int], indices: np.ndarray, batch_dims: int,

@@ -347,18 +347,16 @@ impl OpDef for ScatterNd {
 
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
         let a = Parsed::new(self.name(), &self.signature(), attrs)?;
-        let shape = a
-            .ints("shape")
-            .unwrap_or_default()
+        let given = a.ints("shape").unwrap_or_default();
+        let shape = given
             .iter()
-            .map(|&d| {
-                usize::try_from(d).map_err(|_| GatherError::Attribute {
-                    op: "scatter_nd",
-                    attr: "shape".into(),
-                    reason: format!("has a negative dimension {d}"),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+            .map(|&d| usize::try_from(d))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|_| GatherError::Attribute {
+                op: "scatter_nd",
+                attr: "shape".into(),
+                reason: format!("must not have negative sizes, got {given:?}"),
+            })?;
         Ok(Box::new(ScatterNd {
             shape,
             bad_indices: a.policy(BadIndices::Error)?,

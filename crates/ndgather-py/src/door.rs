@@ -1,0 +1,315 @@
+//! The one door to the core's registry: `run_op(name, inputs, attrs, out, in_place)` runs
+//! any registered op on NumPy arrays. The Python functions are thin wrappers over it; the
+//! checks, defaults and strategy are the op's own.
+
+use crate::errors::to_py;
+use crate::output::array_from_vec;
+use crate::raw::{self, typed_view, Raw};
+use crate::{dtypes, into_vec, pool};
+use ndarray::ArrayViewD;
+use ndgather::registry::{self, Attr, Attrs, Input, Value};
+use ndgather::{DType, Out, Tensor, TensorView};
+use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+/// A bool array's checked copy (a byte other than 0 or 1 is no bool); `None` for an array
+/// of another dtype of the table, read in place; an error for dtypes the core lacks.
+fn copy_if_bool(
+    op: &str,
+    what: &str,
+    array: &Bound<'_, PyUntypedArray>,
+) -> PyResult<Option<Tensor>> {
+    match dtypes::dtype_of(array) {
+        Some(DType::Bool) => {
+            let bytes: Vec<u8> = array.call_method0("tobytes")?.extract()?;
+            Tensor::from_bytes(DType::Bool, array.shape(), &bytes)
+                .map(Some)
+                .map_err(to_py)
+        }
+        Some(dtype) if dtype.is_plain() => Ok(None),
+        _ => Err(PyTypeError::new_err(format!(
+            "{op}: {what} has dtype {}; ndgather takes arrays of {} in native byte order",
+            array.dtype(),
+            DType::names_where(|d| d.size().is_some())
+        ))),
+    }
+}
+
+/// The core's view of `array`: its own memory, or its checked copy.
+fn view<'a>(
+    array: &'a Bound<'_, PyUntypedArray>,
+    copy: &'a Option<Tensor>,
+) -> PyResult<TensorView<'a>> {
+    if let Some(t) = copy {
+        return Ok(t.view());
+    }
+    let dtype = dtypes::dtype_of(array).ok_or_else(|| PyTypeError::new_err("checked dtype"))?;
+    ndgather::with_dtype!(dtype, plain T => typed_view::<T>(array).map(TensorView::from),
+        else Err(PyTypeError::new_err("checked dtype")))
+}
+
+/// One input as the caller gave it: an array, a list of arrays, or none.
+enum Slot<'py> {
+    One(Bound<'py, PyUntypedArray>),
+    List(Vec<Bound<'py, PyUntypedArray>>),
+    None,
+}
+
+fn slot<'py>(op: &str, what: &str, object: &Bound<'py, PyAny>) -> PyResult<Slot<'py>> {
+    if object.is_none() {
+        return Ok(Slot::None);
+    }
+    if let Ok(array) = object.cast::<PyUntypedArray>() {
+        return Ok(Slot::One(array.clone()));
+    }
+    let items: Vec<Bound<'py, PyAny>> = if let Ok(list) = object.cast::<PyList>() {
+        list.iter().collect()
+    } else if let Ok(tuple) = object.cast::<PyTuple>() {
+        tuple.iter().collect()
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "{op}: {what} must be a NumPy array, a list of them, or None, not {}",
+            object.get_type().name()?
+        )));
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(k, item)| {
+            item.cast_into::<PyUntypedArray>().map_err(|_| {
+                PyTypeError::new_err(format!("{op}: {what}[{k}] must be a NumPy array"))
+            })
+        })
+        .collect::<PyResult<_>>()
+        .map(Slot::List)
+}
+
+impl Slot<'_> {
+    /// The slot's arrays.
+    fn arrays(&self) -> &[Bound<'_, PyUntypedArray>] {
+        match self {
+            Slot::One(a) => std::slice::from_ref(a),
+            Slot::List(l) => l.as_slice(),
+            Slot::None => &[],
+        }
+    }
+}
+
+/// A Python value as an attribute.
+fn attr(op: &str, name: &str, value: &Bound<'_, PyAny>) -> PyResult<Attr> {
+    if value.is_instance_of::<PyBool>() {
+        return Ok(Attr::Bool(value.extract()?));
+    }
+    if value.is_instance_of::<PyInt>()
+        || value.hasattr("__index__")? && !value.is_instance_of::<PyFloat>()
+    {
+        if let Ok(v) = value.extract::<i64>() {
+            return Ok(Attr::Int(v));
+        }
+    }
+    if value.is_instance_of::<PyFloat>() {
+        return Ok(Attr::Float(value.extract()?));
+    }
+    if value.is_instance_of::<PyString>() {
+        return Ok(Attr::Str(value.extract()?));
+    }
+    if let Ok(bytes) = value.cast::<PyBytes>() {
+        return Ok(Attr::Bytes(bytes.as_bytes().to_vec()));
+    }
+    if let Ok(ints) = value.extract::<Vec<i64>>() {
+        return Ok(Attr::Ints(ints));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{op}: attribute {name} must be a bool, int, float, str, bytes or a list of ints, not {}",
+        value.get_type().name()?
+    )))
+}
+
+fn attrs(op: &str, dict: Option<&Bound<'_, PyDict>>) -> PyResult<Attrs> {
+    let mut out = Attrs::new();
+    for (key, value) in dict.into_iter().flat_map(|d| d.iter()) {
+        let name: String = key.extract()?;
+        if !value.is_none() {
+            out.insert(&name, attr(op, &name, &value)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Runs the registered op `name` on `inputs` (in the op's order: arrays, lists of arrays
+/// for the list inputs, None for optional ones) with `attrs`. Into a new array; into `out`
+/// (unchanged on error; then None is returned); or, with `in_place`, into `out` as the
+/// tensor the op writes (its first input then None).
+#[pyfunction]
+#[pyo3(signature = (name, inputs, attrs=None, out=None, in_place=false))]
+pub(crate) fn run_op<'py>(
+    py: Python<'py>,
+    name: &str,
+    inputs: Vec<Bound<'py, PyAny>>,
+    attrs: Option<&Bound<'py, PyDict>>,
+    out: Option<&Bound<'py, PyUntypedArray>>,
+    in_place: bool,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let op = registry::find(name).map_err(to_py)?;
+    let signature = op.signature();
+    let op = op.with_attrs(&self::attrs(name, attrs)?).map_err(to_py)?;
+    let names = signature
+        .inputs
+        .iter()
+        .map(|d| d.name)
+        .chain(std::iter::repeat("input"));
+    let slots = inputs
+        .iter()
+        .zip(names.clone())
+        .map(|(object, what)| slot(name, what, object))
+        .collect::<PyResult<Vec<_>>>()?;
+    let copies = slots
+        .iter()
+        .zip(names)
+        .map(|(s, what)| {
+            s.arrays()
+                .iter()
+                .map(|a| copy_if_bool(name, what, a))
+                .collect::<PyResult<Vec<_>>>()
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    // In place into a bool array: the op reads a checked copy of it.
+    let current = match (out, in_place) {
+        (Some(target), true) => copy_if_bool(name, "out", target)?,
+        _ => None,
+    };
+    let mut views = Vec::with_capacity(slots.len());
+    for (s, c) in slots.iter().zip(&copies) {
+        let mut each = s.arrays().iter().zip(c).map(|(a, c)| view(a, c));
+        views.push(match s {
+            Slot::One(_) => Input::Tensor(
+                each.next()
+                    .ok_or_else(|| PyValueError::new_err("empty slot"))??,
+            ),
+            Slot::List(_) => Input::List(each.collect::<PyResult<_>>()?),
+            Slot::None => Input::None,
+        });
+    }
+    if let (Some(c), Some(first)) = (&current, views.first_mut()) {
+        *first = Input::Tensor(c.view());
+    }
+    // The first dense input's dtype object, for a result of its dtype (bfloat16 and the
+    // float8 types are ml_dtypes' dtypes, which the table cannot name).
+    let like = slots.iter().zip(&views).find_map(|(s, v)| match (s, v) {
+        (Slot::One(array), Input::Tensor(t)) => Some((t.dtype(), array.dtype())),
+        _ => None,
+    });
+    let Some(target) = out else {
+        let value = pool::detached(py, || op.run(&views, Out::New)).map_err(to_py)?;
+        return to_numpy(py, value, like).map(Some);
+    };
+    let t = Raw::of(target);
+    let mut arrays = slots.iter().flat_map(Slot::arrays);
+    if arrays.any(|a| t.may_overlap(&Raw::of(a))) {
+        return Err(PyValueError::new_err(format!(
+            "{name}: out shares memory with an input; pass separate arrays"
+        )));
+    }
+    let dtype = dtypes::dtype_of(target).filter(|d| d.is_plain());
+    match dtype {
+        Some(dtype) => ndgather::with_dtype!(dtype, plain T => {
+            let view = raw::typed_view_mut::<T>(target)?;
+            let out = if in_place { Out::InPlace(view.into()) } else { Out::Into(view.into()) };
+            pool::detached(py, || op.run(&views, out)).map_err(to_py)?;
+        }, else return Err(PyTypeError::new_err("plain dtypes only"))),
+        None => {
+            // bool: the result made first, then its bytes copied in.
+            let value = pool::detached(py, || op.run(&views, Out::New)).map_err(to_py)?;
+            write_back(target, value)?;
+        }
+    }
+    Ok(None)
+}
+
+/// A new result's bytes written into `target` (of its dtype and shape).
+fn write_back(target: &Bound<'_, PyUntypedArray>, value: Option<Value>) -> PyResult<()> {
+    let tensor = dense(value)?;
+    if dtypes::dtype_of(target) != Some(tensor.dtype()) || target.shape() != tensor.shape() {
+        return Err(PyValueError::new_err(format!(
+            "out must have the result's dtype {} and shape {:?}",
+            tensor.dtype(),
+            tensor.shape()
+        )));
+    }
+    let bytes = tensor.to_bytes().map_err(to_py)?;
+    let mut bytes_view = raw::typed_view_mut::<u8>(target)?;
+    let source = ArrayViewD::from_shape(bytes_view.raw_dim(), &bytes)
+        .map_err(|e| PyValueError::new_err(format!("internal error: {e}")))?;
+    bytes_view.assign(&source);
+    Ok(())
+}
+
+fn dense(value: Option<Value>) -> PyResult<Tensor> {
+    value
+        .ok_or_else(|| PyValueError::new_err("internal error: a new result was not returned"))?
+        .into_dense()
+        .map_err(to_py)
+}
+
+/// A result as a NumPy array, of `like`'s dtype object where the dtypes agree.
+fn to_numpy<'py>(
+    py: Python<'py>,
+    value: Option<Value>,
+    like: Option<(DType, Bound<'py, PyArrayDescr>)>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let tensor = dense(value)?;
+    let descr = match like {
+        Some((dtype, descr)) if dtype == tensor.dtype() => descr,
+        _ => {
+            let numpy = py.import("numpy")?;
+            numpy
+                .call_method1("dtype", (tensor.dtype().name(),))?
+                .cast_into::<PyArrayDescr>()
+                .map_err(PyErr::from)?
+        }
+    };
+    let shape = tensor.shape().to_vec();
+    ndgather::with_tensor!(Tensor, tensor, fixed a => array_from_vec(py, &descr, &shape, into_vec(a)),
+        else dtype => Err(PyTypeError::new_err(format!("no NumPy array of {dtype}"))))
+}
+
+/// One op's row: name, summary, inputs with their kinds, attributes with kind, default and
+/// whether they may be left out.
+type OpRow = (
+    &'static str,
+    &'static str,
+    Vec<(&'static str, String)>,
+    Vec<(&'static str, String, Option<&'static str>, bool)>,
+);
+
+/// The registry's ops and their signatures, for the Python layer's coverage test and
+/// `help`: `(name, summary, [(input, kind)], [(attr, kind, default or None, optional)])`.
+#[pyfunction]
+pub(crate) fn op_signatures() -> Vec<OpRow> {
+    registry::ops()
+        .iter()
+        .map(|op| {
+            let sig = op.signature();
+            let inputs = sig
+                .inputs
+                .iter()
+                .map(|d| (d.name, format!("{:?}", d.kind)))
+                .collect();
+            let attrs = sig
+                .attrs
+                .iter()
+                .map(|a| {
+                    (
+                        a.name,
+                        registry::kind_name(a.kind).to_string(),
+                        a.default,
+                        a.optional,
+                    )
+                })
+                .collect();
+            (op.name(), op.summary(), inputs, attrs)
+        })
+        .collect()
+}

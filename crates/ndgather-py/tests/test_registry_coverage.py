@@ -1,0 +1,30 @@
+"""Every op of the core's registry is reachable from Python by its name, and each Python
+function's parameters name the op's attributes: walks `_core.op_signatures()`, so an op
+registered without a Python wrapper, or an attribute the wrapper cannot pass, fails here.
+Run with `-s` to print the op x front end table."""
+import inspect
+
+import ndgather as ng
+
+# Inputs the Python function takes under another shape: TensorFlow's SparseTensor for the
+# three arrays of sp_ids, and its values for the weights.
+TAKEN_AS = {"sp_ids_indices": "sp_ids", "sp_ids_values": "sp_ids",
+            "sp_ids_dense_shape": "sp_ids", "sp_weights_values": "sp_weights",
+            "weight": "params"}
+# Attributes a Python function spells its library's way.
+SPELLED = {("embedding_bag", "bad_indices"): "bad_indices"}
+
+
+def test_every_registered_op_has_a_python_function_taking_its_attributes() -> None:
+    rows = []
+    for name, _summary, inputs, attrs in ng._core.op_signatures():
+        f = getattr(ng, name, None)
+        assert f is not None, f"ndgather has no function {name} for the registered op"
+        params = inspect.signature(f).parameters
+        for attr, _kind, _default, _optional in attrs:
+            assert SPELLED.get((name, attr), attr) in params, f"{name} lacks attribute {attr}"
+        for input_name, _kind in inputs:
+            assert TAKEN_AS.get(input_name, input_name) in params, f"{name} lacks {input_name}"
+        rows.append(f"| {name} | ng.{name} |")
+    print("\n| op | Python |\n|---|---|\n" + "\n".join(rows))
+    assert len(rows) >= 26
