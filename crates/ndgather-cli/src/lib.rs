@@ -16,6 +16,7 @@ pub mod inplace;
 pub mod literal;
 pub mod npy;
 pub mod npy_header;
+pub mod op_commands;
 pub mod output;
 pub mod print;
 pub mod progress;

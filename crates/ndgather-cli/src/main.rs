@@ -1,9 +1,11 @@
 //! `ndgather`: TensorFlow's `tf.gather` and `tf.gather_nd` from the command line, over
 //! `.npy` files, `.npz` members, safetensors tensors, standard input and inline literals.
 
-use ndgather_cli::{bench, error, examples, npy, output, print, progress, ragged, source};
+use ndgather_cli::{
+    bench, error, examples, npy, op_commands, output, print, progress, ragged, source,
+};
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use clap_complete::Shell;
 use error::CliError;
 use ndgather::embedding::{EmbeddingLookup, PartitionStrategy};
@@ -501,7 +503,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             }
         }
         Command::Completions { shell } => {
-            let mut command = Cli::command();
+            let mut command = full_command();
             clap_complete::generate(shell, &mut command, "ndgather", &mut std::io::stdout());
             Ok(())
         }
@@ -540,9 +542,56 @@ fn join_the_thread_pool() {
         .build_global();
 }
 
+/// The command line: the hand-written subcommands, and one per other registered op
+/// (`op_commands.rs`), each with `-o` and the print options.
+fn full_command() -> clap::Command {
+    op_commands::add(Cli::command(), |c| {
+        PrintArgs::augment_args(
+            c.arg(
+                clap::Arg::new("output")
+                    .short('o')
+                    .long("output")
+                    .value_name("FILE")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .help("Write the result as .npy to FILE (`-`: standard output) instead of printing it."),
+            ),
+        )
+    })
+}
+
+/// Runs a subcommand generated from the registry.
+fn run_generated(
+    op: &'static dyn ndgather::OpDef,
+    matches: &clap::ArgMatches,
+) -> Result<(), CliError> {
+    let print = PrintArgs::from_arg_matches(matches).map_err(|e| CliError::Usage(e.to_string()))?;
+    let result = op_commands::run(op, matches)?;
+    match matches.get_one::<PathBuf>("output") {
+        Some(path) => save(&result, path),
+        None => emit(
+            &mut std::io::stdout().lock(),
+            &print::format(&result, &print.options()),
+        ),
+    }
+}
+
 fn main() -> ExitCode {
     join_the_thread_pool();
-    match run(Cli::parse()) {
+    let matches = full_command().get_matches();
+    let generated = matches.subcommand().and_then(|(name, sub)| {
+        let hand_written = Cli::command().find_subcommand(name).is_some();
+        op_commands::op_of(name)
+            .filter(|_| !hand_written)
+            .map(|op| (op, sub))
+    });
+    let result = match generated {
+        Some((op, sub)) => run_generated(op, sub),
+        None => match Cli::from_arg_matches(&matches) {
+            Ok(cli) => run(cli),
+            Err(e) => e.exit(),
+        },
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

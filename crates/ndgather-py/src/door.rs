@@ -10,9 +10,9 @@ use ndarray::ArrayViewD;
 use ndgather::registry::{self, Attr, Attrs, Input, Value};
 use ndgather::{DType, Out, Tensor, TensorView};
 use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 
 /// A bool array's checked copy (a byte other than 0 or 1 is no bool); `None` for an array
 /// of another dtype of the table, read in place; an error for dtypes the core lacks.
@@ -97,20 +97,12 @@ impl Slot<'_> {
     }
 }
 
-/// A Python value as an attribute.
+/// A Python value as an attribute: bools (Python's and NumPy's), integers (anything with
+/// `__index__`), floats (anything else with `__float__`), strings, bytes, lists of ints.
 fn attr(op: &str, name: &str, value: &Bound<'_, PyAny>) -> PyResult<Attr> {
-    if value.is_instance_of::<PyBool>() {
-        return Ok(Attr::Bool(value.extract()?));
-    }
-    if value.is_instance_of::<PyInt>()
-        || value.hasattr("__index__")? && !value.is_instance_of::<PyFloat>()
-    {
-        if let Ok(v) = value.extract::<i64>() {
-            return Ok(Attr::Int(v));
-        }
-    }
-    if value.is_instance_of::<PyFloat>() {
-        return Ok(Attr::Float(value.extract()?));
+    let numpy_bool = value.get_type().name()?.to_string().starts_with("bool");
+    if value.is_instance_of::<PyBool>() || numpy_bool {
+        return Ok(Attr::Bool(value.is_truthy()?));
     }
     if value.is_instance_of::<PyString>() {
         return Ok(Attr::Str(value.extract()?));
@@ -118,11 +110,22 @@ fn attr(op: &str, name: &str, value: &Bound<'_, PyAny>) -> PyResult<Attr> {
     if let Ok(bytes) = value.cast::<PyBytes>() {
         return Ok(Attr::Bytes(bytes.as_bytes().to_vec()));
     }
+    if value.hasattr("__index__")? {
+        let index = value.call_method0("__index__")?;
+        return index.extract::<i64>().map(Attr::Int).map_err(|_| {
+            PyOverflowError::new_err(format!(
+                "{op}: attribute {name} = {index} is outside int64's range"
+            ))
+        });
+    }
+    if value.hasattr("__float__")? {
+        return Ok(Attr::Float(value.call_method0("__float__")?.extract()?));
+    }
     if let Ok(ints) = value.extract::<Vec<i64>>() {
         return Ok(Attr::Ints(ints));
     }
     Err(PyTypeError::new_err(format!(
-        "{op}: attribute {name} must be a bool, int, float, str, bytes or a list of ints, not {}",
+        "{op}: attribute {name} must be a bool, int, float, str, bytes or a list of int64s, not {}",
         value.get_type().name()?
     )))
 }
@@ -175,11 +178,6 @@ pub(crate) fn run_op<'py>(
                 .collect::<PyResult<Vec<_>>>()
         })
         .collect::<PyResult<Vec<_>>>()?;
-    // In place into a bool array: the op reads a checked copy of it.
-    let current = match (out, in_place) {
-        (Some(target), true) => copy_if_bool(name, "out", target)?,
-        _ => None,
-    };
     let mut views = Vec::with_capacity(slots.len());
     for (s, c) in slots.iter().zip(&copies) {
         let mut each = s.arrays().iter().zip(c).map(|(a, c)| view(a, c));
@@ -191,9 +189,6 @@ pub(crate) fn run_op<'py>(
             Slot::List(_) => Input::List(each.collect::<PyResult<_>>()?),
             Slot::None => Input::None,
         });
-    }
-    if let (Some(c), Some(first)) = (&current, views.first_mut()) {
-        *first = Input::Tensor(c.view());
     }
     // The first dense input's dtype object, for a result of its dtype (bfloat16 and the
     // float8 types are ml_dtypes' dtypes, which the table cannot name).
@@ -220,24 +215,32 @@ pub(crate) fn run_op<'py>(
             pool::detached(py, || op.run(&views, out)).map_err(to_py)?;
         }, else return Err(PyTypeError::new_err("plain dtypes only"))),
         None => {
-            // bool: the result made first, then its bytes copied in.
-            let value = pool::detached(py, || op.run(&views, Out::New)).map_err(to_py)?;
-            write_back(target, value)?;
+            // bool: into a scratch tensor (in place, a checked copy of the array), through
+            // the core's own checks, then its bytes copied in.
+            let mut scratch = match copy_if_bool(name, "out", target)? {
+                Some(copy) if in_place => copy,
+                Some(_) => Tensor::zeros(DType::Bool, target.shape()).map_err(to_py)?,
+                None => {
+                    return Err(PyTypeError::new_err(format!(
+                        "{name}: out has dtype {}, which ndgather does not write",
+                        target.dtype()
+                    )))
+                }
+            };
+            let out = if in_place {
+                Out::InPlace(scratch.view_mut())
+            } else {
+                Out::Into(scratch.view_mut())
+            };
+            pool::detached(py, || op.run(&views, out)).map_err(to_py)?;
+            write_back(target, &scratch)?;
         }
     }
     Ok(None)
 }
 
-/// A new result's bytes written into `target` (of its dtype and shape).
-fn write_back(target: &Bound<'_, PyUntypedArray>, value: Option<Value>) -> PyResult<()> {
-    let tensor = dense(value)?;
-    if dtypes::dtype_of(target) != Some(tensor.dtype()) || target.shape() != tensor.shape() {
-        return Err(PyValueError::new_err(format!(
-            "out must have the result's dtype {} and shape {:?}",
-            tensor.dtype(),
-            tensor.shape()
-        )));
-    }
+/// `tensor`'s bytes written into `target`, a bool array of its shape.
+fn write_back(target: &Bound<'_, PyUntypedArray>, tensor: &Tensor) -> PyResult<()> {
     let bytes = tensor.to_bytes().map_err(to_py)?;
     let mut bytes_view = raw::typed_view_mut::<u8>(target)?;
     let source = ArrayViewD::from_shape(bytes_view.raw_dim(), &bytes)

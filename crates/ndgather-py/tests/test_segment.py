@@ -106,3 +106,51 @@ def test_live_against_tensorflow() -> None:
         assert same(getattr(ng, f"segment_{reduce}")(data, ids), want), reduce
         want = getattr(tf.math, f"unsorted_segment_{reduce}")(data, ids[::-1], 9).numpy()
         assert same(getattr(ng, f"unsorted_segment_{reduce}")(data, ids[::-1], 9), want), reduce
+
+
+def test_hostile_sizes_are_errors_not_aborts() -> None:
+    # Working buffers sized by num_segments or a dense shape, with outputs of no elements.
+    with pytest.raises((MemoryError, ng.InvalidArgumentError)):
+        ng.unsorted_segment_mean(np.ones((2, 0), np.int8), [0, 1], 2**40)
+    with pytest.raises((MemoryError, ng.InvalidArgumentError)):
+        ng._core.run_op("unsorted_segment_mean", [np.ones((2, 0), np.int64), np.array([0, 1])],
+                        {"num_segments": 2**62})
+    with pytest.raises((MemoryError, ng.InvalidArgumentError)):
+        ng.gather_segment(np.ones((2, 0), np.int32), [0, 1], [0, 1], 2**40, "mean")
+    with pytest.raises((MemoryError, ng.InvalidArgumentError)):
+        ng._core.run_op("embedding_lookup_sparse", [[np.ones((3, 4))], np.array([[0, 0]]),
+                                                    np.array([1]), np.array([2**62, 1]), None])
+
+
+def test_bool_in_place_goes_through_the_cores_checks() -> None:
+    t = np.array([True, False, False])
+    with pytest.raises(ng.InvalidArgumentError, match="writes a new output"):
+        ng._core.run_op("gather", [np.array([False, True, True]), np.array([2, 1, 0])],
+                        out=t, in_place=True)
+    with pytest.raises(ng.InvalidArgumentError, match="give its input as none"):
+        ng._core.run_op("tensor_scatter_nd_update",
+                        [np.ones(4, bool), np.array([[1]]), np.array([False])],
+                        out=np.zeros(4, bool), in_place=True)
+    assert t.tolist() == [True, False, False]
+
+
+def test_gather_segment_checks_do_not_depend_on_the_reduction() -> None:
+    for reduce in ("sum", "mean"):
+        with pytest.raises(ng.InvalidArgumentError, match="vectors of one length"):
+            ng._core.run_op("gather_segment", [np.arange(6).reshape(3, 2), np.array([[0, 2, 1]]),
+                                               np.array([[1, 1, 0]])],
+                            {"num_segments": 2, "reduce": reduce})
+    with pytest.raises(ng.InvalidArgumentError, match="one dtype"):
+        ng.gather_segment(np.ones((3, 2)), np.array([0], np.int32), np.array([0], np.int64), 1)
+
+
+def test_attributes_of_numpy_and_odd_python_types() -> None:
+    with pytest.raises(TypeError):
+        ng.scatter_nd(np.array([[1]]), np.array([1.0]), [4.5])
+    with pytest.raises(TypeError, match="sequence of integers"):
+        ng.scatter_nd(np.array([[1]]), np.array([1.0]), 4)
+    with pytest.raises(OverflowError, match="int64"):
+        ng.unsorted_segment_sum(np.ones(2), [0, 1], 2**64)
+    got = ng._core.run_op("scatter_reduce", [np.zeros(2), np.array([0, 0]), np.ones(2)],
+                          {"dim": np.int64(0), "reduce": "sum", "include_self": np.bool_(False)})
+    assert got.tolist() == [2.0, 0.0]

@@ -89,10 +89,10 @@ mod types;
 pub use ops::contract::OpDef;
 pub use ops::gather::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
 pub use ops::ragged_gather::Operand;
+pub use ops::registry;
 pub use ops::small_call::{ContiguousBytes, SmallCall};
 pub use ops::take_along_axis::TakeAlongAxisOptions;
 pub use ops::{embedding, embedding_bag, grad, scatter, scatter_reduce, segment, tensor_scatter};
-pub use ops::registry;
 pub use ops::{Op, Out, Params};
 pub use types::dtype::{
     ArrayElement, DType, Kind, Plain, Tensor, TensorElement, TensorView, TensorViewMut,

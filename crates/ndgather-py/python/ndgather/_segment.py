@@ -3,6 +3,7 @@ registry (``_core.run_op``). Semantics, identities, messages and gradients are T
 2.21's; see ``ndgather.segment`` in the Rust documentation."""
 from __future__ import annotations
 
+import operator
 from typing import Any, Literal
 
 import numpy as np
@@ -165,6 +166,9 @@ def scatter_nd(indices: ArrayLike, updates: ArrayLike, shape: Any, *,
     array([ 0, 11,  0, 10,  9,  0,  0, 12])
     """
     from . import _indices, _like, _numbers
+    if isinstance(shape, (int, np.integer)):
+        raise TypeError(f"shape must be a sequence of integers, not {type(shape).__name__}")
+    dims = [operator.index(d) for d in shape]
     r = _core.run_op("scatter_nd", [_indices(indices), _numbers(updates)],
-                     {"shape": [int(d) for d in shape], "bad_indices": bad_indices})
+                     {"shape": dims, "bad_indices": bad_indices})
     return _like(updates, r)

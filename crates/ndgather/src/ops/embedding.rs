@@ -474,7 +474,7 @@ impl EmbeddingLookup {
         let sparse = self.sparse_plan(shards, sp_ids, sp_weights)?;
         let d = sparse.table.row_len;
         let zero = T::Acc::zero();
-        let mut out = vec![zero; sp_ids.batch * d];
+        let mut out = crate::engine::mem::output::filled(&[sp_ids.batch, d], zero)?;
         for (row, range) in &sparse.segments {
             let dst = &mut out[row * d..(row + 1) * d];
             let k0 = range.start;

@@ -54,11 +54,7 @@ const GATHER: Signature = Signature {
 };
 const GATHER_ND: Signature = Signature {
     inputs: &[PARAMS, INDICES],
-    attrs: &[
-        BATCH_DIMS,
-        POLICY,
-        FILL,
-    ],
+    attrs: &[BATCH_DIMS, POLICY, FILL],
 };
 const TAKE_ALONG_AXIS: Signature = Signature {
     inputs: &[

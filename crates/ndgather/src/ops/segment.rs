@@ -33,7 +33,6 @@ use crate::ops::contract::{
     OpDef, Parsed, Signature, Value,
 };
 use crate::ops::scatter::combine_rows;
-use segment_arith::{eigen_rows, Steps};
 use crate::ops::Out;
 use crate::shape::plan::unravel;
 use crate::shape::{checked_numel, Dim, Shape};
@@ -42,6 +41,7 @@ use crate::types::error::{GatherError, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::with_tensor;
 use ndarray::{ArrayBase, ArrayD, Data, Dimension};
+use segment_arith::{eigen_rows, Steps};
 
 mod gather_segment;
 mod segment_arith;
@@ -393,7 +393,7 @@ impl Segment {
             |d, s| *d = (steps.scalar)(*d, *s),
         );
         if matches!(self.reduce, Reduce::Mean | Reduce::SqrtN) && T::true_div().is_none() {
-            let counts = self.counts::<T>(plan);
+            let counts = self.counts::<T>(plan)?;
             for (row, &n) in out.chunks_mut(row_len).zip(&counts) {
                 let n = match self.reduce {
                     Reduce::SqrtN => {
@@ -409,20 +409,20 @@ impl Segment {
 
     /// Each segment's row count as TensorFlow's composition computes it: ones summed in the
     /// dtype, then at least 1.
-    pub(crate) fn counts<T: SegmentValue>(&self, plan: &Plan) -> Vec<T> {
+    pub(crate) fn counts<T: SegmentValue>(&self, plan: &Plan) -> Result<Vec<T>> {
         let segments = plan.out_shape[0];
-        let mut counts = vec![T::zero(); segments];
+        let mut counts = output::filled(&[segments], T::zero())?;
         for t in plan.targets.iter().flatten() {
             counts[*t] = T::add(counts[*t], T::one());
         }
         let max = T::max_steps().map(|[scalar, _]| scalar);
-        counts
+        Ok(counts
             .into_iter()
             .map(|n| match max {
                 Some(max) => max(n, T::one()),
                 None => n,
             })
-            .collect()
+            .collect())
     }
 
     /// A sorted reduction: segment by segment (runs of one id), gaps filled with 0 (1 for
@@ -491,7 +491,7 @@ impl Segment {
         let out = self.reduce_rows(&plan, |k| &src[k * row_len..(k + 1) * row_len])?;
         match T::true_div() {
             Some(wide) if !self.sorted && self.reduce == Reduce::Mean => {
-                let counts = self.counts::<T>(&plan);
+                let counts = self.counts::<T>(&plan)?;
                 let mean = |k: usize| out[k].to_f64() / counts[k / row_len.max(1)].to_f64();
                 if wide == DType::F32 {
                     let v = (0..out.len())

@@ -251,6 +251,29 @@ pub(crate) fn write_array<T: Clone, const N: usize>(dst: &mut [MaybeUninit<T>; N
     unsafe { &mut *whole }.write(src.clone());
 }
 
+/// A vector of `shape`'s element count, every element `value`: a working buffer sized by
+/// the caller's input (a count per segment, a sum per row), refused with an error rather
+/// than an abort when the size overflows or the memory is not there.
+///
+/// # Errors
+/// [`GatherError::ShapeOverflow`] past `isize::MAX` bytes; [`GatherError::OutOfMemory`].
+pub(crate) fn filled<T: Clone>(shape: &[usize], value: T) -> Result<Vec<T>> {
+    let overflow = || GatherError::ShapeOverflow {
+        what: "working buffer",
+        shape: shape.to_vec(),
+    };
+    let len = crate::shape::checked_numel(shape).ok_or_else(overflow)?;
+    let bytes = len
+        .checked_mul(std::mem::size_of::<T>().max(1))
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(overflow)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| GatherError::OutOfMemory { bytes })?;
+    v.resize(len, value);
+    Ok(v)
+}
+
 /// `T::default()` in every element of a fresh output of `shape`.
 pub(crate) fn defaults<T: Clone + Default + 'static>(shape: &[usize]) -> Result<Vec<T>> {
     let len = crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {

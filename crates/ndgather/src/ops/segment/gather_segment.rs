@@ -74,19 +74,7 @@ impl GatherSegment {
         DI: Dimension,
     {
         let segment = Segment::unsorted(self.reduce, self.num_segments as i64);
-        let bad = |reason: String| GatherError::Segment { reason };
-        let Some((&nodes, features)) = x.shape().split_first() else {
-            return Err(bad(
-                "gather_segment: x must be at least 1-d, got a scalar".into()
-            ));
-        };
-        if src.ndim() != 1 || dst.shape() != src.shape() {
-            return Err(bad(format!(
-                "gather_segment: src and dst must be vectors of one length, got shapes {:?} and {:?}",
-                src.shape(),
-                dst.shape()
-            )));
-        }
+        let (nodes, features) = check_shapes(x.shape(), src.shape(), dst.shape())?;
         let (src, dst) = (row_major(src)?, row_major(dst)?);
         let rows: Vec<usize> = src
             .iter()
@@ -128,11 +116,15 @@ impl GatherSegment {
         dst: &TensorView<'_>,
     ) -> Result<Tensor> {
         if src.dtype() != dst.dtype() {
-            return Err(GatherError::DTypeMismatch {
-                expected: src.dtype(),
-                found: dst.dtype(),
+            return Err(GatherError::Segment {
+                reason: format!(
+                    "gather_segment: src and dst must have one dtype, got {} and {}",
+                    src.dtype(),
+                    dst.dtype()
+                ),
             });
         }
+        check_shapes(x.shape(), src.shape(), dst.shape())?;
         if self.reduce == Reduce::Mean && x.dtype().is_index() {
             // Python's `/` on integers: through the unfused ops, which give TF's float.
             return self.composed(x, src, dst);
@@ -160,6 +152,23 @@ impl GatherSegment {
             .ok_or(GatherError::Internal("a run into a new output returns it"))?;
         Segment::unsorted(self.reduce, self.num_segments as i64).run_views(&rows.view(), dst)
     }
+}
+
+/// gather_segment's own checks: `x` at least 1-d, `src` and `dst` vectors of one length.
+/// Returns `x`'s rows and the shape of a row.
+fn check_shapes<'x>(x: &'x [usize], src: &[usize], dst: &[usize]) -> Result<(usize, &'x [usize])> {
+    let bad = |reason: String| GatherError::Segment { reason };
+    let Some((&nodes, features)) = x.split_first() else {
+        return Err(bad(
+            "gather_segment: x must be at least 1-d, got a scalar".into()
+        ));
+    };
+    if src.len() != 1 || dst != src {
+        return Err(bad(format!(
+            "gather_segment: src and dst must be vectors of one length, got shapes {src:?} and {dst:?}"
+        )));
+    }
+    Ok((nodes, features))
 }
 
 const GATHER_SEGMENT: Signature = Signature {

@@ -8,6 +8,7 @@
 //!   there, and multiply by its 0 gradient, as TensorFlow's clipped gather does.
 
 use crate::engine::mem::layout::{into_array, row_major};
+use crate::engine::mem::output;
 use crate::ops::segment::{Plan, Reduce, Segment, SegmentValue};
 use crate::shape::plan::unravel;
 use crate::types::dtype::{Tensor, TensorElement, TensorView};
@@ -82,7 +83,7 @@ impl Segment {
         }
         let (x, out, up) = (row_major(data)?, row_major(output)?, row_major(upstream)?);
         let seg = |k: usize| plan.targets[k];
-        let mut d = vec![T::zero(); plan.rows * w];
+        let mut d = output::filled(&[plan.rows, w], T::zero())?;
         match self.reduce {
             Reduce::Sum => each(&mut d, w, |k, j| {
                 seg(k).map_or(T::zero(), |s| up[s * w + j])
@@ -96,7 +97,7 @@ impl Segment {
             Reduce::Max | Reduce::Min => {
                 let selected =
                     |k: usize, j: usize| seg(k).is_some_and(|s| x[k * w + j] == out[s * w + j]);
-                let mut chosen = vec![T::zero(); segments * w];
+                let mut chosen = output::filled(&[segments, w], T::zero())?;
                 for k in 0..plan.rows {
                     for j in 0..w {
                         if let (true, Some(s)) = (selected(k, j), seg(k)) {
@@ -118,13 +119,13 @@ impl Segment {
     /// the unsorted composition's at least 1, square-rooted for sqrt_n.
     fn grad_counts<T: SegmentValue>(&self, plan: &Plan) -> Result<Vec<T>> {
         let counts = if self.sorted {
-            let mut c = vec![T::zero(); plan.out_shape[0]];
+            let mut c = output::filled(&[plan.out_shape[0]], T::zero())?;
             for s in plan.targets.iter().flatten() {
                 c[*s] = T::add(c[*s], T::one());
             }
             c
         } else {
-            self.counts::<T>(plan)
+            self.counts::<T>(plan)?
         };
         if self.reduce != Reduce::SqrtN {
             return Ok(counts);
@@ -146,7 +147,7 @@ impl Segment {
     ) -> Result<()> {
         let w = plan.row_len;
         let zero = T::zero();
-        let mut zeros = vec![0usize; plan.out_shape[0] * w];
+        let mut zeros = output::filled(&[plan.out_shape[0], w], 0usize)?;
         for k in 0..plan.rows {
             if let Some(s) = plan.targets[k] {
                 for j in 0..w {
