@@ -29,7 +29,8 @@ pub fn add(cli: Command, extra: impl Fn(Command) -> Command) -> Command {
     for op in registry::ops() {
         let name = command_name(op.name());
         if !taken.contains(&name) {
-            cli = cli.subcommand(extra(subcommand(op.as_ref(), name)));
+            // The shared arguments' own doc would replace the op's; the summary goes last.
+            cli = cli.subcommand(extra(subcommand(op.as_ref(), name)).about(op.summary()));
         }
     }
     cli
