@@ -149,6 +149,14 @@ pub enum InputKind {
     List,
 }
 
+/// The bad-index policy attribute the gather, write and lookup ops share.
+pub(crate) const BAD_INDICES: AttrDef = AttrDef::with_default(
+    "bad_indices",
+    AttrKind::Str(&["error", "ignore", "clamp", "negative", "wrap", "fill"]),
+    "error",
+    "what an out-of-range index does",
+);
+
 /// One input of an op: its name (the library's own) and kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct InputDef {
@@ -679,5 +687,14 @@ pub(crate) fn check_written(op: &'static str, first: &Input<'_>, out: &Out<'_>) 
             input: String::new(),
             reason: "the tensor written is missing".into(),
         }),
+    }
+}
+
+/// The error for a wrong number of input facts given to [`OpDef::infer`].
+pub(crate) fn count_error(op: &dyn OpDef, found: usize) -> GatherError {
+    GatherError::OpInput {
+        op: op.name(),
+        input: String::new(),
+        reason: format!("takes {} inputs, got {found}", op.signature().inputs.len()),
     }
 }

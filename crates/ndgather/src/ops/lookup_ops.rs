@@ -2,12 +2,11 @@
 //! `embedding_bag`, over a table given as a list of shards.
 
 use crate::ops::contract::{
-    deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs, OpDef, Parsed,
-    Signature, Value,
+    count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
+    OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
 use crate::ops::embedding::{Combiner, EmbeddingLookup, PartitionStrategy};
 use crate::ops::embedding_bag::{BagMode, EmbeddingBag};
-use crate::ops::read_ops::count_error;
 use crate::ops::Out;
 use crate::shape::Shape;
 use crate::types::error::{GatherError, Result};
@@ -230,12 +229,7 @@ const BAG: Signature = Signature {
             "whether offsets ends with the input's size",
         ),
         STRATEGY,
-        AttrDef::with_default(
-            "bad_indices",
-            AttrKind::Str(&["error", "ignore", "clamp", "negative", "wrap", "fill"]),
-            "error",
-            "what an out-of-range id does",
-        ),
+        BAD_INDICES,
     ],
 };
 

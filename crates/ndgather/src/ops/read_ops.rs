@@ -3,8 +3,8 @@
 //! run takes the ragged walk (`ragged_gather.rs`), a dense one the kernels of `Op::run`.
 
 use crate::ops::contract::{
-    deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs, OpDef, Parsed,
-    Signature, Value,
+    count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
+    OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
 use crate::ops::gather::{GatherNdOptions, GatherOptions};
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
@@ -15,12 +15,6 @@ use crate::types::error::{GatherError, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::{with_dtype, with_tensor};
 
-const POLICY: AttrDef = AttrDef::with_default(
-    "bad_indices",
-    AttrKind::Str(&["error", "ignore", "clamp", "negative", "wrap", "fill"]),
-    "error",
-    "what an out-of-range index does",
-);
 const FILL: AttrDef = AttrDef::optional(
     "fill_value",
     AttrKind::Fill,
@@ -48,13 +42,13 @@ const GATHER: Signature = Signature {
             "the axis of params (default: batch_dims)",
         ),
         BATCH_DIMS,
-        POLICY,
+        BAD_INDICES,
         FILL,
     ],
 };
 const GATHER_ND: Signature = Signature {
     inputs: &[PARAMS, INDICES],
-    attrs: &[BATCH_DIMS, POLICY, FILL],
+    attrs: &[BATCH_DIMS, BAD_INDICES, FILL],
 };
 const TAKE_ALONG_AXIS: Signature = Signature {
     inputs: &[
@@ -67,7 +61,7 @@ const TAKE_ALONG_AXIS: Signature = Signature {
     ],
     attrs: &[
         AttrDef::required("axis", AttrKind::Int, "the axis to take along"),
-        POLICY,
+        BAD_INDICES,
         FILL,
     ],
 };
@@ -228,14 +222,5 @@ impl OpDef for Op {
             Op::TakeAlongAxis(o) => grad_of!(o),
         };
         Ok(vec![Some(dparams), None])
-    }
-}
-
-/// The error for a wrong number of input facts.
-pub(crate) fn count_error(op: &dyn OpDef, found: usize) -> GatherError {
-    GatherError::OpInput {
-        op: op.name(),
-        input: String::new(),
-        reason: format!("takes {} inputs, got {found}", op.signature().inputs.len()),
     }
 }

@@ -172,6 +172,11 @@ impl Segment {
         }
     }
 
+    /// TensorFlow's refusal of `dtype` for this reduction.
+    pub(crate) fn refusal(&self, dtype: DType) -> GatherError {
+        Segment::no_kernel(dtype, self.allowed(dtype).err().unwrap_or(NUMBERS))
+    }
+
     fn no_kernel(dtype: DType, allowed: &'static str) -> GatherError {
         GatherError::Segment {
             reason: format!(
@@ -476,7 +481,7 @@ impl Segment {
         with_tensor!(TensorView, data, number d => {
             with_tensor!(TensorView, segment_ids, index i => self.run_typed(d, i),
                 else dtype => Err(GatherError::IndicesNotInteger { dtype }))
-        }, else dtype => Err(Segment::no_kernel(dtype, self.allowed(dtype).err().unwrap_or(NUMBERS))))
+        }, else dtype => Err(self.refusal(dtype)))
     }
 
     fn run_typed<T: SegmentValue, I: IndexType>(
@@ -661,7 +666,7 @@ impl OpDef for Segment {
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
         let [data, ids] = inputs else {
-            return Err(crate::ops::read_ops::count_error(self, inputs.len()));
+            return Err(crate::ops::contract::count_error(self, inputs.len()));
         };
         if let Some(d) = data.dtype {
             self.allowed(d)

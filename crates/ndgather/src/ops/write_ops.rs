@@ -3,10 +3,9 @@
 //! into a copy for [`Out::New`], or into the tensor itself for [`Out::InPlace`].
 
 use crate::ops::contract::{
-    check_written, deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
-    OpDef, Parsed, Signature, Value,
+    check_written, count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef,
+    InputKind, Inputs, OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
-use crate::ops::read_ops::count_error;
 use crate::ops::scatter_reduce::{Reduction, ScatterReduce};
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
 use crate::ops::tensor_scatter::{ScatterKind, TensorScatter};
@@ -16,13 +15,6 @@ use crate::types::dtype::{Tensor, TensorView, TensorViewMut};
 use crate::types::error::{GatherError, Result};
 use crate::types::index::BadIndices;
 use crate::with_tensor;
-
-const POLICY: AttrDef = AttrDef::with_default(
-    "bad_indices",
-    AttrKind::Str(&["error", "ignore", "clamp", "negative", "wrap", "fill"]),
-    "error",
-    "what an out-of-range index does",
-);
 
 /// Runs a write op on checked inputs `[written, indices, values]`: in place into
 /// [`Out::InPlace`]'s tensor, else into a new tensor delivered to `out`.
@@ -180,7 +172,7 @@ const SCATTER_REDUCE: Signature = Signature {
             "true",
             "whether input's own element takes part",
         ),
-        POLICY,
+        BAD_INDICES,
     ],
 };
 
@@ -252,7 +244,7 @@ const PUT_ALONG_AXIS: Signature = Signature {
     ],
     attrs: &[
         AttrDef::required("axis", AttrKind::Int, "the axis to put along"),
-        POLICY,
+        BAD_INDICES,
     ],
 };
 

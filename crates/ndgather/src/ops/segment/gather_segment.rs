@@ -134,10 +134,7 @@ impl GatherSegment {
                 let d = crate::ops::typed_like(s, dst)?;
                 self.run(a, s, &d).map(crate::TensorElement::into_tensor)
             }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))
-        }, else _dtype => {
-            let segment = Segment::unsorted(self.reduce, self.num_segments as i64);
-            segment.run_views(x, dst)
-        })
+        }, else dtype => Err(Segment::unsorted(self.reduce, self.num_segments as i64).refusal(dtype)))
     }
 
     /// The unfused composition `unsorted_segment_<reduce>(gather(x, src), dst)`.
@@ -217,7 +214,7 @@ impl OpDef for GatherSegment {
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
         let [x, _, _] = inputs else {
-            return Err(crate::ops::read_ops::count_error(self, inputs.len()));
+            return Err(crate::ops::contract::count_error(self, inputs.len()));
         };
         let shape = match x.shape.dims() {
             Some(dims) if !dims.is_empty() => {
