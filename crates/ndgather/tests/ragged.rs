@@ -585,3 +585,26 @@ fn scalar_params_are_refused_in_each_ops_words() {
         "params must be at least 1 dimensional"
     );
 }
+
+/// A zero-element operand may claim 2^40 rows: a dense result with no elements comes back
+/// without walking them, and a ragged one whose splits would need terabytes is an error
+/// (found by the `ragged` fuzz target as a hang).
+#[test]
+fn billions_of_empty_rows_answer_at_once() {
+    let params = Tensor::from_shape_vec(&[3, 3, 3], (0..27).collect::<Vec<i16>>()).unwrap();
+    let idx = Tensor::from_shape_vec(&[1 << 40, 0, 0], Vec::<i64>::new()).unwrap();
+    let out = Op::Gather(GatherOptions::new())
+        .run_ragged(params.view(), idx.view())
+        .unwrap();
+    assert!(out.splits.is_empty());
+    assert_eq!(out.values.shape(), &[1 << 40, 0, 0, 3, 3]);
+
+    let values = Tensor::from_shape_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let splits = [0i64, 1, 4];
+    let ragged = RaggedView::new(values.view(), vec![splits[..].into()]).unwrap();
+    let idx = Tensor::from_shape_vec(&[1 << 40, 0], Vec::<i64>::new()).unwrap();
+    let err = Op::Gather(GatherOptions::new())
+        .run_ragged(ragged, idx.view())
+        .unwrap_err();
+    assert!(matches!(err, GatherError::OutOfMemory { .. }), "{err:?}");
+}

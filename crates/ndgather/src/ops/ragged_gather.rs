@@ -631,6 +631,14 @@ impl Call<'_, '_, '_, '_> {
             Step::Batch(_) | Step::Params(_) => self.params.children(0, 0).1,
             Step::Indices(_) => self.indices.children(0, 0).1,
         };
+        if let Some(counts) = self.empty_dense(rows, stop_before_last) {
+            return Ok(Walked {
+                leaves: vec![],
+                counts,
+                splits: vec![],
+                filled: false,
+            });
+        }
         let mut whole = Walked {
             leaves: kept_leaves(idx.len()),
             counts: vec![rows],
@@ -650,8 +658,19 @@ impl Call<'_, '_, '_, '_> {
             for (k, s) in part.splits.into_iter().enumerate() {
                 // Splits of dimension k + 1 count the nodes of that dimension's level.
                 let offset = whole.counts.get(k + 1).copied().unwrap_or(0) as i64;
+                // Fallible growth: a hostile dense dimension of billions of rows is an
+                // error here, not an abort.
                 match whole.splits.get_mut(k) {
-                    Some(w) => w.extend(s[1..].iter().map(|x| x + offset)),
+                    Some(w) => {
+                        grow(w, s.len() - 1)?;
+                        w.extend(s[1..].iter().map(|x| x + offset));
+                    }
+                    None if k == 0 => {
+                        // The first kept dimension has a split per row: all reserved at once.
+                        let mut w = reserve(rows.saturating_add(1))?;
+                        w.extend(s);
+                        whole.splits.push(w);
+                    }
                     None => whole.splits.push(s),
                 }
             }
@@ -670,6 +689,23 @@ impl Call<'_, '_, '_, '_> {
             whole.counts.extend(part.counts);
         }
         Ok(whole)
+    }
+
+    /// The node counts of a dense output with no leaves (a uniform dimension of size 0
+    /// before the pick), which need no walk: nothing is picked, so no index is read, and
+    /// walking billions of rows of a zero-element operand would only count them.
+    fn empty_dense(&self, rows: usize, stop_before_last: bool) -> Option<Vec<usize>> {
+        let before = self.plan.before.len();
+        if self.ragged_rank() != 0 || (1..before).all(|t| self.uniform_size(t) != Some(0)) {
+            return None;
+        }
+        let levels = before + self.plan.after.len() - usize::from(stop_before_last);
+        let mut counts = vec![rows];
+        for t in 1..levels {
+            let size = self.uniform_size(t)?;
+            counts.push(counts[t - 1].saturating_mul(size));
+        }
+        Some(counts)
     }
 
     /// The steps expanded one level at a time: all before the pick but the last of
