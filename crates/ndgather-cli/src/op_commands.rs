@@ -9,7 +9,7 @@ use crate::error::CliError;
 use crate::source;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use ndgather::registry::{self, Attr, AttrKind, Attrs, Input, InputKind};
+use ndgather::registry::{self, AttrKind, Attrs, Input, InputKind};
 use ndgather::{OpDef, Out, Tensor};
 
 /// The subcommand's name of an op: its name with dashes.
@@ -89,7 +89,11 @@ pub fn run(op: &'static dyn OpDef, matches: &ArgMatches) -> Result<Tensor, CliEr
     let mut attrs = Attrs::new();
     for attr in sig.attrs {
         if let Some(text) = matches.get_one::<String>(attr.name) {
-            attrs.insert(attr.name, parse(attr.name, attr.kind, text)?);
+            let value = attr.parse(text).map_err(|what| {
+                let flag = command_name(attr.name);
+                CliError::Usage(format!("--{flag} takes {what}, got '{text}'"))
+            })?;
+            attrs.insert(attr.name, value);
         }
     }
     let op = op.with_attrs(&attrs)?;
@@ -131,26 +135,4 @@ pub fn run(op: &'static dyn OpDef, matches: &ArgMatches) -> Result<Tensor, CliEr
         .run(&inputs, Out::New)?
         .ok_or_else(|| CliError::Internal("a new result was not returned".into()))?;
     Ok(value.into_dense()?)
-}
-
-/// An attribute's text as its kind.
-fn parse(name: &str, kind: AttrKind, text: &str) -> Result<Attr, CliError> {
-    let flag = command_name(name);
-    let bad = |what: &str| CliError::Usage(format!("--{flag} takes {what}, got '{text}'"));
-    Ok(match kind {
-        AttrKind::Int => Attr::Int(text.parse().map_err(|_| bad("an integer"))?),
-        AttrKind::Float | AttrKind::Fill => match text.parse::<i64>() {
-            Ok(i) if kind == AttrKind::Fill => Attr::Int(i),
-            _ => Attr::Float(text.parse().map_err(|_| bad("a number"))?),
-        },
-        AttrKind::Bool => Attr::Bool(text == "true"),
-        AttrKind::Ints => Attr::Ints(
-            text.split(',')
-                .filter(|s| !s.trim().is_empty())
-                .map(|s| s.trim().parse())
-                .collect::<Result<_, _>>()
-                .map_err(|_| bad("integers separated by commas"))?,
-        ),
-        _ => Attr::Str(text.to_string()),
-    })
 }

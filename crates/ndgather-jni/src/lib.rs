@@ -14,6 +14,7 @@
 //! `Cleaner`) on another thread never frees memory under it.
 
 mod direct;
+mod generic;
 mod registry;
 mod tensor;
 

@@ -4,6 +4,7 @@
 use super::gather_ops::{Gather, GatherNd, TakeAlongAxis};
 use super::node::NodeKind;
 use super::op_error::{OpError, OpResult};
+use super::registered::slot_nodes;
 use super::scope::{lock, Operand, Output, Scope};
 use super::AnyOutput;
 use crate::ops::scatter::Summable;
@@ -232,6 +233,13 @@ impl Scope {
                     NodeKind::TensorScatter {
                         tensor, updates, ..
                     } => vec![*tensor, *updates],
+                    // Through the inputs that can have a gradient (indices and ids cannot).
+                    NodeKind::Registered { op, inputs } if op.has_grad() => {
+                        let all = slot_nodes(inputs);
+                        all.into_iter()
+                            .filter(|&m| g.nodes[m].dtype.has_grad())
+                            .collect()
+                    }
                     kind => kind.inputs(&g.nodes),
                 };
                 leads[n] = is_x(n) || inputs.iter().any(|&m| leads[m]);
@@ -283,6 +291,11 @@ impl Scope {
                         if leads[input] {
                             pending[input].push(g);
                         }
+                    }
+                }
+                NodeKind::Registered { op, inputs } if op.has_grad() => {
+                    for (input, g) in self.registered_grads(n, inputs, &total, &leads)? {
+                        pending[input].push(g);
                     }
                 }
                 kind if !is_x(n) => {

@@ -18,9 +18,13 @@
 //! | `op.output()` | [`Gather::output`], [`GatherNd::output`] |
 //! | `session.runner().feed(p, t).fetch(o).run()` | [`Session::run`] with [`Feeds`] |
 //! | the registered gradients of `GatherV2` / `GatherNd` | [`Gather::grad`], [`GatherNd::grad`] |
+//! | `g.opBuilder("UnsortedSegmentMax", name)…build()` | [`Scope::op`] with [`NodeInput`]s and [`crate::registry::Attrs`] |
 //! | (beyond TF Java) NumPy's `take_along_axis` | [`TakeAlongAxis::create`], [`TakeAlongAxis::grad`] |
 //!
-//! Every op node runs through the core's one entry point, [`crate::Op::run`]. Beyond TF
+//! [`Scope::op`] is the generic door (TF Java's `GraphOperationBuilder`): any op of
+//! [`crate::registry`] by name, with its inputs and attributes, its static shape from the
+//! op's own inference and its gradient from the op, so the segment reductions and
+//! `gather_segment` are graph ops with gradients without a line of their own here. Beyond TF
 //! Java, `GatherNd` takes `batch_dims` (Python's `tf.gather_nd` has it), and
 //! [`crate::BadIndices::Clamp`], [`crate::BadIndices::Negative`] and [`crate::BadIndices::Wrap`] are
 //! accepted as policies.
@@ -75,6 +79,7 @@ mod gather_ops;
 mod grad_ops;
 mod node;
 mod op_error;
+mod registered;
 mod scope;
 mod session;
 
@@ -86,5 +91,6 @@ pub use gather_ops::{
 };
 pub use grad_ops::GradElement;
 pub use op_error::{OpError, OpResult};
+pub use registered::NodeInput;
 pub use scope::{Operand, Output, Scope};
 pub use session::{Feeds, Session};

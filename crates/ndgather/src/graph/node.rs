@@ -2,6 +2,8 @@
 //! eager scopes when an op is created and by sessions when a graph runs.
 
 use super::op_error::{OpError, OpResult};
+use super::registered::{run_registered, run_registered_grad, slot_nodes, Slot};
+use crate::ops::contract::OpDef;
 use crate::ops::embedding::{Combiner, EmbeddingLookup};
 use crate::ops::embedding_bag::EmbeddingBag;
 use crate::ops::tensor_scatter::TensorScatter;
@@ -11,6 +13,7 @@ use crate::types::dtype::{DType, FixedWidth, Tensor, TensorView, TensorViewMut};
 use crate::types::error::GatherError;
 use crate::types::value::FillValue;
 use crate::with_tensor;
+use std::sync::Arc;
 
 /// What a node computes. Options are the core's own.
 #[derive(Debug, Clone)]
@@ -75,6 +78,18 @@ pub(crate) enum NodeKind {
         lookup: EmbeddingLookup,
         combiner: Combiner,
     },
+    /// Any op of the registry, configured, on its inputs ([`Scope::op`](super::Scope::op)).
+    Registered {
+        op: Arc<dyn OpDef>,
+        inputs: Vec<Slot>,
+    },
+    /// The gradient of the `Registered` node `forward` with respect to its input `input`,
+    /// for the upstream gradient `grad`.
+    RegisteredGrad {
+        forward: usize,
+        grad: usize,
+        input: usize,
+    },
 }
 
 /// One op of a graph, with its single output.
@@ -118,6 +133,8 @@ impl NodeKind {
             NodeKind::EmbeddingLookup { .. } => "EmbeddingLookup",
             NodeKind::EmbeddingBag { .. } => "EmbeddingBag",
             NodeKind::EmbeddingLookupSparse { .. } => "EmbeddingLookupSparse",
+            NodeKind::Registered { op, .. } => op.name(),
+            NodeKind::RegisteredGrad { .. } => "RegisteredGrad",
         }
     }
 }
@@ -173,8 +190,10 @@ impl NodeKind {
                 updates,
                 ..
             } => vec![*tensor, *indices, *updates],
-            // The forward node's own value too: min and max compare with it.
-            NodeKind::TensorScatterGrad { forward, grad, .. } => {
+            // The forward node's own value too: min and max compare with it, and a
+            // registered op's gradient may read its output.
+            NodeKind::TensorScatterGrad { forward, grad, .. }
+            | NodeKind::RegisteredGrad { forward, grad, .. } => {
                 let inputs = nodes.get(*forward).map(|f| f.kind.inputs(nodes));
                 [*grad, *forward]
                     .into_iter()
@@ -194,6 +213,7 @@ impl NodeKind {
                 .chain(weights)
                 .copied()
                 .collect(),
+            NodeKind::Registered { inputs, .. } => slot_nodes(inputs),
         }
     }
 
@@ -309,6 +329,12 @@ impl NodeKind {
                 let w = weights.map(|w| values.value(w)).transpose()?;
                 lookup.lookup_sparse_views(&shards(s)?, sparse, w, *combiner)?
             }
+            NodeKind::Registered { op, inputs } => run_registered(op.as_ref(), inputs, values)?,
+            NodeKind::RegisteredGrad {
+                forward,
+                grad,
+                input,
+            } => run_registered_grad(nodes, *forward, *grad, *input, values)?,
         })
     }
 

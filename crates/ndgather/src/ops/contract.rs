@@ -123,6 +123,45 @@ impl AttrDef {
         }
     }
 
+    /// The value that `text` gives this attribute, read as front ends that hold text read it
+    /// (the CLI's flags, the strings of Java's generic builder): integers, numbers, `true`
+    /// or `false`, integers separated by commas, names; a fill value is an integer where it
+    /// reads as one.
+    ///
+    /// ```
+    /// use ndgather::registry::{self, Attr};
+    /// let op = registry::find("unsorted_segment_max")?;
+    /// let n = op.signature().attrs.iter().find(|a| a.name == "num_segments").unwrap();
+    /// assert_eq!(n.parse("3"), Ok(Attr::Int(3)));
+    /// assert_eq!(n.parse("three"), Err("an integer"));
+    /// # Ok::<(), ndgather::GatherError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// What the attribute takes (`"an integer"`, …), for the front end to word.
+    pub fn parse(&self, text: &str) -> std::result::Result<Attr, &'static str> {
+        Ok(match self.kind {
+            AttrKind::Int => Attr::Int(text.trim().parse().map_err(|_| "an integer")?),
+            AttrKind::Float | AttrKind::Fill => match text.trim().parse::<i64>() {
+                Ok(i) if self.kind == AttrKind::Fill => Attr::Int(i),
+                _ => Attr::Float(text.trim().parse().map_err(|_| "a number")?),
+            },
+            AttrKind::Bool => match text.trim() {
+                "true" => Attr::Bool(true),
+                "false" => Attr::Bool(false),
+                _ => return Err("true or false"),
+            },
+            AttrKind::Ints => Attr::Ints(
+                text.split(',')
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| s.trim().parse())
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(|_| "integers separated by commas")?,
+            ),
+            AttrKind::Str(_) => Attr::Str(text.to_string()),
+        })
+    }
+
     /// An attribute that may be absent, with no default.
     pub const fn optional(name: &'static str, kind: AttrKind, doc: &'static str) -> AttrDef {
         AttrDef {
@@ -610,6 +649,13 @@ pub trait OpDef: fmt::Debug + Send + Sync {
     /// # Errors
     /// The op's own; [`GatherError::OpInput`] for inputs that do not match its signature.
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>>;
+
+    /// Whether the op has a gradient ([`OpDef::grad`] is its own), so that a graph can
+    /// refuse a path through one that has none when the gradient is built, as TensorFlow
+    /// does.
+    fn has_grad(&self) -> bool {
+        false
+    }
 
     /// The gradients of the op's output with respect to each input (`None` for an input that
     /// has none, such as indices), for the upstream gradient `upstream` of the output

@@ -198,6 +198,10 @@ impl OpDef for Op {
         }
     }
 
+    fn has_grad(&self) -> bool {
+        true
+    }
+
     fn grad(
         &self,
         inputs: &[Input<'_>],

@@ -708,6 +708,10 @@ impl OpDef for Segment {
         deliver(self.name(), result, out)
     }
 
+    fn has_grad(&self) -> bool {
+        true
+    }
+
     fn grad(
         &self,
         inputs: &[Input<'_>],

@@ -136,6 +136,10 @@ impl OpDef for TensorScatter {
         )
     }
 
+    fn has_grad(&self) -> bool {
+        true
+    }
+
     fn grad(
         &self,
         inputs: &[Input<'_>],

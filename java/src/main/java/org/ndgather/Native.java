@@ -74,6 +74,9 @@ final class Native {
 
   static native long[] opGradients(long scope, long[] ys, long[] xs, long[] dx);
 
+  static native long opBuild(
+      long scope, String op, long[][] inputs, String[] attrNames, String[] attrValues);
+
   static native void outputFree(long output);
 
   static native String outputName(long output);

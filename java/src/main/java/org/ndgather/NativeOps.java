@@ -130,6 +130,31 @@ public final class NativeOps {
   }
 
   /** {@code GatherNd}. */
+  /**
+   * The registered op {@code op} (the generic builder): for each input of its signature, its
+   * operands (one; none for an optional input left out; any number for a list), and its
+   * attributes as names and text.
+   */
+  public static <T> Output<T> build(
+      org.ndgather.op.Scope scope,
+      String op,
+      List<List<Operand<?>>> inputs,
+      List<String> attrNames,
+      List<String> attrValues) {
+    long[][] handles = new long[inputs.size()][];
+    for (int k = 0; k < handles.length; k++) {
+      handles[k] = inputs.get(k).stream().mapToLong(o -> o.asOutput().handle()).toArray();
+    }
+    long h =
+        Native.opBuild(
+            handle(scope),
+            op,
+            handles,
+            attrNames.toArray(new String[0]),
+            attrValues.toArray(new String[0]));
+    return made(scope, h, inputs);
+  }
+
   public static <T> Output<T> gatherNd(
       org.ndgather.op.Scope scope,
       Operand<T> params,

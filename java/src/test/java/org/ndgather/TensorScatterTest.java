@@ -36,7 +36,7 @@ class TensorScatterTest {
   }
 
   /** The case's array: its little-endian bytes, as a tensor of its type (this machine's order). */
-  private static Tensor<?> tensor(JsonObject v) {
+  static Tensor<?> tensor(JsonObject v) {
     byte[] bytes = HexFormat.of().parseHex(v.get("hex").getAsString());
     ByteBuffer b = ByteBuffer.allocate(bytes.length).order(ByteOrder.nativeOrder());
     b.put(bytes).flip();
@@ -44,7 +44,7 @@ class TensorScatterTest {
     return Tensor.create(type, ConformanceTest.shape(v), b);
   }
 
-  private static byte[] bytesOf(Tensor<?> t) {
+  static byte[] bytesOf(Tensor<?> t) {
     ByteBuffer b = t.bytes();
     byte[] out = new byte[b.remaining()];
     b.get(out);

@@ -41,8 +41,12 @@ import org.ndgather.op.core.TensorScatterUpdate;
 public final class Ops {
   private final Scope scope;
 
+  /** The {@code tf.math} ops: TensorFlow's segment reductions. */
+  public final MathOps math;
+
   private Ops(Scope scope) {
     this.scope = scope;
+    this.math = new MathOps(scope);
   }
 
   /**

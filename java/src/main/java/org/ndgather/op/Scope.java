@@ -41,6 +41,18 @@ public final class Scope {
   }
 
   /**
+   * A builder of any op of ndgather's registry by name, in this scope: the generic door that
+   * the typed op classes of the newer families are facades over (TF Java's {@code
+   * env.opBuilder(type, name)}).
+   *
+   * @param type the op's registered name, as {@code "unsorted_segment_max"}
+   * @return the builder
+   */
+  public OperationBuilder opBuilder(String type) {
+    return new OperationBuilder(this, type);
+  }
+
+  /**
    * The native scope, for ndgather's ops: an opaque object (beyond TF Java), whose handle
    * only the {@code org.ndgather} package reads.
    *

@@ -1,0 +1,94 @@
+//! The generic builder: any registered op by name (TF Java's `GraphOperationBuilder`),
+//! which the Java op classes of newer families are thin typed facades over. Inputs come as
+//! one `long[]` of output handles per signature input, attributes as name and text pairs,
+//! each read as its kind by the core ([`AttrDef::parse`](ndgather::registry::AttrDef)).
+
+use super::{guard, longs, string, Failure, Result};
+use crate::registry::{lease, register};
+use jni::objects::{JClass, JLongArray, JObjectArray, JString};
+use jni::sys::jlong;
+use jni::JNIEnv;
+use ndgather::graph::{AnyOutput, NodeInput, Scope};
+use ndgather::registry::{self, Attr, Attrs, InputKind};
+
+/// The strings of a `String[]` (none may be null).
+fn strings(env: &mut JNIEnv<'_>, array: &JObjectArray<'_>, what: &str) -> Result<Vec<String>> {
+    let n = env.get_array_length(array)?;
+    (0..n)
+        .map(|k| {
+            let s = JString::from(env.get_object_array_element(array, k)?);
+            if s.is_null() {
+                return Err(Failure::Argument(format!("{what} {k} is null")));
+            }
+            string(env, &s)
+        })
+        .collect()
+}
+
+/// The registered op `op` on `inputs` (for each input of its signature, the handles of its
+/// tensors: one, none for an optional input left out, any number for a list), with the
+/// attributes `attr_names[k]` = `attr_values[k]`. Returns the new output's handle.
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_opBuild<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    scope: jlong,
+    op: JString<'l>,
+    inputs: JObjectArray<'l>,
+    attr_names: JObjectArray<'l>,
+    attr_values: JObjectArray<'l>,
+) -> jlong {
+    guard(&mut env, |env| {
+        let name = string(env, &op)?;
+        let sig = registry::find(&name)?.signature();
+        let n = env.get_array_length(&inputs)?;
+        let mut given = Vec::with_capacity(n as usize);
+        for k in 0..n {
+            let handles = JLongArray::from(env.get_object_array_element(&inputs, k)?);
+            let handles = match handles.is_null() {
+                true => vec![],
+                false => longs(env, &handles)?,
+            };
+            let outputs = handles
+                .iter()
+                .map(|&h| lease::<AnyOutput>(h).map(|o| AnyOutput::clone(&o)))
+                .collect::<Result<Vec<_>>>()?;
+            let list = sig.inputs.get(k as usize).map(|d| d.kind) == Some(InputKind::List);
+            given.push(match (list, <[AnyOutput; 1]>::try_from(outputs)) {
+                (true, Ok([one])) => NodeInput::List(vec![one]),
+                (true, Err(all)) => NodeInput::List(all),
+                (false, Ok([one])) => NodeInput::One(one),
+                (false, Err(none)) if none.is_empty() => NodeInput::Absent,
+                (false, Err(many)) => {
+                    return Err(Failure::Argument(format!(
+                        "{name}: input {k} takes one tensor, got {}",
+                        many.len()
+                    )))
+                }
+            });
+        }
+        let names = strings(env, &attr_names, "attribute name")?;
+        let values = strings(env, &attr_values, "attribute value")?;
+        if names.len() != values.len() {
+            return Err(Failure::Argument(format!(
+                "{name}: {} attribute names but {} values",
+                names.len(),
+                values.len()
+            )));
+        }
+        let mut attrs = Attrs::new();
+        for (attr, text) in names.iter().zip(&values) {
+            let value = match sig.attrs.iter().find(|a| a.name == attr) {
+                Some(def) => def.parse(text).map_err(|what| {
+                    Failure::Argument(format!(
+                        "{name}: attribute \"{attr}\" takes {what}, got '{text}'"
+                    ))
+                })?,
+                // The op's own check names an attribute it does not take.
+                None => Attr::Str(text.clone()),
+            };
+            attrs.insert(attr, value);
+        }
+        register(lease::<Scope>(scope)?.op(&name, &given, &attrs)?)
+    })
+}

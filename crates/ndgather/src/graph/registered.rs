@@ -1,0 +1,250 @@
+//! Any op of the registry as a node: [`Scope::op`] finds it by name, and the node holds the
+//! configured op value and its inputs, with no arm of its own. Static shapes come from the
+//! op's `infer`, values from its `run` and gradients from its `grad`, so an op registered
+//! in the core is an op of the graph API too.
+
+use super::erased_ops::AnyOutput;
+use super::node::{Node, NodeKind, Values};
+use super::op_error::{OpError, OpResult};
+use super::scope::{lock, Scope};
+use crate::ops::contract::{Attrs, Fact, Input, InputKind, OpDef};
+use crate::ops::{registry, Out};
+use crate::types::dtype::{Tensor, TensorView};
+use crate::types::error::GatherError;
+use std::sync::Arc;
+
+/// One input of [`Scope::op`], as the op's signature takes it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum NodeInput {
+    /// One tensor.
+    One(AnyOutput),
+    /// A list of tensors (an embedding table's shards).
+    List(Vec<AnyOutput>),
+    /// An optional input left out.
+    Absent,
+}
+
+impl From<&AnyOutput> for NodeInput {
+    fn from(output: &AnyOutput) -> NodeInput {
+        NodeInput::One(output.clone())
+    }
+}
+
+/// A registered node's input: node ids.
+#[derive(Debug, Clone)]
+pub(crate) enum Slot {
+    One(usize),
+    List(Vec<usize>),
+    Absent,
+}
+
+impl Slot {
+    fn nodes(&self) -> &[usize] {
+        match self {
+            Slot::One(n) => std::slice::from_ref(n),
+            Slot::List(v) => v,
+            Slot::Absent => &[],
+        }
+    }
+}
+
+/// The node ids that `slots` read.
+pub(crate) fn slot_nodes(slots: &[Slot]) -> Vec<usize> {
+    slots
+        .iter()
+        .flat_map(|s| s.nodes().iter().copied())
+        .collect()
+}
+
+/// The values of `slots`, as the op's `run` and `grad` take them.
+fn input_values<'v>(slots: &[Slot], values: &impl Values<'v>) -> OpResult<Vec<Input<'v>>> {
+    slots
+        .iter()
+        .map(|s| {
+            Ok(match s {
+                Slot::One(n) => Input::Tensor(values.value(*n)?),
+                Slot::List(v) => Input::List(
+                    v.iter()
+                        .map(|&n| values.value(n))
+                        .collect::<OpResult<_>>()?,
+                ),
+                Slot::Absent => Input::None,
+            })
+        })
+        .collect()
+}
+
+/// Runs a registered node on its inputs' values.
+pub(crate) fn run_registered<'v>(
+    op: &dyn OpDef,
+    slots: &[Slot],
+    values: &impl Values<'v>,
+) -> OpResult<Tensor> {
+    let inputs = input_values(slots, values)?;
+    let value = op
+        .run(&inputs, Out::New)?
+        .ok_or(GatherError::Internal("a run into a new output returns it"))?;
+    Ok(value.into_dense()?)
+}
+
+/// The gradient of the registered node `forward` with respect to its input `input`, for the
+/// upstream gradient node `grad`.
+pub(crate) fn run_registered_grad<'v>(
+    nodes: &[Node],
+    forward: usize,
+    grad: usize,
+    input: usize,
+    values: &impl Values<'v>,
+) -> OpResult<Tensor> {
+    let Some(NodeKind::Registered { op, inputs }) = nodes.get(forward).map(|n| &n.kind) else {
+        return Err(OpError::Internal(format!(
+            "node {forward} is not a registered op"
+        )));
+    };
+    let args = input_values(inputs, values)?;
+    let output: TensorView<'_> = values.value(forward)?;
+    let mut grads = op.grad(&args, &output, &values.value(grad)?)?;
+    grads.get_mut(input).and_then(Option::take).ok_or_else(|| {
+        OpError::Mode(format!(
+            "{} has no gradient with respect to its input '{}'",
+            op.name(),
+            op.signature().inputs.get(input).map_or("?", |d| d.name)
+        ))
+    })
+}
+
+impl Scope {
+    /// The registered op `name` (see [`crate::registry`]) on `inputs`, in its signature's
+    /// order, configured by `attrs`: the generic door of the graph API, on which the typed
+    /// ops are sugar. Its static shape is the op's own inference; in an eager scope it runs
+    /// at once. Its gradients come from the op ([`Scope::gradients`]).
+    ///
+    /// ```
+    /// use ndgather::graph::{NodeInput, Scope};
+    /// use ndgather::registry::{Attr, Attrs};
+    /// use ndgather::{ndarray::array, Tensor};
+    /// let scope = Scope::eager();
+    /// let data = scope.constant(Tensor::from(array![1.0f32, 5.0, 2.0].into_dyn()));
+    /// let ids = scope.constant(Tensor::from(array![1i32, 1, 0].into_dyn()));
+    /// let attrs = Attrs::new().with("num_segments", Attr::Int(3));
+    /// let out = scope.op("unsorted_segment_max", &[(&data).into(), (&ids).into()], &attrs)?;
+    /// assert_eq!(
+    ///     out.value(),
+    ///     Some(Tensor::from(array![2.0f32, 5.0, f32::MIN].into_dyn()))
+    /// );
+    /// # Ok::<(), ndgather::graph::OpError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`GatherError::UnknownOp`]; [`GatherError::Attribute`] for attributes the op does
+    /// not take; [`GatherError::OpInput`] for inputs that do not match its signature;
+    /// [`OpError::ForeignOperand`]; the op's own errors, from what is known at creation
+    /// (and, eagerly, from its run).
+    pub fn op(&self, name: &str, inputs: &[NodeInput], attrs: &Attrs) -> OpResult<AnyOutput> {
+        let def = registry::find(name)?;
+        let op: Arc<dyn OpDef> = Arc::from(def.with_attrs(attrs)?);
+        let defs = op.signature().inputs;
+        if inputs.len() != defs.len() {
+            return Err(crate::ops::contract::count_error(op.as_ref(), inputs.len()).into());
+        }
+        let mut slots = Vec::with_capacity(inputs.len());
+        for (input, def) in inputs.iter().zip(defs) {
+            let given = |o: &AnyOutput| -> OpResult<usize> {
+                if Arc::ptr_eq(&o.graph, &self.graph) {
+                    Ok(o.node)
+                } else {
+                    Err(OpError::ForeignOperand { name: o.op_name() })
+                }
+            };
+            let slot = match (input, def.kind) {
+                (NodeInput::One(o), InputKind::Tensor | InputKind::MaybeRagged) => {
+                    Slot::One(given(o)?)
+                }
+                (NodeInput::One(o), InputKind::Optional) => Slot::One(given(o)?),
+                (NodeInput::Absent, InputKind::Optional) => Slot::Absent,
+                (NodeInput::List(v), InputKind::List) => {
+                    Slot::List(v.iter().map(given).collect::<OpResult<_>>()?)
+                }
+                _ => {
+                    let wants = match def.kind {
+                        InputKind::List => "a list of tensors",
+                        InputKind::Optional => "a tensor or none",
+                        _ => "one tensor",
+                    };
+                    return Err(GatherError::OpInput {
+                        op: op.name(),
+                        input: def.name.to_string(),
+                        reason: format!("takes {wants}"),
+                    }
+                    .into());
+                }
+            };
+            slots.push(slot);
+        }
+        let fact = {
+            let g = lock(&self.graph);
+            let fact_of = |n: usize| Fact {
+                dtype: Some(g.nodes[n].dtype),
+                shape: g.nodes[n].shape.clone(),
+            };
+            let facts: Vec<Fact> = slots
+                .iter()
+                .map(|s| {
+                    s.nodes()
+                        .first()
+                        .map_or_else(Fact::unknown, |&n| fact_of(n))
+                })
+                .collect();
+            op.infer(&facts)?
+        };
+        let kind = NodeKind::Registered {
+            op: op.clone(),
+            inputs: slots,
+        };
+        // A dtype the facts leave open is the first input's (the data's).
+        let dtype = match fact.dtype {
+            Some(d) => d,
+            None => inputs
+                .iter()
+                .find_map(|i| match i {
+                    NodeInput::One(o) => Some(o.dtype()),
+                    NodeInput::List(v) => v.first().map(AnyOutput::dtype),
+                    NodeInput::Absent => None,
+                })
+                .ok_or(GatherError::Internal("an op has an input"))?,
+        };
+        let node = self.add_op(op.name(), kind, dtype, fact.shape)?;
+        Ok(self.any_output(node))
+    }
+
+    /// The gradient nodes of the registered node `n` for the upstream gradient `total`: one
+    /// per input that leads to an x and has a gradient's dtype.
+    pub(crate) fn registered_grads(
+        &self,
+        n: usize,
+        slots: &[Slot],
+        total: &AnyOutput,
+        leads: &[bool],
+    ) -> OpResult<Vec<(usize, AnyOutput)>> {
+        let mut grads = vec![];
+        for (k, slot) in slots.iter().enumerate() {
+            let Slot::One(input) = slot else { continue };
+            let (dtype, shape) = {
+                let g = lock(&self.graph);
+                (g.nodes[*input].dtype, g.nodes[*input].shape.clone())
+            };
+            if !leads[*input] || !dtype.has_grad() {
+                continue;
+            }
+            let kind = NodeKind::RegisteredGrad {
+                forward: n,
+                grad: total.node,
+                input: k,
+            };
+            let node = self.add_op("RegisteredGrad", kind, dtype, shape)?;
+            grads.push((*input, self.any_output(node)));
+        }
+        Ok(grads)
+    }
+}

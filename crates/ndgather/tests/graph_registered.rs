@@ -1,0 +1,209 @@
+//! The graph API's generic door, [`Scope::op`]: every registered op by name, eager and in a
+//! graph, with the op's static shapes, its errors and its gradients (TF's segment
+//! gradients through `Scope::gradients`, mixed with the typed gather's).
+
+use ndarray::{arr0, array};
+use ndgather::graph::{Feeds, GatherOpOptions, NodeInput, OpError, Scope, Session};
+use ndgather::registry::{self, Attr, Attrs, Input};
+use ndgather::shape::Shape;
+use ndgather::{DType, GatherError, Tensor};
+
+fn segments(n: i64) -> Attrs {
+    Attrs::new().with("num_segments", Attr::Int(n))
+}
+
+/// The core's own answer, through the registry without a graph.
+fn direct(name: &str, attrs: &Attrs, inputs: &[Input<'_>]) -> Tensor {
+    let op = registry::find(name).unwrap().with_attrs(attrs).unwrap();
+    op.run(inputs, ndgather::Out::New)
+        .unwrap()
+        .unwrap()
+        .into_dense()
+        .unwrap()
+}
+
+#[test]
+fn every_segment_op_runs_eagerly_as_the_core_runs_it() {
+    let data = Tensor::from(array![[1.0f32, 2.0], [3.0, -4.0], [5.0, 6.0], [0.5, 0.25]].into_dyn());
+    let ids = Tensor::from(array![0i32, 0, 2, 2].into_dyn());
+    let scope = Scope::eager();
+    let (d, i) = (scope.constant(data.clone()), scope.constant(ids.clone()));
+    let mut ran = 0;
+    for name in registry::names().filter(|n| n.contains("segment_") && *n != "gather_segment") {
+        let attrs = if name.starts_with("unsorted") {
+            segments(3)
+        } else {
+            Attrs::new()
+        };
+        let out = scope.op(name, &[(&d).into(), (&i).into()], &attrs).unwrap();
+        let want = direct(name, &attrs, &[data.view().into(), ids.view().into()]);
+        assert_eq!(out.value(), Some(want), "{name}");
+        assert_eq!(out.op_type(), name);
+        ran += 1;
+    }
+    assert_eq!(ran, 11);
+}
+
+#[test]
+fn a_graph_infers_the_static_shape_and_a_session_runs_it() {
+    let graph = Scope::graph();
+    let data = graph
+        .placeholder(DType::F64, Shape::from_dims(vec![None, Some(2)]))
+        .unwrap();
+    let ids = graph.constant(Tensor::from(array![1i64, 1, 0].into_dyn()));
+    let out = graph
+        .op(
+            "unsorted_segment_sum",
+            &[(&data).into(), (&ids).into()],
+            &segments(4),
+        )
+        .unwrap();
+    assert_eq!(out.shape().to_string(), "[4,2]");
+    assert_eq!(out.op_name(), "unsorted_segment_sum");
+    let value = Tensor::from(array![[1.0f64, 2.0], [10.0, 20.0], [100.0, 200.0]].into_dyn());
+    let feeds = Feeds::new().feed_tensor(&data, &value).unwrap();
+    let got = Session::new(&graph).run_tensors(&[out], &feeds).unwrap();
+    assert_eq!(
+        got[0],
+        Tensor::from(array![[100.0f64, 200.0], [11.0, 22.0], [0.0, 0.0], [0.0, 0.0]].into_dyn())
+    );
+}
+
+#[test]
+fn gradients_flow_through_segment_ops_and_typed_gathers() {
+    // loss = unsorted_segment_max(gather(params, ids), seg): the gradient reaches params
+    // through both, as TensorFlow's registered gradients send it.
+    let graph = Scope::graph();
+    let params = graph.placeholder(DType::F32, Shape::unknown()).unwrap();
+    let ids = graph.constant(Tensor::from(array![2i32, 0, 2, 1].into_dyn()));
+    let axis = graph.constant(Tensor::from(arr0(0i32).into_dyn()));
+    let rows = graph
+        .gather(&params, &ids, &axis, GatherOpOptions::new())
+        .unwrap();
+    let seg = graph.constant(Tensor::from(array![0i32, 0, 1, 1].into_dyn()));
+    let max = graph
+        .op(
+            "unsorted_segment_max",
+            &[(&rows).into(), (&seg).into()],
+            &segments(2),
+        )
+        .unwrap();
+    let grads = graph
+        .gradients(
+            std::slice::from_ref(&max),
+            std::slice::from_ref(&params),
+            None,
+        )
+        .unwrap();
+    let value = Tensor::from(array![1.0f32, 7.0, 3.0].into_dyn());
+    let feeds = Feeds::new().feed_tensor(&params, &value).unwrap();
+    let out = Session::new(&graph)
+        .run_tensors(&[max, grads[0].clone()], &feeds)
+        .unwrap();
+    // rows = [3, 1, 3, 7]: segment 0 = max(3, 1) = 3 from params[2]; segment 1 =
+    // max(3, 7) = 7 from params[1].
+    assert_eq!(out[0], Tensor::from(array![3.0f32, 7.0].into_dyn()));
+    assert_eq!(out[1], Tensor::from(array![0.0f32, 1.0, 1.0].into_dyn()));
+}
+
+#[test]
+fn the_segment_gradient_equals_the_cores() {
+    let data = Tensor::from(array![[2.0f64, 1.0], [2.0, 5.0], [3.0, 3.0]].into_dyn());
+    let ids = Tensor::from(array![0i64, 0, 1].into_dyn());
+    let up = Tensor::from(array![[1.0f64, 10.0], [100.0, 1000.0]].into_dyn());
+    for name in ["segment_max", "segment_mean", "segment_prod", "segment_min"] {
+        let graph = Scope::graph();
+        let d = graph.constant(data.clone());
+        let i = graph.constant(ids.clone());
+        let u = graph.constant(up.clone());
+        let out = graph
+            .op(name, &[(&d).into(), (&i).into()], &Attrs::new())
+            .unwrap();
+        let grads = graph.gradients(&[out], &[d], Some(&[u])).unwrap();
+        let got = Session::new(&graph)
+            .run_tensors(&grads, &Feeds::new())
+            .unwrap();
+        let op = registry::find(name).unwrap();
+        let inputs = [data.view().into(), ids.view().into()];
+        let output = direct(name, &Attrs::new(), &inputs);
+        let want = op.grad(&inputs, &output.view(), &up.view()).unwrap();
+        assert_eq!(Some(&got[0]), want[0].as_ref(), "{name}");
+    }
+}
+
+#[test]
+fn bad_calls_are_errors_that_say_why() {
+    let scope = Scope::eager();
+    let d = scope.constant(Tensor::from(array![1.0f32, 2.0].into_dyn()));
+    let i = scope.constant(Tensor::from(array![0i32, 5].into_dyn()));
+    let err = scope.op("segment_summ", &[], &Attrs::new()).unwrap_err();
+    assert!(
+        matches!(err, OpError::Gather(GatherError::UnknownOp { .. })),
+        "{err}"
+    );
+    let err = scope
+        .op("unsorted_segment_sum", &[(&d).into()], &segments(2))
+        .unwrap_err();
+    assert!(err.to_string().contains("2 inputs"), "{err}");
+    let err = scope
+        .op(
+            "unsorted_segment_sum",
+            &[NodeInput::List(vec![d.clone()]), (&i).into()],
+            &segments(2),
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("input \"data\": takes one tensor"),
+        "{err}"
+    );
+    let err = scope
+        .op(
+            "unsorted_segment_sum",
+            &[(&d).into(), (&i).into()],
+            &Attrs::new(),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("num_segments"), "{err}");
+    // The op's own check, eagerly: id 5 is not below num_segments.
+    let err = scope
+        .op(
+            "unsorted_segment_sum",
+            &[(&d).into(), (&i).into()],
+            &segments(2),
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("segment_ids[1] = 5 is out of range"),
+        "{err}"
+    );
+    let other = Scope::eager().constant(Tensor::from(array![0i32, 0].into_dyn()));
+    let err = scope
+        .op(
+            "unsorted_segment_sum",
+            &[(&d).into(), (&other).into()],
+            &segments(2),
+        )
+        .unwrap_err();
+    assert!(matches!(err, OpError::ForeignOperand { .. }), "{err}");
+}
+
+#[test]
+fn a_path_through_an_op_without_a_gradient_is_refused() {
+    let graph = Scope::graph();
+    let x = graph.placeholder(DType::F32, Shape::unknown()).unwrap();
+    let src = graph.constant(Tensor::from(array![0i32, 1].into_dyn()));
+    let dst = graph.constant(Tensor::from(array![1i32, 1].into_dyn()));
+    let out = graph
+        .op(
+            "gather_segment",
+            &[(&x).into(), (&src).into(), (&dst).into()],
+            &segments(2),
+        )
+        .unwrap();
+    let err = graph.gradients(&[out], &[x], None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "No gradient defined for op: gather_segment"
+    );
+}
