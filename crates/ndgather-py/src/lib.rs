@@ -15,12 +15,10 @@ use errors::{to_py, InvalidArgumentError};
 use ndarray::{ArrayD, ArrayViewD};
 use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, SparseIds};
 use ndgather::embedding_bag::{BagMode, EmbeddingBag};
-use ndgather::scatter_reduce::{Reduction, ScatterReduce};
-use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
 use ndgather::with_unit;
 use ndgather::{
     ArrayElement, BadIndices, ContiguousBytes, DType, FillValue, GatherError, GatherNdOptions,
-    GatherOptions, Op, Out, Params, TakeAlongAxisOptions, Tensor, TensorView, TensorViewMut,
+    GatherOptions, Op, Out, Params, TakeAlongAxisOptions, TensorView, TensorViewMut,
 };
 use numpy::{
     PyArray1, PyArrayDescr, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
@@ -716,165 +714,6 @@ fn embedding_lookup_sparse_grad<'py>(
     )
 }
 
-/// `tf.tensor_scatter_nd_*` of `kind`; see `ndgather.tensor_scatter_nd_update`. Into a new
-/// array, or with `in_place` into `tensor` itself (then `None` is returned).
-#[pyfunction]
-#[pyo3(signature = (kind, tensor, indices, updates, bad_indices, in_place))]
-fn tensor_scatter<'py>(
-    py: Python<'py>,
-    kind: &str,
-    tensor: &Bound<'py, PyUntypedArray>,
-    indices: &Bound<'py, PyUntypedArray>,
-    updates: &Bound<'py, PyUntypedArray>,
-    bad_indices: &str,
-    in_place: bool,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let kind = ScatterKind::from_name(kind)
-        .ok_or_else(|| PyValueError::new_err(format!("no tensor_scatter_nd_{kind}")))?;
-    let op = TensorScatter::new(kind).bad_indices(policy(bad_indices)?);
-    let idx = index_view("indices", indices)?;
-    let name = format!("tensor_scatter_nd_{}", kind.name());
-    let inputs = WriteInputs {
-        tensor,
-        indices,
-        updates,
-        in_place,
-    };
-    write_op(
-        py,
-        &name,
-        inputs,
-        &idx,
-        |t, i, u| op.run(t, i, u),
-        |t, i, u| op.run_into(t, i, u),
-    )
-}
-
-/// PyTorch's `scatter_reduce`; see `ndgather.scatter_reduce`. Into a new array, or with
-/// `in_place` into `input` itself (then `None` is returned).
-#[pyfunction]
-#[pyo3(signature = (input, dim, index, src, reduce, include_self, bad_indices, in_place))]
-#[allow(clippy::too_many_arguments)]
-fn scatter_reduce<'py>(
-    py: Python<'py>,
-    input: &Bound<'py, PyUntypedArray>,
-    dim: i64,
-    index: &Bound<'py, PyUntypedArray>,
-    src: &Bound<'py, PyUntypedArray>,
-    reduce: &str,
-    include_self: bool,
-    bad_indices: &str,
-    in_place: bool,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let reduce = Reduction::from_name(reduce).map_err(to_py)?;
-    let op = ScatterReduce::new(dim, reduce)
-        .include_self(include_self)
-        .bad_indices(policy(bad_indices)?);
-    // Indices of another dtype reach the core, which refuses them in PyTorch's words.
-    let idx = match index_view("index", index) {
-        Ok(view) => view,
-        Err(_) => number_view(index)?,
-    };
-    let inputs = WriteInputs {
-        tensor: input,
-        indices: index,
-        updates: src,
-        in_place,
-    };
-    write_op(
-        py,
-        "scatter_reduce",
-        inputs,
-        &idx,
-        |t, i, u| op.run(t, i, u),
-        |t, i, u| op.run_into(t, i, u),
-    )
-}
-
-/// The arrays of a write-side op: the tensor written (or copied), the indices, the values,
-/// and whether the tensor itself is written.
-struct WriteInputs<'a, 'py> {
-    tensor: &'a Bound<'py, PyUntypedArray>,
-    indices: &'a Bound<'py, PyUntypedArray>,
-    updates: &'a Bound<'py, PyUntypedArray>,
-    in_place: bool,
-}
-
-/// A write-side op of the core (`run` into a new tensor, `run_into` in place) on NumPy
-/// arrays: into a new array, or into the tensor itself (then `None` is returned).
-fn write_op<'py>(
-    py: Python<'py>,
-    name: &str,
-    inputs: WriteInputs<'_, 'py>,
-    idx: &TensorView<'_>,
-    run: impl Fn(TensorView<'_>, &TensorView<'_>, &TensorView<'_>) -> ndgather::Result<Tensor>
-        + Send
-        + Sync,
-    run_into: impl Fn(TensorViewMut<'_>, &TensorView<'_>, &TensorView<'_>) -> ndgather::Result<()>
-        + Send
-        + Sync,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let WriteInputs {
-        tensor,
-        indices,
-        updates,
-        in_place,
-    } = inputs;
-    let Some(dtype) = dtypes::dtype_of(tensor) else {
-        return Err(PyTypeError::new_err(format!(
-            "{name} takes arrays of {} in native byte order, got dtype {}",
-            DType::names_where(|d| d.size().is_some()),
-            tensor.dtype()
-        )));
-    };
-    let t = Raw::of(tensor);
-    if in_place && (t.may_overlap(&Raw::of(indices)) || t.may_overlap(&Raw::of(updates))) {
-        return Err(PyValueError::new_err(format!(
-            "{name}: the array written shares memory with the indices or the values; pass \
-             separate arrays"
-        )));
-    }
-    // bool arrays are read through a checked copy (a byte other than 0 or 1 is no bool);
-    // every other dtype of the table in place.
-    let copy = |array: &Bound<'py, PyUntypedArray>| -> PyResult<Tensor> {
-        let bytes: Vec<u8> = array.call_method0("tobytes")?.extract::<Vec<u8>>()?;
-        Tensor::from_bytes(
-            dtypes::dtype_of(array).unwrap_or(dtype),
-            array.shape(),
-            &bytes,
-        )
-        .map_err(to_py)
-    };
-    let result = if dtype == DType::Bool || dtypes::dtype_of(updates) == Some(DType::Bool) {
-        let (t, u) = (copy(tensor)?, copy(updates)?);
-        pool::detached(py, || run(t.view(), idx, &u.view()))
-    } else {
-        let upd = number_view(updates)?;
-        if in_place {
-            ndgather::with_dtype!(dtype, plain T => {
-                let target = raw::typed_view_mut::<T>(tensor)?;
-                pool::detached(py, || run_into(target.into(), idx, &upd)).map_err(to_py)?;
-            }, else return Err(PyTypeError::new_err("bool is copied above")));
-            return Ok(None);
-        }
-        let view = number_view(tensor)?;
-        pool::detached(py, || run(view, idx, &upd))
-    }
-    .map_err(to_py)?;
-    if in_place {
-        // A bool tensor, updated in a copy: its bytes written back.
-        let bytes = result.to_bytes().map_err(to_py)?;
-        let mut target = raw::typed_view_mut::<u8>(tensor)?;
-        let source = ArrayViewD::from_shape(target.raw_dim(), &bytes)
-            .map_err(|e| PyValueError::new_err(format!("internal error: {e}")))?;
-        target.assign(&source);
-        return Ok(None);
-    }
-    let shape = result.shape().to_vec();
-    ndgather::with_tensor!(Tensor, result, fixed a => output::array_from_vec(py, &tensor.dtype(), &shape, into_vec(a)).map(Some),
-        else dtype => Err(PyTypeError::new_err(format!("no NumPy array of {dtype}"))))
-}
-
 /// NumPy's `put_along_axis`, in place; see `ndgather.put_along_axis`. `values` has `arr`'s
 /// dtype (the wrapper converts it). Dtypes of the table are written as themselves; others of
 /// 1, 2, 4 or 8 bytes (bool, datetimes) as unsigned integers of their size, since putting
@@ -945,24 +784,6 @@ fn put_objects(
         .map_err(to_py)?;
     let objects = output::object_references(py, slots.iter().copied());
     output::store_objects(py, arr, objects)
-}
-
-/// A fixed-width array of a dtype of the table with every bit pattern a value, read in place
-/// as the core's dtype-erased view; a `TypeError` for any other.
-fn number_view<'a>(array: &'a Bound<'_, PyUntypedArray>) -> PyResult<TensorView<'a>> {
-    let not_plain = || {
-        PyTypeError::new_err(format!(
-            "expected an array of {} in native byte order, got dtype {}",
-            DType::names_where(DType::is_plain),
-            array.dtype()
-        ))
-    };
-    match dtypes::dtype_of(array) {
-        Some(dtype) => ndgather::with_dtype!(dtype, plain T => {
-            typed_view::<T>(array).map(TensorView::from)
-        }, else Err(not_plain())),
-        None => Err(not_plain()),
-    }
 }
 
 fn strategy(name: &str) -> PyResult<PartitionStrategy> {
@@ -1065,9 +886,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embedding_lookup_sparse_grad, m)?)?;
     m.add_function(wrap_pyfunction!(door::run_op, m)?)?;
     m.add_function(wrap_pyfunction!(door::op_signatures, m)?)?;
-    m.add_function(wrap_pyfunction!(tensor_scatter, m)?)?;
     m.add_function(wrap_pyfunction!(put_along_axis, m)?)?;
-    m.add_function(wrap_pyfunction!(scatter_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(ragged::ragged_gather, m)?)?;
     m.add_function(wrap_pyfunction!(ragged::ragged_check, m)?)?;
     m.add_function(wrap_pyfunction!(ragged::ragged_gather_grad, m)?)?;

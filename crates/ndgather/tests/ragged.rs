@@ -598,6 +598,17 @@ fn billions_of_empty_rows_answer_at_once() {
         .unwrap();
     assert!(out.splits.is_empty());
     assert_eq!(out.values.shape(), &[1 << 40, 0, 0, 3, 3]);
+    // Two dense operands are TensorFlow's dense gather: with empty slices (inner_size 0)
+    // no index is checked, under any policy, and nothing walks the 2^40 rows.
+    let params = Tensor::from_shape_vec(&[1 << 40, 0, 0], Vec::<f32>::new()).unwrap();
+    let zero = Tensor::from_shape_vec(&[], vec![0i64]).unwrap();
+    for policy in [BadIndices::Fill, BadIndices::Error] {
+        let o = GatherOptions::new().axis(1).bad_indices(policy);
+        let out = Op::Gather(o)
+            .run_ragged(params.view(), zero.view())
+            .unwrap();
+        assert_eq!(out.values.shape(), &[1 << 40, 0]);
+    }
 
     let values = Tensor::from_shape_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
     let splits = [0i64, 1, 4];

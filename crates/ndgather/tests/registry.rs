@@ -168,6 +168,24 @@ fn each_op_by_name_equals_its_typed_door() {
         .run(params.view(), &scatter_idx.view(), &updates.view())
         .unwrap();
     assert_eq!(got, direct);
+    // Every policy the typed door takes, by name too: index 7 is out of range.
+    let far = t(array![[7i64]].into_dyn());
+    for &policy in ndgather::BadIndices::ALL {
+        let name = policy.name();
+        let got = run(
+            "tensor_scatter_nd_max",
+            Attrs::new().with("bad_indices", Attr::Str(name.into())),
+            &[
+                Input::from(params.view()),
+                Input::from(far.view()),
+                Input::from(updates.view()),
+            ],
+        );
+        let direct = TensorScatter::new(ScatterKind::Max)
+            .bad_indices(policy)
+            .run(params.view(), &far.view(), &updates.view());
+        assert_eq!(got, direct, "{name}");
+    }
 
     let got = run(
         "scatter_nd",

@@ -948,8 +948,17 @@ def _tensor_scatter(kind: str, tensor: ArrayLike, indices: ArrayLike, updates: A
                     bad_indices: BadIndices, out: Optional[np.ndarray]) -> np.ndarray:
     """The tensor_scatter_nd ops (see :func:`_write`)."""
     i = _indices(indices)
-    return _write(tensor, updates, out, lambda t, u, in_place: _core.tensor_scatter(
-        kind, t, i, u, bad_indices, in_place))
+    return _write(tensor, updates, out, lambda t, u, in_place: _run_write(
+        f"tensor_scatter_nd_{kind}", t, i, u, {"bad_indices": bad_indices}, in_place))
+
+
+def _run_write(name: str, t: np.ndarray, i: np.ndarray, u: np.ndarray,
+               attrs: dict[str, Any], in_place: bool) -> Optional[np.ndarray]:
+    """The registered write op ``name`` through the core's one door: into a new array, or
+    into ``t`` itself (then ``None``)."""
+    if in_place:
+        return _core.run_op(name, [None, i, u], attrs, t, True)
+    return _core.run_op(name, [t, i, u], attrs)
 
 
 def _write(tensor: ArrayLike, updates: ArrayLike, out: Optional[np.ndarray],
@@ -1059,8 +1068,8 @@ def _scatter_function(kind: str, what: str, order: str, dtypes: str, example: st
             # cannot read in place (another byte order, misaligned) take the path that
             # converts them.
             try:
-                r = _core.tensor_scatter(kind, tensor, indices, updates, bad_indices,
-                                         out is not None)
+                r = _run_write(f"tensor_scatter_nd_{kind}", tensor, indices, updates,
+                               {"bad_indices": bad_indices}, out is not None)
                 return r if out is None else out
             except (TypeError, ValueError):
                 if all(a.dtype.isnative and a.flags.aligned for a in (tensor, indices, updates)):
@@ -1127,8 +1136,10 @@ def scatter_reduce(input: ArrayLike, dim: int, index: ArrayLike, src: ArrayLike,
     array([3., 6., 5., 4.])
     """
     i = _indices(index)
-    return _write(input, src, out, lambda t, u, in_place: _core.scatter_reduce(
-        t, dim, i, u, reduce, include_self, bad_indices, in_place))
+    attrs = {"dim": dim, "reduce": reduce, "include_self": include_self,
+             "bad_indices": bad_indices}
+    return _write(input, src, out, lambda t, u, in_place: _run_write(
+        "scatter_reduce", t, i, u, attrs, in_place))
 
 
 def set_output_cache_limit(max_bytes: int) -> int:

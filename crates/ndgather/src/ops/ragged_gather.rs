@@ -230,6 +230,20 @@ impl Op {
         indices: impl Into<Operand<'i>>,
     ) -> Result<Ragged> {
         let (params, indices) = (params.into(), indices.into());
+        if let (Operand::Dense(p), Operand::Dense(i)) = (&params, &indices) {
+            if !i.records {
+                // Two dense operands are the dense gather, as tf.gather dispatches them: its
+                // cost follows the output, where a walk would visit every row of a
+                // zero-element operand's billions.
+                let values = self
+                    .run(p.clone(), &i.view, Out::New)?
+                    .ok_or(GatherError::Internal("a run into a new output returns it"))?;
+                return Ok(Ragged {
+                    values,
+                    splits: vec![],
+                });
+            }
+        }
         let (values, records) = match &params {
             Operand::Dense(v) => (v.view.clone(), v.records),
             Operand::Ragged(r) => (r.values().clone(), r.is_records()),

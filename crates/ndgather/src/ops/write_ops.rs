@@ -57,12 +57,9 @@ const TENSOR_SCATTER: Signature = Signature {
             "the values, one slice per vector",
         ),
     ],
-    attrs: &[AttrDef::with_default(
-        "bad_indices",
-        AttrKind::Str(&["error", "ignore"]),
-        "error",
-        "what a bad index vector does (TensorFlow's bad_indices_policy)",
-    )],
+    // Every policy, as the Python and Java front ends offer: ignore and fill drop a bad
+    // vector's update (TensorFlow's "IGNORE"), the others map it into range.
+    attrs: &[BAD_INDICES],
 };
 
 /// The five registered values.
@@ -165,10 +162,11 @@ const SCATTER_REDUCE: Signature = Signature {
     ],
     attrs: &[
         AttrDef::required("dim", AttrKind::Int, "the dimension index points along"),
+        // Free text: the op checks it in PyTorch's words (and takes "max" and "min" too).
         AttrDef::required(
             "reduce",
-            AttrKind::Str(&["sum", "prod", "mean", "amax", "amin"]),
-            "how values meeting on one element combine",
+            AttrKind::Str(&[]),
+            "how values meeting on one element combine: sum, prod, mean, amax or amin",
         ),
         AttrDef::with_default(
             "include_self",
