@@ -42,7 +42,14 @@ pub extern "system" fn Java_org_ndgather_Native_opBuild<'l>(
         let name = string(env, &op)?;
         let sig = registry::find(&name)?.signature();
         let n = env.get_array_length(&inputs)?;
-        let mut given = Vec::with_capacity(n as usize);
+        if n as usize != sig.inputs.len() {
+            // Before anything is sized by a caller's length.
+            return Err(Failure::Argument(format!(
+                "{name}: takes {} inputs, got {n}",
+                sig.inputs.len()
+            )));
+        }
+        let mut given = Vec::with_capacity(sig.inputs.len());
         for k in 0..n {
             let handles = JLongArray::from(env.get_object_array_element(&inputs, k)?);
             let handles = match handles.is_null() {

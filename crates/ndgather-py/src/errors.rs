@@ -54,9 +54,9 @@ pub(crate) use axis::InvalidArgumentError as AxisError;
 pub(crate) fn to_py(err: GatherError) -> PyErr {
     match err {
         GatherError::OutOfMemory { .. } => PyMemoryError::new_err(err.to_string()),
-        GatherError::IndicesNotInteger { .. } | GatherError::DTypeMismatch { .. } => {
-            PyTypeError::new_err(err.to_string())
-        }
+        GatherError::IndicesNotInteger { .. }
+        | GatherError::DTypeMismatch { .. }
+        | GatherError::AttributeKind { .. } => PyTypeError::new_err(err.to_string()),
         // PyTorch's ops (embedding_bag, scatter_reduce): PyTorch's classes.
         GatherError::TorchValue(_) => PyValueError::new_err(err.to_string()),
         // TensorFlow's ragged gathers refuse these arguments with a ValueError.

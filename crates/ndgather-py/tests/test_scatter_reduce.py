@@ -159,6 +159,9 @@ def test_bad_arguments():
         ng.scatter_reduce(a, 0, np.array([0.0]), np.ones(1), "sum")
     with pytest.raises(RuntimeError, match="index 3 is out of bounds for dimension 0 with size 3"):
         ng.scatter_reduce(a, 0, [0, 3], np.ones(2), "sum")
+    # A dim that is no integer is a TypeError, as in PyTorch.
+    with pytest.raises(TypeError, match='attribute "dim" expected an integer, got 0.5'):
+        ng.scatter_reduce(a, 0.5, [0], np.ones(1), "sum")
     assert ng.scatter_reduce(a, 0, [0, 3], np.ones(2), "sum", bad_indices="ignore").tolist() \
         == [1.0, 0.0, 0.0]
     assert ng.scatter_reduce(a, 0, [-1], np.ones(1), "sum", bad_indices="negative").tolist() \

@@ -207,3 +207,58 @@ fn a_path_through_an_op_without_a_gradient_is_refused() {
         "No gradient defined for op: gather_segment"
     );
 }
+
+#[test]
+fn a_graph_refuses_what_the_static_shapes_already_show() {
+    let graph = Scope::graph();
+    let data = graph.constant(Tensor::from(
+        array![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]].into_dyn(),
+    ));
+    let ids = graph.constant(Tensor::from(array![0i32, 1, 2].into_dyn()));
+    let err = graph
+        .op(
+            "unsorted_segment_sum",
+            &[(&data).into(), (&ids).into()],
+            &segments(2),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, OpError::Gather(GatherError::SegmentIdsShape { .. })),
+        "{err}"
+    );
+    let two = graph.constant(Tensor::from(array![0i32, 1].into_dyn()));
+    let err = graph
+        .op(
+            "unsorted_segment_max",
+            &[(&data).into(), (&two).into()],
+            &segments(-1),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Input num_segments == -1 must not be negative."
+    );
+    let err = graph
+        .op(
+            "segment_sum",
+            &[(&data).into(), (&ids).into()],
+            &Attrs::new(),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "segment_ids should be the same size as dimension 0 of input."
+    );
+    // A wrong kind of attribute is its own error (Python's TypeError).
+    let err = graph
+        .op(
+            "unsorted_segment_sum",
+            &[(&data).into(), (&two).into()],
+            &Attrs::new().with("num_segments", Attr::Float(2.5)),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, OpError::Gather(GatherError::AttributeKind { .. })),
+        "{err}"
+    );
+}

@@ -609,6 +609,13 @@ fn billions_of_empty_rows_answer_at_once() {
             .unwrap();
         assert_eq!(out.values.shape(), &[1 << 40, 0]);
     }
+    // The gradient's slices would need one index per row, 8 TiB: refused at once.
+    let upstream = ndarray::ArrayD::<f32>::zeros(ndarray::IxDyn(&[1 << 40, 0]));
+    let fill = GatherOptions::new().axis(1).bad_indices(BadIndices::Fill);
+    let err = Op::Gather(fill)
+        .ragged_grad(params.view(), zero.view(), &upstream.view())
+        .unwrap_err();
+    assert!(matches!(err, GatherError::OutOfMemory { .. }), "{err:?}");
 
     let values = Tensor::from_shape_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
     let splits = [0i64, 1, 4];

@@ -70,12 +70,24 @@ fn attributes_are_checked_against_the_signature() {
                 AttrKind::Str(_) | AttrKind::Bool | AttrKind::Ints => Attr::Float(0.5),
                 _ => Attr::Str("x".into()),
             };
-            let err = op
-                .with_attrs(&Attrs::new().with(def.name, wrong))
-                .unwrap_err();
+            // The other required attributes valid, so the wrong kind is what is refused.
+            let mut attrs = Attrs::new();
+            for other in sig.attrs.iter().filter(|o| !o.optional) {
+                let valid = match other.kind {
+                    AttrKind::Ints => Attr::Ints(vec![1]),
+                    AttrKind::Str(choices) => {
+                        Attr::Str(choices.first().unwrap_or(&"sum").to_string())
+                    }
+                    AttrKind::Bool => Attr::Bool(false),
+                    _ => Attr::Int(0),
+                };
+                attrs.insert(other.name, valid);
+            }
+            attrs.insert(def.name, wrong);
+            let err = op.with_attrs(&attrs).unwrap_err();
             assert!(
-                matches!(err, GatherError::Attribute { .. }),
-                "{} {}",
+                matches!(err, GatherError::AttributeKind { .. }),
+                "{} {}: {err:?}",
                 op.name(),
                 def.name
             );

@@ -202,17 +202,20 @@ impl Scope {
             op: op.clone(),
             inputs: slots,
         };
-        // A dtype the facts leave open is the first input's (the data's).
-        let dtype = match fact.dtype {
-            Some(d) => d,
-            None => inputs
-                .iter()
-                .find_map(|i| match i {
-                    NodeInput::One(o) => Some(o.dtype()),
-                    NodeInput::List(v) => v.first().map(AnyOutput::dtype),
-                    NodeInput::Absent => None,
-                })
-                .ok_or(GatherError::Internal("an op has an input"))?,
+        // A dtype the facts leave open is the first input's (the data, the table); a node
+        // needs one, so that input cannot be left out or empty in a graph.
+        let dtype = match (fact.dtype, inputs.first()) {
+            (Some(d), _) => d,
+            (None, Some(NodeInput::One(o))) => o.dtype(),
+            (None, Some(NodeInput::List(v))) if !v.is_empty() => v[0].dtype(),
+            _ => {
+                return Err(GatherError::OpInput {
+                    op: op.name(),
+                    input: defs.first().map_or("", |d| d.name).to_string(),
+                    reason: "is needed as a node's dtype: give it".into(),
+                }
+                .into())
+            }
         };
         let node = self.add_op(op.name(), kind, dtype, fact.shape)?;
         Ok(self.any_output(node))

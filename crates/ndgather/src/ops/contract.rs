@@ -403,11 +403,12 @@ fn check_kind(op: &'static str, def: &AttrDef, value: &Attr) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(attr_error(
+        Err(GatherError::AttributeKind {
             op,
-            def.name,
-            format!("expected {}, got {value}", kind_name(def.kind)),
-        ))
+            attr: def.name.to_string(),
+            expected: kind_name(def.kind),
+            got: value.to_string(),
+        })
     }
 }
 

@@ -659,6 +659,14 @@ impl Call<'_, '_, '_, '_> {
             splits: vec![],
             filled: false,
         };
+        if self.ragged_rank() == 0 {
+            // A dense output's leaves are counted before the walk and reserved at once, so
+            // that billions of rows of a zero-element operand are an error now, not after
+            // hours of picks.
+            let leaves = (1..self.plan.before.len())
+                .try_fold(rows, |n, t| n.checked_mul(self.uniform_size(t)?));
+            grow(&mut whole.leaves, leaves.unwrap_or(usize::MAX))?;
+        }
         for start in (0..rows).step_by(CHUNK_ROWS) {
             let end = (start + CHUNK_ROWS).min(rows);
             let nodes = (start..end)

@@ -203,6 +203,40 @@ impl Segment {
         }
     }
 
+    /// The checks of [`Segment::plan`] that shapes alone decide, on what is known of them
+    /// (a graph's static shapes), with the same errors.
+    fn check_known(&self, data: &Shape, ids: &Shape) -> Result<()> {
+        let bad = |reason: String| Err(GatherError::Segment { reason });
+        if self.sorted {
+            match (data.dims(), ids.dims()) {
+                (Some([]), _) => bad("input must be at least rank 1".into()),
+                (_, Some(i)) if i.len() != 1 => bad("segment_ids should be a vector.".into()),
+                (Some([Some(a), ..]), Some([Some(b)])) if a != b => {
+                    bad("segment_ids should be the same size as dimension 0 of input.".into())
+                }
+                _ => Ok(()),
+            }
+        } else {
+            // In the order the run checks them: the raw kernels' shapes, then the count.
+            let composed = matches!(self.reduce, Reduce::Mean | Reduce::SqrtN);
+            if let (false, Some(d), Some(i)) = (composed, data.to_known(), ids.to_known()) {
+                if !d.starts_with(&i) {
+                    return Err(GatherError::SegmentIdsShape {
+                        data: d,
+                        segment_ids: i,
+                    });
+                }
+            }
+            if self.num_segments < 0 {
+                return bad(format!(
+                    "Input num_segments == {} must not be negative.",
+                    self.num_segments
+                ));
+            }
+            Ok(())
+        }
+    }
+
     fn plan_sorted<I: IndexType>(&self, data: &[usize], ids: &[usize], id: &[I]) -> Result<Plan> {
         let bad = |reason: &str| GatherError::Segment {
             reason: reason.to_string(),
@@ -672,6 +706,7 @@ impl OpDef for Segment {
             self.allowed(d)
                 .map_err(|allowed| Segment::no_kernel(d, allowed))?;
         }
+        self.check_known(&data.shape, &ids.shape)?;
         let rows = usize::try_from(self.num_segments).ok();
         let shape = match (data.shape.dims(), ids.shape.rank()) {
             (Some(dims), Some(r)) if !self.sorted && r <= dims.len() => {

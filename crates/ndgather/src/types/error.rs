@@ -488,8 +488,20 @@ pub enum GatherError {
         /// The registered names, comma-separated.
         known: String,
     },
-    /// An attribute is unknown, of the wrong kind or out of range, or a required one is
-    /// missing.
+    /// An attribute's value is of the wrong kind (a float where an integer is wanted): a
+    /// `TypeError` in Python, as Python's own functions raise.
+    #[error("{op}: attribute {attr:?} expected {expected}, got {got}")]
+    AttributeKind {
+        /// The op.
+        op: &'static str,
+        /// The attribute.
+        attr: String,
+        /// The kind it takes.
+        expected: &'static str,
+        /// The value given.
+        got: String,
+    },
+    /// An attribute is unknown or out of range, or a required one is missing.
     #[error("{op}: attribute {attr:?} {reason}")]
     Attribute {
         /// The op.

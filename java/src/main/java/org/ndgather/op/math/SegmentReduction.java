@@ -62,6 +62,9 @@ public abstract class SegmentReduction<T> extends PrimitiveOp implements Operand
     try {
       value = n.tensor();
     } catch (IllegalStateException e) {
+      if (e.getMessage() == null || !e.getMessage().contains("has no value")) {
+        throw e; // a closed output, not an unknown value
+      }
       throw new IllegalArgumentException(
           "num_segments must be known when the op is built: give a constant", e);
     }

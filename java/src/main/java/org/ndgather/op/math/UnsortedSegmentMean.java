@@ -8,7 +8,9 @@ import org.ndgather.op.Scope;
  * Computes the mean along segments of a tensor (Python's {@code tf.math.unsorted_segment_mean}, beyond TF Java). Each output row is the mean of the rows of {@code data} in its segment: the
  * registered op {@code unsorted_segment_mean}. See {@link SegmentReduction}.
  *
- * @param <T> the type of the elements
+ * @param <T> the type of the elements; for integer data the output is FLOAT (8- and 16-bit
+ *     integers) or DOUBLE, as Python's {@code /} makes it: read it with {@code
+ *     tensor().expect(Float.class)} or {@code Double.class}
  */
 public final class UnsortedSegmentMean<T> extends SegmentReduction<T> {
   private UnsortedSegmentMean(Output<T> output) {
