@@ -1,8 +1,8 @@
 //! The native half of ndgather's Java front end (`org.ndgather`, in `java/`): JNI entry
 //! points of the class `org.ndgather.Native`, each converting its arguments and calling the
-//! core's dtype-erased op API (`ndgather::graph::Scope`'s ops, `Session::run_tensors`), which
-//! runs every op through `ndgather::Op::run`. Nothing here checks a shape or picks a default:
-//! the core does.
+//! core's dtype-erased op API (`ndgather::graph::Scope`'s ops, `Session::run_tensors`); the
+//! generic builder (`generic.rs`, `Scope::op`) reaches any op of the registry by name. Nothing
+//! here checks a shape or picks a default: the core does.
 //!
 //! Every entry point runs inside `guard`: an error becomes the Java exception TF Java 1.15
 //! throws (`IllegalArgumentException` with TensorFlow's message), a closed, forged or
