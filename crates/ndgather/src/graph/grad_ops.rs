@@ -2,9 +2,9 @@
 //! `GatherNd`), as ops of the same scope.
 
 use super::gather_ops::{Gather, GatherNd, TakeAlongAxis};
+use super::node::slot_nodes;
 use super::node::NodeKind;
 use super::op_error::{OpError, OpResult};
-use super::registered::slot_nodes;
 use super::scope::{lock, Operand, Output, Scope};
 use super::AnyOutput;
 use crate::ops::scatter::Summable;

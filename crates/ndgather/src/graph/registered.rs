@@ -4,12 +4,11 @@
 //! in the core is an op of the graph API too.
 
 use super::erased_ops::AnyOutput;
-use super::node::{Node, NodeKind, Values};
+use super::node::{NodeKind, Slot};
 use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Scope};
-use crate::ops::contract::{Attrs, Fact, Input, InputKind, OpDef};
-use crate::ops::{registry, Out};
-use crate::types::dtype::{Tensor, TensorView};
+use crate::ops::contract::{Attrs, Fact, InputKind, OpDef};
+use crate::ops::registry;
 use crate::types::error::GatherError;
 use std::sync::Arc;
 
@@ -29,89 +28,6 @@ impl From<&AnyOutput> for NodeInput {
     fn from(output: &AnyOutput) -> NodeInput {
         NodeInput::One(output.clone())
     }
-}
-
-/// A registered node's input: node ids.
-#[derive(Debug, Clone)]
-pub(crate) enum Slot {
-    One(usize),
-    List(Vec<usize>),
-    Absent,
-}
-
-impl Slot {
-    fn nodes(&self) -> &[usize] {
-        match self {
-            Slot::One(n) => std::slice::from_ref(n),
-            Slot::List(v) => v,
-            Slot::Absent => &[],
-        }
-    }
-}
-
-/// The node ids that `slots` read.
-pub(crate) fn slot_nodes(slots: &[Slot]) -> Vec<usize> {
-    slots
-        .iter()
-        .flat_map(|s| s.nodes().iter().copied())
-        .collect()
-}
-
-/// The values of `slots`, as the op's `run` and `grad` take them.
-fn input_values<'v>(slots: &[Slot], values: &impl Values<'v>) -> OpResult<Vec<Input<'v>>> {
-    slots
-        .iter()
-        .map(|s| {
-            Ok(match s {
-                Slot::One(n) => Input::Tensor(values.value(*n)?),
-                Slot::List(v) => Input::List(
-                    v.iter()
-                        .map(|&n| values.value(n))
-                        .collect::<OpResult<_>>()?,
-                ),
-                Slot::Absent => Input::None,
-            })
-        })
-        .collect()
-}
-
-/// Runs a registered node on its inputs' values.
-pub(crate) fn run_registered<'v>(
-    op: &dyn OpDef,
-    slots: &[Slot],
-    values: &impl Values<'v>,
-) -> OpResult<Tensor> {
-    let inputs = input_values(slots, values)?;
-    let value = op
-        .run(&inputs, Out::New)?
-        .ok_or(GatherError::Internal("a run into a new output returns it"))?;
-    Ok(value.into_dense()?)
-}
-
-/// The gradient of the registered node `forward` with respect to its input `input`, for the
-/// upstream gradient node `grad`.
-pub(crate) fn run_registered_grad<'v>(
-    nodes: &[Node],
-    forward: usize,
-    grad: usize,
-    input: usize,
-    values: &impl Values<'v>,
-) -> OpResult<Tensor> {
-    let Some(NodeKind::Registered { op, inputs }) = nodes.get(forward).map(|n| &n.kind) else {
-        return Err(OpError::Internal(format!(
-            "node {forward} is not a registered op"
-        )));
-    };
-    let args = input_values(inputs, values)?;
-    let output: TensorView<'_> = values.value(forward)?;
-    let mut grads = op.grad(&args, &output, &values.value(grad)?)?;
-    grads.get_mut(input).and_then(Option::take).ok_or_else(|| {
-        OpError::Mode(format!(
-            "{} has no gradient with respect to its input '{}'",
-            op.name(),
-            op.signature().inputs.get(input).map_or("?", |d| d.name)
-        ))
-    })
 }
 
 impl Scope {
