@@ -645,7 +645,7 @@ impl Call<'_, '_, '_, '_> {
             Step::Batch(_) | Step::Params(_) => self.params.children(0, 0).1,
             Step::Indices(_) => self.indices.children(0, 0).1,
         };
-        if let Some(counts) = self.empty_dense(rows, stop_before_last) {
+        if let Some(counts) = self.empty_dense(rows) {
             return Ok(Walked {
                 leaves: vec![],
                 counts,
@@ -716,12 +716,13 @@ impl Call<'_, '_, '_, '_> {
     /// The node counts of a dense output with no leaves (a uniform dimension of size 0
     /// before the pick), which need no walk: nothing is picked, so no index is read, and
     /// walking billions of rows of a zero-element operand would only count them.
-    fn empty_dense(&self, rows: usize, stop_before_last: bool) -> Option<Vec<usize>> {
+    fn empty_dense(&self, rows: usize) -> Option<Vec<usize>> {
         let before = self.plan.before.len();
         if self.ragged_rank() != 0 || (1..before).all(|t| self.uniform_size(t) != Some(0)) {
             return None;
         }
-        let levels = before + self.plan.after.len() - usize::from(stop_before_last);
+        // A dense output never stops before params' last ragged dimension (it has none).
+        let levels = before + self.plan.after.len();
         let mut counts = vec![rows];
         for t in 1..levels {
             let size = self.uniform_size(t)?;
