@@ -10,8 +10,8 @@
 
 use ndarray::{ArrayD, IxDyn};
 use ndgather::{
-    shape::checked_numel, ContiguousBytes, DType, FillValue, GatherError, GatherNdOptions,
-    GatherOptions, Op, Operand, Out, Params, RaggedView, RowSplits, TakeAlongAxisOptions, Tensor,
+    shape::checked_numel, ContiguousBytes, DType, Error, FillValue, GatherNdOptions, GatherOptions,
+    Op, Out, Params, RaggedOperand, RaggedView, RowSplits, TakeAlongAxisOptions, Tensor,
     TensorView,
 };
 use ndgather_cli::error::CliError;
@@ -96,7 +96,7 @@ pub fn gather(data: &[u8]) {
     match (ours, reference::gather(&params, &indices, a, bd, policy)) {
         (Ok(x), Ok(y)) => assert_eq!(x, y),
         (
-            Err(GatherError::BadIndex {
+            Err(Error::BadIndex {
                 position, value, ..
             }),
             Err(reference::RefError::BadIndex(p, v)),
@@ -142,7 +142,7 @@ pub fn gather_nd(data: &[u8]) {
         (Err(e), ours) => assert_eq!(ours.unwrap_err(), e),
         (
             Ok(_),
-            Err(GatherError::BadIndexVector {
+            Err(Error::BadIndexVector {
                 position, values, ..
             }),
         ) => match reference::gather_nd(&params, &indices, bd as usize, policy) {
@@ -296,7 +296,7 @@ pub fn small_call(data: &[u8]) {
             let len = call.out_shape().iter().product::<usize>() * itemsize;
             // Two outputs filled differently beforehand: a byte the call leaves unwritten
             // differs between them.
-            let outs: Vec<Result<Vec<u8>, GatherError>> = [0x00u8, 0xFF]
+            let outs: Vec<Result<Vec<u8>, Error>> = [0x00u8, 0xFF]
                 .iter()
                 .map(|&before| {
                     let mut out = vec![MaybeUninit::new(before); len];
@@ -359,14 +359,14 @@ fn operand<T: ndgather::TensorElement>(
 }
 
 /// A ragged tensor's view, or the dense values' (`None` for splits it refuses).
-fn view<'a>(values: &'a Tensor, splits: &'a [RowSplits<'static>]) -> Option<Operand<'a>> {
+fn view<'a>(values: &'a Tensor, splits: &'a [RowSplits<'static>]) -> Option<RaggedOperand<'a>> {
     if splits.is_empty() {
-        return Some(Operand::from(values.view()));
+        return Some(RaggedOperand::from(values.view()));
     }
     let splits = splits.iter().map(RowSplits::view).collect();
     RaggedView::new(values.view(), splits)
         .ok()
-        .map(Operand::Ragged)
+        .map(RaggedOperand::Ragged)
 }
 
 /// Gathers with ragged params and indices (valid and invalid splits, int32 and int64):

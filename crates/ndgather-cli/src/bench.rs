@@ -256,9 +256,7 @@ impl RunInto for Vec<u8> {
             Op::Gather(o) => o.gather_into(p, i, out.view_mut()),
             Op::GatherNd(o) => o.gather_nd_into(p, i, out.view_mut()),
             Op::TakeAlongAxis(o) => o.take_along_axis_into(p, i, out.view_mut()),
-            _ => Err(ndgather::GatherError::Internal(
-                "an op the bench does not know",
-            )),
+            _ => Err(ndgather::Error::Internal("an op the bench does not know")),
         }
     }
 }
@@ -290,7 +288,7 @@ where
     let (p, i): (Tensor, Tensor) = (params.clone().into(), indices.clone().into());
     let fresh = || -> ndgather::Result<Tensor> {
         let out = op.run(&p, &i.view(), Out::New)?;
-        out.ok_or(ndgather::GatherError::Internal("a new output"))
+        out.ok_or(ndgather::Error::Internal("a new output"))
     };
     let mut out = fresh()?.into_array::<T>()?;
     let bytes_moved = 2 * payload(&out) + indices.len() * std::mem::size_of::<I>();

@@ -7,7 +7,7 @@ use std::fmt::Display;
 pub enum CliError {
     /// The library refused the call (TensorFlow's wording).
     #[error(transparent)]
-    Gather(#[from] ndgather::GatherError),
+    Gather(#[from] ndgather::Error),
     /// An inline literal could not be read.
     #[error("{arg}: {source}")]
     Literal {
@@ -37,7 +37,7 @@ pub enum CliError {
     #[error("{source} ({hint})")]
     Flag {
         /// The library's error.
-        source: Box<ndgather::GatherError>,
+        source: Box<ndgather::Error>,
         /// What the flag allows.
         hint: String,
     },

@@ -230,7 +230,7 @@ pub fn parse(text: &str) -> Result<Tensor, LiteralError> {
         reason: reason.to_string(),
     };
     let all = |f: fn(&Node) -> bool| leaves.iter().all(|n| f(n));
-    let build = |t: Result<Tensor, ndgather::GatherError>| t.map_err(|e| err(&e.to_string()));
+    let build = |t: Result<Tensor, ndgather::Error>| t.map_err(|e| err(&e.to_string()));
     if leaves.is_empty() || all(|n| matches!(n, Node::Int(_))) {
         let ints: Vec<i128> = leaves
             .iter()

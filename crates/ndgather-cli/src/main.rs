@@ -1,5 +1,5 @@
-//! `ndgather`: TensorFlow's `tf.gather` and `tf.gather_nd` from the command line, over
-//! `.npy` files, `.npz` members, safetensors tensors, standard input and inline literals.
+//! `ndgather`: TensorFlow's gather family from the command line (every op of the registry is
+//! a subcommand), over `.npy` files, `.npz` members, safetensors tensors, standard input and inline literals.
 
 use ndgather_cli::{
     bench, error, examples, npy, op_commands, output, print, progress, ragged, source,
@@ -8,18 +8,17 @@ use ndgather_cli::{
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use clap_complete::Shell;
 use error::CliError;
-use ndgather::embedding::{EmbeddingLookup, PartitionStrategy};
+use ndgather::embedding::{EmbeddingLookupOptions, PartitionStrategy};
 use ndgather::{
-    BadIndices, FillValue, GatherError, GatherNdOptions, GatherOptions, Op, TakeAlongAxisOptions,
-    Tensor,
+    BadIndices, Error, FillValue, GatherNdOptions, GatherOptions, Op, TakeAlongAxisOptions, Tensor,
 };
 use print::PrintOptions;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// tf.gather and tf.gather_nd over .npy, .npz and safetensors files, pipes and literals, with
-/// TensorFlow's semantics and messages.
+/// TensorFlow's gather family over .npy, .npz and safetensors files, pipes and literals, with
+/// the semantics and messages of the library whose op it is.
 #[derive(Parser, Debug)]
 #[command(name = "ndgather", version, about, allow_negative_numbers = true)]
 struct Cli {
@@ -304,21 +303,21 @@ fn explain(e: CliError, axis: Option<i64>) -> CliError {
         return e;
     };
     let hint = match &source {
-        GatherError::AxisOutOfRange { axis: a, params_rank } if axis.is_some() => format!(
+        Error::AxisOutOfRange { axis: a, params_rank } if axis.is_some() => format!(
             "--axis {a} is out of range: for params of rank {params_rank}, --axis takes -{params_rank} to {}",
             *params_rank as i64 - 1
         ),
-        GatherError::BatchDimsOutOfRange { batch_dims, indices_rank } => format!(
+        Error::BatchDimsOutOfRange { batch_dims, indices_rank } => format!(
             "--batch-dims {batch_dims} is out of range: for indices of rank {indices_rank}, --batch-dims takes -{indices_rank} to {indices_rank}"
         ),
-        GatherError::BatchDimsNotLessThanParamsRank { params_rank, .. } => format!(
+        Error::BatchDimsNotLessThanParamsRank { params_rank, .. } => format!(
             "--batch-dims must be less than params' rank ({params_rank})"
         ),
-        GatherError::AlongAxisOutOfRange { rank, .. } => format!(
+        Error::AlongAxisOutOfRange { rank, .. } => format!(
             "for params of rank {rank}, --axis takes -{rank} to {}",
             *rank as i64 - 1
         ),
-        GatherError::AxisBeforeBatchDims { .. } => {
+        Error::AxisBeforeBatchDims { .. } => {
             "--axis must not come before the batch dimensions: give --axis at least --batch-dims".to_string()
         }
         _ => return CliError::Gather(source),
@@ -475,7 +474,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         } => {
             let strategy = PartitionStrategy::from_name(&partition_strategy)
                 .ok_or_else(|| CliError::Usage(format!("unknown strategy {partition_strategy}")))?;
-            let lookup = EmbeddingLookup::new()
+            let lookup = EmbeddingLookupOptions::new()
                 .partition_strategy(strategy)
                 .max_norm(max_norm);
             let loaded = shards

@@ -8,7 +8,7 @@ use crate::error::CliError;
 use crate::npy;
 use crate::print::{array_str, format, PrintOptions};
 use crate::source;
-use ndgather::{Op, Operand, Ragged, RaggedView, RowSplits, Tensor};
+use ndgather::{Op, Ragged, RaggedOperand, RaggedView, RowSplits, Tensor};
 use std::io::Write;
 use std::path::Path;
 
@@ -67,9 +67,9 @@ impl Loaded {
     }
 
     /// The operand: the values, or the checked ragged tensor.
-    pub fn operand(&self) -> Result<Operand<'_>, CliError> {
+    pub fn operand(&self) -> Result<RaggedOperand<'_>, CliError> {
         if self.splits.is_empty() {
-            return Ok(Operand::from(self.values.view()));
+            return Ok(RaggedOperand::from(self.values.view()));
         }
         let splits = self
             .splits
@@ -81,7 +81,7 @@ impl Loaded {
             })
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| CliError::Internal("row splits are 1-D int arrays".into()))?;
-        Ok(Operand::Ragged(RaggedView::new(
+        Ok(RaggedOperand::Ragged(RaggedView::new(
             self.values.view(),
             splits,
         )?))

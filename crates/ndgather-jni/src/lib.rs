@@ -70,8 +70,8 @@ impl From<ndgather::graph::OpError> for Failure {
     }
 }
 
-impl From<ndgather::GatherError> for Failure {
-    fn from(e: ndgather::GatherError) -> Failure {
+impl From<ndgather::Error> for Failure {
+    fn from(e: ndgather::Error) -> Failure {
         Failure::Argument(e.to_string())
     }
 }

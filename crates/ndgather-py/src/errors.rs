@@ -1,6 +1,6 @@
 //! ndgather's errors as Python exceptions.
 
-use ndgather::GatherError;
+use ndgather::Error;
 use pyo3::exceptions::{
     PyIndexError, PyMemoryError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
 };
@@ -51,24 +51,24 @@ pub(crate) use axis::InvalidArgumentError as AxisError;
 /// The Python exception for an error of the core: `MemoryError` for an allocation that
 /// failed, `TypeError` for indices of a non-integer type, `BadIndexError` for an index out
 /// of range, `InvalidArgumentError` otherwise.
-pub(crate) fn to_py(err: GatherError) -> PyErr {
+pub(crate) fn to_py(err: Error) -> PyErr {
     match err {
-        GatherError::OutOfMemory { .. } => PyMemoryError::new_err(err.to_string()),
-        GatherError::IndicesNotInteger { .. }
-        | GatherError::DTypeMismatch { .. }
-        | GatherError::AttributeKind { .. } => PyTypeError::new_err(err.to_string()),
+        Error::OutOfMemory { .. } => PyMemoryError::new_err(err.to_string()),
+        Error::IndicesNotInteger { .. }
+        | Error::DTypeMismatch { .. }
+        | Error::AttributeKind { .. } => PyTypeError::new_err(err.to_string()),
         // PyTorch's ops (embedding_bag, scatter_reduce): PyTorch's classes.
-        GatherError::TorchValue(_) => PyValueError::new_err(err.to_string()),
+        Error::TorchValue(_) => PyValueError::new_err(err.to_string()),
         // TensorFlow's ragged gathers refuse these arguments with a ValueError.
-        GatherError::RaggedValue(_) => PyValueError::new_err(err.to_string()),
-        GatherError::TorchIndex(_) => PyIndexError::new_err(err.to_string()),
-        GatherError::TorchRuntime(_) => PyRuntimeError::new_err(err.to_string()),
-        GatherError::TorchNotImplemented(_) => PyNotImplementedError::new_err(err.to_string()),
-        GatherError::NoKernel { .. } => NotFoundError::new_err(err.to_string()),
-        GatherError::BadIndex { .. }
-        | GatherError::BadIndexVector { .. }
-        | GatherError::RaggedBadIndexVector { .. } => BadIndexError::new_err(err.to_string()),
-        GatherError::AxisOutOfRange { .. } | GatherError::AlongAxisOutOfRange { .. } => {
+        Error::RaggedValue(_) => PyValueError::new_err(err.to_string()),
+        Error::TorchIndex(_) => PyIndexError::new_err(err.to_string()),
+        Error::TorchRuntime(_) => PyRuntimeError::new_err(err.to_string()),
+        Error::TorchNotImplemented(_) => PyNotImplementedError::new_err(err.to_string()),
+        Error::NoKernel { .. } => NotFoundError::new_err(err.to_string()),
+        Error::BadIndex { .. }
+        | Error::BadIndexVector { .. }
+        | Error::RaggedBadIndexVector { .. } => BadIndexError::new_err(err.to_string()),
+        Error::AxisOutOfRange { .. } | Error::AlongAxisOutOfRange { .. } => {
             AxisError::new_err(err.to_string())
         }
         _ => InvalidArgumentError::new_err(err.to_string()),

@@ -13,11 +13,11 @@ mod raw;
 use dtypes::{dims, index_view, shape_of, with_float_type, with_indices, with_number_type};
 use errors::{to_py, InvalidArgumentError};
 use ndarray::{ArrayD, ArrayViewD};
-use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, SparseIds};
+use ndgather::embedding::{Combiner, EmbeddingLookupOptions, PartitionStrategy, SparseIds};
 use ndgather::embedding_bag::{BagMode, EmbeddingBag};
 use ndgather::with_unit;
 use ndgather::{
-    ArrayElement, BadIndices, ContiguousBytes, DType, FillValue, GatherError, GatherNdOptions,
+    ArrayElement, BadIndices, ContiguousBytes, DType, Error, FillValue, GatherNdOptions,
     GatherOptions, Op, Out, Params, TakeAlongAxisOptions, TensorView, TensorViewMut,
 };
 use numpy::{
@@ -188,7 +188,7 @@ fn fresh<U: ArrayElement>(
     indices: &TensorView<'_>,
 ) -> ndgather::Result<ArrayD<U>> {
     let result = op.run(Params::records(params), indices, Out::New)?;
-    let result = result.ok_or(GatherError::Internal("a run into a new output returns it"))?;
+    let result = result.ok_or(Error::Internal("a run into a new output returns it"))?;
     result.into_array::<U>()
 }
 
@@ -212,7 +212,7 @@ fn gather_objects<'py>(
     let objects = output::object_references(py, into_vec(addresses));
     let target = match out {
         Some(out) if out.shape() != &shape[..] => {
-            return Err(to_py(GatherError::OutputShapeMismatch {
+            return Err(to_py(Error::OutputShapeMismatch {
                 given: shape_of(out),
                 expected: shape.to_vec(),
             }))
@@ -443,9 +443,12 @@ fn shard_views<'a, T: Plain>(
         .collect()
 }
 
-fn lookup_options(partition_strategy: &str, max_norm: Option<f64>) -> PyResult<EmbeddingLookup> {
+fn lookup_options(
+    partition_strategy: &str,
+    max_norm: Option<f64>,
+) -> PyResult<EmbeddingLookupOptions> {
     let strategy = strategy(partition_strategy)?;
-    Ok(EmbeddingLookup::new()
+    Ok(EmbeddingLookupOptions::new()
         .partition_strategy(strategy)
         .max_norm(max_norm))
 }

@@ -8,8 +8,8 @@ use crate::errors::to_py;
 use crate::raw::{typed_view, Raw};
 use crate::{element_shape, fill_policy, into_vec, output, policy, pool, slices_to_py};
 use ndgather::{
-    BadIndices, FillValue, GatherNdOptions, GatherOptions, Op, Operand, Params, Ragged, RaggedView,
-    RowSplits, TensorView,
+    BadIndices, FillValue, GatherNdOptions, GatherOptions, Op, Params, Ragged, RaggedOperand,
+    RaggedView, RowSplits, TensorView,
 };
 use numpy::{PyArray1, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
@@ -85,12 +85,12 @@ fn ragged_op(
 fn indices_operand<'a>(
     indices: &'a Bound<'_, PyUntypedArray>,
     splits: &'a [Bound<'_, PyUntypedArray>],
-) -> PyResult<Operand<'a>> {
+) -> PyResult<RaggedOperand<'a>> {
     let splits = splits_views(splits)?;
     let idx = index_view("indices", indices)?;
     Ok(match splits.is_empty() {
-        true => Operand::from(idx),
-        false => Operand::Ragged(RaggedView::new(idx, splits).map_err(to_py)?),
+        true => RaggedOperand::from(idx),
+        false => RaggedOperand::Ragged(RaggedView::new(idx, splits).map_err(to_py)?),
     })
 }
 
@@ -127,14 +127,14 @@ pub(crate) fn ragged_gather_grad<'py>(
         let g = typed_view::<T>(grad)?;
         let slices = pool::detached(py, || {
             let params_operand = match psplits.is_empty() {
-                true => Operand::Dense(Params::records(view)),
-                false => Operand::Ragged(RaggedView::records(view, psplits)?),
+                true => RaggedOperand::Dense(Params::records(view)),
+                false => RaggedOperand::Ragged(RaggedView::records(view, psplits)?),
             };
             op.ragged_grad(params_operand, indices_operand, &g)
         })
         .map_err(to_py)?;
         let mut out = slices_to_py(py, &grad.dtype(), vec![slices])?;
-        out.pop().ok_or_else(|| to_py(ndgather::GatherError::Internal("one gradient")))
+        out.pop().ok_or_else(|| to_py(ndgather::Error::Internal("one gradient")))
     })
 }
 
@@ -208,11 +208,11 @@ fn run<'a>(
     op: Op,
     view: TensorView<'a>,
     splits: Vec<RowSplits<'a>>,
-    indices: Operand<'_>,
+    indices: RaggedOperand<'_>,
 ) -> ndgather::Result<Ragged> {
     let params = match splits.is_empty() {
-        true => Operand::Dense(Params::records(view)),
-        false => Operand::Ragged(RaggedView::records(view, splits)?),
+        true => RaggedOperand::Dense(Params::records(view)),
+        false => RaggedOperand::Ragged(RaggedView::records(view, splits)?),
     };
     op.run_ragged(params, indices)
 }

@@ -4,7 +4,7 @@
 //! `itemsize`-byte elements is viewed as unsigned integers of the widest size (`unit`, 1 to
 //! 8 bytes) that divides the item size, the data address and every stride, with one more
 //! trailing axis of `itemsize / unit` units (the record axis of
-//! `ndgather::GatherOptions::gather_records`). A float32 array is a `u32` view with records of
+//! `ndgather::Params::records`). A float32 array is a `u32` view with records of
 //! one unit; a complex128 array a `u64` view with records of two; `'<U3'` a `u32` view with
 //! records of three; a 5-byte structured dtype a `u8` view with records of five.
 //!
@@ -21,20 +21,9 @@ use std::ptr::NonNull;
 /// Per-axis values held inline up to rank 4: reading an array's geometry allocates nothing.
 pub(crate) type Axes<T> = SmallVec<[T; 4]>;
 
-/// A type for which every bit pattern is a valid value: what NumPy memory can be read as.
-pub(crate) trait Plain: Copy + Default + Send + Sync + 'static {}
-macro_rules! plain {
-    ($($t:ty),*) => { $(impl Plain for $t {})* };
-}
-plain!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
-plain!(
-    half::f16,
-    half::bf16,
-    num_complex::Complex32,
-    num_complex::Complex64,
-    ndgather::F8E4M3,
-    ndgather::F8E5M2
-);
+/// A type for which every bit pattern is a valid value: what NumPy memory can be read as
+/// (the core's dtype table says which).
+pub(crate) use ndgather::Plain;
 
 /// The geometry of a NumPy array: data address, shape, strides in bytes, item size.
 #[derive(Debug, Clone)]

@@ -1,8 +1,10 @@
 //! # ndgather
 //!
-//! TensorFlow's `tf.gather` and `tf.gather_nd` for Rust, with TensorFlow's exact semantics:
-//! the same outputs bit for bit, the same checks in the same order, TensorFlow's error
-//! messages — and never a panic on bad input.
+//! TensorFlow's gather family for Rust — `tf.gather`, `tf.gather_nd`, `take_along_axis` and
+//! `put_along_axis`, the embedding lookups and `embedding_bag`, `tensor_scatter_nd_*`,
+//! `scatter_reduce`, the segment reductions, ragged operands and the gradients — with the
+//! exact semantics of the library whose op it is: the same outputs bit for bit, the same
+//! checks in the same order, that library's error messages, and never a panic on bad input.
 //!
 //! ```
 //! use ndarray::array;
@@ -24,7 +26,7 @@
 //! // Bad input is an error with TensorFlow's wording.
 //! let err = gather(&params, &array![[0], [5]]).unwrap_err();
 //! assert_eq!(err.to_string(), "indices[1,0] = 5 is not in [0, 4)");
-//! # Ok::<(), ndgather::GatherError>(())
+//! # Ok::<(), ndgather::Error>(())
 //! ```
 //!
 //! ## The pieces
@@ -34,7 +36,10 @@
 //!   (gather) or `batch × rows` index vectors of `depth` components (gather_nd).
 //! - the copy kernels (private): one pass that checks every index, then slice copies (for a
 //!   fresh output the copy goes first, and the check runs only if the copy met a bad index).
-//! - front ends: [`gather`], [`gather_nd`], [`GatherOptions`] and [`GatherNdOptions`] on any
+//! - the ops: each op of the family is one value of the [`registry`], found by its name, with
+//!   its attributes, shape inference, `run` and gradient ([`OpDef`]). The graph
+//!   ([`graph::Scope::op`]) and every front end (Python, Java, the CLI) reach the ops there.
+//! - typed sugar: [`gather`], [`gather_nd`], [`GatherOptions`] and [`GatherNdOptions`] on any
 //!   `ndarray` array or view; [`Tensor`], dtype-erased, for callers that learn the dtype at
 //!   run time, whose strings are [`Strings`] (one byte buffer and each element's span).
 //!
@@ -88,7 +93,7 @@ mod types;
 
 pub use ops::contract::OpDef;
 pub use ops::gather::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
-pub use ops::ragged_gather::Operand;
+pub use ops::ragged_gather::RaggedOperand;
 pub use ops::registry;
 pub use ops::small_call::{ContiguousBytes, SmallCall};
 pub use ops::take_along_axis::TakeAlongAxisOptions;
@@ -97,7 +102,7 @@ pub use ops::{Op, Out, Params};
 pub use types::dtype::{
     ArrayElement, DType, Kind, Plain, Tensor, TensorElement, TensorView, TensorViewMut,
 };
-pub use types::error::{GatherError, OpKind, Result};
+pub use types::error::{Error, OpKind, Result};
 pub use types::index::{BadIndices, IndexLimit, IndexType};
 pub use types::ragged::{Ragged, RaggedView, RowSplits};
 pub use types::strings::{StringElement, Strings};

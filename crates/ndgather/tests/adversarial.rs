@@ -3,7 +3,7 @@
 
 use ndarray::{ArrayD, IxDyn};
 use ndgather::shape::{gather_nd_shape, gather_shape, Axis, Shape};
-use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions, Tensor};
+use ndgather::{BadIndices, Error, GatherNdOptions, GatherOptions, Tensor};
 use std::panic::catch_unwind;
 
 fn z(shape: &[usize]) -> ArrayD<f32> {
@@ -97,7 +97,7 @@ fn shapes_whose_size_overflows() {
         0,
         None,
     );
-    assert!(matches!(r, Err(GatherError::ShapeOverflow { .. })), "{r:?}");
+    assert!(matches!(r, Err(Error::ShapeOverflow { .. })), "{r:?}");
     let r = gather_shape(
         &Shape::known(&[1 << 40, 1 << 30]),
         &Shape::known(&[1 << 40]),
@@ -105,14 +105,14 @@ fn shapes_whose_size_overflows() {
         0,
         None,
     );
-    assert!(matches!(r, Err(GatherError::ShapeOverflow { .. })), "{r:?}");
+    assert!(matches!(r, Err(Error::ShapeOverflow { .. })), "{r:?}");
     let r = gather_nd_shape(
         &Shape::known(&[2, 1 << 62]),
         &Shape::known(&[1 << 62, 1]),
         0,
         None,
     );
-    assert!(matches!(r, Err(GatherError::ShapeOverflow { .. })), "{r:?}");
+    assert!(matches!(r, Err(Error::ShapeOverflow { .. })), "{r:?}");
     // A zero dimension does not excuse the others (ndarray's rule).
     let r = gather_shape(
         &Shape::known(&[0, usize::MAX]),
@@ -133,7 +133,7 @@ fn outputs_larger_than_memory_fail_before_allocating() {
     let idx = one.broadcast(IxDyn(&[1 << 20, 1 << 20])).unwrap();
     let r = catch_unwind(|| GatherOptions::new().gather(&p, &idx));
     match r {
-        Ok(Err(GatherError::OutOfMemory { bytes })) => assert_eq!(bytes, 4 << 40),
+        Ok(Err(Error::OutOfMemory { bytes })) => assert_eq!(bytes, 4 << 40),
         Ok(Err(e)) => panic!("unexpected error {e}"),
         Ok(Ok(_)) => panic!("allocated 4 TiB?"),
         Err(_) => panic!("panicked"),
@@ -168,7 +168,7 @@ fn zero_size_dimensions_in_every_position() {
     let e = GatherNdOptions::new()
         .gather_nd(&z(&[2, 0]), &ix(&[1, 1], vec![0i32]))
         .unwrap_err();
-    assert!(matches!(e, GatherError::EmptyParams { .. }));
+    assert!(matches!(e, Error::EmptyParams { .. }));
     assert_eq!(
         GatherOptions::new()
             .gather(&z(&[2, 0]), &ix(&[1], vec![99i32]))
@@ -216,14 +216,8 @@ fn concurrent_calls_on_shared_inputs() {
 fn huge_tensors_are_refused_not_aborted() {
     // 8 TiB: a valid size that the allocator refuses.
     let r = catch_unwind(|| Tensor::zeros(ndgather::DType::F64, &[1 << 40, 1 << 10]));
-    assert!(
-        matches!(r, Ok(Err(GatherError::OutOfMemory { .. }))),
-        "{r:?}"
-    );
+    assert!(matches!(r, Ok(Err(Error::OutOfMemory { .. }))), "{r:?}");
     // 2^63 bytes: past what an allocation can address at all.
     let r = catch_unwind(|| Tensor::zeros(ndgather::DType::F64, &[1 << 40, 1 << 20]));
-    assert!(
-        matches!(r, Ok(Err(GatherError::ShapeOverflow { .. }))),
-        "{r:?}"
-    );
+    assert!(matches!(r, Ok(Err(Error::ShapeOverflow { .. }))), "{r:?}");
 }

@@ -9,7 +9,7 @@ use common::case_file::{same, tensor};
 use common::reference::resolve;
 use ndarray::{ArrayD, IxDyn};
 use ndgather::scatter_reduce::{Reduction, ScatterReduce};
-use ndgather::{BadIndices, DType, GatherError, TakeAlongAxisOptions, Tensor};
+use ndgather::{BadIndices, DType, Error, TakeAlongAxisOptions, Tensor};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -20,18 +20,18 @@ fn cases(op: &str) -> Vec<Value> {
     all.iter().filter(|c| c["op"] == op).cloned().collect()
 }
 
-fn op_of(case: &Value) -> Result<ScatterReduce, GatherError> {
+fn op_of(case: &Value) -> Result<ScatterReduce, Error> {
     let reduce = Reduction::from_name(case["reduce"].as_str().unwrap())?;
     Ok(ScatterReduce::new(case["dim"].as_i64().unwrap(), reduce)
         .include_self(case["include_self"].as_bool().unwrap()))
 }
 
 /// PyTorch's class for each of ndgather's PyTorch errors.
-fn class(err: &GatherError) -> &'static str {
+fn class(err: &Error) -> &'static str {
     match err {
-        GatherError::TorchIndex(_) => "IndexError",
-        GatherError::TorchRuntime(_) => "RuntimeError",
-        GatherError::TorchNotImplemented(_) => "NotImplementedError",
+        Error::TorchIndex(_) => "IndexError",
+        Error::TorchRuntime(_) => "RuntimeError",
+        Error::TorchNotImplemented(_) => "NotImplementedError",
         _ => "another",
     }
 }
@@ -70,7 +70,7 @@ fn same_but_nan_payloads(a: &Tensor, b: &Tensor) -> bool {
             .all(|(&x, y)| x == y || nan(x) && nan(y))
 }
 
-fn run(case: &Value, in_place: bool) -> Result<Tensor, GatherError> {
+fn run(case: &Value, in_place: bool) -> Result<Tensor, Error> {
     let (mut input, index, src) = (
         tensor(&case["input"]),
         tensor(&case["index"]),
@@ -275,7 +275,7 @@ proptest! {
         let src_part = src.slice_each_axis(|a| ndarray::Slice::from(0..ishape[a.axis.index()])).to_owned();
         let bad = index.iter().any(|&v| resolve(policy, v, shape[dim]).is_none());
         if bad && policy.errors() {
-            prop_assert!(matches!(got, Err(GatherError::TorchRuntime(_))));
+            prop_assert!(matches!(got, Err(Error::TorchRuntime(_))));
         } else {
             let want = reference(&input, &index, &src_part, dim, reduce, include_self, policy, width);
             prop_assert_eq!(got.unwrap(), to_tensor(&want, dtype));

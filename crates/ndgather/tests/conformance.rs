@@ -3,8 +3,8 @@
 //! where it failed, with TensorFlow's exact text where the message reports a bad index value.
 
 use ndgather::{
-    with_dtype, Complex32, Complex64, DType, FloatValue, GatherError, GatherNdOptions,
-    GatherOptions, Tensor,
+    with_dtype, Complex32, Complex64, DType, Error, FloatValue, GatherNdOptions, GatherOptions,
+    Tensor,
 };
 use serde_json::Value;
 
@@ -110,7 +110,7 @@ fn same_bits(a: &Tensor, b: &Tensor) -> bool {
     }
 }
 
-fn run(case: &Value) -> Result<Tensor, GatherError> {
+fn run(case: &Value) -> Result<Tensor, Error> {
     let params = tensor(&case["params"]);
     let indices = tensor(&case["indices"]);
     let batch_dims = case["batch_dims"].as_i64().unwrap();
@@ -144,8 +144,8 @@ fn flat(pos: &[usize], shape: &[usize]) -> usize {
 /// index vector of indices reshaped to `[batch, rows..]`; ndgather reports the vector as the
 /// caller wrote it. The two name the same row when their flat positions agree and TF's
 /// vector ends with ours.
-fn same_bad_row_as_tf(case: &Value, tf: &str, ours: &GatherError) -> Result<(), String> {
-    let GatherError::BadIndexVector {
+fn same_bad_row_as_tf(case: &Value, tf: &str, ours: &Error) -> Result<(), String> {
+    let Error::BadIndexVector {
         position, values, ..
     } = ours
     else {
@@ -191,7 +191,7 @@ fn check(case: &Value) -> Result<(), String> {
             } else if tf.starts_with("Input to reshape is a tensor with") {
                 // TF fails inside a reshape when gather_nd's batch dimensions differ.
                 match ours {
-                    GatherError::BatchShapeMismatch { .. } => Ok(()),
+                    Error::BatchShapeMismatch { .. } => Ok(()),
                     other => Err(format!("expected a batch shape mismatch, got {other:?}")),
                 }
             } else if ours.to_string() == tf {

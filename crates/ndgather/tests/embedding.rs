@@ -5,7 +5,7 @@
 
 use half::{bf16, f16};
 use ndarray::{Array1, Array2, ArrayD, IxDyn};
-use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, Real, SparseIds};
+use ndgather::embedding::{Combiner, EmbeddingLookupOptions, PartitionStrategy, Real, SparseIds};
 use serde_json::Value;
 
 mod common;
@@ -70,7 +70,7 @@ fn run_case<T: Real>(case: &Value, exact_required: bool, tally: &mut Tally) {
         .collect();
     let views: Vec<_> = shards.iter().map(|s| s.view()).collect();
     let strategy = PartitionStrategy::from_name(case["strategy"].as_str().unwrap()).unwrap();
-    let lookup = EmbeddingLookup::new()
+    let lookup = EmbeddingLookupOptions::new()
         .partition_strategy(strategy)
         .max_norm(case["max_norm"].as_f64());
     let expected: Vec<f64> = case["expected"]["data"]
@@ -235,7 +235,7 @@ mod properties {
             let shards = split(&full, n.min(rows), strategy);
             let views: Vec<_> = shards.iter().map(|s| s.view()).collect();
             let ids = Array1::from_vec(ids.into_iter().map(|i| i as i64).collect());
-            let lookup = EmbeddingLookup::new().partition_strategy(strategy);
+            let lookup = EmbeddingLookupOptions::new().partition_strategy(strategy);
             match lookup.lookup(&views, &ids) {
                 Ok(out) => {
                     for (k, &id) in ids.iter().enumerate() {
@@ -266,7 +266,7 @@ mod properties {
             let values = Array1::from_vec(values);
             let dense_shape = [counts.len(), 12];
             let sp = SparseIds::new(indices.view(), values.view(), &dense_shape).unwrap();
-            let out = EmbeddingLookup::new().lookup_sparse(&[full.view()], &sp, None, Combiner::Sum).unwrap();
+            let out = EmbeddingLookupOptions::new().lookup_sparse(&[full.view()], &sp, None, Combiner::Sum).unwrap();
             for r in 0..counts.len() {
                 let mut expected = [0.0; 2];
                 for (k, &id) in values.iter().enumerate() {
@@ -287,7 +287,7 @@ fn errors_say_what_is_wrong() {
     let t = ndarray::array![[1.0f32], [2.0], [3.0]].into_dyn();
     let u = ndarray::array![[1.0f32, 2.0]].into_dyn();
     let one = [t.view()];
-    let lookup = EmbeddingLookup::new();
+    let lookup = EmbeddingLookupOptions::new();
     let e = |r: ndgather::Result<ArrayD<f32>>| r.unwrap_err().to_string();
     assert_eq!(
         e(lookup.lookup(&one, &ndarray::array![0, 3])),

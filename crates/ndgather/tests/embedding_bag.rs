@@ -7,7 +7,7 @@
 use ndarray::{Array1, ArrayD, ArrayView1, IxDyn};
 use ndgather::embedding::{PartitionStrategy, Real};
 use ndgather::embedding_bag::{BagMode, EmbeddingBag};
-use ndgather::{BadIndices, GatherError};
+use ndgather::{BadIndices, Error};
 use serde_json::Value;
 
 mod common;
@@ -133,7 +133,7 @@ fn call(
     input: ArrayD<i64>,
     offsets: Option<Vec<i64>>,
     psw: Option<ArrayD<f32>>,
-) -> Result<ArrayD<f32>, GatherError> {
+) -> Result<ArrayD<f32>, Error> {
     let w = ArrayD::<f32>::zeros(IxDyn(&[6, 3]));
     let offsets = offsets.map(Array1::from);
     let o: Option<ArrayView1<i64>> = offsets.as_ref().map(|o| o.view());
@@ -182,9 +182,9 @@ fn pytorchs_errors_with_its_messages() {
         };
         let err = got.expect_err(name);
         let class = match err {
-            GatherError::TorchValue(_) => "ValueError",
-            GatherError::TorchRuntime(_) => "RuntimeError",
-            GatherError::TorchNotImplemented(_) => "NotImplementedError",
+            Error::TorchValue(_) => "ValueError",
+            Error::TorchRuntime(_) => "RuntimeError",
+            Error::TorchNotImplemented(_) => "NotImplementedError",
             ref other => panic!("{name}: {other:?}"),
         };
         assert_eq!(class, e["class"], "{name}");
@@ -229,7 +229,7 @@ fn decreasing_offsets_are_an_error_that_names_them() {
 
 #[test]
 fn max_norm_clips_as_tensorflows_embedding_lookup() {
-    use ndgather::embedding::EmbeddingLookup;
+    use ndgather::embedding::EmbeddingLookupOptions;
     let w = ArrayD::from_shape_fn(IxDyn(&[5, 3]), |ix| (ix[0] * 3 + ix[1]) as f32 - 4.0);
     let ids = ArrayD::from_shape_vec(IxDyn(&[5]), vec![4i64, 0, 2, 2, 1]).unwrap();
     let offsets = Array1::from(vec![0i64, 1, 2, 3, 4]);
@@ -237,7 +237,7 @@ fn max_norm_clips_as_tensorflows_embedding_lookup() {
     let out = bag
         .bag(&[w.view()], &ids.view(), Some(&offsets.view()), None)
         .unwrap();
-    let want = EmbeddingLookup::new()
+    let want = EmbeddingLookupOptions::new()
         .max_norm(Some(2.5))
         .lookup(&[w.view()], &ids)
         .unwrap();

@@ -2,7 +2,9 @@
 //! inferred at creation, values when a session runs), equal to the library's functions.
 
 use ndarray::{array, ArrayD};
-use ndgather::embedding::{Combiner, EmbeddingLookup as Lookup, PartitionStrategy, SparseIds};
+use ndgather::embedding::{
+    Combiner, EmbeddingLookupOptions as Lookup, PartitionStrategy, SparseIds,
+};
 use ndgather::graph::{
     Constant, EmbeddingLookup, EmbeddingLookupSparse, EmbeddingOpOptions, Feeds, Operand,
     Placeholder, Scope, Session,

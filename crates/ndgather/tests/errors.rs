@@ -1,7 +1,7 @@
 //! The checks and messages the issue and TensorFlow name, one by one.
 
 use ndarray::{arr0, array, Array, ArrayD, Dimension, IxDyn};
-use ndgather::{gather, gather_nd, GatherError, GatherNdOptions, GatherOptions};
+use ndgather::{gather, gather_nd, Error, GatherNdOptions, GatherOptions};
 
 fn zeros(shape: &[usize]) -> ArrayD<f32> {
     ArrayD::zeros(IxDyn(shape))
@@ -97,7 +97,7 @@ fn gather_reports_the_first_bad_index_in_row_major_order() {
     let err = gather(&array![1, 2, 3], &array![[0, 9], [-1, 7]]).unwrap_err();
     assert_eq!(
         err,
-        GatherError::BadIndex {
+        Error::BadIndex {
             position: vec![0, 1],
             value: 9,
             limit: 3
@@ -319,17 +319,14 @@ fn hostile_shapes_are_errors_not_panics() {
         0,
         None,
     );
-    assert!(matches!(huge, Err(GatherError::ShapeOverflow { .. })));
+    assert!(matches!(huge, Err(Error::ShapeOverflow { .. })));
     // batch_dims at the extremes.
     for bd in [i64::MIN, i64::MAX] {
         let e = GatherOptions::new()
             .axis(0)
             .batch_dims(bd)
             .gather(&zeros(&[2]), &idx(&[1], vec![0]));
-        assert!(
-            matches!(e, Err(GatherError::BatchDimsOutOfRange { .. })),
-            "{e:?}"
-        );
+        assert!(matches!(e, Err(Error::BatchDimsOutOfRange { .. })), "{e:?}");
         let e = GatherNdOptions::new()
             .batch_dims(bd)
             .gather_nd(&zeros(&[2]), &idx(&[1], vec![0]));

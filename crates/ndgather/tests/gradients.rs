@@ -4,7 +4,7 @@
 use ndarray::{array, ArrayD, IxDyn};
 use ndgather::grad::{gather_grad, gather_grad_sparse, gather_nd_grad, gather_nd_grad_sparse};
 use ndgather::scatter::{scatter_nd, unsorted_segment_sum};
-use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions};
+use ndgather::{BadIndices, Error, GatherNdOptions, GatherOptions};
 use proptest::prelude::*;
 
 /// An array from a nested list of integers, written as JSON (`[[1, 0], [2, 3]]`).
@@ -128,15 +128,15 @@ fn sparse_gradients_for_embeddings() {
     assert_eq!(small.to_dense().unwrap(), f64s("[[1, 1, 1], [2, 2, 2]]"));
     assert!(matches!(
         gather_grad_sparse(&[2, 3], &array![2], &f64s("[[1, 1, 1]]")),
-        Err(GatherError::BadIndex { .. })
+        Err(Error::BadIndex { .. })
     ));
     assert!(matches!(
         gather_nd_grad_sparse(&[2, 3], &array![[0, 1]], &array![1.0]),
-        Err(GatherError::SparseNeedsRows { .. })
+        Err(Error::SparseNeedsRows { .. })
     ));
     assert!(matches!(
         gather_grad(&[2, 3], &array![1], &f64s("[[1, 1]]"), 0, 0),
-        Err(GatherError::GradShapeMismatch { .. })
+        Err(Error::GradShapeMismatch { .. })
     ));
 }
 
@@ -181,7 +181,7 @@ fn scatter_ops_as_tensorflow() {
     );
     assert!(matches!(
         scatter_nd(&array![[1]], &array![1.0, 2.0], &[4], BadIndices::Error),
-        Err(GatherError::UpdatesShapeMismatch { .. })
+        Err(Error::UpdatesShapeMismatch { .. })
     ));
     // tf.math.unsorted_segment_sum's documented example.
     let c = array![[1, 2, 3, 4], [5, 6, 7, 8], [4, 3, 2, 1]];

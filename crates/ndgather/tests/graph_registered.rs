@@ -6,7 +6,7 @@ use ndarray::{arr0, array};
 use ndgather::graph::{Feeds, GatherOpOptions, NodeInput, OpError, Scope, Session};
 use ndgather::registry::{self, Attr, Attrs, Input};
 use ndgather::shape::Shape;
-use ndgather::{DType, GatherError, Tensor};
+use ndgather::{DType, Error, Tensor};
 
 fn segments(n: i64) -> Attrs {
     Attrs::new().with("num_segments", Attr::Int(n))
@@ -138,7 +138,7 @@ fn bad_calls_are_errors_that_say_why() {
     let i = scope.constant(Tensor::from(array![0i32, 5].into_dyn()));
     let err = scope.op("segment_summ", &[], &Attrs::new()).unwrap_err();
     assert!(
-        matches!(err, OpError::Gather(GatherError::UnknownOp { .. })),
+        matches!(err, OpError::Gather(Error::UnknownOp { .. })),
         "{err}"
     );
     let err = scope
@@ -223,7 +223,7 @@ fn a_graph_refuses_what_the_static_shapes_already_show() {
         )
         .unwrap_err();
     assert!(
-        matches!(err, OpError::Gather(GatherError::SegmentIdsShape { .. })),
+        matches!(err, OpError::Gather(Error::SegmentIdsShape { .. })),
         "{err}"
     );
     let two = graph.constant(Tensor::from(array![0i32, 1].into_dyn()));
@@ -258,7 +258,7 @@ fn a_graph_refuses_what_the_static_shapes_already_show() {
         )
         .unwrap_err();
     assert!(
-        matches!(err, OpError::Gather(GatherError::AttributeKind { .. })),
+        matches!(err, OpError::Gather(Error::AttributeKind { .. })),
         "{err}"
     );
 }

@@ -8,7 +8,7 @@ use ndgather::graph::{
     Output, Placeholder, Scope, Session,
 };
 use ndgather::shape::Shape;
-use ndgather::{BadIndices, GatherError};
+use ndgather::{BadIndices, Error};
 
 #[test]
 fn names_are_unique_and_scoped() {
@@ -138,7 +138,7 @@ fn invalid_combinations_fail_at_create() {
         Gather::create(&g, &p2, &batched, &a1, GatherOpOptions::new().batch_dims(1)).unwrap_err();
     assert_eq!(
         err,
-        OpError::Gather(GatherError::BatchShapeMismatch {
+        OpError::Gather(Error::BatchShapeMismatch {
             dim: 0,
             params_size: 4,
             indices_size: 5

@@ -7,7 +7,7 @@ mod common;
 use common::reference::{self, RefError};
 use ndarray::{ArrayD, ArrayViewD, Axis as NdAxis, Dimension, IxDyn, ShapeBuilder, Slice};
 use ndgather::shape::{gather_nd_shape, gather_shape, Axis, Shape};
-use ndgather::{BadIndices, Complex64, GatherError, GatherNdOptions, GatherOptions, Strings};
+use ndgather::{BadIndices, Complex64, Error, GatherNdOptions, GatherOptions, Strings};
 use proptest::prelude::*;
 use proptest::sample::select;
 
@@ -87,8 +87,8 @@ fn text(k: usize) -> String {
 /// the same error.
 fn strings_agree(
     shape: &[usize],
-    typed: impl Fn(&ArrayD<String>) -> Result<ArrayD<String>, GatherError>,
-    packed: impl Fn(&Strings<String>) -> Result<Strings<String>, GatherError>,
+    typed: impl Fn(&ArrayD<String>) -> Result<ArrayD<String>, Error>,
+    packed: impl Fn(&Strings<String>) -> Result<Strings<String>, Error>,
 ) -> Result<(), TestCaseError> {
     let params = params_of(shape, text);
     match (typed(&params), packed(&Strings::from_array(&params))) {
@@ -108,16 +108,16 @@ fn params_of<T>(shape: &[usize], make: impl Fn(usize) -> T) -> ArrayD<T> {
 }
 
 /// Whether our error and the reference's name the same bad index.
-fn same_error(ours: &GatherError, theirs: &RefError) -> bool {
+fn same_error(ours: &Error, theirs: &RefError) -> bool {
     match (ours, theirs) {
         (
-            GatherError::BadIndex {
+            Error::BadIndex {
                 position, value, ..
             },
             RefError::BadIndex(p, v),
         ) => position == p && *value == *v as i128,
         (
-            GatherError::BadIndexVector {
+            Error::BadIndexVector {
                 position, values, ..
             },
             RefError::BadIndexVector(p, v),
@@ -128,7 +128,7 @@ fn same_error(ours: &GatherError, theirs: &RefError) -> bool {
 
 /// Our result and the reference's are the same array, or name the same bad index.
 fn agrees<T: PartialEq + std::fmt::Debug>(
-    ours: &Result<ArrayD<T>, GatherError>,
+    ours: &Result<ArrayD<T>, Error>,
     theirs: &Result<ArrayD<T>, RefError>,
 ) -> Result<(), TestCaseError> {
     match (ours, theirs) {
@@ -293,7 +293,7 @@ impl GatherCase {
         );
         match &out {
             Ok(out) => prop_assert_eq!(rule.unwrap().output, Shape::known(out.shape())),
-            Err(GatherError::BadIndex { .. }) => prop_assert!(rule.is_ok()),
+            Err(Error::BadIndex { .. }) => prop_assert!(rule.is_ok()),
             Err(e) => prop_assert_eq!(rule.unwrap_err(), e.clone()),
         }
         // With some dimensions unknown the rule may know less, never contradict.
@@ -400,7 +400,7 @@ impl GatherNdCase {
         let indices = self.indices();
         let options = self.options();
         let ours = with_layout(&params, self.layout, |p| options.gather_nd(&p, &indices));
-        if let Err(GatherError::EmptyParams { params_shape }) = &ours {
+        if let Err(Error::EmptyParams { params_shape }) = &ours {
             // TensorFlow refuses rows from an empty params, which the reference does not model.
             prop_assert_eq!(params_shape, &self.params);
             prop_assert_eq!(params.len(), 0);
@@ -450,7 +450,7 @@ impl GatherNdCase {
         );
         match &out {
             Ok(out) => prop_assert_eq!(rule.unwrap().output, Shape::known(out.shape())),
-            Err(GatherError::BadIndexVector { .. }) => prop_assert!(rule.is_ok()),
+            Err(Error::BadIndexVector { .. }) => prop_assert!(rule.is_ok()),
             Err(e) => prop_assert_eq!(rule.unwrap_err(), e.clone()),
         }
         let (pm, im) = self.unknown_mask.split_at(self.params.len());

@@ -10,7 +10,7 @@ use common::Rng;
 
 use common::case_file::{same, tensor};
 use ndgather::{
-    BadIndices, DType, GatherError, GatherNdOptions, GatherOptions, Op, Operand, Ragged,
+    BadIndices, DType, Error, GatherNdOptions, GatherOptions, Op, Ragged, RaggedOperand,
     RaggedView, RowSplits, Tensor,
 };
 use serde_json::Value;
@@ -42,12 +42,12 @@ fn row_splits(t: &Tensor) -> RowSplits<'_> {
     }
 }
 
-fn operand(o: &Owned) -> Operand<'_> {
+fn operand(o: &Owned) -> RaggedOperand<'_> {
     if o.splits.is_empty() {
-        return Operand::from(o.values.view());
+        return RaggedOperand::from(o.values.view());
     }
     let splits = o.splits.iter().map(row_splits).collect();
-    Operand::Ragged(RaggedView::new(o.values.view(), splits).unwrap())
+    RaggedOperand::Ragged(RaggedView::new(o.values.view(), splits).unwrap())
 }
 
 fn op_of(case: &Value) -> Op {
@@ -65,15 +65,15 @@ fn op_of(case: &Value) -> Op {
     }
 }
 
-fn run(case: &Value) -> Result<Ragged, GatherError> {
+fn run(case: &Value) -> Result<Ragged, Error> {
     let (p, i) = (owned(&case["params"]), owned(&case["indices"]));
     op_of(case).run_ragged(operand(&p), operand(&i))
 }
 
 /// TensorFlow's class for ndgather's error.
-fn class(err: &GatherError) -> &'static str {
+fn class(err: &Error) -> &'static str {
     match err {
-        GatherError::RaggedValue(_) => "ValueError",
+        Error::RaggedValue(_) => "ValueError",
         _ => "InvalidArgumentError",
     }
 }
@@ -206,7 +206,7 @@ fn an_index_past_its_row_is_an_error_where_tensorflow_reads_on() {
             continue;
         }
         match run(case) {
-            Err(e @ (GatherError::BadIndex { .. } | GatherError::RaggedBadIndexVector { .. })) => {
+            Err(e @ (Error::BadIndex { .. } | Error::RaggedBadIndexVector { .. })) => {
                 assert!(e.to_string().starts_with("indices"), "case {k}: {e}")
             }
             other => panic!("case {k}: expected a bad index, got {other:?}"),
@@ -470,10 +470,10 @@ proptest::proptest! {
         let slice = (axis < ragged_rank, inner && axis == ragged_rank);
         let want = ref_gather(&params, &indices, axis, bd, policy, slice);
         let p = RaggedView::new(values.view(), splits.iter().map(|s| RowSplits::from(&s[..])).collect()).unwrap();
-        let i: Operand = if index_splits.is_empty() {
-            Operand::from(index_values.view())
+        let i: RaggedOperand = if index_splits.is_empty() {
+            RaggedOperand::from(index_values.view())
         } else {
-            Operand::Ragged(RaggedView::new(index_values.view(), vec![RowSplits::from(&index_splits[0][..])]).unwrap())
+            RaggedOperand::Ragged(RaggedView::new(index_values.view(), vec![RowSplits::from(&index_splits[0][..])]).unwrap())
         };
         let op = Op::Gather(GatherOptions::new().axis(axis as i64).batch_dims(bd as i64).bad_indices(policy));
         let got = op.run_ragged(p, i);
@@ -520,7 +520,7 @@ fn many_rows_walk_in_chunks_as_one() {
             );
             match (op.run_ragged(p, i), want) {
                 (Ok(r), Ok(w)) => assert_eq!(nested(&r), w, "{ragged_rank} {axis} {policy:?}"),
-                (Err(e), Err(())) => assert!(matches!(e, GatherError::BadIndex { .. }), "{e}"),
+                (Err(e), Err(())) => assert!(matches!(e, Error::BadIndex { .. }), "{e}"),
                 (got, want) => panic!("{:?} vs {want:?}", got.map(|r| nested(&r))),
             }
         }
@@ -537,9 +537,9 @@ proptest::proptest! {
         let (rank, inner) = (rng.below(3), rng.below(2) == 1);
         let (values, splits) = random_ragged(&mut rng, rank, inner);
         let params = if splits.is_empty() {
-            Operand::from(values.view())
+            RaggedOperand::from(values.view())
         } else {
-            Operand::Ragged(RaggedView::new(values.view(), splits.iter().map(|s| RowSplits::from(&s[..])).collect()).unwrap())
+            RaggedOperand::Ragged(RaggedView::new(values.view(), splits.iter().map(|s| RowSplits::from(&s[..])).collect()).unwrap())
         };
         let scalar = Tensor::from_shape_vec(&[], vec![1.5f32]).unwrap();
         let ragged_indices = rng.below(2) == 0;
@@ -553,8 +553,8 @@ proptest::proptest! {
         let data: Vec<i64> = (0..n).map(|_| rng.below(12) as i64 - 6).collect();
         let index_values = Tensor::from_shape_vec(&shape, data).unwrap();
         let indices = match ragged_indices {
-            true => Operand::Ragged(RaggedView::new(index_values.view(), vec![RowSplits::from(&isplits[0][..])]).unwrap()),
-            false => Operand::from(index_values.view()),
+            true => RaggedOperand::Ragged(RaggedView::new(index_values.view(), vec![RowSplits::from(&isplits[0][..])]).unwrap()),
+            false => RaggedOperand::from(index_values.view()),
         };
         let (axis, bd) = (rng.below(7) as i64 - 3, rng.below(5) as i64 - 2);
         let policy = BadIndices::ALL[rng.below(BadIndices::ALL.len())];
@@ -565,7 +565,7 @@ proptest::proptest! {
         ];
         for op in ops {
             let _ = op.run_ragged(params.clone(), indices.clone());
-            let _ = op.run_ragged(Operand::from(scalar.view()), indices.clone());
+            let _ = op.run_ragged(RaggedOperand::from(scalar.view()), indices.clone());
             let upstream = ndarray::ArrayD::<f32>::zeros(ndarray::IxDyn(&[2]));
             let _ = op.ragged_grad(params.clone(), indices.clone(), &upstream.view());
         }
@@ -615,7 +615,7 @@ fn billions_of_empty_rows_answer_at_once() {
     let err = Op::Gather(fill)
         .ragged_grad(params.view(), zero.view(), &upstream.view())
         .unwrap_err();
-    assert!(matches!(err, GatherError::OutOfMemory { .. }), "{err:?}");
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
 
     let values = Tensor::from_shape_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
     let splits = [0i64, 1, 4];
@@ -624,5 +624,5 @@ fn billions_of_empty_rows_answer_at_once() {
     let err = Op::Gather(GatherOptions::new())
         .run_ragged(ragged, idx.view())
         .unwrap_err();
-    assert!(matches!(err, GatherError::OutOfMemory { .. }), "{err:?}");
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
 }

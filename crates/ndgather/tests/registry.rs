@@ -6,7 +6,7 @@ use ndgather::registry::{self, Attr, AttrKind, Attrs, Fact, Input};
 use ndgather::segment::{Reduce, Segment};
 use ndgather::shape::Shape;
 use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
-use ndgather::{DType, GatherError, Out, Tensor};
+use ndgather::{DType, Error, Out, Tensor};
 
 fn t<T: ndgather::TensorElement>(a: ArrayD<T>) -> Tensor {
     T::into_tensor(a)
@@ -49,7 +49,7 @@ fn names_are_unique_and_found() {
         );
     }
     let err = registry::find("gahter").unwrap_err();
-    assert!(matches!(err, GatherError::UnknownOp { .. }));
+    assert!(matches!(err, Error::UnknownOp { .. }));
     assert!(err.to_string().contains("gather_nd"), "{err}");
 }
 
@@ -86,7 +86,7 @@ fn attributes_are_checked_against_the_signature() {
             attrs.insert(def.name, wrong);
             let err = op.with_attrs(&attrs).unwrap_err();
             assert!(
-                matches!(err, GatherError::AttributeKind { .. }),
+                matches!(err, Error::AttributeKind { .. }),
                 "{} {}: {err:?}",
                 op.name(),
                 def.name
@@ -330,7 +330,7 @@ fn into_a_callers_buffer_is_checked_first() {
             Out::Into(wrong.view_mut().into()),
         )
         .unwrap_err();
-    assert!(matches!(err, GatherError::OutputShapeMismatch { .. }));
+    assert!(matches!(err, Error::OutputShapeMismatch { .. }));
     assert_eq!(wrong, array![-1.0f32, -1.0, -1.0].into_dyn());
 }
 
@@ -391,5 +391,5 @@ fn gradients_by_name() {
         .unwrap()
         .grad(&inputs, &out.view(), &up.view())
         .unwrap_err();
-    assert!(matches!(err, GatherError::NoGradient { .. }));
+    assert!(matches!(err, Error::NoGradient { .. }));
 }

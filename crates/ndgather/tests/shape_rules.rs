@@ -2,7 +2,7 @@
 //! where the known parts allow).
 
 use ndgather::shape::{gather_nd_shape, gather_shape, Axis, Shape};
-use ndgather::GatherError;
+use ndgather::Error;
 
 fn s(text: &str) -> Shape {
     if text == "?" {
@@ -79,7 +79,7 @@ fn gather_errors_found_statically() {
         0,
         <i16 as ndgather::IndexType>::TF_LIMIT,
     );
-    assert!(matches!(limit, Err(GatherError::IndexTypeTooSmall { .. })));
+    assert!(matches!(limit, Err(Error::IndexTypeTooSmall { .. })));
 }
 
 #[test]

@@ -8,7 +8,7 @@ mod common;
 
 use ndarray::{array, ArrayD, Dimension, IxDyn, ShapeBuilder};
 use ndgather::Op;
-use ndgather::{BadIndices, Complex64, GatherError, Strings, TakeAlongAxisOptions};
+use ndgather::{BadIndices, Complex64, Error, Strings, TakeAlongAxisOptions};
 use proptest::prelude::*;
 use proptest::sample::select;
 
@@ -103,10 +103,10 @@ fn ours<T: ndgather::Element + PartialEq + std::fmt::Debug + 'static>(
     };
     match result {
         Ok(v) => Outcome::Values(v),
-        Err(GatherError::BadIndex {
+        Err(Error::BadIndex {
             position, value, ..
         }) => Outcome::BadIndex(position, value as i64),
-        Err(GatherError::AlongShapeMismatch { .. }) => Outcome::Shape,
+        Err(Error::AlongShapeMismatch { .. }) => Outcome::Shape,
         Err(e) => panic!("unexpected error {e}"),
     }
 }

@@ -1,8 +1,8 @@
 //! The dtype-erased API: every element type and every index type, and its own errors.
 
 use ndgather::{
-    bf16, f16, Complex32, Complex64, DType, FloatValue, GatherError, GatherNdOptions,
-    GatherOptions, Tensor, TensorElement, F8E4M3, F8E5M2,
+    bf16, f16, Complex32, Complex64, DType, Error, FloatValue, GatherNdOptions, GatherOptions,
+    Tensor, TensorElement, F8E4M3, F8E5M2,
 };
 
 fn tensor<T: TensorElement>(shape: &[usize], data: Vec<T>) -> Tensor {
@@ -128,10 +128,7 @@ fn indices_must_be_integers() {
         tensor(&[1], vec!["0".to_string()]),
     ] {
         let err = params.gather(&bad, &GatherOptions::new()).unwrap_err();
-        assert!(
-            matches!(err, GatherError::IndicesNotInteger { .. }),
-            "{err}"
-        );
+        assert!(matches!(err, Error::IndicesNotInteger { .. }), "{err}");
         assert!(params.gather_nd(&bad, &GatherNdOptions::new()).is_err());
     }
 }
@@ -140,7 +137,7 @@ fn indices_must_be_integers() {
 fn construction_and_access() {
     assert!(matches!(
         Tensor::from_shape_vec(&[2, 2], vec![1u8]),
-        Err(GatherError::DataLength {
+        Err(Error::DataLength {
             expected: 4,
             found: 1,
             ..
@@ -148,7 +145,7 @@ fn construction_and_access() {
     ));
     assert!(matches!(
         Tensor::from_shape_vec(&[usize::MAX, 2], Vec::<u8>::new()),
-        Err(GatherError::ShapeOverflow { .. })
+        Err(Error::ShapeOverflow { .. })
     ));
     let t = Tensor::zeros(DType::BF16, &[2, 3]).unwrap();
     assert_eq!(
@@ -158,7 +155,7 @@ fn construction_and_access() {
     assert!(t.as_array::<f32>().is_none());
     assert!(matches!(
         t.clone().into_array::<f32>(),
-        Err(GatherError::DTypeMismatch { .. })
+        Err(Error::DTypeMismatch { .. })
     ));
     assert_eq!(t.into_array::<bf16>().unwrap().len(), 6);
     for &d in DType::ALL {
@@ -189,7 +186,7 @@ fn a_string_tensor_is_one_buffer_and_has_no_records() {
         .unwrap_err();
     assert_eq!(
         err,
-        GatherError::NotFixedWidth {
+        Error::NotFixedWidth {
             dtype: DType::String
         }
     );

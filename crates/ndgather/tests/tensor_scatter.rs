@@ -7,19 +7,19 @@ mod common;
 use common::case_file::{same, tensor};
 use ndarray::{ArrayD, IxDyn};
 use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
-use ndgather::{BadIndices, GatherError, Tensor};
+use ndgather::{BadIndices, Error, Tensor};
 use proptest::prelude::*;
 use serde_json::Value;
 
 /// TensorFlow's message, or for an op it has no kernel for, its first words up to the dtype
 /// (TensorFlow goes on to list its attributes and kernels).
-fn matches(err: &GatherError, case: &Value) -> bool {
+fn matches(err: &Error, case: &Value) -> bool {
     let expected = case["error"]["message"].as_str().unwrap();
     let got = err.to_string();
     match case["error"]["class"].as_str().unwrap() {
         "NotFoundError" => {
             let dtype_end = expected.find(", Tindices").unwrap();
-            matches!(err, GatherError::NoKernel { .. }) && got.starts_with(&expected[..dtype_end])
+            matches!(err, Error::NoKernel { .. }) && got.starts_with(&expected[..dtype_end])
         }
         _ => got == expected,
     }

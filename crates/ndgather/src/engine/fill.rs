@@ -7,7 +7,7 @@ use crate::engine::mem::output::Slot;
 use crate::engine::mem::units;
 use crate::shape::plan::{GatherNdPlan, GatherPlan};
 use crate::types::dtype::DType;
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::value::{refuse, FillElement, FillValue};
 use crate::with_dtype;
@@ -25,7 +25,7 @@ impl FillValue {
     /// ```
     ///
     /// # Errors
-    /// [`GatherError::FillValue`] when the value does not fit `T`.
+    /// [`Error::FillValue`] when the value does not fit `T`.
     pub fn element<T: Clone + Default + 'static>(self) -> Result<T> {
         element(self)
     }
@@ -35,7 +35,7 @@ impl FillValue {
 /// the table only its `Default`.
 ///
 /// # Errors
-/// [`GatherError::FillValue`] when the value does not fit the type (an integer out of its
+/// [`Error::FillValue`] when the value does not fit the type (an integer out of its
 /// range, a fraction for an integer type, bytes of another size).
 pub(crate) fn element<T: 'static + Default>(value: FillValue) -> Result<T> {
     let Some(dtype) = DType::of_type::<T>() else {
@@ -49,7 +49,7 @@ pub(crate) fn element<T: 'static + Default>(value: FillValue) -> Result<T> {
         (Box::new(v) as Box<dyn Any>)
             .downcast::<T>()
             .map(|b| *b)
-            .map_err(|_| GatherError::Internal("a dtype's type is the type it was found by"))
+            .map_err(|_| Error::Internal("a dtype's type is the type it was found by"))
     })
 }
 
@@ -68,7 +68,7 @@ impl DType {
     /// ```
     ///
     /// # Errors
-    /// [`GatherError::FillValue`] when the value does not fit the dtype.
+    /// [`Error::FillValue`] when the value does not fit the dtype.
     pub fn fill_bytes(self, value: FillValue) -> Result<Option<Vec<u8>>> {
         with_dtype!(self, fixed T => {
             let element: T = element(value)?;

@@ -20,7 +20,7 @@ use crate::engine::simd::prefetch::{prefetch, prefetch_slice, Reads};
 use crate::engine::simd::stream::Streaming;
 use crate::engine::simd::vector_gather::VectorGather;
 use crate::shape::plan::{unravel, GatherNdPlan, GatherPlan};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -195,7 +195,7 @@ pub(crate) fn check_gather<I: IndexType>(
     let gathered = plan.gathered;
     match first_bad_vector(indices, &[gathered], policy) {
         None => Ok(()),
-        Some(k) => Err(GatherError::BadIndex {
+        Some(k) => Err(Error::BadIndex {
             position: unravel(k, &plan.indices_shape),
             value: indices[k].to_i128(),
             limit: gathered,
@@ -357,8 +357,8 @@ impl<T: Clone + Default + Sync + 'static, I: IndexType> SliceCopy<'_, T, I> {
         }
     }
 
-    /// Slices of one element, each stored as a value ([`Self::copy_slices`]' slice copies of
-    /// one element measured 1.5-2x slower here: `elems_1d`, `sorted_1d`).
+    /// Slices of one element, each stored as a value: a slice copy of one element costs more
+    /// than the store (figures: BENCHMARKS.md, "Measurements behind the code").
     #[inline(never)]
     fn run_scalar<O: Slot<T>>(&self, dst: &mut [O]) -> bool {
         let (own, last) = dst.split_at_mut(self.split);
@@ -498,7 +498,7 @@ pub(crate) fn check_gather_nd<I: IndexType>(
     }
     match first_bad_vector(indices, &plan.dims, policy) {
         None => Ok(()),
-        Some(r) => Err(GatherError::BadIndexVector {
+        Some(r) => Err(Error::BadIndexVector {
             position: unravel(r, &plan.rows_shape),
             values: indices[r * plan.depth..(r + 1) * plan.depth]
                 .iter()

@@ -6,7 +6,7 @@
 use crate::engine::kernel::for_chunks;
 use crate::engine::mem::output;
 use crate::engine::mem::output::Slot;
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::BadIndices;
 use crate::types::strings::{Span, StringElement, Strings};
 use crate::types::value::FillValue;
@@ -26,8 +26,8 @@ impl<T: StringElement> Strings<T> {
     /// ```
     ///
     /// # Errors
-    /// [`GatherError::DataLength`] when the count of elements is not the shape's;
-    /// [`GatherError::ShapeOverflow`] for a shape whose element count overflows.
+    /// [`Error::DataLength`] when the count of elements is not the shape's;
+    /// [`Error::ShapeOverflow`] for a shape whose element count overflows.
     pub fn from_shape_iter<'a>(
         shape: &[usize],
         elements: impl IntoIterator<Item = &'a T::Ref>,
@@ -35,11 +35,10 @@ impl<T: StringElement> Strings<T> {
     where
         T::Ref: 'a,
     {
-        let expected =
-            crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {
-                what: "tensor",
-                shape: shape.to_vec(),
-            })?;
+        let expected = crate::shape::checked_numel(shape).ok_or_else(|| Error::ShapeOverflow {
+            what: "tensor",
+            shape: shape.to_vec(),
+        })?;
         let mut out = Strings {
             shape: shape.to_vec(),
             spans: Vec::new(),
@@ -50,7 +49,7 @@ impl<T: StringElement> Strings<T> {
             out.push(e);
         }
         if out.spans.len() != expected {
-            return Err(GatherError::DataLength {
+            return Err(Error::DataLength {
                 shape: shape.to_vec(),
                 expected,
                 found: out.spans.len(),
@@ -60,11 +59,9 @@ impl<T: StringElement> Strings<T> {
     }
 
     pub(crate) fn spans_view(&self) -> Result<ArrayViewD<'_, Span>> {
-        ArrayViewD::from_shape(IxDyn(&self.shape), &self.spans).map_err(|e| {
-            GatherError::InvalidShape {
-                shape: self.shape.clone(),
-                reason: e.to_string(),
-            }
+        ArrayViewD::from_shape(IxDyn(&self.shape), &self.spans).map_err(|e| Error::InvalidShape {
+            shape: self.shape.clone(),
+            reason: e.to_string(),
         })
     }
 
@@ -117,7 +114,7 @@ fn collect<T>(
     let total = chunk_bytes
         .iter()
         .try_fold(0usize, |acc, &n| acc.checked_add(n))
-        .ok_or_else(|| GatherError::ShapeOverflow {
+        .ok_or_else(|| Error::ShapeOverflow {
             what: "output",
             shape: shape.clone(),
         })?;

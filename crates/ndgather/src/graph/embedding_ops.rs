@@ -6,7 +6,7 @@
 use super::node::NodeKind;
 use super::op_error::OpResult;
 use super::scope::{Operand, Output, Scope};
-use crate::ops::embedding::{Combiner, EmbeddingLookup as Lookup, PartitionStrategy, Real};
+use crate::ops::embedding::{Combiner, EmbeddingLookupOptions as Lookup, PartitionStrategy, Real};
 use crate::shape::Shape;
 use crate::types::dtype::TensorElement;
 use crate::types::index::IndexType;
@@ -89,7 +89,7 @@ impl<T: TensorElement + Real> EmbeddingLookup<T> {
     /// along their first axis).
     ///
     /// # Errors
-    /// The lookup's errors ([`crate::GatherError::BadEmbeddingId`], …) in an eager scope, and
+    /// The lookup's errors ([`crate::Error::BadEmbeddingId`], …) in an eager scope, and
     /// [`super::OpError::ForeignOperand`].
     pub fn create<I: IndexType + TensorElement>(
         scope: &Scope,

@@ -13,7 +13,7 @@ use crate::ops::take_along_axis::TakeAlongAxisOptions;
 use crate::ops::Op;
 use crate::shape::{self, Axis, Shape};
 use crate::types::dtype::{DType, Tensor, TensorView, TensorViewMut};
-use crate::types::error::GatherError;
+use crate::types::error::Error;
 use crate::with_dtype;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -63,7 +63,7 @@ impl AnyOutput {
 fn index_limit(dtype: DType) -> OpResult<Option<crate::IndexLimit>> {
     use crate::types::index::IndexType;
     with_dtype!(dtype, index I => Ok(<I as IndexType>::TF_LIMIT),
-        else Err(GatherError::IndicesNotInteger { dtype }.into()))
+        else Err(Error::IndicesNotInteger { dtype }.into()))
 }
 
 impl Scope {
@@ -341,8 +341,8 @@ impl Scope {
     /// ```
     ///
     /// # Errors
-    /// [`OpError::ForeignOperand`]; the core's dtype errors ([`GatherError::NoKernel`],
-    /// [`GatherError::InputDType`], [`GatherError::IndicesNotInteger`]); in an eager scope,
+    /// [`OpError::ForeignOperand`]; the core's dtype errors ([`Error::NoKernel`],
+    /// [`Error::InputDType`], [`Error::IndicesNotInteger`]); in an eager scope,
     /// the op's own.
     pub fn tensor_scatter(
         &self,

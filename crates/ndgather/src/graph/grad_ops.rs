@@ -11,7 +11,7 @@ use crate::ops::scatter::Summable;
 use crate::ops::Op;
 use crate::shape::Shape;
 use crate::types::dtype::{DType, TensorElement};
-use crate::types::error::GatherError;
+use crate::types::error::Error;
 use std::sync::Arc;
 
 mod sealed {
@@ -55,7 +55,7 @@ impl Scope {
     ///
     /// # Errors
     /// [`OpError::ForeignOperand`]; [`OpError::DType`] for a dtype without a gradient or an
-    /// upstream of another dtype; [`GatherError::GradShapeMismatch`] for an upstream whose
+    /// upstream of another dtype; [`Error::GradShapeMismatch`] for an upstream whose
     /// static shape is not `op`'s; [`OpError::Mode`] for an op outside the gather family.
     pub fn gradient(&self, op: &AnyOutput, upstream: &AnyOutput) -> OpResult<AnyOutput> {
         for o in [op, upstream] {
@@ -123,7 +123,7 @@ impl Scope {
     /// # Errors
     /// [`OpError::ForeignOperand`]; [`OpError::Mode`] for an `op` that is not a tensor
     /// scatter; [`OpError::DType`] for an upstream of another dtype;
-    /// [`GatherError::GradShapeMismatch`] for one of another static shape; in an eager
+    /// [`Error::GradShapeMismatch`] for one of another static shape; in an eager
     /// scope, the gradient's own.
     pub fn tensor_scatter_grad(
         &self,
@@ -360,7 +360,7 @@ fn check_shapes(op: &Shape, upstream: &Shape) -> OpResult<()> {
                 .zip(b)
                 .all(|(x, y)| x.is_none() || y.is_none() || x == y);
         if !compatible {
-            return Err(GatherError::GradShapeMismatch {
+            return Err(Error::GradShapeMismatch {
                 expected: a.iter().map(|d| d.unwrap_or(0)).collect(),
                 found: b.iter().map(|d| d.unwrap_or(0)).collect(),
             }

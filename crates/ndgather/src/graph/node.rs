@@ -3,13 +3,13 @@
 
 use super::op_error::{OpError, OpResult};
 use crate::ops::contract::{Input, OpDef};
-use crate::ops::embedding::{Combiner, EmbeddingLookup};
+use crate::ops::embedding::{Combiner, EmbeddingLookupOptions};
 use crate::ops::embedding_bag::EmbeddingBag;
 use crate::ops::tensor_scatter::TensorScatter;
 use crate::ops::{Op, Out};
 use crate::shape::Shape;
 use crate::types::dtype::{DType, FixedWidth, Tensor, TensorView, TensorViewMut};
-use crate::types::error::GatherError;
+use crate::types::error::Error;
 use crate::types::value::FillValue;
 use crate::with_tensor;
 use std::sync::Arc;
@@ -35,7 +35,7 @@ pub(crate) enum NodeKind {
     EmbeddingLookup {
         shards: Vec<usize>,
         ids: usize,
-        lookup: EmbeddingLookup,
+        lookup: EmbeddingLookupOptions,
     },
     /// PyTorch's `embedding_bag` over the shards' values.
     EmbeddingBag {
@@ -74,7 +74,7 @@ pub(crate) enum NodeKind {
         /// The ids' `indices`, `values` and `dense_shape`.
         sparse: [usize; 3],
         weights: Option<usize>,
-        lookup: EmbeddingLookup,
+        lookup: EmbeddingLookupOptions,
         combiner: Combiner,
     },
     /// Any op of the registry, configured, on its inputs ([`Scope::op`](super::Scope::op)).
@@ -144,7 +144,7 @@ macro_rules! grad_of {
     ($options:expr, $shape:expr, $indices:expr, $upstream:expr) => {
         with_tensor!(TensorView, $upstream, grad g => with_tensor!(TensorView, $indices,
             index i => Tensor::from($options.grad($shape, i, g)?),
-            else dtype => return Err(GatherError::IndicesNotInteger { dtype }.into())),
+            else dtype => return Err(Error::IndicesNotInteger { dtype }.into())),
         else found => return Err(OpError::DType { expected: DType::names_where(DType::has_grad), found }))
     };
 }
@@ -236,7 +236,7 @@ impl NodeKind {
             } => {
                 let op = with_axis(*op, *axis, values)?;
                 let out = op.run(values.value(*params)?, &values.value(*indices)?, Out::New)?;
-                out.ok_or(GatherError::Internal("a run into a new output returns it"))?
+                out.ok_or(Error::Internal("a run into a new output returns it"))?
             }
             NodeKind::Grad { op, grad } => {
                 let forward = nodes
@@ -310,7 +310,7 @@ impl NodeKind {
                 let one = of
                     .dtype()
                     .fill_bytes(FillValue::float(1.0))?
-                    .ok_or(GatherError::NotFixedWidth { dtype: of.dtype() })?;
+                    .ok_or(Error::NotFixedWidth { dtype: of.dtype() })?;
                 Tensor::from_bytes(
                     of.dtype(),
                     of.shape(),
@@ -408,26 +408,26 @@ fn with_axis<'v>(op: Op, axis: Option<usize>, values: &impl Values<'v>) -> OpRes
 
 /// Copies `value` into `out`, a caller's array of its dtype and shape (left unchanged on
 /// error).
-pub(crate) fn assign(value: &TensorView<'_>, out: TensorViewMut<'_>) -> Result<(), GatherError> {
+pub(crate) fn assign(value: &TensorView<'_>, out: TensorViewMut<'_>) -> Result<(), Error> {
     if out.dtype() != value.dtype() {
-        return Err(GatherError::DTypeMismatch {
+        return Err(Error::DTypeMismatch {
             expected: value.dtype(),
             found: out.dtype(),
         });
     }
     with_tensor!(TensorView, value, fixed v => assign_typed(v, out),
-        else dtype => Err(GatherError::NotFixedWidth { dtype }))
+        else dtype => Err(Error::NotFixedWidth { dtype }))
 }
 
 fn assign_typed<T: FixedWidth>(
     value: &ndarray::ArrayViewD<'_, T>,
     out: TensorViewMut<'_>,
-) -> Result<(), GatherError> {
-    let mut out = T::from_view_mut(out).ok_or(GatherError::Internal(
+) -> Result<(), Error> {
+    let mut out = T::from_view_mut(out).ok_or(Error::Internal(
         "an output of the checked dtype has that dtype",
     ))?;
     if out.shape() != value.shape() {
-        return Err(GatherError::OutputShapeMismatch {
+        return Err(Error::OutputShapeMismatch {
             given: out.shape().to_vec(),
             expected: value.shape().to_vec(),
         });
@@ -437,14 +437,14 @@ fn assign_typed<T: FixedWidth>(
 }
 
 /// The sum of tensors of one dtype (with a gradient) and shape, added in order.
-fn add_n(values: &[TensorView<'_>]) -> Result<Tensor, GatherError> {
+fn add_n(values: &[TensorView<'_>]) -> Result<Tensor, Error> {
     let (first, rest) = values
         .split_first()
-        .ok_or(GatherError::Internal("AddN of no tensors"))?;
+        .ok_or(Error::Internal("AddN of no tensors"))?;
     let mut sum = first.to_tensor();
     let dtype = sum.dtype();
     with_tensor!(Tensor, &mut sum, grad a => add_into(a, rest)?,
-        else dtype => return Err(GatherError::NotFixedWidth { dtype }));
+        else dtype => return Err(Error::NotFixedWidth { dtype }));
     debug_assert_eq!(sum.dtype(), dtype);
     Ok(sum)
 }
@@ -452,14 +452,14 @@ fn add_n(values: &[TensorView<'_>]) -> Result<Tensor, GatherError> {
 fn add_into<T: FixedWidth + std::ops::AddAssign>(
     sum: &mut ndarray::ArrayD<T>,
     rest: &[TensorView<'_>],
-) -> Result<(), GatherError> {
+) -> Result<(), Error> {
     for v in rest {
-        let v = T::from_view(v).ok_or(GatherError::DTypeMismatch {
+        let v = T::from_view(v).ok_or(Error::DTypeMismatch {
             expected: T::DTYPE,
             found: v.dtype(),
         })?;
         if v.shape() != sum.shape() {
-            return Err(GatherError::GradShapeMismatch {
+            return Err(Error::GradShapeMismatch {
                 expected: sum.shape().to_vec(),
                 found: v.shape().to_vec(),
             });
@@ -522,7 +522,7 @@ fn run_registered<'v>(
     let inputs = input_values(slots, values)?;
     let value = op
         .run(&inputs, Out::New)?
-        .ok_or(GatherError::Internal("a run into a new output returns it"))?;
+        .ok_or(Error::Internal("a run into a new output returns it"))?;
     Ok(value.into_dense()?)
 }
 

@@ -1,7 +1,7 @@
 //! The errors of the op API.
 
 use crate::types::dtype::DType;
-use crate::types::error::GatherError;
+use crate::types::error::Error;
 
 /// Errors of the op API: the op's own errors, with TensorFlow's wording, and the graph's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -9,7 +9,7 @@ use crate::types::error::GatherError;
 pub enum OpError {
     /// The gather itself refused (at creation, or when run).
     #[error(transparent)]
-    Gather(#[from] GatherError),
+    Gather(#[from] Error),
     /// A placeholder was run without a value.
     #[error("You must feed a value for placeholder tensor '{name}' with dtype {dtype} and shape {shape}")]
     MissingFeed {

@@ -9,7 +9,7 @@ use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Scope};
 use crate::ops::contract::{Attrs, Fact, InputKind, OpDef};
 use crate::ops::registry;
-use crate::types::error::GatherError;
+use crate::types::error::Error;
 use std::sync::Arc;
 
 /// One input of [`Scope::op`], as the op's signature takes it.
@@ -53,8 +53,8 @@ impl Scope {
     /// ```
     ///
     /// # Errors
-    /// [`GatherError::UnknownOp`]; [`GatherError::Attribute`] for attributes the op does
-    /// not take; [`GatherError::OpInput`] for inputs that do not match its signature;
+    /// [`Error::UnknownOp`]; [`Error::Attribute`] for attributes the op does
+    /// not take; [`Error::OpInput`] for inputs that do not match its signature;
     /// [`OpError::ForeignOperand`]; the op's own errors, from what is known at creation
     /// (and, eagerly, from its run).
     pub fn op(&self, name: &str, inputs: &[NodeInput], attrs: &Attrs) -> OpResult<AnyOutput> {
@@ -88,7 +88,7 @@ impl Scope {
                         InputKind::Optional => "a tensor or none",
                         _ => "one tensor",
                     };
-                    return Err(GatherError::OpInput {
+                    return Err(Error::OpInput {
                         op: op.name(),
                         input: def.name.to_string(),
                         reason: format!("takes {wants}"),
@@ -125,7 +125,7 @@ impl Scope {
             (None, Some(NodeInput::One(o))) => o.dtype(),
             (None, Some(NodeInput::List(v))) if !v.is_empty() => v[0].dtype(),
             _ => {
-                return Err(GatherError::OpInput {
+                return Err(Error::OpInput {
                     op: op.name(),
                     input: defs.first().map_or("", |d| d.name).to_string(),
                     reason: "is needed as a node's dtype: give it".into(),

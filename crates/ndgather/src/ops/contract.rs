@@ -15,13 +15,13 @@
 //! let indices = Tensor::from(array![2i64, 0].into_dyn());
 //! let out = op.run(&[Input::from(params.view()), Input::from(indices.view())], Out::New)?;
 //! assert_eq!(out.unwrap().into_dense()?, Tensor::from(array![[3i32, 1], [6, 4]].into_dyn()));
-//! # Ok::<(), ndgather::GatherError>(())
+//! # Ok::<(), ndgather::Error>(())
 //! ```
 
 use crate::ops::Out;
 use crate::shape::Shape;
 use crate::types::dtype::{DType, Tensor, TensorView};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::BadIndices;
 use crate::types::ragged::{Ragged, RaggedView};
 use crate::types::value::FillValue;
@@ -134,7 +134,7 @@ impl AttrDef {
     /// let n = op.signature().attrs.iter().find(|a| a.name == "num_segments").unwrap();
     /// assert_eq!(n.parse("3"), Ok(Attr::Int(3)));
     /// assert_eq!(n.parse("three"), Err("an integer"));
-    /// # Ok::<(), ndgather::GatherError>(())
+    /// # Ok::<(), ndgather::Error>(())
     /// ```
     ///
     /// # Errors
@@ -403,7 +403,7 @@ fn check_kind(op: &'static str, def: &AttrDef, value: &Attr) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(GatherError::AttributeKind {
+        Err(Error::AttributeKind {
             op,
             attr: def.name.to_string(),
             expected: kind_name(def.kind),
@@ -424,8 +424,8 @@ pub fn kind_name(kind: AttrKind) -> &'static str {
     }
 }
 
-fn attr_error(op: &'static str, attr: &str, reason: String) -> GatherError {
-    GatherError::Attribute {
+fn attr_error(op: &'static str, attr: &str, reason: String) -> Error {
+    Error::Attribute {
         op,
         attr: attr.to_string(),
         reason,
@@ -475,7 +475,7 @@ impl<'i, 'a> Inputs<'i, 'a> {
     ) -> Result<Self> {
         if inputs.len() != signature.inputs.len() {
             let names: Vec<&str> = signature.inputs.iter().map(|d| d.name).collect();
-            return Err(GatherError::OpInput {
+            return Err(Error::OpInput {
                 op,
                 input: String::new(),
                 reason: format!(
@@ -495,7 +495,7 @@ impl<'i, 'a> Inputs<'i, 'a> {
                     | (InputKind::List, Input::List(_))
             );
             if !ok {
-                return Err(GatherError::OpInput {
+                return Err(Error::OpInput {
                     op,
                     input: def.name.to_string(),
                     reason: format!("expected {}", input_kind_name(def.kind)),
@@ -538,8 +538,8 @@ impl<'i, 'a> Inputs<'i, 'a> {
         &self.inputs[k]
     }
 
-    fn kind_error(&self, k: usize) -> GatherError {
-        GatherError::OpInput {
+    fn kind_error(&self, k: usize) -> Error {
+        Error::OpInput {
             op: self.op,
             input: self.defs[k].name.to_string(),
             reason: format!("expected {}", input_kind_name(self.defs[k].kind)),
@@ -570,12 +570,12 @@ impl Value {
     /// The dense tensor; a ragged result with no ragged dimension left is dense too.
     ///
     /// # Errors
-    /// [`GatherError::InvalidRagged`] for a result that is still ragged.
+    /// [`Error::InvalidRagged`] for a result that is still ragged.
     pub fn into_dense(self) -> Result<Tensor> {
         match self {
             Value::Dense(t) => Ok(t),
             Value::Ragged(r) if r.splits.is_empty() => Ok(r.values),
-            Value::Ragged(_) => Err(GatherError::InvalidRagged {
+            Value::Ragged(_) => Err(Error::InvalidRagged {
                 check: "to_tensor",
                 reason: "the result is ragged where a dense tensor was asked for".into(),
             }),
@@ -631,7 +631,7 @@ pub trait OpDef: fmt::Debug + Send + Sync {
     /// The op configured by `attrs` (the others at their defaults).
     ///
     /// # Errors
-    /// [`GatherError::Attribute`] for an unknown name, a value of the wrong kind or range,
+    /// [`Error::Attribute`] for an unknown name, a value of the wrong kind or range,
     /// or a required attribute left out.
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>>;
 
@@ -648,7 +648,7 @@ pub trait OpDef: fmt::Debug + Send + Sync {
     /// `None` for [`Out::Into`], whose buffer is unchanged on error.
     ///
     /// # Errors
-    /// The op's own; [`GatherError::OpInput`] for inputs that do not match its signature.
+    /// The op's own; [`Error::OpInput`] for inputs that do not match its signature.
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>>;
 
     /// Whether the op has a gradient ([`OpDef::grad`] is its own), so that a graph can
@@ -663,7 +663,7 @@ pub trait OpDef: fmt::Debug + Send + Sync {
     /// `output` that `run` gave on `inputs`.
     ///
     /// # Errors
-    /// [`GatherError::NoGradient`] for an op without a registered gradient; the op's own.
+    /// [`Error::NoGradient`] for an op without a registered gradient; the op's own.
     fn grad(
         &self,
         inputs: &[Input<'_>],
@@ -671,7 +671,7 @@ pub trait OpDef: fmt::Debug + Send + Sync {
         upstream: &TensorView<'_>,
     ) -> Result<Vec<Option<Tensor>>> {
         let _ = (inputs, output, upstream);
-        Err(GatherError::NoGradient { op: self.name() })
+        Err(Error::NoGradient { op: self.name() })
     }
 }
 
@@ -688,14 +688,14 @@ pub(crate) fn deliver(op: &'static str, result: Tensor, out: Out<'_>) -> Result<
         }
         Out::Into(mut target) => {
             if target.dtype() != result.dtype() {
-                return Err(GatherError::DTypeMismatch {
+                return Err(Error::DTypeMismatch {
                     expected: result.dtype(),
                     found: target.dtype(),
                 });
             }
             let shape = with_tensor!(TensorViewMut, &target, t => t.shape().to_vec());
             if shape != result.shape() {
-                return Err(GatherError::OutputShapeMismatch {
+                return Err(Error::OutputShapeMismatch {
                     given: shape,
                     expected: result.shape().to_vec(),
                 });
@@ -704,14 +704,14 @@ pub(crate) fn deliver(op: &'static str, result: Tensor, out: Out<'_>) -> Result<
                 let source = crate::ops::typed_like(t, &result.view())?;
                 t.assign(&source);
                 Ok(None)
-            }, else dtype => Err(GatherError::NotFixedWidth { dtype }))
+            }, else dtype => Err(Error::NotFixedWidth { dtype }))
         }
     }
 }
 
 /// The error of an op that writes a new output, given [`Out::InPlace`].
-pub(crate) fn not_in_place(op: &'static str) -> GatherError {
-    GatherError::OpInput {
+pub(crate) fn not_in_place(op: &'static str) -> Error {
+    Error::OpInput {
         op,
         input: "out".into(),
         reason: "writes a new output; only the ops that write into a tensor run in place".into(),
@@ -723,13 +723,13 @@ pub(crate) fn not_in_place(op: &'static str) -> GatherError {
 pub(crate) fn check_written(op: &'static str, first: &Input<'_>, out: &Out<'_>) -> Result<()> {
     let given = !matches!(first, Input::None);
     match (out, given) {
-        (Out::InPlace(_), true) => Err(GatherError::OpInput {
+        (Out::InPlace(_), true) => Err(Error::OpInput {
             op,
             input: "out".into(),
             reason: "in place, the tensor written is the output; give its input as none".into(),
         }),
         (Out::InPlace(_), false) | (_, true) => Ok(()),
-        (_, false) => Err(GatherError::OpInput {
+        (_, false) => Err(Error::OpInput {
             op,
             input: String::new(),
             reason: "the tensor written is missing".into(),
@@ -738,8 +738,8 @@ pub(crate) fn check_written(op: &'static str, first: &Input<'_>, out: &Out<'_>) 
 }
 
 /// The error for a wrong number of input facts given to [`OpDef::infer`].
-pub(crate) fn count_error(op: &dyn OpDef, found: usize) -> GatherError {
-    GatherError::OpInput {
+pub(crate) fn count_error(op: &dyn OpDef, found: usize) -> Error {
+    Error::OpInput {
         op: op.name(),
         input: String::new(),
         reason: format!("takes {} inputs, got {found}", op.signature().inputs.len()),

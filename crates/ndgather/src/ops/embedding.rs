@@ -11,13 +11,13 @@
 //!
 //! ```
 //! use ndarray::array;
-//! use ndgather::embedding::{Combiner, EmbeddingLookup, PartitionStrategy, SparseIds};
+//! use ndgather::embedding::{Combiner, EmbeddingLookupOptions, PartitionStrategy, SparseIds};
 //!
 //! // Five ids over two shards, "mod": even ids in shard 0, odd in shard 1.
 //! let even = array![[0.0f32, 0.0], [2.0, 2.0], [4.0, 4.0]].into_dyn();
 //! let odd = array![[1.0f32, 1.0], [3.0, 3.0]].into_dyn();
 //! let shards = [even.view(), odd.view()];
-//! let lookup = EmbeddingLookup::new().partition_strategy(PartitionStrategy::Mod);
+//! let lookup = EmbeddingLookupOptions::new().partition_strategy(PartitionStrategy::Mod);
 //! let rows = lookup.lookup(&shards, &array![3, 0, 4]).unwrap();
 //! assert_eq!(rows, array![[3.0, 3.0], [0.0, 0.0], [4.0, 4.0]].into_dyn());
 //!
@@ -32,7 +32,7 @@ use crate::engine::mem::layout::{into_array, row_major, Element};
 use crate::ops::grad::{check_grad, IndexedSlices};
 use crate::shape::plan::unravel;
 use crate::types::dtype::{ArrayElement, DType, Tensor, TensorElement, TensorView};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::IndexType;
 use half::{bf16, f16};
 use ndarray::{ArrayBase, ArrayD, ArrayView1, ArrayView2, ArrayViewD, Data, Dimension};
@@ -185,13 +185,13 @@ impl<'a, V> SparseIds<'a, V> {
     /// `dense_shape`, each index inside `dense_shape`, the batch rows in order.
     ///
     /// # Errors
-    /// [`GatherError::SparseTensor`] saying which part is wrong.
+    /// [`Error::SparseTensor`] saying which part is wrong.
     pub fn new(
         indices: ArrayView2<'a, i64>,
         values: ArrayView1<'a, V>,
         dense_shape: &[usize],
     ) -> Result<SparseIds<'a, V>> {
-        let bad = |reason: String| Err(GatherError::SparseTensor { reason });
+        let bad = |reason: String| Err(Error::SparseTensor { reason });
         let (nnz, rank) = indices.dim();
         if nnz != values.len() {
             return bad(format!(
@@ -244,7 +244,7 @@ impl<'a, V> SparseIds<'a, V> {
 
 /// Options of the embedding lookups: the partition strategy and `max_norm`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct EmbeddingLookup {
+pub struct EmbeddingLookupOptions {
     strategy: PartitionStrategy,
     max_norm: Option<f64>,
 }
@@ -258,20 +258,20 @@ pub(crate) struct Table<'a, T: Clone> {
 
 impl<'a, T: Element> Table<'a, T> {
     pub(crate) fn new(shards: &'a [ArrayViewD<'a, T>]) -> Result<Table<'a, T>> {
-        let first = shards.first().ok_or(GatherError::EmbeddingShards {
+        let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
         let row_shape = first
             .shape()
             .get(1..)
             .map(<[usize]>::to_vec)
-            .ok_or_else(|| GatherError::EmbeddingShards {
+            .ok_or_else(|| Error::EmbeddingShards {
                 reason: "params must be at least 1 dimensional".to_string(),
             })?;
         let mut out = Vec::with_capacity(shards.len());
         for (p, shard) in shards.iter().enumerate() {
             if shard.ndim() == 0 || shard.shape()[1..] != row_shape[..] {
-                return Err(GatherError::EmbeddingShards {
+                return Err(Error::EmbeddingShards {
                     reason: format!(
                         "shard {p} has shape {:?}, but shard 0's rows have shape {row_shape:?}: all shards must agree but in their first dimension",
                         shard.shape()
@@ -292,10 +292,10 @@ impl<'a, T: Element> Table<'a, T> {
     }
 }
 
-impl EmbeddingLookup {
+impl EmbeddingLookupOptions {
     /// `"mod"`, no `max_norm`.
     pub fn new() -> Self {
-        EmbeddingLookup::default()
+        EmbeddingLookupOptions::default()
     }
 
     /// Sets the partition strategy (it matters only for more than one shard).
@@ -342,7 +342,7 @@ impl EmbeddingLookup {
         };
         let fits = id >= 0 && (0..n).contains(&p) && (0..rows[p as usize] as i128).contains(&r);
         if !fits {
-            return Err(GatherError::BadEmbeddingId {
+            return Err(Error::BadEmbeddingId {
                 position: unravel(k, shape),
                 value: id,
                 total: total as usize,
@@ -376,8 +376,8 @@ impl EmbeddingLookup {
     /// shape `ids.shape + shards[0].shape[1:]`.
     ///
     /// # Errors
-    /// [`GatherError::EmbeddingShards`] for no shards or shards whose rows differ,
-    /// [`GatherError::BadEmbeddingId`] for an id outside the table or its shard, and the
+    /// [`Error::EmbeddingShards`] for no shards or shards whose rows differ,
+    /// [`Error::BadEmbeddingId`] for an id outside the table or its shard, and the
     /// allocation errors.
     pub fn lookup<T, I, SI, DI>(
         &self,
@@ -394,7 +394,7 @@ impl EmbeddingLookup {
         let places = self.places(&table, &row_major(ids)?, ids.shape())?;
         let mut out = Vec::new();
         out.try_reserve_exact(places.len().saturating_mul(table.row_len))
-            .map_err(|_| GatherError::OutOfMemory {
+            .map_err(|_| Error::OutOfMemory {
                 bytes: places.len() * table.row_len * std::mem::size_of::<T>(),
             })?;
         let clip = self.clip_norm::<T>();
@@ -410,13 +410,13 @@ impl EmbeddingLookup {
         into_array(&shape, out)
     }
 
-    /// The gradient of [`EmbeddingLookup::lookup`] with respect to each shard, for upstream
+    /// The gradient of [`EmbeddingLookupOptions::lookup`] with respect to each shard, for upstream
     /// gradient `grad` (of the lookup's output shape): one [`IndexedSlices`] per shard, its
     /// rows those of the ids that shard served, in the order of `ids`. Through `max_norm`,
     /// the gradient of the clipping is applied to each clipped row.
     ///
     /// # Errors
-    /// Those of [`EmbeddingLookup::lookup`], and [`GatherError::GradShapeMismatch`].
+    /// Those of [`EmbeddingLookupOptions::lookup`], and [`Error::GradShapeMismatch`].
     pub fn lookup_grad<T, I, SI, SG, DI, DG>(
         &self,
         shards: &[ArrayViewD<'_, T>],
@@ -458,7 +458,7 @@ impl EmbeddingLookup {
     /// returns the `dense_shape[0]` rows its documentation gives, the rest zeros.
     ///
     /// # Errors
-    /// Those of [`EmbeddingLookup::lookup`], and [`GatherError::SparseTensor`] for weights
+    /// Those of [`EmbeddingLookupOptions::lookup`], and [`Error::SparseTensor`] for weights
     /// whose indices differ from the ids'.
     pub fn lookup_sparse<T, I>(
         &self,
@@ -498,13 +498,13 @@ impl EmbeddingLookup {
         into_array(&shape, out.into_iter().map(T::from_acc).collect())
     }
 
-    /// The gradient of [`EmbeddingLookup::lookup_sparse`] with respect to each shard, for
+    /// The gradient of [`EmbeddingLookupOptions::lookup_sparse`] with respect to each shard, for
     /// upstream gradient `grad` (of its output's shape): one [`IndexedSlices`] per shard,
     /// with a row for each of its distinct ids (in the order they first appear), each the
     /// sum of what the rows of the batch that use it pass back.
     ///
     /// # Errors
-    /// Those of [`EmbeddingLookup::lookup_sparse`], and [`GatherError::GradShapeMismatch`].
+    /// Those of [`EmbeddingLookupOptions::lookup_sparse`], and [`Error::GradShapeMismatch`].
     pub fn lookup_sparse_grad<T, I, SG, DG>(
         &self,
         shards: &[ArrayViewD<'_, T>],
@@ -587,7 +587,7 @@ impl EmbeddingLookup {
         let table = Table::new(shards)?;
         if let Some(w) = sp_weights {
             if w.indices != sp_ids.indices || w.batch != sp_ids.batch {
-                return Err(GatherError::SparseTensor {
+                return Err(Error::SparseTensor {
                     reason: "sp_weights must have the same indices and dense_shape as sp_ids"
                         .to_string(),
                 });
@@ -803,7 +803,7 @@ fn float_views<'a, T: Real + ArrayElement>(
     views
         .iter()
         .map(|v| {
-            T::from_view(v).ok_or_else(|| GatherError::DTypeMismatch {
+            T::from_view(v).ok_or_else(|| Error::DTypeMismatch {
                 expected: T::DTYPE,
                 found: v.dtype(),
             })
@@ -815,7 +815,7 @@ fn float_views<'a, T: Real + ArrayElement>(
 /// role), or returns an error naming the float types.
 macro_rules! with_float {
     ($first:expr, $T:ident => $body:expr) => {
-        crate::with_dtype!($first.dtype(), real $T => $body, else Err(GatherError::EmbeddingShards {
+        crate::with_dtype!($first.dtype(), real $T => $body, else Err(Error::EmbeddingShards {
             reason: format!(
                 "embedding tables must be {}, got {}",
                 DType::names_where(DType::is_real),
@@ -832,22 +832,22 @@ macro_rules! with_ids {
         match $t {
             TensorView::I32($i) => $body,
             TensorView::I64($i) => $body,
-            other => Err(GatherError::IndicesNotInteger {
+            other => Err(Error::IndicesNotInteger {
                 dtype: other.dtype(),
             }),
         }
     };
 }
 
-impl EmbeddingLookup {
-    /// [`EmbeddingLookup::lookup`] on dtype-erased views (the op API's evaluation, the
+impl EmbeddingLookupOptions {
+    /// [`EmbeddingLookupOptions::lookup`] on dtype-erased views (the op API's evaluation, the
     /// CLI): shards of one float dtype, `int32` or `int64` ids.
     ///
     /// # Errors
-    /// Those of [`EmbeddingLookup::lookup`], [`GatherError::DTypeMismatch`] for shards of
-    /// several dtypes, and [`GatherError::IndicesNotInteger`].
+    /// Those of [`EmbeddingLookupOptions::lookup`], [`Error::DTypeMismatch`] for shards of
+    /// several dtypes, and [`Error::IndicesNotInteger`].
     pub fn lookup_views(&self, shards: &[TensorView<'_>], ids: &TensorView<'_>) -> Result<Tensor> {
-        let first = shards.first().ok_or(GatherError::EmbeddingShards {
+        let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
         with_float!(first, T => {
@@ -856,7 +856,7 @@ impl EmbeddingLookup {
         })
     }
 
-    /// [`EmbeddingLookup::lookup_sparse`] on dtype-erased views: `indices` an `int64`
+    /// [`EmbeddingLookupOptions::lookup_sparse`] on dtype-erased views: `indices` an `int64`
     /// matrix, `values` `int32` or `int64`, `dense_shape` `int64`, weights of the shards'
     /// dtype.
     pub(crate) fn lookup_sparse_views(
@@ -867,7 +867,7 @@ impl EmbeddingLookup {
         combiner: Combiner,
     ) -> Result<Tensor> {
         let [indices, values, dense_shape] = sparse;
-        let bad = |what: &str| GatherError::SparseTensor {
+        let bad = |what: &str| Error::SparseTensor {
             reason: format!("{what} must be int64 of the right rank"),
         };
         let indices = i64::from_view(&indices)
@@ -879,7 +879,7 @@ impl EmbeddingLookup {
             .iter()
             .map(|&d| usize::try_from(d).map_err(|_| bad("dense_shape")))
             .collect::<Result<_>>()?;
-        let first = shards.first().ok_or(GatherError::EmbeddingShards {
+        let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
         with_float!(first, T => {

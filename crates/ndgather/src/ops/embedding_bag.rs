@@ -33,12 +33,12 @@
 
 use crate::engine::mem::layout::{into_array, row_major};
 use crate::ops::embedding::{
-    clip_row, clip_row_grad, round, slices_per_shard, EmbeddingLookup, PartitionStrategy, Real,
-    Table,
+    clip_row, clip_row_grad, round, slices_per_shard, EmbeddingLookupOptions, PartitionStrategy,
+    Real, Table,
 };
 use crate::ops::grad::{check_grad, IndexedSlices};
 use crate::types::dtype::{ArrayElement, Tensor, TensorElement, TensorView};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayD, ArrayView1, ArrayViewD};
 use num_traits::{Float, One, Zero};
@@ -81,7 +81,7 @@ impl BagMode {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct EmbeddingBag {
     mode: BagMode,
-    lookup: EmbeddingLookup,
+    lookup: EmbeddingLookupOptions,
     padding_idx: Option<i64>,
     include_last_offset: bool,
     bad_indices: BadIndices,
@@ -92,7 +92,7 @@ pub struct EmbeddingBag {
 type Place = Option<(usize, usize)>;
 
 /// A checked call: each bag's range of ids, and each id's place.
-struct Plan<'a, T: Clone> {
+struct BagPlan<'a, T: Clone> {
     table: Table<'a, T>,
     bags: Vec<std::ops::Range<usize>>,
     places: Vec<Place>,
@@ -151,8 +151,8 @@ impl EmbeddingBag {
         input: &ArrayViewD<'_, I>,
         offsets: Option<&ArrayView1<'_, I>>,
     ) -> Result<Vec<std::ops::Range<usize>>> {
-        let arg = |m: String| Err(GatherError::TorchValue(m));
-        let runtime = |m: String| Err(GatherError::TorchRuntime(m));
+        let arg = |m: String| Err(Error::TorchValue(m));
+        let runtime = |m: String| Err(Error::TorchRuntime(m));
         match (input.ndim(), offsets) {
             (2, None) => {
                 let (b, l) = (input.shape()[0], input.shape()[1]);
@@ -224,9 +224,9 @@ impl EmbeddingBag {
         input: &ArrayViewD<'_, I>,
         offsets: Option<&ArrayView1<'_, I>>,
         weights: Option<&ArrayViewD<'_, T>>,
-    ) -> Result<Plan<'a, T>> {
+    ) -> Result<BagPlan<'a, T>> {
         if self.bad_indices == BadIndices::Fill {
-            return Err(GatherError::TorchValue(
+            return Err(Error::TorchValue(
                 "embedding_bag has no fill value: bad_indices=\"ignore\" leaves bad ids out of \
                  their bags"
                     .into(),
@@ -236,7 +236,7 @@ impl EmbeddingBag {
         let bags = self.bags(input, offsets)?;
         if let Some(w) = weights {
             if self.mode != BagMode::Sum {
-                return Err(GatherError::TorchNotImplemented(format!(
+                return Err(Error::TorchNotImplemented(format!(
                     "embedding_bag: per_sample_weights was not None. per_sample_weights is only \
                      supported for mode='sum' (got mode='{}'). Please open a feature request on \
                      GitHub.",
@@ -244,7 +244,7 @@ impl EmbeddingBag {
                 )));
             }
             if w.shape() != input.shape() {
-                return Err(GatherError::TorchValue(format!(
+                return Err(Error::TorchValue(format!(
                     "embedding_bag: If per_sample_weights ({:?}) is not None, then it must have \
                      the same shape as the input ({:?})",
                     w.shape(),
@@ -259,7 +259,7 @@ impl EmbeddingBag {
                 let t = total as i128;
                 let p = i128::from(p);
                 if !(-t..t).contains(&p) {
-                    return Err(GatherError::TorchRuntime(format!(
+                    return Err(Error::TorchRuntime(format!(
                         "padding_idx must be within the number of embeddings, -{total} through \
                          {}, but got {p}",
                         t - 1
@@ -275,7 +275,7 @@ impl EmbeddingBag {
             let v = id.to_i128();
             let Some(resolved) = self.bad_indices.resolve(*id, total) else {
                 if self.bad_indices.errors() {
-                    return Err(GatherError::TorchRuntime(format!(
+                    return Err(Error::TorchRuntime(format!(
                         "Index {k} of input takes value {v} which is not in the valid range \
                          [0, {total})"
                     )));
@@ -292,7 +292,7 @@ impl EmbeddingBag {
                     .place(resolved as i128, k, &[ids.len()], &rows, total as i128)?;
             places.push(Some(place));
         }
-        Ok(Plan {
+        Ok(BagPlan {
             table,
             bags,
             places,
@@ -303,10 +303,10 @@ impl EmbeddingBag {
     /// bag, of shape `[bags] + shards[0].shape[1:]`.
     ///
     /// # Errors
-    /// PyTorch's, with its messages: [`GatherError::TorchValue`] for inputs of the wrong
-    /// rank or weights of the wrong shape, [`GatherError::TorchRuntime`] for bad offsets, ids
-    /// or `padding_idx`, [`GatherError::TorchNotImplemented`] for weights outside `"sum"`;
-    /// [`GatherError::EmbeddingShards`] for shards that disagree.
+    /// PyTorch's, with its messages: [`Error::TorchValue`] for inputs of the wrong
+    /// rank or weights of the wrong shape, [`Error::TorchRuntime`] for bad offsets, ids
+    /// or `padding_idx`, [`Error::TorchNotImplemented`] for weights outside `"sum"`;
+    /// [`Error::EmbeddingShards`] for shards that disagree.
     pub fn bag<T: Real, I: IndexType>(
         &self,
         shards: &[ArrayViewD<'_, T>],
@@ -319,7 +319,7 @@ impl EmbeddingBag {
         let d = plan.table.row_len;
         let mut out = Vec::new();
         out.try_reserve_exact(plan.bags.len().saturating_mul(d))
-            .map_err(|_| GatherError::OutOfMemory {
+            .map_err(|_| Error::OutOfMemory {
                 bytes: plan.bags.len() * d * std::mem::size_of::<T>(),
             })?;
         out.resize(plan.bags.len() * d, T::from_acc(T::Acc::zero()));
@@ -349,7 +349,7 @@ impl EmbeddingBag {
     /// bag's maximum, PyTorch's rule for ties.
     ///
     /// # Errors
-    /// Those of [`EmbeddingBag::bag`], and [`GatherError::GradShapeMismatch`].
+    /// Those of [`EmbeddingBag::bag`], and [`Error::GradShapeMismatch`].
     pub fn bag_grad<T: Real, I: IndexType>(
         &self,
         shards: &[ArrayViewD<'_, T>],
@@ -432,7 +432,7 @@ impl EmbeddingBag {
     /// dtype.
     ///
     /// # Errors
-    /// Those of [`EmbeddingBag::bag`], and [`GatherError::DTypeMismatch`] for inputs of other
+    /// Those of [`EmbeddingBag::bag`], and [`Error::DTypeMismatch`] for inputs of other
     /// dtypes.
     pub fn bag_views(
         &self,
@@ -441,7 +441,7 @@ impl EmbeddingBag {
         offsets: Option<&TensorView<'_>>,
         weights: Option<&TensorView<'_>>,
     ) -> Result<Tensor> {
-        let first = shards.first().ok_or(GatherError::EmbeddingShards {
+        let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
         crate::with_dtype!(first.dtype(), real T => {
@@ -451,13 +451,13 @@ impl EmbeddingBag {
                 let offsets = offsets
                     .map(|o| {
                         typed(o)?.into_dimensionality::<ndarray::Ix1>().map_err(|_| {
-                            GatherError::TorchValue("offsets has to be a 1D Tensor".into())
+                            Error::TorchValue("offsets has to be a 1D Tensor".into())
                         })
                     })
                     .transpose()?;
                 self.bag(&views, i, offsets.as_ref(), weights.as_ref()).map(T::into_tensor)
-            }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))
-        }, else Err(GatherError::EmbeddingShards {
+            }, else dtype => Err(Error::IndicesNotInteger { dtype }))
+        }, else Err(Error::EmbeddingShards {
             reason: format!(
                 "embedding tables must be {}, got {}",
                 crate::DType::names_where(crate::DType::is_real),
@@ -469,7 +469,7 @@ impl EmbeddingBag {
 
 /// The array inside `view`, if it is of `T`'s dtype.
 fn typed<'a, T: ArrayElement>(view: &TensorView<'a>) -> Result<ArrayViewD<'a, T>> {
-    T::from_view(view).ok_or(GatherError::DTypeMismatch {
+    T::from_view(view).ok_or(Error::DTypeMismatch {
         expected: T::DTYPE,
         found: view.dtype(),
     })

@@ -267,7 +267,7 @@ impl GatherOptions {
     /// ```
     ///
     /// # Errors
-    /// Those of [`GatherOptions::gather`], and [`crate::GatherError::GradShapeMismatch`].
+    /// Those of [`GatherOptions::gather`], and [`crate::Error::GradShapeMismatch`].
     pub fn grad<T, I, SI, SG, DI, DG>(
         &self,
         params_shape: &[usize],
@@ -291,7 +291,7 @@ impl GatherOptions {
     /// # Errors
     /// TensorFlow's shape errors (axis or batch_dims out of range, batch shapes that differ),
     /// the first bad index under [`BadIndices::Error`], `Clamp`, `Negative` and `Wrap`, and
-    /// [`crate::GatherError::OutOfMemory`] when the output cannot be allocated.
+    /// [`crate::Error::OutOfMemory`] when the output cannot be allocated.
     pub fn gather<T, I, S, SI, D, DI>(
         &self,
         params: &ArrayBase<S, D>,
@@ -314,7 +314,7 @@ impl GatherOptions {
     /// out in row-major order). On error `out` is left unchanged.
     ///
     /// # Errors
-    /// Those of [`GatherOptions::gather`], and [`crate::GatherError::OutputShapeMismatch`].
+    /// Those of [`GatherOptions::gather`], and [`crate::Error::OutputShapeMismatch`].
     pub fn gather_into<T, I, S, SI, D, DI, DO>(
         &self,
         params: &ArrayBase<S, D>,
@@ -473,7 +473,7 @@ impl GatherNdOptions {
     /// [`GatherOptions::grad`]).
     ///
     /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd`], and [`crate::GatherError::GradShapeMismatch`].
+    /// Those of [`GatherNdOptions::gather_nd`], and [`crate::Error::GradShapeMismatch`].
     pub fn grad<T, I, SI, SG, DI, DG>(
         &self,
         params_shape: &[usize],
@@ -503,7 +503,7 @@ impl GatherNdOptions {
     /// TensorFlow's shape errors (scalar params or indices, batch_dims out of range, an index
     /// depth above params' rank, batch shapes that differ), the first bad index vector under
     /// [`BadIndices::Error`], `Clamp`, `Negative` and `Wrap`, and
-    /// [`crate::GatherError::OutOfMemory`].
+    /// [`crate::Error::OutOfMemory`].
     pub fn gather_nd<T, I, S, SI, D, DI>(
         &self,
         params: &ArrayBase<S, D>,
@@ -526,7 +526,7 @@ impl GatherNdOptions {
     /// unchanged.
     ///
     /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd`], and [`crate::GatherError::OutputShapeMismatch`].
+    /// Those of [`GatherNdOptions::gather_nd`], and [`crate::Error::OutputShapeMismatch`].
     pub fn gather_nd_into<T, I, S, SI, D, DI, DO>(
         &self,
         params: &ArrayBase<S, D>,

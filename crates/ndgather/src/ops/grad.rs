@@ -22,16 +22,16 @@ use crate::engine::mem::layout::row_major;
 use crate::engine::mem::output::defaults as zeros;
 use crate::ops::scatter::{scatter_add, scatter_nd_batched, Summable};
 use crate::shape::plan::{GatherNdPlan, GatherPlan};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
 
-/// An upstream gradient of the forward output's shape, or [`GatherError::GradShapeMismatch`].
+/// An upstream gradient of the forward output's shape, or [`Error::GradShapeMismatch`].
 pub(crate) fn check_grad(found: &[usize], expected: &[usize]) -> Result<()> {
     if found == expected {
         Ok(())
     } else {
-        Err(GatherError::GradShapeMismatch {
+        Err(Error::GradShapeMismatch {
             expected: expected.to_vec(),
             found: found.to_vec(),
         })
@@ -192,11 +192,9 @@ fn sparse<T: Summable, SG: Data<Elem = T>, DG: Dimension>(
     let values = row_major(grad)?.into_owned();
     Ok(IndexedSlices {
         indices: rows,
-        values: ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(|e| {
-            GatherError::InvalidShape {
-                shape,
-                reason: e.to_string(),
-            }
+        values: ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(|e| Error::InvalidShape {
+            shape,
+            reason: e.to_string(),
         })?,
         dense_shape: params_shape.to_vec(),
     })
@@ -244,7 +242,7 @@ where
     DG: Dimension,
 {
     if indices.ndim() != 2 || indices.shape()[1] != 1 {
-        return Err(GatherError::SparseNeedsRows {
+        return Err(Error::SparseNeedsRows {
             indices_shape: indices.shape().to_vec(),
         });
     }

@@ -5,11 +5,11 @@ use crate::ops::contract::{
     count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
     OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
-use crate::ops::embedding::{Combiner, EmbeddingLookup, PartitionStrategy};
+use crate::ops::embedding::{Combiner, EmbeddingLookupOptions, PartitionStrategy};
 use crate::ops::embedding_bag::{BagMode, EmbeddingBag};
 use crate::ops::Out;
 use crate::shape::Shape;
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::BadIndices;
 
 const PARAMS: InputDef = InputDef::new(
@@ -30,10 +30,10 @@ const MAX_NORM: AttrDef = AttrDef::optional(
 );
 
 /// The shared attributes of a lookup.
-fn lookup_of(a: &Parsed<'_>) -> Result<EmbeddingLookup> {
+fn lookup_of(a: &Parsed<'_>) -> Result<EmbeddingLookupOptions> {
     let strategy = PartitionStrategy::from_name(a.str("partition_strategy", "mod"))
-        .ok_or(GatherError::Internal("choices checked by the signature"))?;
-    Ok(EmbeddingLookup::new()
+        .ok_or(Error::Internal("choices checked by the signature"))?;
+    Ok(EmbeddingLookupOptions::new()
         .partition_strategy(strategy)
         .max_norm(a.opt_float("max_norm")))
 }
@@ -55,11 +55,11 @@ const LOOKUP: Signature = Signature {
 };
 
 /// The registered value of `embedding_lookup`.
-pub(crate) fn lookup_op() -> EmbeddingLookup {
-    EmbeddingLookup::new()
+pub(crate) fn lookup_op() -> EmbeddingLookupOptions {
+    EmbeddingLookupOptions::new()
 }
 
-impl OpDef for EmbeddingLookup {
+impl OpDef for EmbeddingLookupOptions {
     fn name(&self) -> &'static str {
         "embedding_lookup"
     }
@@ -99,7 +99,7 @@ impl OpDef for EmbeddingLookup {
 /// `tf.nn.embedding_lookup_sparse` as a value of the registry: a lookup and its combiner.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(crate) struct LookupSparse {
-    pub(crate) lookup: EmbeddingLookup,
+    pub(crate) lookup: EmbeddingLookupOptions,
     pub(crate) combiner: Combiner,
 }
 
@@ -155,7 +155,7 @@ impl OpDef for LookupSparse {
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
         let a = Parsed::new(self.name(), &self.signature(), attrs)?;
         let combiner = Combiner::from_name(a.str("combiner", "mean"))
-            .ok_or(GatherError::Internal("choices checked by the signature"))?;
+            .ok_or(Error::Internal("choices checked by the signature"))?;
         Ok(Box::new(LookupSparse {
             lookup: lookup_of(&a)?,
             combiner,
@@ -249,9 +249,9 @@ impl OpDef for EmbeddingBag {
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
         let a = Parsed::new(self.name(), &self.signature(), attrs)?;
         let mode = BagMode::from_name(a.str("mode", "mean"))
-            .ok_or(GatherError::Internal("choices checked by the signature"))?;
+            .ok_or(Error::Internal("choices checked by the signature"))?;
         let strategy = PartitionStrategy::from_name(a.str("partition_strategy", "mod"))
-            .ok_or(GatherError::Internal("choices checked by the signature"))?;
+            .ok_or(Error::Internal("choices checked by the signature"))?;
         Ok(Box::new(
             EmbeddingBag::new(mode)
                 .partition_strategy(strategy)

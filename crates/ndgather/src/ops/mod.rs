@@ -37,7 +37,7 @@ use crate::engine::mem::units::{self, with_unit_of, Unit};
 use crate::ops::contract::OpDef;
 use crate::shape::{gather_nd_shape, gather_shape, Axis, Shape};
 use crate::types::dtype::{FixedWidth, Tensor, TensorView, TensorViewMut};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::strings::{StringElement, Strings};
 use crate::types::value::{self, FillValue};
@@ -62,7 +62,7 @@ use take_along_axis::TakeAlongAxisOptions;
 /// let mut buffer = ndgather::ndarray::Array2::<f32>::zeros((2, 2));
 /// op.run(params.view(), &indices.view(), Out::Into(buffer.view_mut().into_dyn().into()))?;
 /// assert_eq!(buffer, array![[5.5, 6.5], [1.5, 2.5]]);
-/// # Ok::<(), ndgather::GatherError>(())
+/// # Ok::<(), ndgather::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -153,9 +153,9 @@ impl Op {
     ///
     /// # Errors
     /// The op's own (see [`GatherOptions::gather`], [`GatherNdOptions::gather_nd`],
-    /// [`TakeAlongAxisOptions::take_along_axis`]); [`GatherError::IndicesNotInteger`];
-    /// [`GatherError::DTypeMismatch`] for an output of another dtype than params';
-    /// [`GatherError::OutputShapeMismatch`]; [`GatherError::NotFixedWidth`] for records or
+    /// [`TakeAlongAxisOptions::take_along_axis`]); [`Error::IndicesNotInteger`];
+    /// [`Error::DTypeMismatch`] for an output of another dtype than params';
+    /// [`Error::OutputShapeMismatch`]; [`Error::NotFixedWidth`] for records or
     /// a caller's output of strings.
     pub fn run<'p>(
         &self,
@@ -175,24 +175,24 @@ impl Op {
         };
         if let Some(target) = &out {
             if target.dtype() != view.dtype() {
-                return Err(GatherError::DTypeMismatch {
+                return Err(Error::DTypeMismatch {
                     expected: view.dtype(),
                     found: target.dtype(),
                 });
             }
         }
         if !indices.dtype().is_index() {
-            return Err(GatherError::IndicesNotInteger {
+            return Err(Error::IndicesNotInteger {
                 dtype: indices.dtype(),
             });
         }
         with_tensor!(TensorView, &view, fixed p => self.run_fixed(p.clone(), records, indices, out),
             else dtype => {
             if records || out.is_some() {
-                return Err(GatherError::NotFixedWidth { dtype });
+                return Err(Error::NotFixedWidth { dtype });
             }
             with_tensor!(TensorView, indices, index i => self.run_strings(&view, i).map(Some),
-                else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+                else dtype => Err(Error::IndicesNotInteger { dtype }))
         })
     }
 
@@ -251,7 +251,7 @@ impl Op {
             Op::GatherNd(o) => gather_nd_shape(&p, &i, o.batch_dims, None)?.output,
             Op::TakeAlongAxis(o) => return o.out_shape(params, indices),
         };
-        shape.to_known().ok_or_else(|| GatherError::ShapeOverflow {
+        shape.to_known().ok_or_else(|| Error::ShapeOverflow {
             what: "output",
             shape: params.to_vec(),
         })
@@ -289,7 +289,7 @@ impl Op {
         indices: &ArrayViewD<'_, I>,
     ) -> Result<Tensor> {
         with_tensor!(TensorView, params, strings s => s.run_op(*self, indices).map(Tensor::from),
-            else dtype => Err(GatherError::NotFixedWidth { dtype }))
+            else dtype => Err(Error::NotFixedWidth { dtype }))
     }
 
     /// A fixed-width tensor, moved as units of its alignment: what depends on `T` is only
@@ -312,7 +312,7 @@ impl Op {
         out: Option<TensorViewMut<'_>>,
     ) -> Result<Option<Tensor>> {
         if records && params.ndim() == 0 {
-            return Err(GatherError::InvalidShape {
+            return Err(Error::InvalidShape {
                 shape: vec![],
                 reason: "params of records needs a trailing record axis".to_string(),
             });
@@ -331,7 +331,7 @@ impl Op {
             params.into()
         };
         let Some(unit_params) = units::view::<T, U>(params.view(), records) else {
-            return Err(GatherError::Internal("a unit of T's alignment fits T"));
+            return Err(Error::Internal("a unit of T's alignment fits T"));
         };
         // One element's units, repeated over a record: the fill pass cycles through it.
         let fill = match self.bad_indices() {
@@ -346,12 +346,12 @@ impl Op {
         let Some(target) = out else {
             let result = self.run_units(&unit_params, elements, indices, fill.as_deref(), None)?;
             let Some(result) = result else {
-                return Err(GatherError::Internal("a fresh run returned no output"));
+                return Err(Error::Internal("a fresh run returned no output"));
             };
             return tensor_of_units::<T, U>(result, per, records).map(Some);
         };
         let Some(target) = T::from_view_mut(target) else {
-            return Err(GatherError::Internal("output dtype checked against params"));
+            return Err(Error::Internal("output dtype checked against params"));
         };
         let expected = || self.out_shape_of(params.shape(), indices.shape(), records);
         let apart = records && per > 1 && !last_axis_packed(target.strides(), width);
@@ -366,7 +366,7 @@ impl Op {
             let fresh = self.run_fixed_as::<T, U>(params.view(), records, indices, None)?;
             let fresh = fresh.and_then(|t| T::from_tensor_owned(t).ok());
             let Some(fresh) = fresh else {
-                return Err(GatherError::Internal("a fresh run returned no output"));
+                return Err(Error::Internal("a fresh run returned no output"));
             };
             let mut target = target;
             target.assign(&fresh);
@@ -374,7 +374,7 @@ impl Op {
         }
         let shape = target.raw_dim();
         let Some(unit_target) = units::view_mut::<T, U>(target, records) else {
-            return Err(GatherError::Internal("a unit of T's alignment fits T"));
+            return Err(Error::Internal("a unit of T's alignment fits T"));
         };
         let run = self.run_units(
             &unit_params,
@@ -384,7 +384,7 @@ impl Op {
             Some(unit_target),
         );
         match run {
-            Err(GatherError::OutputShapeMismatch { .. }) => Err(output_mismatch(
+            Err(Error::OutputShapeMismatch { .. }) => Err(output_mismatch(
                 ndarray::Dimension::slice(&shape),
                 &expected()?,
                 records,
@@ -403,7 +403,7 @@ impl Op {
         out: Option<ArrayViewMutD<'_, U>>,
     ) -> Result<Option<ArrayD<U>>> {
         with_tensor!(TensorView, indices, index i => self.typed(params, elements, i, fill, out),
-            else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+            else dtype => Err(Error::IndicesNotInteger { dtype }))
     }
 
     /// The output's element shape (plus the record axis, for records) for `params`.
@@ -471,16 +471,15 @@ fn tensor_of_units<T: FixedWidth, U: Unit>(
     );
     // The units are a fresh output of the copy: units of params' elements (of dtype `T`), of
     // the fill element made in `T`, or zeros, `per` to an element in order.
-    let elements = units::into_elements::<T, U>(data).ok_or(GatherError::Internal(
-        "a copy's units are elements of its dtype",
-    ))?;
+    let elements = units::into_elements::<T, U>(data)
+        .ok_or(Error::Internal("a copy's units are elements of its dtype"))?;
     ArrayD::from_shape_vec(dim, elements)
         .map(T::into_tensor)
-        .map_err(|_| GatherError::Internal("a result's shape and length agree"))
+        .map_err(|_| Error::Internal("a result's shape and length agree"))
 }
 
 /// The shapes of a mismatched output, in elements.
-fn output_mismatch(given: &[usize], expected: &[usize], records: bool) -> GatherError {
+fn output_mismatch(given: &[usize], expected: &[usize], records: bool) -> Error {
     let strip = |s: &[usize]| {
         if records {
             s[..s.len().saturating_sub(1)].to_vec()
@@ -488,7 +487,7 @@ fn output_mismatch(given: &[usize], expected: &[usize], records: bool) -> Gather
             s.to_vec()
         }
     };
-    GatherError::OutputShapeMismatch {
+    Error::OutputShapeMismatch {
         given: strip(given),
         expected: strip(expected),
     }
@@ -510,7 +509,7 @@ impl<T: StringElement> Strings<T> {
             spans_fill.as_deref(),
             None,
         );
-        let spans = spans.and_then(|s| s.ok_or(GatherError::Internal("a new output")));
+        let spans = spans.and_then(|s| s.ok_or(Error::Internal("a new output")));
         self.copy_gathered(fill, spans)
     }
 
@@ -555,7 +554,7 @@ impl<T: StringElement> Strings<T> {
 /// Runs `op` into a new tensor (the tensors' sugar below: [`Op::run`] is the entry point).
 fn fresh(op: Op, params: &TensorView<'_>, indices: &TensorView<'_>) -> Result<Tensor> {
     op.run(params.clone(), indices, Out::New)?
-        .ok_or(GatherError::Internal("a run into a new tensor returns it"))
+        .ok_or(Error::Internal("a run into a new tensor returns it"))
 }
 
 /// The ops as methods of a [`Tensor`]: sugar over [`Op::run`].
@@ -572,7 +571,7 @@ impl Tensor {
     /// ```
     ///
     /// # Errors
-    /// Those of [`GatherOptions::gather`], and [`GatherError::IndicesNotInteger`].
+    /// Those of [`GatherOptions::gather`], and [`Error::IndicesNotInteger`].
     pub fn gather(&self, indices: &Tensor, options: &GatherOptions) -> Result<Tensor> {
         fresh(Op::Gather(*options), &self.view(), &indices.view())
     }
@@ -580,7 +579,7 @@ impl Tensor {
     /// `tf.gather_nd(self, indices, batch_dims)`; `indices` must have an integer dtype.
     ///
     /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::IndicesNotInteger`].
+    /// Those of [`GatherNdOptions::gather_nd`], and [`Error::IndicesNotInteger`].
     pub fn gather_nd(&self, indices: &Tensor, options: &GatherNdOptions) -> Result<Tensor> {
         fresh(Op::GatherNd(*options), &self.view(), &indices.view())
     }
@@ -592,7 +591,7 @@ impl TensorView<'_> {
     /// integer dtype.
     ///
     /// # Errors
-    /// Those of [`GatherOptions::gather`], and [`GatherError::IndicesNotInteger`].
+    /// Those of [`GatherOptions::gather`], and [`Error::IndicesNotInteger`].
     pub fn gather(&self, indices: &TensorView<'_>, options: &GatherOptions) -> Result<Tensor> {
         fresh(Op::Gather(*options), self, indices)
     }
@@ -601,7 +600,7 @@ impl TensorView<'_> {
     /// integer dtype.
     ///
     /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd`], and [`GatherError::IndicesNotInteger`].
+    /// Those of [`GatherNdOptions::gather_nd`], and [`Error::IndicesNotInteger`].
     pub fn gather_nd(&self, indices: &TensorView<'_>, options: &GatherNdOptions) -> Result<Tensor> {
         fresh(Op::GatherNd(*options), self, indices)
     }
@@ -619,7 +618,7 @@ impl TensorView<'_> {
     ///
     /// # Errors
     /// Those of [`TakeAlongAxisOptions::take_along_axis`], and
-    /// [`GatherError::IndicesNotInteger`].
+    /// [`Error::IndicesNotInteger`].
     pub fn take_along_axis(
         &self,
         indices: &TensorView<'_>,
@@ -639,7 +638,7 @@ pub(crate) fn typed_like<
     _like: &ndarray::ArrayBase<S, IxDyn>,
     other: &TensorView<'a>,
 ) -> Result<ArrayViewD<'a, T>> {
-    T::from_view(other).ok_or(GatherError::Internal("dtypes checked equal"))
+    T::from_view(other).ok_or(Error::Internal("dtypes checked equal"))
 }
 
 /// A row-major copy of `t` in a fresh output, copied in parallel chunks: the new array of

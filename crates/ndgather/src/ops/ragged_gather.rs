@@ -25,7 +25,7 @@ use crate::ops::grad::{check_grad, IndexedSlices};
 use crate::ops::scatter::Summable;
 use crate::ops::{Op, Out, Params};
 use crate::types::dtype::{DType, Tensor, TensorView};
-use crate::types::error::{GatherError, OpKind, Result};
+use crate::types::error::{Error, OpKind, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::ragged::{Ragged, RaggedView, RowSplits};
 use crate::types::value::FillValue;
@@ -35,7 +35,7 @@ use ndarray::ArrayViewD;
 /// An operand of a ragged gather: a dense tensor or a ragged one.
 ///
 /// ```
-/// use ndgather::{ndarray::array, GatherOptions, Op, Operand, RaggedView, Tensor};
+/// use ndgather::{ndarray::array, GatherOptions, Op, RaggedOperand, RaggedView, Tensor};
 /// // tf.gather(tf.ragged.constant([[1, 2], [], [3, 4, 5]]), [2, 0])
 /// let values = Tensor::from(array![1i32, 2, 3, 4, 5].into_dyn());
 /// let splits = [0i64, 2, 2, 5];
@@ -44,31 +44,31 @@ use ndarray::ArrayViewD;
 /// let out = Op::Gather(GatherOptions::new()).run_ragged(params, indices.view())?;
 /// assert_eq!(out.values, Tensor::from(array![3i32, 4, 5, 1, 2].into_dyn()));
 /// assert_eq!(out.splits[0].to_vec(), [0, 3, 5]);
-/// # Ok::<(), ndgather::GatherError>(())
+/// # Ok::<(), ndgather::Error>(())
 /// ```
 #[derive(Debug, Clone)]
-pub enum Operand<'a> {
+pub enum RaggedOperand<'a> {
     /// A dense tensor (or tensor of records, as params).
     Dense(Params<'a>),
     /// A ragged tensor.
     Ragged(RaggedView<'a>),
 }
 
-impl<'a> From<TensorView<'a>> for Operand<'a> {
+impl<'a> From<TensorView<'a>> for RaggedOperand<'a> {
     fn from(view: TensorView<'a>) -> Self {
-        Operand::Dense(view.into())
+        RaggedOperand::Dense(view.into())
     }
 }
 
-impl<'a> From<Params<'a>> for Operand<'a> {
+impl<'a> From<Params<'a>> for RaggedOperand<'a> {
     fn from(params: Params<'a>) -> Self {
-        Operand::Dense(params)
+        RaggedOperand::Dense(params)
     }
 }
 
-impl<'a> From<RaggedView<'a>> for Operand<'a> {
+impl<'a> From<RaggedView<'a>> for RaggedOperand<'a> {
     fn from(view: RaggedView<'a>) -> Self {
-        Operand::Ragged(view)
+        RaggedOperand::Ragged(view)
     }
 }
 
@@ -89,15 +89,15 @@ struct Levels<'v, 'a> {
 }
 
 impl<'v, 'a> Levels<'v, 'a> {
-    fn of(operand: &'v Operand<'a>) -> Levels<'v, 'a> {
+    fn of(operand: &'v RaggedOperand<'a>) -> Levels<'v, 'a> {
         match operand {
-            Operand::Dense(v) => Levels {
+            RaggedOperand::Dense(v) => Levels {
                 rows: v.shape().first().copied().unwrap_or(1),
                 splits: &[],
                 shape: v.shape(),
                 dtype: None,
             },
-            Operand::Ragged(r) => Levels {
+            RaggedOperand::Ragged(r) => Levels {
                 rows: r.rows(),
                 splits: r.splits(),
                 shape: r.value_shape(),
@@ -176,7 +176,7 @@ enum Pick {
 }
 
 /// A checked call: the output's dimensions before and after the pick.
-struct Plan {
+struct RaggedPlan {
     before: Vec<Step>,
     pick: Pick,
     /// params' dimensions after the pick, up to its last ragged one.
@@ -215,29 +215,29 @@ impl Op {
     /// let params = RaggedView::new(values.view(), vec![[0i32, 2, 5][..].into()])?;
     /// let out = op.run_ragged(params, indices.view())?;
     /// assert_eq!((out.ragged_rank(), out.values), (0, Tensor::from(array![2i32, 5].into_dyn())));
-    /// # Ok::<(), ndgather::GatherError>(())
+    /// # Ok::<(), ndgather::Error>(())
     /// ```
     ///
     /// # Errors
-    /// TensorFlow's `ValueError`s ([`GatherError::RaggedValue`]) for an axis or batch_dims
-    /// out of range and batch shapes that differ; [`GatherError::BadIndex`] and
-    /// [`GatherError::RaggedBadIndexVector`] for the first bad index in row-major order
+    /// TensorFlow's `ValueError`s ([`Error::RaggedValue`]) for an axis or batch_dims
+    /// out of range and batch shapes that differ; [`Error::BadIndex`] and
+    /// [`Error::RaggedBadIndexVector`] for the first bad index in row-major order
     /// (a ragged `indices`' position is in its flat values);
-    /// [`GatherError::IndicesNotInteger`]; take_along_axis has no ragged form.
+    /// [`Error::IndicesNotInteger`]; take_along_axis has no ragged form.
     pub fn run_ragged<'p, 'i>(
         &self,
-        params: impl Into<Operand<'p>>,
-        indices: impl Into<Operand<'i>>,
+        params: impl Into<RaggedOperand<'p>>,
+        indices: impl Into<RaggedOperand<'i>>,
     ) -> Result<Ragged> {
         let (params, indices) = (params.into(), indices.into());
-        if let (Operand::Dense(p), Operand::Dense(i)) = (&params, &indices) {
+        if let (RaggedOperand::Dense(p), RaggedOperand::Dense(i)) = (&params, &indices) {
             if !i.records {
                 // Two dense operands are the dense gather, as tf.gather dispatches them: its
                 // cost follows the output, where a walk would visit every row of a
                 // zero-element operand's billions.
                 let values = self
                     .run(p.clone(), &i.view, Out::New)?
-                    .ok_or(GatherError::Internal("a run into a new output returns it"))?;
+                    .ok_or(Error::Internal("a run into a new output returns it"))?;
                 return Ok(Ragged {
                     values,
                     splits: vec![],
@@ -245,8 +245,8 @@ impl Op {
             }
         }
         let (values, records) = match &params {
-            Operand::Dense(v) => (v.view.clone(), v.records),
-            Operand::Ragged(r) => (r.values().clone(), r.is_records()),
+            RaggedOperand::Dense(v) => (v.view.clone(), v.records),
+            RaggedOperand::Ragged(r) => (r.values().clone(), r.is_records()),
         };
         // Where the last dimension is params' last ragged one, each leaf's values are one
         // run of rows, copied whole.
@@ -305,16 +305,16 @@ impl Op {
     /// let upstream = array![1.0f32, 1.0, 1.0, 10.0, 10.0, 1.0, 1.0, 1.0].into_dyn();
     /// let g = op.ragged_grad(params, indices.view(), &upstream.view())?;
     /// assert_eq!(g.to_dense()?, array![10.0f32, 10.0, 2.0, 2.0, 2.0].into_dyn());
-    /// # Ok::<(), ndgather::GatherError>(())
+    /// # Ok::<(), ndgather::Error>(())
     /// ```
     ///
     /// # Errors
-    /// As [`Op::run_ragged`]; [`GatherError::GradShapeMismatch`] for a `grad` of another
+    /// As [`Op::run_ragged`]; [`Error::GradShapeMismatch`] for a `grad` of another
     /// shape than the result's values.
     pub fn ragged_grad<'p, 'i, T: Summable>(
         &self,
-        params: impl Into<Operand<'p>>,
-        indices: impl Into<Operand<'i>>,
+        params: impl Into<RaggedOperand<'p>>,
+        indices: impl Into<RaggedOperand<'i>>,
         grad: &ArrayViewD<'_, T>,
     ) -> Result<IndexedSlices<T>> {
         let (params, indices) = (params.into(), indices.into());
@@ -351,7 +351,7 @@ impl Op {
         &self,
         p: &Levels,
         i: &Levels,
-        indices: &Operand<'_>,
+        indices: &RaggedOperand<'_>,
         runs: bool,
         done: impl FnOnce(&Call, Walked, bool) -> Result<R>,
     ) -> Result<R> {
@@ -360,45 +360,45 @@ impl Op {
                 Op::GatherNd(_) => OpKind::GatherNd,
                 _ => OpKind::Gather,
             };
-            return Err(GatherError::ParamsScalar { op });
+            return Err(Error::ParamsScalar { op });
         }
         let (plan, policy) = match self {
             Op::Gather(o) => (gather_plan(o, p, i)?, o.bad_indices),
             Op::GatherNd(o) => (gather_nd_plan(o, p, i)?, o.bad_indices),
             Op::TakeAlongAxis(_) => {
-                return Err(GatherError::RaggedValue(
+                return Err(Error::RaggedValue(
                     "take_along_axis has no ragged form; use gather with batch_dims".into(),
                 ))
             }
         };
         let index_values = match indices {
-            Operand::Dense(v) if v.records => {
-                return Err(GatherError::IndicesNotInteger {
+            RaggedOperand::Dense(v) if v.records => {
+                return Err(Error::IndicesNotInteger {
                     dtype: v.view.dtype(),
                 })
             }
-            Operand::Dense(v) => &v.view,
-            Operand::Ragged(r) if r.is_records() => {
-                return Err(GatherError::IndicesNotInteger {
+            RaggedOperand::Dense(v) => &v.view,
+            RaggedOperand::Ragged(r) if r.is_records() => {
+                return Err(Error::IndicesNotInteger {
                     dtype: r.values().dtype(),
                 })
             }
-            Operand::Ragged(r) => r.values(),
+            RaggedOperand::Ragged(r) => r.values(),
         };
         let call = Call {
             plan: &plan,
             params: p,
             indices: i,
-            ragged_indices: matches!(indices, Operand::Ragged(_)),
+            ragged_indices: matches!(indices, RaggedOperand::Ragged(_)),
             policy,
         };
         let r = p.ragged_rank();
         let runs = runs && r >= 1 && plan.after.last() == Some(&r);
         let walked = with_tensor!(TensorView, index_values, index idx => {
             let flat = idx.as_standard_layout();
-            let flat = flat.as_slice().ok_or(GatherError::Internal("standard layout is a slice"))?;
+            let flat = flat.as_slice().ok_or(Error::Internal("standard layout is a slice"))?;
             call.walk(flat, index_values.shape(), runs)
-        }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))?;
+        }, else dtype => Err(Error::IndicesNotInteger { dtype }))?;
         done(&call, walked, runs)
     }
 }
@@ -407,7 +407,7 @@ impl Op {
 fn positive_axis(value: i64, rank: usize, name: &str) -> Result<usize> {
     let r = rank as i64;
     if value < -r || value >= r {
-        return Err(GatherError::RaggedValue(format!(
+        return Err(Error::RaggedValue(format!(
             "{name}={value} out of bounds: expected {}<={name}<{r}",
             -r
         )));
@@ -422,7 +422,7 @@ fn check_batch_shape(params: &Levels, indices: &Levels, batch_dims: usize) -> Re
         _ => false,
     });
     if differ {
-        return Err(GatherError::RaggedValue(format!(
+        return Err(Error::RaggedValue(format!(
             "batch shape from indices {} does not match params shape {}",
             indices.tf_shape(batch_dims),
             params.tf_shape(params.rank())
@@ -433,7 +433,7 @@ fn check_batch_shape(params: &Levels, indices: &Levels, batch_dims: usize) -> Re
 
 /// The plan of `tf.gather(params, indices, axis, batch_dims)`, checked as TensorFlow's
 /// ragged gather checks it.
-fn gather_plan(o: &GatherOptions, params: &Levels, indices: &Levels) -> Result<Plan> {
+fn gather_plan(o: &GatherOptions, params: &Levels, indices: &Levels) -> Result<RaggedPlan> {
     let (n, m) = (params.rank(), indices.rank());
     let batch_dims = if o.batch_dims == m as i64 {
         m
@@ -441,13 +441,13 @@ fn gather_plan(o: &GatherOptions, params: &Levels, indices: &Levels) -> Result<P
         positive_axis(o.batch_dims, m, "batch_dims")?
     };
     if batch_dims >= n {
-        return Err(GatherError::RaggedValue(
+        return Err(Error::RaggedValue(
             "batch_dims must be less than rank(params)".into(),
         ));
     }
     let axis = positive_axis(o.axis.unwrap_or(batch_dims as i64), n, "axis")?;
     if axis < batch_dims {
-        return Err(GatherError::RaggedValue(
+        return Err(Error::RaggedValue(
             "axis must be greater than or equal to batch_dims".into(),
         ));
     }
@@ -459,29 +459,29 @@ fn gather_plan(o: &GatherOptions, params: &Levels, indices: &Levels) -> Result<P
 }
 
 /// The plan of `tf.gather_nd(params, indices, batch_dims)`, any `batch_dims`.
-fn gather_nd_plan(o: &GatherNdOptions, params: &Levels, indices: &Levels) -> Result<Plan> {
+fn gather_nd_plan(o: &GatherNdOptions, params: &Levels, indices: &Levels) -> Result<RaggedPlan> {
     let (n, m) = (params.rank(), indices.rank());
     if m == 0 {
-        return Err(GatherError::RaggedValue(
+        return Err(Error::RaggedValue(
             "indices.rank must be at least 1.".into(),
         ));
     }
     if indices.is_ragged(m - 1) {
-        return Err(GatherError::RaggedValue(
+        return Err(Error::RaggedValue(
             "The innermost dimension of indices may not be ragged".into(),
         ));
     }
-    let batch_dims = usize::try_from(o.batch_dims).map_err(|_| GatherError::NegativeBatchDims {
+    let batch_dims = usize::try_from(o.batch_dims).map_err(|_| Error::NegativeBatchDims {
         batch_dims: o.batch_dims,
     })?;
     if batch_dims >= m {
-        return Err(GatherError::RaggedValue(format!(
+        return Err(Error::RaggedValue(format!(
             "batch_dims ({batch_dims}) must be less than rank(indices) ({m})"
         )));
     }
     let depth = indices.size(m - 1).unwrap_or(0);
     if batch_dims + depth > n {
-        return Err(GatherError::IndexDepthTooLarge {
+        return Err(Error::IndexDepthTooLarge {
             depth: batch_dims + depth,
             params_rank: n,
         });
@@ -498,11 +498,11 @@ fn gather_nd_plan(o: &GatherNdOptions, params: &Levels, indices: &Levels) -> Res
 
 /// Completes a plan: params' dimensions from `first` up to its last ragged one follow the
 /// pick (dimension 0 too, where a gather_nd of depth 0 copies all of params).
-fn after_pick(before: Vec<Step>, pick: Pick, first: usize, params: &Levels) -> Plan {
+fn after_pick(before: Vec<Step>, pick: Pick, first: usize, params: &Levels) -> RaggedPlan {
     let last_ragged = params.ragged_rank();
     let after: Vec<usize> = (first..=last_ragged).collect();
     let level = first.max(last_ragged + 1);
-    Plan {
+    RaggedPlan {
         before,
         pick,
         after,
@@ -512,7 +512,7 @@ fn after_pick(before: Vec<Step>, pick: Pick, first: usize, params: &Levels) -> P
 
 /// A planned call and what its walk reads.
 struct Call<'c, 'v, 'a, 'b> {
-    plan: &'c Plan,
+    plan: &'c RaggedPlan,
     params: &'c Levels<'v, 'a>,
     indices: &'c Levels<'v, 'b>,
     ragged_indices: bool,
@@ -531,10 +531,9 @@ struct Walked {
 /// A vector of `len` slots reserved up front, so that a huge output is an error, not an abort.
 fn reserve<T>(len: usize) -> Result<Vec<T>> {
     let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| GatherError::OutOfMemory {
-            bytes: len.saturating_mul(std::mem::size_of::<T>()),
-        })?;
+    v.try_reserve_exact(len).map_err(|_| Error::OutOfMemory {
+        bytes: len.saturating_mul(std::mem::size_of::<T>()),
+    })?;
     Ok(v)
 }
 
@@ -561,7 +560,7 @@ fn kept_leaves(hint: usize) -> Vec<usize> {
 
 /// Room for `more` slots in `v`, or an error rather than an abort.
 fn grow<T>(v: &mut Vec<T>, more: usize) -> Result<()> {
-    v.try_reserve(more).map_err(|_| GatherError::OutOfMemory {
+    v.try_reserve(more).map_err(|_| Error::OutOfMemory {
         bytes: more.saturating_mul(std::mem::size_of::<T>()),
     })
 }
@@ -766,7 +765,7 @@ impl Call<'_, '_, '_, '_> {
                     Step::Batch(d) => {
                         let ((ps, pl), (is, il)) = (params.children(d, p), indices.children(d, i));
                         if pl != il {
-                            return Err(GatherError::RaggedValue(format!(
+                            return Err(Error::RaggedValue(format!(
                                 "batch shape from indices does not match params shape: in \
                                  batch dimension {d}, a row has {pl} elements in params but \
                                  {il} in indices"
@@ -904,7 +903,7 @@ impl Call<'_, '_, '_, '_> {
                         Some(u) => row = start + u,
                         None if self.fills() => return Ok(FILLED),
                         None => {
-                            return Err(GatherError::RaggedBadIndexVector {
+                            return Err(Error::RaggedBadIndexVector {
                                 position: self.position(i, index_shape),
                                 values: vector.iter().map(|v| v.to_i128()).collect(),
                                 component: k,
@@ -932,7 +931,7 @@ impl Call<'_, '_, '_, '_> {
         match self.policy.resolve(v, len) {
             Some(u) => Ok(start + u),
             None if self.fills() => Ok(FILLED),
-            None => Err(GatherError::BadIndex {
+            None => Err(Error::BadIndex {
                 position: self.position(i, index_shape),
                 value: v.to_i128(),
                 limit: len,
@@ -1107,10 +1106,10 @@ fn copy_runs(
     shape[0] = total;
     let block: usize = shape[1..].iter().product();
     let out = with_tensor!(TensorView, values, fixed a => {
-        let slice = a.as_slice().ok_or(GatherError::Internal("checked contiguous"))?;
+        let slice = a.as_slice().ok_or(Error::Internal("checked contiguous"))?;
         let data = ranges::concat_rows(slice, block, &starts, &offsets, &shape)?;
         Tensor::from(into_array(&shape, data)?)
-    }, else _dtype => return Err(GatherError::Internal("runs of fixed-width values only")));
+    }, else _dtype => return Err(Error::Internal("runs of fixed-width values only")));
     // The last dimension is ragged unless it is the output's first.
     if call.plan.before.len() + call.plan.after.len() > 1 {
         splits.push(offsets.into_iter().map(|o| o as i64).collect());
@@ -1192,7 +1191,7 @@ fn finish(
     let (op, index) = index;
     let out = op
         .run(values, &index.view(), Out::New)?
-        .ok_or(GatherError::Internal("a run into a new output returns it"))?;
+        .ok_or(Error::Internal("a run into a new output returns it"))?;
     index.recycle();
     Ok((out, splits))
 }

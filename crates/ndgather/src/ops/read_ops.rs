@@ -11,7 +11,7 @@ use crate::ops::take_along_axis::TakeAlongAxisOptions;
 use crate::ops::{Op, Out};
 use crate::shape::{gather_nd_shape, gather_shape, Axis};
 use crate::types::dtype::{Tensor, TensorView};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::{with_dtype, with_tensor};
 
@@ -145,7 +145,7 @@ impl OpDef for Op {
         };
         let limit = match indices.dtype {
             Some(d) => with_dtype!(d, index I => <I as IndexType>::TF_LIMIT,
-                else return Err(GatherError::IndicesNotInteger { dtype: d })),
+                else return Err(Error::IndicesNotInteger { dtype: d })),
             None => None,
         };
         let shape = match self {
@@ -174,13 +174,11 @@ impl OpDef for Op {
                 Ok(Op::run(self, p.clone(), i, out)?.map(Value::Dense))
             }
             (p, i) => {
-                fn operand<'v>(input: &Input<'v>) -> Result<crate::Operand<'v>> {
+                fn operand<'v>(input: &Input<'v>) -> Result<crate::RaggedOperand<'v>> {
                     match input {
-                        Input::Ragged(r) => Ok(crate::Operand::Ragged(r.clone())),
-                        Input::Tensor(t) => Ok(crate::Operand::from(t.clone())),
-                        _ => Err(GatherError::Internal(
-                            "inputs checked against the signature",
-                        )),
+                        Input::Ragged(r) => Ok(crate::RaggedOperand::Ragged(r.clone())),
+                        Input::Tensor(t) => Ok(crate::RaggedOperand::from(t.clone())),
+                        _ => Err(Error::Internal("inputs checked against the signature")),
                     }
                 }
                 let ragged = self.run_ragged(operand(p)?, operand(i)?)?;
@@ -188,7 +186,7 @@ impl OpDef for Op {
                     deliver(self.name(), ragged.values, out)
                 } else {
                     match out {
-                        Out::Into(_) => Err(GatherError::NotFixedWidth {
+                        Out::Into(_) => Err(Error::NotFixedWidth {
                             dtype: ragged.values.dtype(),
                         }),
                         _ => Ok(Some(Value::Ragged(ragged))),
@@ -215,8 +213,8 @@ impl OpDef for Op {
             ($o:expr) => {
                 with_tensor!(TensorView, upstream, grad g => with_tensor!(TensorView, indices,
                     index i => Tensor::from($o.grad(shape, i, g)?),
-                    else dtype => return Err(GatherError::IndicesNotInteger { dtype })),
-                else dtype => return Err(GatherError::NoKernel {
+                    else dtype => return Err(Error::IndicesNotInteger { dtype })),
+                else dtype => return Err(Error::NoKernel {
                     op: "gradient", dtype, supported: crate::DType::names_where(crate::DType::has_grad) }))
             };
         }

@@ -16,7 +16,7 @@ use crate::ops::read_ops::{GATHER_ND_OP, GATHER_OP, TAKE_ALONG_AXIS_OP};
 use crate::ops::segment::{GatherSegment, SEGMENT_OPS};
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
 use crate::ops::write_ops::{PutAlongAxis, ScatterNd, SCATTER_REDUCE_OP, TENSOR_SCATTERS};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use std::sync::OnceLock;
 
 pub use crate::ops::contract::{
@@ -58,13 +58,13 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 /// [`OpDef::with_attrs`]).
 ///
 /// # Errors
-/// [`GatherError::UnknownOp`], listing the names there are.
+/// [`Error::UnknownOp`], listing the names there are.
 pub fn find(name: &str) -> Result<&'static dyn OpDef> {
     ops()
         .iter()
         .find(|op| op.name() == name)
         .map(|op| op.as_ref())
-        .ok_or_else(|| GatherError::UnknownOp {
+        .ok_or_else(|| Error::UnknownOp {
             name: name.to_string(),
             known: names().collect::<Vec<_>>().join(", "),
         })

@@ -22,7 +22,7 @@ use crate::engine::mem::layout::{into_array, row_major, Element};
 use crate::engine::mem::output;
 use crate::shape::checked_numel;
 use crate::shape::plan::{unravel, GatherNdPlan};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension};
 use rayon::prelude::*;
@@ -159,16 +159,16 @@ where
 {
     let plan = GatherNdPlan::new::<I>(shape, indices.shape(), batch_dims)?;
     if updates.shape() != plan.out_shape.as_slice() {
-        return Err(GatherError::UpdatesShapeMismatch {
+        return Err(Error::UpdatesShapeMismatch {
             expected: plan.out_shape.clone(),
             found: updates.shape().to_vec(),
         });
     }
     let idx = row_major(indices)?;
     kernel::check_gather_nd(&idx, &plan, policy).map_err(|e| match e {
-        GatherError::BadIndexVector {
+        Error::BadIndexVector {
             position, values, ..
-        } => GatherError::BadScatterIndex {
+        } => Error::BadScatterIndex {
             position,
             values,
             shape: shape.to_vec(),
@@ -204,18 +204,17 @@ where
 {
     let (dshape, ishape) = (data.shape(), segment_ids.shape());
     if !dshape.starts_with(ishape) {
-        return Err(GatherError::SegmentIdsShape {
+        return Err(Error::SegmentIdsShape {
             data: dshape.to_vec(),
             segment_ids: ishape.to_vec(),
         });
     }
     let mut out_shape = vec![num_segments];
     out_shape.extend_from_slice(&dshape[ishape.len()..]);
-    let row_len =
-        checked_numel(&dshape[ishape.len()..]).ok_or_else(|| GatherError::ShapeOverflow {
-            what: "data",
-            shape: dshape.to_vec(),
-        })?;
+    let row_len = checked_numel(&dshape[ishape.len()..]).ok_or_else(|| Error::ShapeOverflow {
+        what: "data",
+        shape: dshape.to_vec(),
+    })?;
     let ids = row_major(segment_ids)?;
     let target = |k: usize| policy.resolve(ids[k], num_segments);
     // Ids without a target are dropped, but for TF's CPU errors (ids too large under `Error`)
@@ -232,7 +231,7 @@ where
             }
     };
     if let Some(k) = (0..ids.len()).find(|&k| is_error(k)) {
-        return Err(GatherError::SegmentIdOutOfRange {
+        return Err(Error::SegmentIdOutOfRange {
             position: unravel(k, ishape),
             value: ids[k].to_i128(),
             num_segments,

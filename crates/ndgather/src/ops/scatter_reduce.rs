@@ -29,8 +29,8 @@
 //!   naming the first in row-major order, before anything is written; `Ignore` and `Fill`
 //!   drop the value; `Clamp`, `Negative` and `Wrap` map it into range.
 //! - **Errors** are PyTorch's messages, sorted by the class PyTorch raises:
-//!   [`GatherError::TorchIndex`], [`GatherError::TorchRuntime`],
-//!   [`GatherError::TorchNotImplemented`].
+//!   [`Error::TorchIndex`], [`Error::TorchRuntime`],
+//!   [`Error::TorchNotImplemented`].
 //!
 //! ```
 //! use ndgather::ndarray::array;
@@ -46,14 +46,14 @@
 //! let mean = ScatterReduce::new(0, Reduction::Mean).include_self(false);
 //! let out = mean.run(input.view().into(), &index.view().into(), &src.view().into())?;
 //! assert_eq!(out, Tensor::from(array![2.0f32, 4.0, 5.0, 4.0].into_dyn()));
-//! # Ok::<(), ndgather::GatherError>(())
+//! # Ok::<(), ndgather::Error>(())
 //! ```
 
 use crate::engine::kernel::first_bad_vector;
 use crate::engine::mem::layout::{row_major, update_row_major};
 use crate::ops::{fresh_copy, typed_like};
 use crate::types::dtype::{DType, Tensor, TensorView, TensorViewMut};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::with_tensor;
 use ndarray::{ArrayViewD, ArrayViewMutD};
@@ -106,7 +106,7 @@ impl Reduction {
     /// ```
     ///
     /// # Errors
-    /// [`GatherError::TorchRuntime`] for another name, with PyTorch's message.
+    /// [`Error::TorchRuntime`] for another name, with PyTorch's message.
     pub fn from_name(name: &str) -> Result<Reduction> {
         match name {
             "max" => Ok(Reduction::Amax),
@@ -115,7 +115,7 @@ impl Reduction {
                 .into_iter()
                 .find(|r| r.name() == name)
                 .ok_or_else(|| {
-                    GatherError::TorchRuntime(format!(
+                    Error::TorchRuntime(format!(
                         "reduce argument must be either sum, prod, mean, amax or amin, got {name}"
                     ))
                 }),
@@ -372,7 +372,7 @@ pub struct ScatterReduce {
 }
 
 /// The geometry of a checked call: offsets in elements of row-major `input` and `src`.
-struct Plan {
+struct ReducePlan {
     /// `index`'s shape (at least 1-d).
     shape: Vec<usize>,
     dim: usize,
@@ -382,7 +382,7 @@ struct Plan {
     src_strides: Vec<usize>,
 }
 
-impl Plan {
+impl ReducePlan {
     /// Calls `f(input element or None, src element)` for every position of `index`, in
     /// row-major order.
     fn walk<I: IndexType>(
@@ -486,9 +486,9 @@ impl ScatterReduce {
     /// The op into a new tensor: a copy of `input` with `src` reduced into it.
     ///
     /// # Errors
-    /// [`GatherError::TorchIndex`] for `dim` out of range; [`GatherError::TorchRuntime`] for
+    /// [`Error::TorchIndex`] for `dim` out of range; [`Error::TorchRuntime`] for
     /// shapes PyTorch refuses, `src` of another dtype, indices not of an integer dtype, and
-    /// bad indices under `BadIndices::Error`; [`GatherError::TorchNotImplemented`] for a
+    /// bad indices under `BadIndices::Error`; [`Error::TorchNotImplemented`] for a
     /// dtype the reduction does not take.
     pub fn run(
         &self,
@@ -525,7 +525,7 @@ impl ScatterReduce {
         input: TensorViewMut<'_>,
         index: &TensorView<'_>,
         src: &TensorView<'_>,
-        plan: Option<Plan>,
+        plan: Option<ReducePlan>,
     ) -> Result<()> {
         match input {
             TensorViewMut::Bool(t) => {
@@ -539,8 +539,8 @@ impl ScatterReduce {
         }
     }
 
-    fn not_implemented(&self, dtype: DType) -> GatherError {
-        GatherError::TorchNotImplemented(format!(
+    fn not_implemented(&self, dtype: DType) -> Error {
+        Error::TorchNotImplemented(format!(
             "scatter_reduce with reduce=\"{}\" is not implemented for {dtype}",
             self.reduce.name()
         ))
@@ -554,10 +554,10 @@ impl ScatterReduce {
         input: &[usize],
         index: &TensorView<'_>,
         src: &TensorView<'_>,
-    ) -> Result<Option<Plan>> {
-        let runtime = |m: String| Err(GatherError::TorchRuntime(m));
+    ) -> Result<Option<ReducePlan>> {
+        let runtime = |m: String| Err(Error::TorchRuntime(m));
         let out_of_range = |d: i64, rank: usize| {
-            GatherError::TorchIndex(format!(
+            Error::TorchIndex(format!(
                 "Dimension out of range (expected to be in range of [-{rank}, {}], but got {d})",
                 rank - 1
             ))
@@ -617,7 +617,7 @@ impl ScatterReduce {
                 "Index tensor must have the same number of dimensions as src tensor".into(),
             );
         }
-        Ok(Some(Plan {
+        Ok(Some(ReducePlan {
             along: self_shape[dim],
             input_strides: strides(&self_shape),
             src_strides: strides(&src_shape),
@@ -633,17 +633,17 @@ impl ScatterReduce {
         mut target: ArrayViewMutD<'_, T>,
         index: &TensorView<'_>,
         src: ArrayViewD<'_, T>,
-        plan: Option<Plan>,
+        plan: Option<ReducePlan>,
     ) -> Result<()> {
         let Some(plan) = plan else { return Ok(()) };
         let Some(step) = T::Acc::step(self.reduce) else {
-            return Err(GatherError::Internal("the dtype's reduction checked"));
+            return Err(Error::Internal("the dtype's reduction checked"));
         };
         with_tensor!(TensorView, index, index i => {
             let idx = row_major(i)?;
             if self.bad_indices.errors() {
                 if let Some(k) = first_bad_vector(&idx, &[plan.along], self.bad_indices) {
-                    return Err(GatherError::TorchRuntime(format!(
+                    return Err(Error::TorchRuntime(format!(
                         "index {} is out of bounds for dimension {} with size {}",
                         idx[k].to_i128(), plan.dim, plan.along
                     )));
@@ -651,7 +651,7 @@ impl ScatterReduce {
             }
             let src = row_major(&src)?;
             update_row_major(&mut target, |out| self.reduce_into(out, &idx, &src, &plan, step))
-        }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+        }, else dtype => Err(Error::IndicesNotInteger { dtype }))
     }
 
     fn reduce_into<T: Reduce, I: IndexType>(
@@ -659,7 +659,7 @@ impl ScatterReduce {
         out: &mut [T],
         idx: &[I],
         src: &[T],
-        plan: &Plan,
+        plan: &ReducePlan,
         step: fn(&mut T::Acc, T::Acc),
     ) {
         let (policy, reduce) = (self.bad_indices, self.reduce);

@@ -23,7 +23,7 @@
 //! assert_eq!(max, array![[f32::MIN, f32::MIN], [3.0, 4.0], [f32::MIN, f32::MIN]].into_dyn());
 //! let sums = Segment::sorted(Reduce::Sum).reduce(&data, &array![0i64, 0, 2])?;
 //! assert_eq!(sums, array![[4.0f32, 6.0], [0.0, 0.0], [5.0, 6.0]].into_dyn());
-//! # Ok::<(), ndgather::GatherError>(())
+//! # Ok::<(), ndgather::Error>(())
 //! ```
 
 use crate::engine::mem::layout::{into_array, row_major};
@@ -37,7 +37,7 @@ use crate::ops::Out;
 use crate::shape::plan::unravel;
 use crate::shape::{checked_numel, Dim, Shape};
 use crate::types::dtype::{DType, Tensor, TensorView};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::with_tensor;
 use ndarray::{ArrayBase, ArrayD, Data, Dimension};
@@ -127,7 +127,7 @@ pub struct Segment {
 
 /// The geometry of a checked call: each row's segment (`None`: dropped), the rows, the
 /// elements of a row, the output's shape.
-pub(crate) struct Plan {
+pub(crate) struct SegmentPlan {
     pub(crate) targets: Vec<Option<usize>>,
     pub(crate) rows: usize,
     pub(crate) row_len: usize,
@@ -173,12 +173,12 @@ impl Segment {
     }
 
     /// TensorFlow's refusal of `dtype` for this reduction.
-    pub(crate) fn refusal(&self, dtype: DType) -> GatherError {
+    pub(crate) fn refusal(&self, dtype: DType) -> Error {
         Segment::no_kernel(dtype, self.allowed(dtype).err().unwrap_or(NUMBERS))
     }
 
-    fn no_kernel(dtype: DType, allowed: &'static str) -> GatherError {
-        GatherError::Segment {
+    fn no_kernel(dtype: DType, allowed: &'static str) -> Error {
+        Error::Segment {
             reason: format!(
                 "Value for attr 'T' of {} is not in the list of allowed values: {allowed}",
                 dtype.tf_short_name()
@@ -193,7 +193,7 @@ impl Segment {
         data: &[usize],
         ids: &[usize],
         id: &[I],
-    ) -> Result<Plan> {
+    ) -> Result<SegmentPlan> {
         self.allowed(dtype)
             .map_err(|allowed| Segment::no_kernel(dtype, allowed))?;
         if self.sorted {
@@ -206,7 +206,7 @@ impl Segment {
     /// The checks of [`Segment::plan`] that shapes alone decide, on what is known of them
     /// (a graph's static shapes), with the same errors.
     fn check_known(&self, data: &Shape, ids: &Shape) -> Result<()> {
-        let bad = |reason: String| Err(GatherError::Segment { reason });
+        let bad = |reason: String| Err(Error::Segment { reason });
         if self.sorted {
             match (data.dims(), ids.dims()) {
                 (Some([]), _) => bad("input must be at least rank 1".into()),
@@ -221,7 +221,7 @@ impl Segment {
             let composed = matches!(self.reduce, Reduce::Mean | Reduce::SqrtN);
             if let (false, Some(d), Some(i)) = (composed, data.to_known(), ids.to_known()) {
                 if !d.starts_with(&i) {
-                    return Err(GatherError::SegmentIdsShape {
+                    return Err(Error::SegmentIdsShape {
                         data: d,
                         segment_ids: i,
                     });
@@ -237,8 +237,13 @@ impl Segment {
         }
     }
 
-    fn plan_sorted<I: IndexType>(&self, data: &[usize], ids: &[usize], id: &[I]) -> Result<Plan> {
-        let bad = |reason: &str| GatherError::Segment {
+    fn plan_sorted<I: IndexType>(
+        &self,
+        data: &[usize],
+        ids: &[usize],
+        id: &[I],
+    ) -> Result<SegmentPlan> {
+        let bad = |reason: &str| Error::Segment {
             reason: reason.to_string(),
         };
         if data.is_empty() {
@@ -274,9 +279,9 @@ impl Segment {
         data: &[usize],
         ids: &[usize],
         id: &[I],
-    ) -> Result<Plan> {
+    ) -> Result<SegmentPlan> {
         let composed = matches!(self.reduce, Reduce::Mean | Reduce::SqrtN);
-        let negative = || GatherError::Segment {
+        let negative = || Error::Segment {
             reason: format!(
                 "Input num_segments == {} must not be negative.",
                 self.num_segments
@@ -286,7 +291,7 @@ impl Segment {
             if data.starts_with(ids) {
                 Ok(())
             } else {
-                Err(GatherError::SegmentIdsShape {
+                Err(Error::SegmentIdsShape {
                     data: data.to_vec(),
                     segment_ids: ids.to_vec(),
                 })
@@ -318,7 +323,7 @@ impl Segment {
         };
         if row_len > 0 {
             if let Some(k) = (0..rows).find(|&k| is_error(k)) {
-                return Err(GatherError::SegmentIdOutOfRange {
+                return Err(Error::SegmentIdOutOfRange {
                     position: unravel(k, ids),
                     value: id[k].to_i128(),
                     num_segments: out_rows,
@@ -327,7 +332,7 @@ impl Segment {
         }
         if composed {
             if ids.len() > data.len() {
-                return Err(GatherError::Segment {
+                return Err(Error::Segment {
                     reason: format!(
                         "Dimension {} must be >= 0",
                         data.len() as i64 - ids.len() as i64
@@ -350,8 +355,8 @@ impl Segment {
     /// of integers is a float array: take it from [`Segment::run_views`].
     ///
     /// # Errors
-    /// TensorFlow's, as [`GatherError::Segment`], [`GatherError::SegmentIdsShape`] and
-    /// [`GatherError::SegmentIdOutOfRange`]; [`GatherError::NoKernel`] for the unsorted mean
+    /// TensorFlow's, as [`Error::Segment`], [`Error::SegmentIdsShape`] and
+    /// [`Error::SegmentIdOutOfRange`]; [`Error::NoKernel`] for the unsorted mean
     /// of integers.
     pub fn reduce<T, I, SD, SI, DD, DI>(
         &self,
@@ -369,7 +374,7 @@ impl Segment {
         let ids = row_major(segment_ids)?;
         let plan = self.plan(T::DTYPE, data.shape(), segment_ids.shape(), &ids)?;
         if !self.sorted && self.reduce == Reduce::Mean && T::true_div().is_some() {
-            return Err(GatherError::NoKernel {
+            return Err(Error::NoKernel {
                 op: "unsorted_segment_mean (typed)",
                 dtype: T::DTYPE,
                 supported: "floats; the mean of integers is a float array, from run_views".into(),
@@ -408,7 +413,7 @@ impl Segment {
     /// division.
     pub(crate) fn reduce_rows<'s, T: SegmentValue + 's>(
         &self,
-        plan: &Plan,
+        plan: &SegmentPlan,
         row: impl Fn(usize) -> &'s [T] + Sync,
     ) -> Result<Vec<T>> {
         let steps = self.steps::<T>()?;
@@ -448,7 +453,7 @@ impl Segment {
 
     /// Each segment's row count as TensorFlow's composition computes it: ones summed in the
     /// dtype, then at least 1.
-    pub(crate) fn counts<T: SegmentValue>(&self, plan: &Plan) -> Result<Vec<T>> {
+    pub(crate) fn counts<T: SegmentValue>(&self, plan: &SegmentPlan) -> Result<Vec<T>> {
         let segments = plan.out_shape[0];
         let mut counts = output::filled(&[segments], T::zero())?;
         for t in plan.targets.iter().flatten() {
@@ -468,7 +473,7 @@ impl Segment {
     /// prod).
     fn sorted_rows<'s, T: SegmentValue + 's>(
         &self,
-        plan: &Plan,
+        plan: &SegmentPlan,
         row: &impl Fn(usize) -> &'s [T],
         steps: Steps<T>,
         out: &mut [T],
@@ -510,11 +515,11 @@ impl Segment {
     /// The unsorted mean of integers is float32 (8- and 16-bit) or float64, as Python's `/`.
     ///
     /// # Errors
-    /// As [`Segment::reduce`], and [`GatherError::IndicesNotInteger`].
+    /// As [`Segment::reduce`], and [`Error::IndicesNotInteger`].
     pub fn run_views(&self, data: &TensorView<'_>, segment_ids: &TensorView<'_>) -> Result<Tensor> {
         with_tensor!(TensorView, data, number d => {
             with_tensor!(TensorView, segment_ids, index i => self.run_typed(d, i),
-                else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+                else dtype => Err(Error::IndicesNotInteger { dtype }))
         }, else dtype => Err(self.refusal(dtype)))
     }
 
@@ -556,14 +561,14 @@ fn finish_plan(
     row_len: usize,
     out_rows: usize,
     inner: &[usize],
-) -> Result<Plan> {
+) -> Result<SegmentPlan> {
     let mut out_shape = vec![out_rows];
     out_shape.extend_from_slice(inner);
-    checked_numel(&out_shape).ok_or_else(|| GatherError::ShapeOverflow {
+    checked_numel(&out_shape).ok_or_else(|| Error::ShapeOverflow {
         what: "output",
         shape: out_shape.clone(),
     })?;
-    Ok(Plan {
+    Ok(SegmentPlan {
         targets,
         rows,
         row_len,
@@ -583,12 +588,12 @@ fn check_sorted<I: IndexType>(id: &[I], out_rows: usize) -> Result<()> {
             continue;
         }
         if next.is_some_and(|n| out >= n) {
-            return Err(GatherError::Segment {
+            return Err(Error::Segment {
                 reason: "segment ids are not increasing".into(),
             });
         }
         if out < 0 || out >= out_rows as i128 {
-            return Err(GatherError::Segment {
+            return Err(Error::Segment {
                 reason: format!(
                     "Segment id {out} out of range [0, {out_rows}), possibly because \
                      'segment_ids' input is not sorted."
@@ -600,8 +605,8 @@ fn check_sorted<I: IndexType>(id: &[I], out_rows: usize) -> Result<()> {
     Ok(())
 }
 
-fn overflow(data: &[usize]) -> GatherError {
-    GatherError::ShapeOverflow {
+fn overflow(data: &[usize]) -> Error {
+    Error::ShapeOverflow {
         what: "data",
         shape: data.to_vec(),
     }

@@ -16,7 +16,7 @@ use crate::engine::mem::units::{self, Unit};
 use crate::shape::checked_numel;
 use crate::shape::plan::{GatherNdPlan, GatherPlan};
 use crate::types::dtype::DType;
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::BadIndices;
 use crate::types::value::FillValue;
 use std::borrow::Cow;
@@ -35,7 +35,7 @@ pub struct ContiguousBytes<'a> {
 
 /// The plan of the call: the same types that [`Op::run`] plans with.
 #[derive(Debug, Clone)]
-enum Plan {
+enum SmallPlan {
     Gather(GatherPlan),
     GatherNd(GatherNdPlan),
 }
@@ -44,7 +44,7 @@ enum Plan {
 /// [`SmallCall::out_shape`] and [`SmallCall::run`] it.
 #[derive(Debug, Clone)]
 pub struct SmallCall<'a> {
-    plan: Plan,
+    plan: SmallPlan,
     params: &'a [u8],
     indices: &'a [u8],
     index: DType,
@@ -83,7 +83,7 @@ impl Op {
     /// ```
     ///
     /// # Errors
-    /// [`Op::run`]'s shape errors, in its words; [`GatherError::Internal`] for operands whose bytes do not match their shape.
+    /// [`Op::run`]'s shape errors, in its words; [`Error::Internal`] for operands whose bytes do not match their shape.
     pub fn small_call<'a>(
         &self,
         params: ContiguousBytes<'a>,
@@ -98,7 +98,7 @@ impl Op {
             return Ok(None);
         }
         if !matches(&params) || !matches(&indices) || index.size() != Some(indices.itemsize) {
-            return Err(GatherError::Internal(
+            return Err(Error::Internal(
                 "operand bytes do not match their shape and item size",
             ));
         }
@@ -114,10 +114,10 @@ impl Op {
         }
         let (p, i) = (params.shape, indices.shape);
         let plan = crate::with_dtype!(index, index I => match self {
-            Op::Gather(o) => Plan::Gather(GatherPlan::new::<I>(p, i, o.axis, o.batch_dims)?),
-            Op::GatherNd(o) => Plan::GatherNd(GatherNdPlan::new::<I>(p, i, o.batch_dims)?),
+            Op::Gather(o) => SmallPlan::Gather(GatherPlan::new::<I>(p, i, o.axis, o.batch_dims)?),
+            Op::GatherNd(o) => SmallPlan::GatherNd(GatherNdPlan::new::<I>(p, i, o.batch_dims)?),
             Op::TakeAlongAxis(_) => return Ok(None),
-        }, else return Err(GatherError::IndicesNotInteger { dtype: index }));
+        }, else return Err(Error::IndicesNotInteger { dtype: index }));
         let out_bytes = plan.out_len().saturating_mul(params.itemsize);
         let index_count = indices.data.len() / indices.itemsize;
         // An empty output is `Op::run`'s too: its loops would still walk every outer row of
@@ -137,11 +137,11 @@ impl Op {
     }
 }
 
-impl Plan {
+impl SmallPlan {
     fn out_len(&self) -> usize {
         match self {
-            Plan::Gather(p) => p.out_len(),
-            Plan::GatherNd(p) => p.out_len(),
+            SmallPlan::Gather(p) => p.out_len(),
+            SmallPlan::GatherNd(p) => p.out_len(),
         }
     }
 }
@@ -150,8 +150,8 @@ impl SmallCall<'_> {
     /// The output's shape: the caller allocates `out_shape().iter().product()` elements.
     pub fn out_shape(&self) -> &[usize] {
         match &self.plan {
-            Plan::Gather(p) => p.out_shape(),
-            Plan::GatherNd(p) => p.out_shape(),
+            SmallPlan::Gather(p) => p.out_shape(),
+            SmallPlan::GatherNd(p) => p.out_shape(),
         }
     }
 
@@ -160,25 +160,23 @@ impl SmallCall<'_> {
     /// [`Op::run`] does (`out` is then the caller's to drop).
     ///
     /// # Errors
-    /// [`GatherError::BadIndex`] and [`GatherError::BadIndexVector`], as [`Op::run`];
-    /// [`GatherError::Internal`] for an `out` of another length.
+    /// [`Error::BadIndex`] and [`Error::BadIndexVector`], as [`Op::run`];
+    /// [`Error::Internal`] for an `out` of another length.
     pub fn run(&self, out: &mut [MaybeUninit<u8>]) -> Result<()> {
         if out.len() != self.plan.out_len().saturating_mul(self.itemsize) {
-            return Err(GatherError::Internal(
-                "out does not hold the output's bytes",
-            ));
+            return Err(Error::Internal("out does not hold the output's bytes"));
         }
         // The widest unit that every element's bytes, in params and in out, are aligned to.
         let bits = self.itemsize | self.params.as_ptr() as usize | out.as_ptr() as usize | 8;
         crate::with_unit!(1 << bits.trailing_zeros(), U => match &self.plan {
-            Plan::Gather(plan) => self.copy::<U, _>(plan, out),
-            Plan::GatherNd(plan) => self.copy::<U, _>(plan, out),
+            SmallPlan::Gather(plan) => self.copy::<U, _>(plan, out),
+            SmallPlan::GatherNd(plan) => self.copy::<U, _>(plan, out),
         })
     }
 
     /// The copy in units `U`, each element a record of `itemsize / size_of::<U>()` units.
     fn copy<U: Unit, P: Copies>(&self, plan: &P, out: &mut [MaybeUninit<u8>]) -> Result<()> {
-        let internal = || GatherError::Internal("bytes aligned for their unit");
+        let internal = || Error::Internal("bytes aligned for their unit");
         let params = bytemuck::try_cast_slice::<u8, U>(self.params).map_err(|_| internal())?;
         let out = units::uninit_units::<U>(out).ok_or_else(internal)?;
         let record = self.itemsize / std::mem::size_of::<U>();
@@ -204,6 +202,6 @@ impl SmallCall<'_> {
                 plan.check(indices, self.policy)?;
             }
             Ok(())
-        }, else Err(GatherError::IndicesNotInteger { dtype: self.index }))
+        }, else Err(Error::IndicesNotInteger { dtype: self.index }))
     }
 }

@@ -17,7 +17,7 @@ use crate::ops::grad::check_grad;
 use crate::ops::scatter::Summable;
 use crate::shape::plan::unravel;
 use crate::types::dtype::{TensorView, TensorViewMut};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::value::FillValue;
 use crate::with_tensor;
@@ -85,7 +85,7 @@ impl AlongPlan {
     /// equal or 1 (broadcast).
     fn new(params: &[usize], indices: &[usize], axis: i64) -> Result<AlongPlan> {
         if params.len() != indices.len() {
-            return Err(GatherError::AlongRankMismatch {
+            return Err(Error::AlongRankMismatch {
                 params_rank: params.len(),
                 indices_rank: indices.len(),
             });
@@ -96,12 +96,12 @@ impl AlongPlan {
         } else {
             Some(axis)
         };
-        let axis_n =
-            a.filter(|&a| (0..rank).contains(&a))
-                .ok_or(GatherError::AlongAxisOutOfRange {
-                    axis,
-                    rank: params.len(),
-                })? as usize;
+        let axis_n = a
+            .filter(|&a| (0..rank).contains(&a))
+            .ok_or(Error::AlongAxisOutOfRange {
+                axis,
+                rank: params.len(),
+            })? as usize;
         let mut out_shape = Vec::with_capacity(params.len());
         for (d, (&p, &i)) in params.iter().zip(indices).enumerate() {
             out_shape.push(match (d == axis_n, p, i) {
@@ -109,7 +109,7 @@ impl AlongPlan {
                 (false, p, i) if p == i || i == 1 => p,
                 (false, 1, i) => i,
                 _ => {
-                    return Err(GatherError::AlongShapeMismatch {
+                    return Err(Error::AlongShapeMismatch {
                         axis: d,
                         params_shape: params.to_vec(),
                         indices_shape: indices.to_vec(),
@@ -118,7 +118,7 @@ impl AlongPlan {
             });
         }
         let out_len =
-            crate::shape::checked_numel(&out_shape).ok_or_else(|| GatherError::ShapeOverflow {
+            crate::shape::checked_numel(&out_shape).ok_or_else(|| Error::ShapeOverflow {
                 what: "output",
                 shape: out_shape.clone(),
             })?;
@@ -219,7 +219,7 @@ impl AlongPlan {
         }
         match kernel::first_bad_vector(indices, &[self.along], policy) {
             None => Ok(()),
-            Some(k) => Err(GatherError::BadIndex {
+            Some(k) => Err(Error::BadIndex {
                 position: unravel(k, &self.indices_shape),
                 value: indices[k].to_i128(),
                 limit: self.along,
@@ -385,13 +385,13 @@ impl TakeAlongAxisOptions {
     /// let values = array![99].into_dyn();
     /// TakeAlongAxisOptions::new(1).put_along_axis(arr.view_mut().into(), &top.view().into(), &values.view().into())?;
     /// assert_eq!(arr, array![[10, 99, 20], [99, 40, 50]].into_dyn());
-    /// # Ok::<(), ndgather::GatherError>(())
+    /// # Ok::<(), ndgather::Error>(())
     /// ```
     ///
     /// # Errors
-    /// Those of [`Self::take_along_axis`]; [`GatherError::DTypeMismatch`] for values of
-    /// another dtype; [`GatherError::PutValuesShape`] for values that do not broadcast;
-    /// [`GatherError::NotFixedWidth`] for strings.
+    /// Those of [`Self::take_along_axis`]; [`Error::DTypeMismatch`] for values of
+    /// another dtype; [`Error::PutValuesShape`] for values that do not broadcast;
+    /// [`Error::NotFixedWidth`] for strings.
     pub fn put_along_axis(
         &self,
         arr: TensorViewMut<'_>,
@@ -399,7 +399,7 @@ impl TakeAlongAxisOptions {
         values: &TensorView<'_>,
     ) -> Result<()> {
         if arr.dtype() != values.dtype() {
-            return Err(GatherError::DTypeMismatch {
+            return Err(Error::DTypeMismatch {
                 expected: arr.dtype(),
                 found: values.dtype(),
             });
@@ -407,8 +407,8 @@ impl TakeAlongAxisOptions {
         with_tensor!(TensorViewMut, arr, fixed a => {
             let v = crate::ops::typed_like(&a, values)?;
             with_tensor!(TensorView, indices, index i => self.put_typed(a, i, v),
-                else dtype => Err(GatherError::IndicesNotInteger { dtype }))
-        }, else dtype => Err(GatherError::NotFixedWidth { dtype }))
+                else dtype => Err(Error::IndicesNotInteger { dtype }))
+        }, else dtype => Err(Error::NotFixedWidth { dtype }))
     }
 
     fn put_typed<T: Clone, I: IndexType>(
@@ -419,7 +419,7 @@ impl TakeAlongAxisOptions {
     ) -> Result<()> {
         let plan = AlongPlan::new(arr.shape(), indices.shape(), self.axis)?;
         let Some(values) = values.broadcast(IxDyn(&plan.out_shape)) else {
-            return Err(GatherError::PutValuesShape {
+            return Err(Error::PutValuesShape {
                 values: values.shape().to_vec(),
                 result: plan.out_shape.clone(),
             });
@@ -446,8 +446,8 @@ impl TakeAlongAxisOptions {
     /// ```
     ///
     /// # Errors
-    /// [`GatherError::AlongRankMismatch`], [`GatherError::AlongAxisOutOfRange`],
-    /// [`GatherError::AlongShapeMismatch`], [`GatherError::ShapeOverflow`].
+    /// [`Error::AlongRankMismatch`], [`Error::AlongAxisOutOfRange`],
+    /// [`Error::AlongShapeMismatch`], [`Error::ShapeOverflow`].
     pub fn out_shape(&self, params_shape: &[usize], indices_shape: &[usize]) -> Result<Vec<usize>> {
         AlongPlan::new(params_shape, indices_shape, self.axis).map(|plan| plan.out_shape)
     }
@@ -456,8 +456,8 @@ impl TakeAlongAxisOptions {
     /// and indices, with indices' size along `axis`.
     ///
     /// # Errors
-    /// [`GatherError::AlongRankMismatch`], [`GatherError::AlongAxisOutOfRange`],
-    /// [`GatherError::AlongShapeMismatch`], [`GatherError::BadIndex`] (under the policies that
+    /// [`Error::AlongRankMismatch`], [`Error::AlongAxisOutOfRange`],
+    /// [`Error::AlongShapeMismatch`], [`Error::BadIndex`] (under the policies that
     /// make a bad index an error), and the allocation errors.
     pub fn take_along_axis<T, I, S, SI, D, DI>(
         &self,
@@ -483,7 +483,7 @@ impl TakeAlongAxisOptions {
     ///
     /// # Errors
     /// Those of [`TakeAlongAxisOptions::take_along_axis`], and
-    /// [`GatherError::OutputShapeMismatch`].
+    /// [`Error::OutputShapeMismatch`].
     pub fn take_along_axis_into<T, I, S, SI, D, DI, DO>(
         &self,
         params: &ArrayBase<S, D>,
@@ -541,7 +541,7 @@ impl TakeAlongAxisOptions {
         // A fresh output: the copy itself finds bad indices (see `output::fresh_checked`).
         let call = self.prepare(params, indices, elements, fill, false)?;
         let len = call.plan.out_len.checked_mul(call.record);
-        let len = len.ok_or_else(|| GatherError::ShapeOverflow {
+        let len = len.ok_or_else(|| Error::ShapeOverflow {
             what: "output",
             shape: call.out_shape.clone(),
         })?;
@@ -600,7 +600,7 @@ impl TakeAlongAxisOptions {
     ///
     /// # Errors
     /// Those of [`TakeAlongAxisOptions::take_along_axis`], and
-    /// [`GatherError::GradShapeMismatch`] when `grad` has not the output's shape.
+    /// [`Error::GradShapeMismatch`] when `grad` has not the output's shape.
     pub fn grad<T, I, SI, SG, DI, DG>(
         &self,
         params_shape: &[usize],

@@ -18,7 +18,7 @@
 //!   `"fill"`) drop the update; `Clamp`, `Negative` and `Wrap` map it into range.
 //! - **Dtypes**: `update` takes every dtype; `add` and `sub` the numbers; `min` and `max` the
 //!   integers and real floats (the table's `number` and `ordered` roles). Others get
-//!   TensorFlow's `NotFoundError` wording ([`GatherError::NoKernel`]).
+//!   TensorFlow's `NotFoundError` wording ([`Error::NoKernel`]).
 //!
 //! ```
 //! use ndgather::ndarray::array;
@@ -40,7 +40,7 @@
 //! let bad = array![[3i64]].into_dyn();
 //! let err = update.run_into(table.view_mut().into(), &bad.view().into(), &TensorView::from(array![[0.0f32, 0.0]].into_dyn().view()));
 //! assert_eq!(err.unwrap_err().to_string(), "indices[0] = [3] does not index into shape [3,2]");
-//! # Ok::<(), ndgather::GatherError>(())
+//! # Ok::<(), ndgather::Error>(())
 //! ```
 
 use crate::engine::kernel::{first_bad_vector, nd_offset};
@@ -52,7 +52,7 @@ use crate::ops::{fresh_copy, typed_like, Op, Out};
 use crate::shape::plan::{unravel, GatherNdPlan};
 use crate::shape::{tensor_scatter_shape, TensorScatterShape};
 use crate::types::dtype::{ArrayElement, DType, Tensor, TensorView, TensorViewMut};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::strings::{StringElement, Strings};
 use crate::with_tensor;
@@ -213,10 +213,10 @@ impl TensorScatter {
     /// The op into a new tensor: a copy of `tensor` with the updates applied.
     ///
     /// # Errors
-    /// [`GatherError::NoKernel`] for a dtype the kind does not take;
-    /// [`GatherError::InputDType`] for updates of another dtype than `tensor`;
-    /// [`GatherError::IndicesNotInteger`]; [`GatherError::TensorScatterShape`];
-    /// [`GatherError::BadScatterIndex`] under `BadIndices::Error`.
+    /// [`Error::NoKernel`] for a dtype the kind does not take;
+    /// [`Error::InputDType`] for updates of another dtype than `tensor`;
+    /// [`Error::IndicesNotInteger`]; [`Error::TensorScatterShape`];
+    /// [`Error::BadScatterIndex`] under `BadIndices::Error`.
     pub fn run(
         &self,
         tensor: TensorView<'_>,
@@ -251,7 +251,7 @@ impl TensorScatter {
                     *s = self.update_strings(s, indices, u, rule)?;
                     Ok(())
                 }
-                _ => Err(GatherError::Internal(
+                _ => Err(Error::Internal(
                     "updates' dtype checked against the tensor's",
                 )),
             },
@@ -260,7 +260,7 @@ impl TensorScatter {
                     *s = self.update_strings(s, indices, u, rule)?;
                     Ok(())
                 }
-                _ => Err(GatherError::Internal(
+                _ => Err(Error::Internal(
                     "updates' dtype checked against the tensor's",
                 )),
             },
@@ -291,13 +291,13 @@ impl TensorScatter {
     /// let (dt, du) = op.grad(&t.view().into(), &i.view().into(), &u.view().into(), &out.view(), &upstream.view().into())?;
     /// assert_eq!(dt, Tensor::from(array![1.0f64, 0.0, 1.0].into_dyn()));
     /// assert_eq!(du, Tensor::from(array![1.0f64, 0.0].into_dyn()));
-    /// # Ok::<(), ndgather::GatherError>(())
+    /// # Ok::<(), ndgather::Error>(())
     /// ```
     ///
     /// # Errors
-    /// [`GatherError::NoKernel`] for a dtype without a gradient (integers, bool, strings);
-    /// [`GatherError::InputDType`] for an upstream gradient of another dtype;
-    /// [`GatherError::GradShapeMismatch`] for one of another shape than `output`; the op's
+    /// [`Error::NoKernel`] for a dtype without a gradient (integers, bool, strings);
+    /// [`Error::InputDType`] for an upstream gradient of another dtype;
+    /// [`Error::GradShapeMismatch`] for one of another shape than `output`; the op's
     /// own, from the scatter and gathers it is made of.
     pub fn grad(
         &self,
@@ -309,14 +309,14 @@ impl TensorScatter {
     ) -> Result<(Tensor, Tensor)> {
         let dtype = tensor.dtype();
         if !self.kind.grad_role()(dtype) {
-            return Err(GatherError::NoKernel {
+            return Err(Error::NoKernel {
                 op: self.kind.grad_op(),
                 dtype,
                 supported: DType::names_where(self.kind.grad_role()),
             });
         }
         if upstream.dtype() != dtype {
-            return Err(GatherError::InputDType {
+            return Err(Error::InputDType {
                 op: self.kind.grad_op(),
                 input: 0,
                 expected: dtype,
@@ -324,7 +324,7 @@ impl TensorScatter {
             });
         }
         if upstream.shape() != output.shape() {
-            return Err(GatherError::GradShapeMismatch {
+            return Err(Error::GradShapeMismatch {
                 expected: output.shape().to_vec(),
                 found: upstream.shape().to_vec(),
             });
@@ -333,7 +333,7 @@ impl TensorScatter {
             let gather = Op::GatherNd(GatherNdOptions::new().bad_indices(self.bad_indices));
             gather
                 .run(t, indices, Out::New)?
-                .ok_or(GatherError::Internal("a run into a new output returns it"))
+                .ok_or(Error::Internal("a run into a new output returns it"))
         };
         match self.kind {
             ScatterKind::Update => {
@@ -373,7 +373,7 @@ impl TensorScatter {
         let picked = |t: ArrayViewD<'_, T>| -> Result<ArrayD<T>> {
             let out = gather.run(T::into_view(t), indices, Out::New)?;
             out.and_then(|t| T::from_tensor_owned(t).ok())
-                .ok_or(GatherError::Internal("a gather of T gives T"))
+                .ok_or(Error::Internal("a gather of T gives T"))
         };
         let y_ind = ndarray::Zip::from(&y)
             .and(&picked(output)?)
@@ -385,8 +385,8 @@ impl TensorScatter {
             indices,
             &T::into_view(y_ind.view()),
         )?;
-        let counts = T::from_tensor_owned(counts)
-            .map_err(|_| GatherError::Internal("a scatter of T gives T"))?;
+        let counts =
+            T::from_tensor_owned(counts).map_err(|_| Error::Internal("a scatter of T gives T"))?;
         let x_grad = ndarray::Zip::from(&grad)
             .and(&x_ind)
             .and(&counts)
@@ -418,7 +418,7 @@ impl TensorScatter {
             return Err(self.no_kernel(tensor));
         }
         if updates != tensor {
-            return Err(GatherError::InputDType {
+            return Err(Error::InputDType {
                 op: self.kind.tf_op(),
                 input: 2,
                 expected: tensor,
@@ -426,7 +426,7 @@ impl TensorScatter {
             });
         }
         if !indices.is_index() {
-            return Err(GatherError::IndicesNotInteger { dtype: indices });
+            return Err(Error::IndicesNotInteger { dtype: indices });
         }
         Ok(())
     }
@@ -466,8 +466,8 @@ impl TensorScatter {
         }
     }
 
-    fn no_kernel(&self, dtype: DType) -> GatherError {
-        GatherError::NoKernel {
+    fn no_kernel(&self, dtype: DType) -> Error {
+        Error::NoKernel {
             op: self.kind.tf_op(),
             dtype,
             supported: DType::names_where(self.kind.role()),
@@ -489,7 +489,7 @@ impl TensorScatter {
             (TensorView::Bytes(s), TensorView::Bytes(u)) => {
                 self.update_strings(s, indices, u, rule).map(Tensor::from)
             }
-            _ => Err(GatherError::Internal(
+            _ => Err(Error::Internal(
                 "updates' dtype checked against the tensor's",
             )),
         }
@@ -535,7 +535,7 @@ impl TensorScatter {
                 nd_offset(&vectors, 0, &idx[r * rule.depth..(r + 1) * rule.depth], policy)
             };
             update_row_major(&mut target, |out| scatter_rows(out, rule.slice, &src, destination, combine))
-        }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+        }, else dtype => Err(Error::IndicesNotInteger { dtype }))
     }
 
     /// Under a policy that refuses bad index vectors, the first one in row-major order.
@@ -551,7 +551,7 @@ impl TensorScatter {
         let Some(r) = first_bad_vector(idx, &vectors.dims, self.bad_indices) else {
             return Ok(());
         };
-        Err(GatherError::BadScatterIndex {
+        Err(Error::BadScatterIndex {
             position: unravel(r, &vectors.rows_shape),
             values: idx[r * vectors.depth..(r + 1) * vectors.depth]
                 .iter()

@@ -12,7 +12,7 @@ use crate::ops::tensor_scatter::{ScatterKind, TensorScatter};
 use crate::ops::{fresh_copy, Out};
 use crate::shape::Shape;
 use crate::types::dtype::{Tensor, TensorView, TensorViewMut};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::BadIndices;
 use crate::with_tensor;
 
@@ -285,7 +285,7 @@ impl OpDef for PutAlongAxis {
             out,
             |t, i, v| {
                 let mut copy = with_tensor!(TensorView, &t, fixed a => Tensor::from(fresh_copy(a)?),
-                    else dtype => return Err(GatherError::NotFixedWidth { dtype }));
+                    else dtype => return Err(Error::NotFixedWidth { dtype }));
                 put(copy.view_mut(), i, v)?;
                 Ok(copy)
             },
@@ -346,7 +346,7 @@ impl OpDef for ScatterNd {
             .iter()
             .map(|&d| usize::try_from(d))
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|_| GatherError::Attribute {
+            .map_err(|_| Error::Attribute {
                 op: "scatter_nd",
                 attr: "shape".into(),
                 reason: format!("must not have negative sizes, got {given:?}"),
@@ -376,8 +376,8 @@ impl OpDef for ScatterNd {
         let result = with_tensor!(TensorView, updates, number u => {
             with_tensor!(TensorView, indices, index i => Tensor::from(
                 crate::ops::scatter::scatter_nd(i, u, &self.shape, self.bad_indices)?),
-                else dtype => return Err(GatherError::IndicesNotInteger { dtype }))
-        }, else dtype => return Err(GatherError::NoKernel {
+                else dtype => return Err(Error::IndicesNotInteger { dtype }))
+        }, else dtype => return Err(Error::NoKernel {
             op: "ScatterNd",
             dtype,
             supported: crate::DType::names_where(crate::DType::is_number),

@@ -21,7 +21,7 @@
 
 pub(crate) mod plan;
 
-use crate::types::error::{GatherError, OpKind, Result};
+use crate::types::error::{Error, OpKind, Result};
 use crate::types::index::IndexLimit;
 use smallvec::SmallVec;
 use std::fmt;
@@ -188,7 +188,7 @@ pub fn checked_numel(dims: &[usize]) -> Option<usize> {
 fn overflow_check(output: &Shape) -> Result<()> {
     if let Some(dims) = output.known_dims() {
         if checked_numel(&dims).is_none() {
-            return Err(GatherError::ShapeOverflow {
+            return Err(Error::ShapeOverflow {
                 what: "output",
                 shape: dims.to_vec(),
             });
@@ -202,7 +202,7 @@ fn check_batch_dims_equal(params: &Shape, indices: &Shape, batch_dims: usize) ->
         for dim in 0..batch_dims.min(p.len()).min(i.len()) {
             if let (Some(ps), Some(is)) = (p[dim], i[dim]) {
                 if ps != is {
-                    return Err(GatherError::BatchShapeMismatch {
+                    return Err(Error::BatchShapeMismatch {
                         dim,
                         params_size: ps,
                         indices_size: is,
@@ -236,7 +236,7 @@ pub fn gather_shape(
 ) -> Result<GatherShape> {
     let params_rank = params.rank();
     if params_rank == Some(0) {
-        return Err(GatherError::ParamsScalar { op: OpKind::Gather });
+        return Err(Error::ParamsScalar { op: OpKind::Gather });
     }
     let indices_rank = indices.rank();
 
@@ -249,7 +249,7 @@ pub fn gather_shape(
     };
     let mut axis_n = None;
     if let Some(a) = raw_axis {
-        let out_of_range = |rank: usize| GatherError::AxisOutOfRange {
+        let out_of_range = |rank: usize| Error::AxisOutOfRange {
             axis: a,
             params_rank: rank,
         };
@@ -283,7 +283,7 @@ pub fn gather_shape(
             Some(r) => {
                 let r_i = r as i64;
                 if batch_dims < -r_i || batch_dims > r_i {
-                    return Err(GatherError::BatchDimsOutOfRange {
+                    return Err(Error::BatchDimsOutOfRange {
                         batch_dims,
                         indices_rank: r,
                     });
@@ -299,7 +299,7 @@ pub fn gather_shape(
         }
         if let (Some(b), Some(r)) = (bd_n, params_rank) {
             if b >= r {
-                return Err(GatherError::BatchDimsNotLessThanParamsRank {
+                return Err(Error::BatchDimsNotLessThanParamsRank {
                     op: OpKind::Gather,
                     batch_dims: b,
                     params_rank: r,
@@ -308,7 +308,7 @@ pub fn gather_shape(
         }
         if let (Some(b), Some(a)) = (bd_n, axis_n) {
             if a < b {
-                return Err(GatherError::AxisBeforeBatchDims {
+                return Err(Error::AxisBeforeBatchDims {
                     batch_dims: b,
                     axis: a,
                 });
@@ -330,7 +330,7 @@ pub fn gather_shape(
     {
         if let Some(Some(size)) = p.get(a) {
             if *size as u64 > max {
-                return Err(GatherError::IndexTypeTooSmall {
+                return Err(Error::IndexTypeTooSmall {
                     what: format!("params.shape[{a}]"),
                     index_type,
                     size: *size,
@@ -375,19 +375,19 @@ pub fn gather_nd_shape(
     index_limit: Option<IndexLimit>,
 ) -> Result<GatherNdShape> {
     if batch_dims < 0 {
-        return Err(GatherError::NegativeBatchDims { batch_dims });
+        return Err(Error::NegativeBatchDims { batch_dims });
     }
     let b = usize::try_from(batch_dims).unwrap_or(usize::MAX);
     let (params_rank, indices_rank) = (params.rank(), indices.rank());
     if b > 0 {
         if let Some(r) = indices_rank.filter(|&r| b >= r) {
-            return Err(GatherError::BatchDimsNotLessThanIndicesRank {
+            return Err(Error::BatchDimsNotLessThanIndicesRank {
                 batch_dims: b,
                 indices_rank: r,
             });
         }
         if let Some(r) = params_rank.filter(|&r| b >= r) {
-            return Err(GatherError::BatchDimsNotLessThanParamsRank {
+            return Err(Error::BatchDimsNotLessThanParamsRank {
                 op: OpKind::GatherNd,
                 batch_dims: b,
                 params_rank: r,
@@ -396,12 +396,12 @@ pub fn gather_nd_shape(
         check_batch_dims_equal(params, indices, b)?;
     } else {
         if params_rank == Some(0) {
-            return Err(GatherError::ParamsScalar {
+            return Err(Error::ParamsScalar {
                 op: OpKind::GatherNd,
             });
         }
         if indices_rank == Some(0) {
-            return Err(GatherError::IndicesScalar);
+            return Err(Error::IndicesScalar);
         }
     }
 
@@ -409,7 +409,7 @@ pub fn gather_nd_shape(
     if let (Some(d), Some(r)) = (depth, params_rank) {
         let total = b.saturating_add(d);
         if total > r {
-            return Err(GatherError::IndexDepthTooLarge {
+            return Err(Error::IndexDepthTooLarge {
                 depth: total,
                 params_rank: r,
             });
@@ -425,7 +425,7 @@ pub fn gather_nd_shape(
     ) = (index_limit, params.dims().map(|_| params.num_elements()))
     {
         if n as u64 > max {
-            return Err(GatherError::IndexTypeTooSmall {
+            return Err(Error::IndexTypeTooSmall {
                 what: "params.NumElements()".to_string(),
                 index_type,
                 size: n,
@@ -454,7 +454,7 @@ pub fn gather_nd_shape(
         .and_then(|(_, lead)| Shape(Some(lead.iter().copied().collect())).num_elements());
     if rows.is_some_and(|n| n > 0) && params.num_elements() == Some(0) {
         if let Some(params_shape) = params.to_known() {
-            return Err(GatherError::EmptyParams { params_shape });
+            return Err(Error::EmptyParams { params_shape });
         }
     }
     Ok(GatherNdShape { output, depth })
@@ -491,7 +491,7 @@ pub fn tensor_scatter_shape(
     updates: &[usize],
 ) -> Result<TensorScatterShape> {
     use crate::types::error::shape_string as s;
-    let refuse = |message: String| Err(GatherError::TensorScatterShape { message });
+    let refuse = |message: String| Err(Error::TensorScatterShape { message });
     let Some((&depth, outer)) = indices.split_last() else {
         return refuse("Indices shape must have rank at least one. Found:[]".to_string());
     };
@@ -589,7 +589,7 @@ pub fn tensor_scatter_shape(
     if updates[batch_dim..] != tensor[slice_dim..] {
         return suffix();
     }
-    let overflow = |what| GatherError::ShapeOverflow {
+    let overflow = |what| Error::ShapeOverflow {
         what,
         shape: tensor.to_vec(),
     };

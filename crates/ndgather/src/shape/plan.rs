@@ -7,18 +7,18 @@
 //! exists only for a valid call.
 
 use crate::shape::{self, checked_numel, Axis, AxisList, Shape};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::IndexType;
 
 fn numel(dims: &[usize], what: &'static str) -> Result<usize> {
-    checked_numel(dims).ok_or_else(|| GatherError::ShapeOverflow {
+    checked_numel(dims).ok_or_else(|| Error::ShapeOverflow {
         what,
         shape: dims.to_vec(),
     })
 }
 
-fn unresolved(params: &[usize], indices: &[usize]) -> GatherError {
-    GatherError::InvalidShape {
+fn unresolved(params: &[usize], indices: &[usize]) -> Error {
+    Error::InvalidShape {
         shape: params.iter().chain(indices).copied().collect(),
         reason: "shape rule left the geometry unresolved for known shapes".to_string(),
     }

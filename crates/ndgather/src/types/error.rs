@@ -23,10 +23,11 @@ pub enum OpKind {
     GatherNd,
 }
 
-/// Everything that can go wrong in a gather.
+/// Everything that can go wrong in an op of the family (gathers, scatters, embeddings,
+/// segment reductions and their gradients), with the wording of the library whose op it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum GatherError {
+pub enum Error {
     // ---- Checks of the arguments and shapes, made before any index is read (TensorFlow's order
     // and wording; take_along_axis's are NumPy's).
     /// params is a scalar (rank 0).
@@ -453,7 +454,7 @@ pub enum GatherError {
         /// The dtype found.
         found: DType,
     },
-    /// Dtype-erased API: an op on records of fixed-width values (`gather_records`, …) was
+    /// Dtype-erased API: an op on records of fixed-width values (`Params::records`) was
     /// given a tensor of strings.
     #[error(
         "records need a fixed-width dtype, got {dtype}: gather the tensor itself (gather, \
@@ -529,8 +530,8 @@ pub enum GatherError {
     },
 }
 
-/// Shorthand for `Result<T, GatherError>`.
-pub type Result<T, E = GatherError> = std::result::Result<T, E>;
+/// Shorthand for `Result<T, Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 fn axis_message(axis: i64, params_rank: usize) -> String {
     if axis == i64::MAX {

@@ -4,7 +4,7 @@
 //! TensorFlow checks them; [`Ragged`] owns a result.
 
 use crate::types::dtype::{DType, Tensor, TensorView};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use std::borrow::Cow;
 
 /// One ragged dimension's row splits: row `r` holds the next level's rows
@@ -81,7 +81,7 @@ impl RowSplits<'_> {
         let narrow: std::result::Result<Vec<i32>, _> =
             splits.iter().map(|&s| i32::try_from(s)).collect();
         narrow.map(|v| RowSplits::I32(Cow::Owned(v))).map_err(|_| {
-            GatherError::RaggedValue(format!(
+            Error::RaggedValue(format!(
                 "the result has {} values, more than int32 row_splits can address; pass \
                      int64 row_splits",
                 splits.last().copied().unwrap_or(0)
@@ -129,7 +129,7 @@ impl From<Vec<i64>> for RowSplits<'static> {
 /// let bad = [1i64, 2, 5];
 /// let err = RaggedView::new(values.view(), vec![bad[..].into()]).unwrap_err();
 /// assert!(err.to_string().starts_with("Arguments to from_row_splits do not form a valid RaggedTensor:zero"));
-/// # Ok::<(), ndgather::GatherError>(())
+/// # Ok::<(), ndgather::Error>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct RaggedView<'a> {
@@ -144,7 +144,7 @@ impl<'a> RaggedView<'a> {
     /// `values.shape[0]`). No split may be empty, and there must be at least one.
     ///
     /// # Errors
-    /// [`GatherError::InvalidRagged`], with TensorFlow's words and what is wrong where.
+    /// [`Error::InvalidRagged`], with TensorFlow's words and what is wrong where.
     pub fn new(values: TensorView<'a>, splits: Vec<RowSplits<'a>>) -> Result<RaggedView<'a>> {
         RaggedView::checked(values, false, splits)
     }
@@ -164,7 +164,7 @@ impl<'a> RaggedView<'a> {
         splits: Vec<RowSplits<'a>>,
     ) -> Result<RaggedView<'a>> {
         let invalid = |reason: String| {
-            Err(GatherError::InvalidRagged {
+            Err(Error::InvalidRagged {
                 check: "from_row_splits",
                 reason,
             })
@@ -205,7 +205,7 @@ impl<'a> RaggedView<'a> {
                 } else {
                     "rows"
                 };
-                return Err(GatherError::InvalidRagged {
+                return Err(Error::InvalidRagged {
                     check: "_from_row_partition",
                     reason: format!(
                         " ({name} ends at {last}, but the next level has {next} {what})"

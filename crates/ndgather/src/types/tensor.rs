@@ -5,7 +5,7 @@
 use crate::types::dtype::{
     ArrayElement, DType, FixedWidth, Tensor, TensorElement, TensorView, TensorViewMut,
 };
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::with_tensor;
 use ndarray::{ArrayD, CowArray, IxDyn};
 
@@ -34,13 +34,12 @@ impl Tensor {
     /// assert!(Tensor::from_shape_vec(&[3], vec![1i32]).is_err());
     /// ```
     pub fn from_shape_vec<T: TensorElement>(shape: &[usize], data: Vec<T>) -> Result<Tensor> {
-        let expected =
-            crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {
-                what: "tensor",
-                shape: shape.to_vec(),
-            })?;
+        let expected = crate::shape::checked_numel(shape).ok_or_else(|| Error::ShapeOverflow {
+            what: "tensor",
+            shape: shape.to_vec(),
+        })?;
         if expected != data.len() {
-            return Err(GatherError::DataLength {
+            return Err(Error::DataLength {
                 shape: shape.to_vec(),
                 expected,
                 found: data.len(),
@@ -48,7 +47,7 @@ impl Tensor {
         }
         ArrayD::from_shape_vec(IxDyn(shape), data)
             .map(T::into_tensor)
-            .map_err(|e| GatherError::InvalidShape {
+            .map_err(|e| Error::InvalidShape {
                 shape: shape.to_vec(),
                 reason: e.to_string(),
             })
@@ -72,8 +71,8 @@ impl Tensor {
     /// ```
     ///
     /// # Errors
-    /// [`GatherError::DataLength`] when the bytes are not the shape's elements,
-    /// [`GatherError::InvalidShape`] for bytes that are no value (a `bool` of 2) or a dtype of
+    /// [`Error::DataLength`] when the bytes are not the shape's elements,
+    /// [`Error::InvalidShape`] for bytes that are no value (a `bool` of 2) or a dtype of
     /// variable width.
     pub fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<Tensor> {
         let invalid = |reason: &str| invalid_bytes(dtype, shape, reason);
@@ -92,7 +91,7 @@ impl Tensor {
     /// (see [`Tensor::from_bytes`]).
     ///
     /// # Errors
-    /// [`GatherError::InvalidShape`] for a dtype of variable width.
+    /// [`Error::InvalidShape`] for a dtype of variable width.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         self.view().to_bytes()
     }
@@ -122,9 +121,9 @@ impl Tensor {
         with_tensor!(Tensor, self, fixed a => give_back_units(a), else _dtype => ())
     }
 
-    /// The array inside, or [`GatherError::DTypeMismatch`].
+    /// The array inside, or [`Error::DTypeMismatch`].
     pub fn into_array<T: TensorElement>(self) -> Result<ArrayD<T>> {
-        T::from_tensor_owned(self).map_err(|t| GatherError::DTypeMismatch {
+        T::from_tensor_owned(self).map_err(|t| Error::DTypeMismatch {
             expected: T::DTYPE,
             found: t.dtype(),
         })
@@ -154,8 +153,8 @@ impl<'a> TensorView<'a> {
     /// ```
     ///
     /// # Errors
-    /// [`GatherError::DataLength`] when the bytes are not the shape's elements,
-    /// [`GatherError::InvalidShape`] for bytes not aligned to the element type, or a dtype
+    /// [`Error::DataLength`] when the bytes are not the shape's elements,
+    /// [`Error::InvalidShape`] for bytes not aligned to the element type, or a dtype
     /// that is not `plain`.
     pub fn from_bytes(dtype: DType, shape: &[usize], bytes: &'a [u8]) -> Result<TensorView<'a>> {
         let invalid = |reason: &str| invalid_bytes(dtype, shape, reason);
@@ -178,7 +177,7 @@ impl<'a> TensorView<'a> {
     /// (see [`Tensor::from_bytes`]).
     ///
     /// # Errors
-    /// [`GatherError::InvalidShape`] for a dtype of variable width.
+    /// [`Error::InvalidShape`] for a dtype of variable width.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         with_tensor!(TensorView, self, plain a => Ok(match a.as_slice() {
             Some(s) => bytemuck::cast_slice(s).to_vec(),
@@ -224,8 +223,8 @@ impl<'a> TensorViewMut<'a> {
     }
 }
 
-fn invalid_bytes(dtype: DType, shape: &[usize], reason: &str) -> GatherError {
-    GatherError::InvalidShape {
+fn invalid_bytes(dtype: DType, shape: &[usize], reason: &str) -> Error {
+    Error::InvalidShape {
         shape: shape.to_vec(),
         reason: format!("{dtype} {reason}"),
     }
@@ -243,13 +242,12 @@ fn whole_elements(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<()> {
             "elements are not whole in the bytes given",
         ));
     }
-    let expected =
-        crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {
-            what: "tensor",
-            shape: shape.to_vec(),
-        })?;
+    let expected = crate::shape::checked_numel(shape).ok_or_else(|| Error::ShapeOverflow {
+        what: "tensor",
+        shape: shape.to_vec(),
+    })?;
     if expected != bytes.len() / size {
-        return Err(GatherError::DataLength {
+        return Err(Error::DataLength {
             shape: shape.to_vec(),
             expected,
             found: bytes.len() / size,

@@ -4,7 +4,7 @@
 //! floating-point type of the dtype table; the table's `float` role names them, and a row
 //! of that role without an impl here fails to compile.
 
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::{bf16, f16, F8E4M3, F8E5M2};
 use num_complex::Complex;
 
@@ -115,8 +115,8 @@ pub(crate) trait FillElement: Sized {
 }
 
 /// The error for a fill value that `T` cannot hold.
-pub(crate) fn refuse<T>(value: FillValue) -> GatherError {
-    GatherError::FillValue {
+pub(crate) fn refuse<T>(value: FillValue) -> Error {
+    Error::FillValue {
         value: value.describe(),
         dtype: short_name(std::any::type_name::<T>()),
     }

@@ -11,7 +11,7 @@ use super::{
     PARALLEL_MIN_NARROW_INDICES,
 };
 use ndarray::{ArrayD, ArrayViewMutD, Dimension, IxDyn, ShapeBuilder, Slice};
-use ndgather::{BadIndices, GatherError, GatherNdOptions, GatherOptions};
+use ndgather::{BadIndices, Error, GatherNdOptions, GatherOptions};
 
 pub(super) fn lcg(seed: &mut u64) -> u64 {
     *seed = seed
@@ -222,7 +222,7 @@ fn first_bad_index_whatever_the_threads() {
         let err = in_pool(threads, || ndgather::gather(&p, &i).unwrap_err());
         assert_eq!(
             err,
-            GatherError::BadIndex {
+            Error::BadIndex {
                 position: vec![123_456],
                 value: 1000,
                 limit: 1000
@@ -239,7 +239,7 @@ fn first_bad_index_whatever_the_threads() {
         for threads in [1, 2, 4] {
             let err = in_pool(threads, || ndgather::gather_nd(&p2, &rows).unwrap_err());
             assert!(
-                matches!(&err, GatherError::BadIndexVector { position, .. } if position == &vec![150_001]),
+                matches!(&err, Error::BadIndexVector { position, .. } if position == &vec![150_001]),
                 "depth {depth}: {err:?}"
             );
         }
@@ -274,7 +274,7 @@ fn index_checks_on_both_sides_of_the_parallel_thresholds() {
             narrow[[at]] = value as i32;
             wide[[at]] = value;
         }
-        let expected = GatherError::BadIndex {
+        let expected = Error::BadIndex {
             position: vec![first],
             value: 1000,
             limit: 1000,
@@ -352,7 +352,7 @@ fn policies_on_the_fast_paths() {
         let got = in_pool(2, || o.gather(&p, &i));
         match (got, expected) {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "{policy:?}"),
-            (Err(a), Err(_)) => assert!(matches!(a, GatherError::BadIndex { .. })),
+            (Err(a), Err(_)) => assert!(matches!(a, Error::BadIndex { .. })),
             (a, b) => panic!("{policy:?}: {a:?} vs {b:?}"),
         }
     }
@@ -418,7 +418,7 @@ fn policies_on_the_flattened_gather_nd_path() {
                         "{pshape:?} sorted {sorted} {policy:?}"
                     ),
                     (Err(a), Err(reference::RefError::BadIndexVector(at, values))) => assert!(
-                        matches!(&a, GatherError::BadIndexVector { position, values: v, .. }
+                        matches!(&a, Error::BadIndexVector { position, values: v, .. }
                             if position == at && v.iter().map(|&x| x as i64).eq(values.iter().copied())),
                         "{a:?}"
                     ),
@@ -451,7 +451,7 @@ fn strings_in_parallel_into_reused_buffers() {
 /// checked `into` call gives.
 #[test]
 fn a_single_bad_index_anywhere_fails_a_fresh_output() {
-    type Calls<R> = (Result<R, GatherError>, Result<(), GatherError>);
+    type Calls<R> = (Result<R, Error>, Result<(), Error>);
     fn each_bad_position<R: std::fmt::Debug + Send>(
         indices: &ArrayD<i64>,
         positions: &[usize],

@@ -2,7 +2,7 @@
 
 use crate::engine::mem::output;
 pub(crate) use crate::types::dtype::Element;
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use ndarray::{ArrayBase, ArrayD, ArrayViewMut, Data, Dimension, IxDyn};
 use std::borrow::Cow;
 
@@ -16,7 +16,7 @@ pub(crate) fn row_major<A: Clone, S: Data<Elem = A>, D: Dimension>(
     }
     let mut v = Vec::new();
     v.try_reserve_exact(a.len())
-        .map_err(|_| GatherError::OutOfMemory {
+        .map_err(|_| Error::OutOfMemory {
             bytes: a.len().saturating_mul(std::mem::size_of::<A>()),
         })?;
     v.extend(a.iter().cloned());
@@ -25,7 +25,7 @@ pub(crate) fn row_major<A: Clone, S: Data<Elem = A>, D: Dimension>(
 
 /// An array of `shape` from row-major data.
 pub(crate) fn into_array<T>(shape: &[usize], data: Vec<T>) -> Result<ArrayD<T>> {
-    ArrayD::from_shape_vec(IxDyn(shape), data).map_err(|e| GatherError::InvalidShape {
+    ArrayD::from_shape_vec(IxDyn(shape), data).map_err(|e| Error::InvalidShape {
         shape: shape.to_vec(),
         reason: e.to_string(),
     })
@@ -36,7 +36,7 @@ pub(crate) fn into_array<T>(shape: &[usize], data: Vec<T>) -> Result<ArrayD<T>> 
 pub(crate) enum Elements {
     /// Every array element is a tensor element.
     Plain,
-    /// The last axis holds each tensor element's values (see `gather_records`).
+    /// The last axis holds each tensor element's values (see `Params::records`).
     Records,
 }
 
@@ -47,7 +47,7 @@ impl Elements {
             Elements::Plain => Ok((params_shape, None)),
             Elements::Records => match params_shape.split_last() {
                 Some((&width, shape)) => Ok((shape, Some(width))),
-                None => Err(GatherError::InvalidShape {
+                None => Err(Error::InvalidShape {
                     shape: vec![],
                     reason: "params of records needs a trailing record axis".to_string(),
                 }),
@@ -70,7 +70,7 @@ pub(crate) fn check_out_shape(
         Elements::Plain => s.to_vec(),
         Elements::Records => s[..s.len().saturating_sub(1)].to_vec(),
     };
-    Err(GatherError::OutputShapeMismatch {
+    Err(Error::OutputShapeMismatch {
         given: element_shape(given),
         expected: element_shape(expected),
     })
@@ -89,7 +89,7 @@ pub(crate) fn update_row_major<T: Clone>(
     }
     let mut copy = into_array(array.shape(), row_major(array)?.into_owned())?;
     let Some(slice) = copy.as_slice_mut() else {
-        return Err(GatherError::Internal("a standard-layout array is a slice"));
+        return Err(Error::Internal("a standard-layout array is a slice"));
     };
     update(slice);
     array.assign(&copy);

@@ -7,7 +7,7 @@
 //! caller's), on [`Pages`] new or written before.
 
 use crate::types::dtype::is_fixed_width;
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use std::mem::MaybeUninit;
 
 /// Outputs at least this large are advised to use transparent huge pages.
@@ -96,8 +96,8 @@ impl<T: Clone + Default + Send> Slot<T> for T {
 /// the same values each time.
 ///
 /// # Errors
-/// [`GatherError::ShapeOverflow`] past `isize::MAX` bytes, [`GatherError::OutOfMemory`],
-/// and (in checked builds) [`GatherError::Internal`] for a slot left unwritten.
+/// [`Error::ShapeOverflow`] past `isize::MAX` bytes, [`Error::OutOfMemory`],
+/// and (in checked builds) [`Error::Internal`] for a slot left unwritten.
 pub(crate) fn fresh<T: Default + 'static>(
     len: usize,
     shape: &[usize],
@@ -138,7 +138,7 @@ fn allocate<T: 'static>(len: usize, shape: &[usize]) -> Result<(Vec<T>, Pages)> 
     // No output of more than `isize::MAX` bytes (or elements, of a zero-sized type) exists.
     len.checked_mul(std::mem::size_of::<T>().max(1))
         .filter(|&b| b <= isize::MAX as usize)
-        .ok_or_else(|| GatherError::ShapeOverflow {
+        .ok_or_else(|| Error::ShapeOverflow {
             what: "output",
             shape: shape.to_vec(),
         })?;
@@ -175,7 +175,7 @@ fn check_written<T: 'static>(
     fill(again, Pages::Used);
     let unwritten = all_bytes(again, POISON[1]);
     match suspects.iter().find(|s| unwritten.binary_search(s).is_ok()) {
-        Some(_) => Err(GatherError::Internal(
+        Some(_) => Err(Error::Internal(
             "a copy left a slot of a fresh output unwritten",
         )),
         None => Ok(()),
@@ -256,9 +256,9 @@ pub(crate) fn write_array<T: Clone, const N: usize>(dst: &mut [MaybeUninit<T>; N
 /// than an abort when the size overflows or the memory is not there.
 ///
 /// # Errors
-/// [`GatherError::ShapeOverflow`] past `isize::MAX` bytes; [`GatherError::OutOfMemory`].
+/// [`Error::ShapeOverflow`] past `isize::MAX` bytes; [`Error::OutOfMemory`].
 pub(crate) fn filled<T: Clone>(shape: &[usize], value: T) -> Result<Vec<T>> {
-    let overflow = || GatherError::ShapeOverflow {
+    let overflow = || Error::ShapeOverflow {
         what: "working buffer",
         shape: shape.to_vec(),
     };
@@ -269,14 +269,14 @@ pub(crate) fn filled<T: Clone>(shape: &[usize], value: T) -> Result<Vec<T>> {
         .ok_or_else(overflow)?;
     let mut v = Vec::new();
     v.try_reserve_exact(len)
-        .map_err(|_| GatherError::OutOfMemory { bytes })?;
+        .map_err(|_| Error::OutOfMemory { bytes })?;
     v.resize(len, value);
     Ok(v)
 }
 
 /// `T::default()` in every element of a fresh output of `shape`.
 pub(crate) fn defaults<T: Clone + Default + 'static>(shape: &[usize]) -> Result<Vec<T>> {
-    let len = crate::shape::checked_numel(shape).ok_or_else(|| GatherError::ShapeOverflow {
+    let len = crate::shape::checked_numel(shape).ok_or_else(|| Error::ShapeOverflow {
         what: "output",
         shape: shape.to_vec(),
     })?;
@@ -299,8 +299,8 @@ pub(crate) fn defaults<T: Clone + Default + 'static>(shape: &[usize]) -> Result<
 /// Fill it before anything else touches its memory: the pages are chosen when first written.
 ///
 /// # Errors
-/// [`GatherError::ShapeOverflow`] if `capacity` elements would exceed `isize::MAX` bytes;
-/// [`GatherError::OutOfMemory`] if the allocation fails.
+/// [`Error::ShapeOverflow`] if `capacity` elements would exceed `isize::MAX` bytes;
+/// [`Error::OutOfMemory`] if the allocation fails.
 ///
 /// # Examples
 /// ```
@@ -313,19 +313,19 @@ pub(crate) fn defaults<T: Clone + Default + 'static>(shape: &[usize]) -> Result<
 /// let rows_3_and_1 = ndgather::gather(&params, &array![3i32, 1])?;
 /// assert_eq!(rows_3_and_1[[0, 0]], 48.0);
 /// assert_eq!(rows_3_and_1[[1, 15]], 31.0);
-/// # Ok::<(), ndgather::GatherError>(())
+/// # Ok::<(), ndgather::Error>(())
 /// ```
 pub fn huge_page_vec<T>(capacity: usize) -> Result<Vec<T>> {
     let bytes = capacity
         .checked_mul(std::mem::size_of::<T>())
         .filter(|&b| b <= isize::MAX as usize)
-        .ok_or_else(|| GatherError::ShapeOverflow {
+        .ok_or_else(|| Error::ShapeOverflow {
             what: "table",
             shape: vec![capacity],
         })?;
     let mut v = Vec::new();
     v.try_reserve_exact(capacity)
-        .map_err(|_| GatherError::OutOfMemory { bytes })?;
+        .map_err(|_| Error::OutOfMemory { bytes })?;
     advise_huge_pages(&mut v, bytes);
     Ok(v)
 }
@@ -407,10 +407,7 @@ mod tests {
         let missed = fresh::<u32>(4, &[4], |slots, _| {
             slots[..3].iter_mut().for_each(|s| _ = s.write(7));
         });
-        assert!(
-            matches!(missed, Err(GatherError::Internal(_))),
-            "{missed:?}"
-        );
+        assert!(matches!(missed, Err(Error::Internal(_))), "{missed:?}");
         let poison = u32::from_ne_bytes([POISON[0]; 4]);
         let written = fresh::<u32>(3, &[3], |slots, _| {
             slots.iter_mut().for_each(|s| _ = s.write(poison));
@@ -425,10 +422,10 @@ mod tests {
     fn huge_page_vec_reports_impossible_sizes() {
         let err = huge_page_vec::<u64>(usize::MAX / 4).unwrap_err();
         assert!(
-            matches!(err, GatherError::ShapeOverflow { what: "table", .. }),
+            matches!(err, Error::ShapeOverflow { what: "table", .. }),
             "{err}"
         );
         let err = huge_page_vec::<u8>(isize::MAX as usize).unwrap_err();
-        assert!(matches!(err, GatherError::OutOfMemory { .. }), "{err}");
+        assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
     }
 }

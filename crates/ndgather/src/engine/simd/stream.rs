@@ -16,8 +16,8 @@ use crate::engine::mem::output::{Pages, Slot};
 use crate::engine::simd::prefetch::stays_in_cache;
 use std::marker::PhantomData;
 
-/// Outputs of at least this many bytes are streamed (twice the last-level cache of the
-/// machine measured). The unit tests lower it, so that their outputs take the streaming path.
+/// Outputs of at least this many bytes are streamed: twice a large last-level cache, so that
+/// an output that would stay in the cache is not pushed past it. The unit tests lower it, so that their outputs take the streaming path.
 pub(crate) const STREAM_MIN_OUTPUT_BYTES: usize = if cfg!(test) { 64 << 10 } else { 64 << 20 };
 /// Slices of at least a cache line are streamed.
 const STREAM_MIN_SLICE_BYTES: usize = 64;
@@ -41,9 +41,8 @@ impl<T: 'static> Streaming<T> {
     /// part of params that the slices are read from: a row, or a batch element's table) into
     /// an output of `output_bytes` on `pages`, where streaming pays; else `None`. Not on new
     /// pages: the OS zeroes each as it is first written, which leaves its lines in the cache,
-    /// and a streaming store must first evict the line it writes (`nd_batch`'s new output
-    /// measured 1.06× slower `alloc` streamed, against 0.77× when glibc reused the memory:
-    /// the module's measurements).
+    /// and a streaming store must first evict the line it writes (figures: BENCHMARKS.md,
+    /// "Measurements behind the code").
     pub(crate) fn for_copy(
         (output_bytes, pages): (usize, Pages),
         table_bytes: usize,

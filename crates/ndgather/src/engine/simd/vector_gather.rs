@@ -34,8 +34,8 @@ impl<T: 'static, I: 'static> VectorGather<T, I> {
     /// Leave to gather slices of `slice_len` elements of `T` at `I` indices, read as `reads`
     /// from a table of `table_bytes`, by the instruction, where it pays: one-element slices
     /// read sparsely from a table of at least [`MIN_TABLE_BYTES`] (each read a miss, none
-    /// prefetched; reads in order measured 1.9× slower by the instruction, and a table in the
-    /// cache 1.10×). Only where the types fit it and the machine has it (detected at run
+    /// prefetched; reads in order and tables in the cache ran slower by the instruction:
+    /// BENCHMARKS.md, "Measurements behind the code"). Only where the types fit it and the machine has it (detected at run
     /// time; the standard library caches the answer).
     pub(crate) fn for_copy(reads: Reads, table_bytes: usize, slice_len: usize) -> Option<Self> {
         let pays = slice_len == 1 && reads == Reads::Sparse && table_bytes >= MIN_TABLE_BYTES;

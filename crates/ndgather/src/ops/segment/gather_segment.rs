@@ -10,7 +10,7 @@ use crate::ops::segment::{Reduce, Segment, SegmentValue};
 use crate::ops::Out;
 use crate::shape::{Dim, Shape};
 use crate::types::dtype::{Tensor, TensorView};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::IndexType;
 use crate::with_tensor;
 use ndarray::{ArrayBase, ArrayD, Data, Dimension};
@@ -27,7 +27,7 @@ use ndarray::{ArrayBase, ArrayD, Data, Dimension};
 /// let x = array![[1.0f32, 10.0], [2.0, 20.0], [3.0, 30.0]];
 /// let out = GatherSegment::new(Reduce::Sum, 2).run(&x, &array![0i64, 2, 1], &array![1i64, 1, 0])?;
 /// assert_eq!(out, array![[2.0, 20.0], [4.0, 40.0]].into_dyn());
-/// # Ok::<(), ndgather::GatherError>(())
+/// # Ok::<(), ndgather::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -56,8 +56,8 @@ impl GatherSegment {
     /// The op on typed arrays: `x` of rank 1 or more, `src` and `dst` vectors of one length.
     ///
     /// # Errors
-    /// [`GatherError::Segment`] for `x` a scalar or `src`, `dst` not vectors of one length;
-    /// [`GatherError::BadIndex`] for a source not in `[0, x.shape[0])` (TensorFlow's gather
+    /// [`Error::Segment`] for `x` a scalar or `src`, `dst` not vectors of one length;
+    /// [`Error::BadIndex`] for a source not in `[0, x.shape[0])` (TensorFlow's gather
     /// message); those of [`Segment::reduce`] for the destinations.
     pub fn run<T, I, SX, SI, DX, DI>(
         &self,
@@ -80,7 +80,7 @@ impl GatherSegment {
             .iter()
             .enumerate()
             .map(|(k, i)| {
-                i.checked_index(nodes).ok_or(GatherError::BadIndex {
+                i.checked_index(nodes).ok_or(Error::BadIndex {
                     position: vec![k],
                     value: i.to_i128(),
                     limit: nodes,
@@ -93,7 +93,7 @@ impl GatherSegment {
         let x = row_major(x)?;
         let row_len = plan.row_len;
         if T::true_div().is_some() && self.reduce == Reduce::Mean {
-            return Err(GatherError::NoKernel {
+            return Err(Error::NoKernel {
                 op: "gather_segment (typed)",
                 dtype: T::DTYPE,
                 supported: "floats; the mean of integers is a float array, from run_views".into(),
@@ -107,7 +107,7 @@ impl GatherSegment {
     /// dtype.
     ///
     /// # Errors
-    /// As [`GatherSegment::run`]; [`GatherError::DTypeMismatch`] for `src` and `dst` of
+    /// As [`GatherSegment::run`]; [`Error::DTypeMismatch`] for `src` and `dst` of
     /// two dtypes.
     pub fn run_views(
         &self,
@@ -116,7 +116,7 @@ impl GatherSegment {
         dst: &TensorView<'_>,
     ) -> Result<Tensor> {
         if src.dtype() != dst.dtype() {
-            return Err(GatherError::Segment {
+            return Err(Error::Segment {
                 reason: format!(
                     "gather_segment: src and dst must have one dtype, got {} and {}",
                     src.dtype(),
@@ -133,7 +133,7 @@ impl GatherSegment {
             with_tensor!(TensorView, src, index s => {
                 let d = crate::ops::typed_like(s, dst)?;
                 self.run(a, s, &d).map(crate::TensorElement::into_tensor)
-            }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))
+            }, else dtype => Err(Error::IndicesNotInteger { dtype }))
         }, else dtype => Err(Segment::unsorted(self.reduce, self.num_segments as i64).refusal(dtype)))
     }
 
@@ -146,7 +146,7 @@ impl GatherSegment {
     ) -> Result<Tensor> {
         let rows = crate::Op::Gather(crate::GatherOptions::new())
             .run(x.clone(), src, Out::New)?
-            .ok_or(GatherError::Internal("a run into a new output returns it"))?;
+            .ok_or(Error::Internal("a run into a new output returns it"))?;
         Segment::unsorted(self.reduce, self.num_segments as i64).run_views(&rows.view(), dst)
     }
 }
@@ -154,7 +154,7 @@ impl GatherSegment {
 /// gather_segment's own checks: `x` at least 1-d, `src` and `dst` vectors of one length.
 /// Returns `x`'s rows and the shape of a row.
 fn check_shapes<'x>(x: &'x [usize], src: &[usize], dst: &[usize]) -> Result<(usize, &'x [usize])> {
-    let bad = |reason: String| GatherError::Segment { reason };
+    let bad = |reason: String| Error::Segment { reason };
     let Some((&nodes, features)) = x.split_first() else {
         return Err(bad(
             "gather_segment: x must be at least 1-d, got a scalar".into()
@@ -205,7 +205,7 @@ impl OpDef for GatherSegment {
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
         let a = Parsed::new(self.name(), &self.signature(), attrs)?;
         let reduce = Reduce::from_name(a.str("reduce", "sum"))
-            .ok_or(GatherError::Internal("choices checked by the signature"))?;
+            .ok_or(Error::Internal("choices checked by the signature"))?;
         Ok(Box::new(GatherSegment::new(
             reduce,
             a.size("num_segments")?.unwrap_or(0),

@@ -9,10 +9,10 @@
 
 use crate::engine::mem::layout::{into_array, row_major};
 use crate::engine::mem::output;
-use crate::ops::segment::{Plan, Reduce, Segment, SegmentValue};
+use crate::ops::segment::{Reduce, Segment, SegmentPlan, SegmentValue};
 use crate::shape::plan::unravel;
 use crate::types::dtype::{Tensor, TensorElement, TensorView};
-use crate::types::error::{GatherError, Result};
+use crate::types::error::{Error, Result};
 use crate::types::index::IndexType;
 use crate::with_tensor;
 use ndarray::ArrayViewD;
@@ -22,9 +22,9 @@ impl Segment {
     /// `output`, the op's result on `data` and `segment_ids`.
     ///
     /// # Errors
-    /// [`GatherError::NoKernel`] for a dtype without gradients; [`GatherError::InputDType`]
+    /// [`Error::NoKernel`] for a dtype without gradients; [`Error::InputDType`]
     /// for an output or upstream gradient of another dtype than `data`;
-    /// [`GatherError::GradShapeMismatch`]; the op's own checks.
+    /// [`Error::GradShapeMismatch`]; the op's own checks.
     pub(crate) fn grad_views(
         &self,
         data: &TensorView<'_>,
@@ -34,7 +34,7 @@ impl Segment {
     ) -> Result<Tensor> {
         for (k, other) in [output.dtype(), upstream.dtype()].into_iter().enumerate() {
             if other != data.dtype() {
-                return Err(GatherError::InputDType {
+                return Err(Error::InputDType {
                     op: "SegmentReductionGrad",
                     input: k + 1,
                     expected: data.dtype(),
@@ -47,8 +47,8 @@ impl Segment {
             let upstream = crate::ops::typed_like(x, upstream)?;
             with_tensor!(TensorView, segment_ids, index i => {
                 self.grad_typed(x, i, &output, &upstream).map(TensorElement::into_tensor)
-            }, else dtype => Err(GatherError::IndicesNotInteger { dtype }))
-        }, else dtype => Err(GatherError::NoKernel {
+            }, else dtype => Err(Error::IndicesNotInteger { dtype }))
+        }, else dtype => Err(Error::NoKernel {
             op: "SegmentReductionGrad",
             dtype,
             supported: crate::DType::names_where(crate::DType::has_grad),
@@ -66,7 +66,7 @@ impl Segment {
         let plan = self.plan(T::DTYPE, data.shape(), segment_ids.shape(), &ids)?;
         for given in [output.shape(), upstream.shape()] {
             if given != plan.out_shape.as_slice() {
-                return Err(GatherError::GradShapeMismatch {
+                return Err(Error::GradShapeMismatch {
                     expected: plan.out_shape.clone(),
                     found: given.to_vec(),
                 });
@@ -75,7 +75,7 @@ impl Segment {
         let (w, segments) = (plan.row_len, plan.out_shape[0]);
         // TensorFlow gathers with ids clipped to 0, which fails when there is no segment.
         if !self.sorted && segments == 0 && plan.rows > 0 && w > 0 {
-            return Err(GatherError::BadIndex {
+            return Err(Error::BadIndex {
                 position: unravel(0, segment_ids.shape()),
                 value: 0,
                 limit: 0,
@@ -117,7 +117,7 @@ impl Segment {
 
     /// The counts the mean and sqrt_n divide by: the sorted mean's ones summed per segment,
     /// the unsorted composition's at least 1, square-rooted for sqrt_n.
-    fn grad_counts<T: SegmentValue>(&self, plan: &Plan) -> Result<Vec<T>> {
+    fn grad_counts<T: SegmentValue>(&self, plan: &SegmentPlan) -> Result<Vec<T>> {
         let counts = if self.sorted {
             let mut c = output::filled(&[plan.out_shape[0]], T::zero())?;
             for s in plan.targets.iter().flatten() {
@@ -132,14 +132,14 @@ impl Segment {
         }
         counts
             .into_iter()
-            .map(|n| T::sqrt(n).ok_or(GatherError::Internal("sqrt_n takes floats only")))
+            .map(|n| T::sqrt(n).ok_or(Error::Internal("sqrt_n takes floats only")))
             .collect()
     }
 
     /// `_SegmentProdGrad` and `_UnsortedSegmentProdGrad`.
     fn prod_grad<T: SegmentValue>(
         &self,
-        plan: &Plan,
+        plan: &SegmentPlan,
         x: &[T],
         out: &[T],
         up: &[T],
