@@ -61,7 +61,10 @@ pub(crate) fn to_py(err: Error) -> PyErr {
         Error::TorchValue(_) => PyValueError::new_err(err.to_string()),
         // TensorFlow's ragged gathers refuse these arguments with a ValueError.
         Error::RaggedValue(_) => PyValueError::new_err(err.to_string()),
-        Error::TorchIndex(_) => PyIndexError::new_err(err.to_string()),
+        // NumPy's and PyTorch's IndexErrors.
+        Error::TorchIndex(_) | Error::AlongIndicesNotInteger => {
+            PyIndexError::new_err(err.to_string())
+        }
         Error::TorchRuntime(_) => PyRuntimeError::new_err(err.to_string()),
         Error::TorchNotImplemented(_) => PyNotImplementedError::new_err(err.to_string()),
         Error::NoKernel { .. } => NotFoundError::new_err(err.to_string()),

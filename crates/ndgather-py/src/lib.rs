@@ -129,7 +129,10 @@ fn run_gather<'py>(
             return Ok(result);
         }
     }
-    let idx = index_view("indices", indices)?;
+    let idx = match &op {
+        Op::TakeAlongAxis(o) => along_indices(o, params.ndim(), indices)?,
+        _ => index_view("indices", indices)?,
+    };
     let Some(out) = out else {
         return with_unit!(p.unit_size(), U => {
             let view = TensorView::from(p.view::<U>(params)?);
@@ -267,6 +270,19 @@ fn gather_nd<'py>(
         .bad_indices(policy)
         .fill_value(fill);
     run_gather(py, Op::GatherNd(options), params, indices, out)
+}
+
+/// The indices of take_along_axis or put_along_axis: indices that are not integers are the
+/// core's error for them, in NumPy's words and order (NumPy raises `IndexError`).
+fn along_indices<'a>(
+    options: &TakeAlongAxisOptions,
+    params_rank: usize,
+    indices: &'a Bound<'_, PyUntypedArray>,
+) -> PyResult<TensorView<'a>> {
+    if !dtypes::dtype_of(indices).is_some_and(DType::is_index) {
+        return Err(to_py(options.non_integer_indices(params_rank)));
+    }
+    index_view("indices", indices)
 }
 
 /// NumPy's `take_along_axis` on NumPy arrays; see the Python wrapper
@@ -738,7 +754,7 @@ fn put_along_axis(
             "arr shares memory with indices or values; pass separate arrays",
         ));
     }
-    let idx = index_view("indices", indices)?;
+    let idx = along_indices(&options, arr.ndim(), indices)?;
     if arr.dtype().has_object() {
         return put_objects(py, &options, arr, &idx, values);
     }

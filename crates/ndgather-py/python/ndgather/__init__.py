@@ -179,6 +179,13 @@ def _numpy_errors(axis: int, ndim: int) -> Iterator[None]:
         raise np.exceptions.AxisError(axis, ndim) from None
 
 
+def _flat_indices(indices: ArrayLike) -> None:
+    """NumPy's precondition of ``axis=None`` in the along-axis functions, checked before the
+    flattening that this wrapper does (and before the dtype, as NumPy checks it)."""
+    if np.ndim(indices) != 1:
+        raise ValueError("when axis=None, `indices` must have a single dimension.")
+
+
 def _fill(bad_indices: str, fill_value: Any, dtype: np.dtype) -> Optional[bytes]:
     """The bytes of a given fill element for ``bad_indices="fill"`` (JAX's ``mode="fill"``),
     made by NumPy in params' own dtype; ``None`` for the dtype's default, which the core
@@ -606,6 +613,7 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, /, axis: Optional[int] =
     """
     p = _array(arr)
     if axis is None:
+        _flat_indices(indices)
         p, axis = p.reshape(-1), 0
     with _numpy_errors(axis, p.ndim):
         r = _core.take_along_axis(p, _indices(indices), axis, bad_indices,
@@ -653,6 +661,7 @@ def put_along_axis(arr: np.ndarray, indices: ArrayLike, values: ArrayLike,
         raise TypeError("put_along_axis needs an array to write into, got None")
     target = a
     if axis is None:
+        _flat_indices(indices)
         # NumPy writes through arr.flat; a view that is not contiguous is written back.
         target, axis = a.reshape(-1), 0
     v = np.ascontiguousarray(np.asarray(values).astype(a.dtype, copy=False))

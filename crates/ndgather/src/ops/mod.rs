@@ -182,8 +182,11 @@ impl Op {
             }
         }
         if !indices.dtype().is_index() {
-            return Err(Error::IndicesNotInteger {
-                dtype: indices.dtype(),
+            return Err(match self {
+                Op::TakeAlongAxis(o) => o.non_integer_indices(view.shape().len()),
+                _ => Error::IndicesNotInteger {
+                    dtype: indices.dtype(),
+                },
             });
         }
         with_tensor!(TensorView, &view, fixed p => self.run_fixed(p.clone(), records, indices, out),

@@ -80,28 +80,31 @@ fn row_major_strides(shape: &[usize]) -> Vec<usize> {
     strides
 }
 
+/// `axis` in `[0, rank)`, counted from the end where negative, or NumPy's `AxisError`.
+fn normal_axis(axis: i64, rank: usize) -> Result<usize> {
+    let r = rank as i64;
+    let a = if axis < 0 {
+        axis.checked_add(r)
+    } else {
+        Some(axis)
+    };
+    a.filter(|&a| (0..r).contains(&a))
+        .map(|a| a as usize)
+        .ok_or(Error::AlongAxisOutOfRange { axis, rank })
+}
+
 impl AlongPlan {
     /// The shape rule, with NumPy's checks: equal ranks, `axis` in range, the other axes
     /// equal or 1 (broadcast).
     fn new(params: &[usize], indices: &[usize], axis: i64) -> Result<AlongPlan> {
+        // NumPy normalises the axis before it compares the ranks.
+        let axis_n = normal_axis(axis, params.len())?;
         if params.len() != indices.len() {
             return Err(Error::AlongRankMismatch {
                 params_rank: params.len(),
                 indices_rank: indices.len(),
             });
         }
-        let rank = params.len() as i64;
-        let a = if axis < 0 {
-            axis.checked_add(rank)
-        } else {
-            Some(axis)
-        };
-        let axis_n = a
-            .filter(|&a| (0..rank).contains(&a))
-            .ok_or(Error::AlongAxisOutOfRange {
-                axis,
-                rank: params.len(),
-            })? as usize;
         let mut out_shape = Vec::with_capacity(params.len());
         for (d, (&p, &i)) in params.iter().zip(indices).enumerate() {
             out_shape.push(match (d == axis_n, p, i) {
@@ -350,6 +353,25 @@ impl TakeAlongAxisOptions {
         }
     }
 
+    /// The error for indices that are not integers, in NumPy's order: an axis outside
+    /// params' rank is reported first ([`Error::AlongAxisOutOfRange`]), then the dtype
+    /// ([`Error::AlongIndicesNotInteger`]). A front end that cannot even view such indices
+    /// (an object array) reports them through this too.
+    ///
+    /// ```
+    /// use ndgather::{Error, TakeAlongAxisOptions};
+    /// let err = TakeAlongAxisOptions::new(1).non_integer_indices(2);
+    /// assert_eq!(err.to_string(), "`indices` must be an integer array");
+    /// let err = TakeAlongAxisOptions::new(10).non_integer_indices(2);
+    /// assert!(matches!(err, Error::AlongAxisOutOfRange { axis: 10, rank: 2 }));
+    /// ```
+    pub fn non_integer_indices(&self, params_rank: usize) -> Error {
+        match normal_axis(self.axis, params_rank) {
+            Ok(_) => Error::AlongIndicesNotInteger,
+            Err(e) => e,
+        }
+    }
+
     /// Sets the axis (negative counts from the end).
     pub fn axis(mut self, axis: i64) -> Self {
         self.axis = axis;
@@ -407,7 +429,7 @@ impl TakeAlongAxisOptions {
         with_tensor!(TensorViewMut, arr, fixed a => {
             let v = crate::ops::typed_like(&a, values)?;
             with_tensor!(TensorView, indices, index i => self.put_typed(a, i, v),
-                else dtype => Err(Error::IndicesNotInteger { dtype }))
+                else _dtype => Err(self.non_integer_indices(a.ndim())))
         }, else dtype => Err(Error::NotFixedWidth { dtype }))
     }
 

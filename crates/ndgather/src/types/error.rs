@@ -132,6 +132,10 @@ pub enum Error {
         /// rank(indices).
         indices_rank: usize,
     },
+    /// take_along_axis and put_along_axis: indices not of an integer dtype (NumPy's words;
+    /// NumPy raises `IndexError`).
+    #[error("`indices` must be an integer array")]
+    AlongIndicesNotInteger,
     /// take_along_axis: `axis` outside `[-rank, rank)` (NumPy's wording).
     #[error("axis {axis} is out of bounds for array of dimension {rank}")]
     AlongAxisOutOfRange {
