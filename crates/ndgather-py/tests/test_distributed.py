@@ -412,13 +412,14 @@ def test_large_lookups_come_back_through_shared_memory(client):
 def test_large_lookups_without_shared_memory_come_back_in_messages(client, monkeypatch):
     """Where a server cannot map the client's memory (another host, another container: its
     probe reads another token), or the platform has no memfd, rows come back in messages."""
-    import ndgather.distributed as nd
+    # Patched where the table's servers look it up.
+    import ndgather._table_servers as servers
     rng = np.random.default_rng(12)
     table = rng.standard_normal((30000, 16)).astype(np.float32)
     ids = rng.integers(0, len(table), 20000)
     sharded = ShardedTable.from_array(client, table, num_shards=2)
-    probe = nd._probe_buffer()
-    monkeypatch.setattr(nd, "_probe_buffer", lambda: (probe[0], b"another host's token"))
+    probe = servers._probe_buffer()
+    monkeypatch.setattr(servers, "_probe_buffer", lambda: (probe[0], b"another host's token"))
     np.testing.assert_array_equal(sharded.lookup(ids), table[ids])
     assert set(sharded._servers._shares.values()) == {False}
     assert sharded._servers._free == []
@@ -719,12 +720,13 @@ def test_a_dropped_buffer_is_never_written_by_a_late_server(client, monkeypatch)
     """Issue 53: a buffer whose call failed was dropped while a slow server still wrote into
     it; the next lookup's memory file took the same /proc/<pid>/fd/N, and the old server's
     rows landed in it: wrong rows, no error. A server now checks the file's identity."""
-    import ndgather.distributed as nd
+    # Patched where the table's servers look it up.
+    import ndgather._table_servers as servers
 
-    nd._probe_buffer()  # made before the buffers this test follows
+    servers._probe_buffer()  # made before the buffers this test follows
     dropped, duplicates = [], []
 
-    class Reusing(nd._SharedBuffer):
+    class Reusing(servers._SharedBuffer):
         """A memory file at the number of the buffer dropped before it, as the kernel hands
         a closed descriptor's number out again (here for certain)."""
 
@@ -736,7 +738,8 @@ def test_a_dropped_buffer_is_never_written_by_a_late_server(client, monkeypatch)
                     os.dup2(int(self.path.rsplit("/", 1)[1]), number)
                     duplicates.append(number)
                     self.path = f"/proc/{os.getpid()}/fd/{number}"
-                monkeypatch.setattr(nd, "_SharedBuffer", nd._SharedBuffer.__mro__[1])
+                monkeypatch.setattr(servers, "_SharedBuffer",
+                                    servers._SharedBuffer.__mro__[1])
             dropped.append(self)
 
     def slow(plan):
@@ -768,7 +771,7 @@ def test_a_dropped_buffer_is_never_written_by_a_late_server(client, monkeypatch)
     sharded = ShardedTable.from_array(client, table, num_shards=2, partition_strategy="div")
     sharded.lookup([0, 19999])  # servers made; no buffer mapped yet
     a_ids, b_ids = rng.integers(0, 20000, 40000), rng.integers(0, 20000, 40000)
-    monkeypatch.setattr(nd, "_SharedBuffer", Reusing)
+    monkeypatch.setattr(servers, "_SharedBuffer", Reusing)
     try:
         # A: shard 1's call fails at once; shard 0's writes after 1 s, into a buffer the
         # client has dropped by then.
@@ -861,7 +864,8 @@ def load(client):
 
     def slow_takes(delay):
         def patch():
-            import ndgather.distributed as wnd
+            # Patched where the shard server looks it up.
+            import ndgather._shard_server as wnd
             original = wnd.__dict__.get("_original_take", wnd._take)
             wnd._original_take = original
             if delay is None:
