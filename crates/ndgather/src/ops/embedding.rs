@@ -28,84 +28,23 @@
 //! assert_eq!(out, array![[2.0, 2.0], [0.0, 0.0], [0.0, 0.0]].into_dyn());
 //! ```
 
+mod embedding_arith;
+mod embedding_partition;
+
+pub use embedding_arith::Real;
+pub(crate) use embedding_arith::{clip_row, clip_row_grad, round};
+use embedding_arith::{count_scale, from_f64, unweighted, weight_denominator, weighted_sum};
+pub use embedding_partition::PartitionStrategy;
+
 use crate::engine::mem::layout::{into_array, row_major, Element};
 use crate::ops::grad::{check_grad, IndexedSlices};
 use crate::shape::plan::unravel;
 use crate::types::dtype::{ArrayElement, DType, Tensor, TensorElement, TensorView};
 use crate::types::error::{Error, Result};
 use crate::types::index::IndexType;
-use half::{bf16, f16};
 use ndarray::{ArrayBase, ArrayD, ArrayView1, ArrayView2, ArrayViewD, Data, Dimension};
-use num_traits::{Float, One, Zero};
+use num_traits::{One, Zero};
 use std::borrow::Cow;
-
-/// How ids are assigned to the shards of a table (TensorFlow 1.x's `partition_strategy`;
-/// TensorFlow 2's `embedding_lookup` always uses `Div`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum PartitionStrategy {
-    /// Id `i` is row `i / n` of shard `i % n`.
-    #[default]
-    Mod,
-    /// Ids are split into `n` contiguous ranges, the first `total % n` one id longer.
-    Div,
-}
-
-impl PartitionStrategy {
-    /// `"mod"` or `"div"`.
-    pub fn from_name(name: &str) -> Option<PartitionStrategy> {
-        match name {
-            "mod" => Some(PartitionStrategy::Mod),
-            "div" => Some(PartitionStrategy::Div),
-            _ => None,
-        }
-    }
-
-    /// Rows per shard when TensorFlow's `embedding_lookup` splits a table of `total` rows
-    /// into `n` shards: `Mod` gives shard `p` the rows `p, p + n, …`; `Div` gives each
-    /// `total / n`, the first `total % n` one more.
-    ///
-    /// ```
-    /// use ndgather::embedding::PartitionStrategy;
-    /// assert_eq!(PartitionStrategy::Mod.shard_rows(10, 3), [4, 3, 3]);
-    /// assert_eq!(PartitionStrategy::Div.shard_rows(10, 4), [3, 3, 2, 2]);
-    /// ```
-    pub fn shard_rows(self, total: usize, n: usize) -> Vec<usize> {
-        let n = n.max(1);
-        (0..n)
-            .map(|p| match self {
-                PartitionStrategy::Mod => (total + n - 1 - p) / n,
-                PartitionStrategy::Div => total / n + usize::from(p < total % n),
-            })
-            .collect()
-    }
-
-    /// The shard and the row in it of `row` of the whole table split into shards of
-    /// `shard_rows` rows: by `row % n` for `Mod`, by contiguous ranges in order for `Div`
-    /// (shards of any sizes, as files may hold). `None` for a row past the table.
-    ///
-    /// ```
-    /// use ndgather::embedding::PartitionStrategy;
-    /// assert_eq!(PartitionStrategy::Mod.route(&[4, 3, 3], 7), Some((1, 2)));
-    /// assert_eq!(PartitionStrategy::Div.route(&[5, 1, 4], 6), Some((2, 0)));
-    /// assert_eq!(PartitionStrategy::Div.route(&[5, 1, 4], 10), None);
-    /// ```
-    pub fn route(self, shard_rows: &[usize], row: usize) -> Option<(usize, usize)> {
-        let n = shard_rows.len();
-        let (shard, local) = match self {
-            _ if n == 0 => return None,
-            PartitionStrategy::Mod => (row % n, row / n),
-            PartitionStrategy::Div => {
-                let mut start = 0usize;
-                let shard = shard_rows.iter().position(|&r| {
-                    start += r;
-                    row < start
-                })?;
-                (shard, row - (start - shard_rows[shard]))
-            }
-        };
-        (local < shard_rows[shard]).then_some((shard, local))
-    }
-}
 
 /// How the embeddings of one row of sparse ids combine (`embedding_lookup_sparse`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -129,44 +68,6 @@ impl Combiner {
             _ => None,
         }
     }
-}
-
-/// Floating-point element types of embedding tables. Half types are computed in `f32`
-/// where TensorFlow does so, and round after each operation where TensorFlow computes in
-/// the type itself.
-pub trait Real: Element + Copy + crate::ops::scatter::Summable {
-    /// The type the arithmetic runs in.
-    type Acc: Float + Send + Sync;
-    /// The value in the arithmetic's type.
-    fn acc(self) -> Self::Acc;
-    /// A value of the arithmetic's type, rounded to this type.
-    fn from_acc(a: Self::Acc) -> Self;
-}
-
-macro_rules! real {
-    ($t:ty, $acc:ty, $to:expr, $from:expr) => {
-        impl Real for $t {
-            type Acc = $acc;
-            #[inline]
-            fn acc(self) -> $acc {
-                $to(self)
-            }
-            #[inline]
-            fn from_acc(a: $acc) -> $t {
-                $from(a)
-            }
-        }
-    };
-}
-real!(f32, f32, |v| v, |a| a);
-real!(f64, f64, |v| v, |a| a);
-real!(f16, f32, f16::to_f32, f16::from_f32);
-real!(bf16, f32, bf16::to_f32, bf16::from_f32);
-
-/// `a op b` as TensorFlow computes it on `T`: in the arithmetic's type, rounded to `T`.
-#[inline]
-pub(crate) fn round<T: Real>(a: T::Acc) -> T::Acc {
-    T::from_acc(a).acc()
 }
 
 /// Sparse ids (or weights) as TensorFlow's `SparseTensor`: `indices` `[nnz, rank]` in
@@ -631,142 +532,6 @@ struct Sparse<'a, T: Real> {
     values: Vec<Vec<T>>,
     segments: Vec<(usize, std::ops::Range<usize>)>,
     weights: Option<Vec<T::Acc>>,
-}
-
-/// `x` in the arithmetic's type (rounded as a cast rounds).
-fn from_f64<A: Float>(x: f64) -> A {
-    num_traits::cast(x).unwrap_or_else(A::nan)
-}
-
-/// Left-to-right sum, starting from the first term (as TensorFlow's segment sums).
-fn sequential<A: Float>(mut terms: impl Iterator<Item = A>) -> A {
-    let first = terms.next().unwrap_or_else(A::zero);
-    terms.fold(first, |s, t| s + t)
-}
-
-/// What a weighted combiner divides a batch row's sum by: the sum of its weights
-/// (`"mean"`), the root of the sum of their squares (`"sqrtn"`), nothing (`"sum"`).
-fn weight_denominator<A: Float>(
-    w: &[A],
-    range: std::ops::Range<usize>,
-    combiner: Combiner,
-) -> Option<A> {
-    match combiner {
-        Combiner::Sum => None,
-        Combiner::Mean => Some(sequential(range.map(|k| w[k]))),
-        Combiner::SqrtN => Some(sequential(range.map(|k| w[k].powi(2))).sqrt()),
-    }
-}
-
-/// `1 / m` for a count-based scale, as TensorFlow's sparse segment gradient: in `f64`, then
-/// rounded to `T`.
-fn count_scale<T: Real>(m: f64) -> T::Acc {
-    round::<T>(from_f64(1.0 / m.max(1.0)))
-}
-
-/// The weighted sum of a batch row's embeddings: `embeddings *= weights`, then
-/// `segment_sum`, in `f32` for half types.
-fn weighted_sum<T: Real>(
-    sparse: &Sparse<'_, T>,
-    range: std::ops::Range<usize>,
-    w: &[T::Acc],
-) -> Vec<T::Acc> {
-    let d = sparse.table.row_len;
-    (0..d)
-        .map(|j| sequential(range.clone().map(|k| sparse.values[k][j].acc() * w[k])))
-        .collect()
-}
-
-/// TensorFlow's `SparseSegmentReduction` kernel for one segment of `num` ids from `k0`: the
-/// first block (`num % 8` ids, or 8 or 9) summed and scaled by `1 / m`, then blocks of 8
-/// added; the division by the count (or its root) at the end for 10 ids or more.
-fn unweighted<T: Real>(
-    sparse: &Sparse<'_, T>,
-    k0: usize,
-    num: usize,
-    combiner: Combiner,
-    dst: &mut [T::Acc],
-) {
-    let row = |k: usize| &sparse.values[k0 + k];
-    if num == 1 {
-        for (o, v) in dst.iter_mut().zip(row(0)) {
-            *o = v.acc();
-        }
-        return;
-    }
-    let first = match num & 7 {
-        0 => 8,
-        1 => 9,
-        r => r,
-    };
-    let m = match combiner {
-        Combiner::Mean if num < 10 => from_f64::<T::Acc>(num as f64),
-        Combiner::SqrtN if num < 10 => from_f64::<T::Acc>((num as f64).sqrt()),
-        _ => T::Acc::one(),
-    };
-    let scale = T::Acc::one() / m;
-    let block = |from: usize, to: usize, j: usize| sequential((from..to).map(|k| row(k)[j].acc()));
-    for (j, o) in dst.iter_mut().enumerate() {
-        let mut s = block(0, first, j) * scale;
-        let mut at = first;
-        while at < num {
-            s = s + block(at, (at + 8).min(num), j);
-            at += 8;
-        }
-        if num >= 10 {
-            match combiner {
-                Combiner::Mean => s = s / from_f64::<T::Acc>(num as f64),
-                Combiner::SqrtN => s = s / from_f64::<T::Acc>((num as f64).sqrt()),
-                Combiner::Sum => {}
-            }
-        }
-        *o = s;
-    }
-}
-
-/// `tf.clip_by_norm(t, c)` of one row, each operation in `T`: `l2 = sqrt(sum(t * t))`,
-/// then `t * c / max(l2, c)`.
-pub(crate) fn clip_row<T: Real>(row: &[T], c: T::Acc) -> Vec<T> {
-    let l2sum = sequential(row.iter().map(|&v| round::<T>(v.acc() * v.acc())));
-    let l2sum = round::<T>(l2sum);
-    let norm = if l2sum > T::Acc::zero() {
-        round::<T>(l2sum.sqrt())
-    } else {
-        l2sum
-    };
-    let den = if norm.is_nan() { norm } else { norm.max(c) };
-    row.iter()
-        .map(|&v| T::from_acc(round::<T>(v.acc() * c) / den))
-        .collect()
-}
-
-/// The gradient of [`clip_row`] at `row` for upstream `g`, in the order TensorFlow's
-/// gradients of `clip_by_norm`'s ops compute it: `g` where the row is within the norm, else
-/// `(g / n) * c` from the division, plus twice `t * s` from `sqrt(sum(t * t))`, where
-/// `s = 0.5 * sum(((-t * c) / n) / n * g) / n`.
-pub(crate) fn clip_row_grad<T: Real>(row: &[T], g: &[T], c: T::Acc) -> Vec<T> {
-    let l2sum = round::<T>(sequential(
-        row.iter().map(|&v| round::<T>(v.acc() * v.acc())),
-    ));
-    let n = round::<T>(l2sum.sqrt());
-    // Rows within the norm (or of NaN norm) pass the gradient through.
-    if n.partial_cmp(&c) != Some(std::cmp::Ordering::Greater) {
-        return g.to_vec();
-    }
-    let dy = round::<T>(sequential(row.iter().zip(g).map(|(&t, &gv)| {
-        let x = round::<T>(t.acc() * c);
-        round::<T>(round::<T>(round::<T>(-x / n) / n) * gv.acc())
-    })));
-    let half: T::Acc = from_f64(0.5);
-    let s = round::<T>(round::<T>(half * dy) / n);
-    row.iter()
-        .zip(g)
-        .map(|(&t, &gv)| {
-            let direct = round::<T>(round::<T>(gv.acc() / n) * c);
-            let through_norm = round::<T>(s * t.acc());
-            T::from_acc(round::<T>(direct + through_norm) + through_norm)
-        })
-        .collect()
 }
 
 /// Gradients `(place, row)` grouped into one [`IndexedSlices`] per shard.

@@ -1,0 +1,182 @@
+//! The lookups' arithmetic, as TensorFlow computes it on each float type: the element
+//! types ([`Real`]), the combiners' weighted sums and scales, and `max_norm`'s clipping
+//! with its gradient.
+
+use super::{Combiner, Sparse};
+use crate::engine::mem::layout::Element;
+use half::{bf16, f16};
+use num_traits::{Float, One, Zero};
+
+/// Floating-point element types of embedding tables. Half types are computed in `f32`
+/// where TensorFlow does so, and round after each operation where TensorFlow computes in
+/// the type itself.
+pub trait Real: Element + Copy + crate::ops::scatter::Summable {
+    /// The type the arithmetic runs in.
+    type Acc: Float + Send + Sync;
+    /// The value in the arithmetic's type.
+    fn acc(self) -> Self::Acc;
+    /// A value of the arithmetic's type, rounded to this type.
+    fn from_acc(a: Self::Acc) -> Self;
+}
+
+macro_rules! real {
+    ($t:ty, $acc:ty, $to:expr, $from:expr) => {
+        impl Real for $t {
+            type Acc = $acc;
+            #[inline]
+            fn acc(self) -> $acc {
+                $to(self)
+            }
+            #[inline]
+            fn from_acc(a: $acc) -> $t {
+                $from(a)
+            }
+        }
+    };
+}
+real!(f32, f32, |v| v, |a| a);
+real!(f64, f64, |v| v, |a| a);
+real!(f16, f32, f16::to_f32, f16::from_f32);
+real!(bf16, f32, bf16::to_f32, bf16::from_f32);
+
+/// `a op b` as TensorFlow computes it on `T`: in the arithmetic's type, rounded to `T`.
+#[inline]
+pub(crate) fn round<T: Real>(a: T::Acc) -> T::Acc {
+    T::from_acc(a).acc()
+}
+
+/// `x` in the arithmetic's type (rounded as a cast rounds).
+pub(super) fn from_f64<A: Float>(x: f64) -> A {
+    num_traits::cast(x).unwrap_or_else(A::nan)
+}
+
+/// Left-to-right sum, starting from the first term (as TensorFlow's segment sums).
+pub(super) fn sequential<A: Float>(mut terms: impl Iterator<Item = A>) -> A {
+    let first = terms.next().unwrap_or_else(A::zero);
+    terms.fold(first, |s, t| s + t)
+}
+
+/// What a weighted combiner divides a batch row's sum by: the sum of its weights
+/// (`"mean"`), the root of the sum of their squares (`"sqrtn"`), nothing (`"sum"`).
+pub(super) fn weight_denominator<A: Float>(
+    w: &[A],
+    range: std::ops::Range<usize>,
+    combiner: Combiner,
+) -> Option<A> {
+    match combiner {
+        Combiner::Sum => None,
+        Combiner::Mean => Some(sequential(range.map(|k| w[k]))),
+        Combiner::SqrtN => Some(sequential(range.map(|k| w[k].powi(2))).sqrt()),
+    }
+}
+
+/// `1 / m` for a count-based scale, as TensorFlow's sparse segment gradient: in `f64`, then
+/// rounded to `T`.
+pub(super) fn count_scale<T: Real>(m: f64) -> T::Acc {
+    round::<T>(from_f64(1.0 / m.max(1.0)))
+}
+
+/// The weighted sum of a batch row's embeddings: `embeddings *= weights`, then
+/// `segment_sum`, in `f32` for half types.
+pub(super) fn weighted_sum<T: Real>(
+    sparse: &Sparse<'_, T>,
+    range: std::ops::Range<usize>,
+    w: &[T::Acc],
+) -> Vec<T::Acc> {
+    let d = sparse.table.row_len;
+    (0..d)
+        .map(|j| sequential(range.clone().map(|k| sparse.values[k][j].acc() * w[k])))
+        .collect()
+}
+
+/// TensorFlow's `SparseSegmentReduction` kernel for one segment of `num` ids from `k0`: the
+/// first block (`num % 8` ids, or 8 or 9) summed and scaled by `1 / m`, then blocks of 8
+/// added; the division by the count (or its root) at the end for 10 ids or more.
+pub(super) fn unweighted<T: Real>(
+    sparse: &Sparse<'_, T>,
+    k0: usize,
+    num: usize,
+    combiner: Combiner,
+    dst: &mut [T::Acc],
+) {
+    let row = |k: usize| &sparse.values[k0 + k];
+    if num == 1 {
+        for (o, v) in dst.iter_mut().zip(row(0)) {
+            *o = v.acc();
+        }
+        return;
+    }
+    let first = match num & 7 {
+        0 => 8,
+        1 => 9,
+        r => r,
+    };
+    let m = match combiner {
+        Combiner::Mean if num < 10 => from_f64::<T::Acc>(num as f64),
+        Combiner::SqrtN if num < 10 => from_f64::<T::Acc>((num as f64).sqrt()),
+        _ => T::Acc::one(),
+    };
+    let scale = T::Acc::one() / m;
+    let block = |from: usize, to: usize, j: usize| sequential((from..to).map(|k| row(k)[j].acc()));
+    for (j, o) in dst.iter_mut().enumerate() {
+        let mut s = block(0, first, j) * scale;
+        let mut at = first;
+        while at < num {
+            s = s + block(at, (at + 8).min(num), j);
+            at += 8;
+        }
+        if num >= 10 {
+            match combiner {
+                Combiner::Mean => s = s / from_f64::<T::Acc>(num as f64),
+                Combiner::SqrtN => s = s / from_f64::<T::Acc>((num as f64).sqrt()),
+                Combiner::Sum => {}
+            }
+        }
+        *o = s;
+    }
+}
+
+/// `tf.clip_by_norm(t, c)` of one row, each operation in `T`: `l2 = sqrt(sum(t * t))`,
+/// then `t * c / max(l2, c)`.
+pub(crate) fn clip_row<T: Real>(row: &[T], c: T::Acc) -> Vec<T> {
+    let l2sum = sequential(row.iter().map(|&v| round::<T>(v.acc() * v.acc())));
+    let l2sum = round::<T>(l2sum);
+    let norm = if l2sum > T::Acc::zero() {
+        round::<T>(l2sum.sqrt())
+    } else {
+        l2sum
+    };
+    let den = if norm.is_nan() { norm } else { norm.max(c) };
+    row.iter()
+        .map(|&v| T::from_acc(round::<T>(v.acc() * c) / den))
+        .collect()
+}
+
+/// The gradient of [`clip_row`] at `row` for upstream `g`, in the order TensorFlow's
+/// gradients of `clip_by_norm`'s ops compute it: `g` where the row is within the norm, else
+/// `(g / n) * c` from the division, plus twice `t * s` from `sqrt(sum(t * t))`, where
+/// `s = 0.5 * sum(((-t * c) / n) / n * g) / n`.
+pub(crate) fn clip_row_grad<T: Real>(row: &[T], g: &[T], c: T::Acc) -> Vec<T> {
+    let l2sum = round::<T>(sequential(
+        row.iter().map(|&v| round::<T>(v.acc() * v.acc())),
+    ));
+    let n = round::<T>(l2sum.sqrt());
+    // Rows within the norm (or of NaN norm) pass the gradient through.
+    if n.partial_cmp(&c) != Some(std::cmp::Ordering::Greater) {
+        return g.to_vec();
+    }
+    let dy = round::<T>(sequential(row.iter().zip(g).map(|(&t, &gv)| {
+        let x = round::<T>(t.acc() * c);
+        round::<T>(round::<T>(round::<T>(-x / n) / n) * gv.acc())
+    })));
+    let half: T::Acc = from_f64(0.5);
+    let s = round::<T>(round::<T>(half * dy) / n);
+    row.iter()
+        .zip(g)
+        .map(|(&t, &gv)| {
+            let direct = round::<T>(round::<T>(gv.acc() / n) * c);
+            let through_norm = round::<T>(s * t.acc());
+            T::from_acc(round::<T>(direct + through_norm) + through_norm)
+        })
+        .collect()
+}
