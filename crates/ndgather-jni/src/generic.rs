@@ -3,10 +3,10 @@
 //! one `long[]` of output handles per signature input, attributes as name and text pairs,
 //! each read as its kind by the core ([`AttrDef::parse`](ndgather::registry::AttrDef)).
 
-use super::{guard, longs, string, Failure, Result};
+use super::{guard, longs, string, string_array, Failure, Result};
 use crate::registry::{lease, register};
 use jni::objects::{JClass, JLongArray, JObjectArray, JString};
-use jni::sys::jlong;
+use jni::sys::{jlong, jobjectArray};
 use jni::JNIEnv;
 use ndgather::graph::{AnyOutput, NodeInput, Scope};
 use ndgather::registry::{self, Attr, Attrs, InputKind};
@@ -97,5 +97,18 @@ pub extern "system" fn Java_org_ndgather_Native_opBuild<'l>(
             attrs.insert(attr, value);
         }
         register(lease::<Scope>(scope)?.op(&name, &given, &attrs)?)
+    })
+}
+
+/// The names of every registered op, in the registry's order: what the generic builder
+/// reaches (the Java coverage test walks them).
+#[no_mangle]
+pub extern "system" fn Java_org_ndgather_Native_opNames<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+) -> jobjectArray {
+    guard(&mut env, |env| {
+        let names: Vec<&str> = registry::names().collect();
+        string_array(env, names.into_iter())
     })
 }

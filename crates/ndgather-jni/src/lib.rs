@@ -168,14 +168,21 @@ pub extern "system" fn Java_org_ndgather_Native_dtypeNames<'l>(
     _: JClass<'l>,
 ) -> jobjectArray {
     guard(&mut env, |env| {
-        let out =
-            env.new_object_array(DType::ALL.len() as i32, "java/lang/String", JObject::null())?;
-        for (k, d) in DType::ALL.iter().enumerate() {
-            let name = env.new_string(d.name())?;
-            env.set_object_array_element(&out, k as i32, &name)?;
-        }
-        Ok(out.into_raw())
+        string_array(env, DType::ALL.iter().map(|d| d.name()))
     })
+}
+
+/// A Java `String[]` of `names`.
+fn string_array<'a>(
+    env: &mut JNIEnv<'_>,
+    names: impl ExactSizeIterator<Item = &'a str>,
+) -> Result<jobjectArray> {
+    let out = env.new_object_array(names.len() as i32, "java/lang/String", JObject::null())?;
+    for (k, name) in names.enumerate() {
+        let name = env.new_string(name)?;
+        env.set_object_array_element(&out, k as i32, &name)?;
+    }
+    Ok(out.into_raw())
 }
 
 /// How many native objects Java holds handles to now (open and not yet closed): tests count

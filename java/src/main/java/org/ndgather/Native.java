@@ -99,6 +99,9 @@ final class Native {
 
   static native String[] dtypeNames();
 
+  /** The names of every op of the core's registry, which {@code opBuild} reaches. */
+  static native String[] opNames();
+
   static native long noop(long x);
 
   /** How many native objects are open now (for tests that look for leaks). */
