@@ -1,5 +1,6 @@
 package org.ndgather;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -17,6 +18,7 @@ import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 import org.ndgather.op.MathOps;
 import org.ndgather.op.Ops;
+import org.ndgather.op.core.ScatterNd;
 
 /**
  * Every op of the core's registry is reachable from Java: the test walks the registry's names
@@ -40,6 +42,7 @@ class RegistryCoverageTest {
     typed("tensor_scatter_nd_max", "core.TensorScatterMax", "tensorScatterMax");
     typed("embedding_lookup", "core.EmbeddingLookup", "embeddingLookup");
     typed("embedding_bag", "core.EmbeddingBag", "embeddingBag");
+    typed("scatter_nd", "core.ScatterNd", "scatterNd");
     for (String r : new String[] {"sum", "mean", "max", "min", "prod"}) {
       String cap = Character.toUpperCase(r.charAt(0)) + r.substring(1);
       typed("segment_" + r, "math.Segment" + cap, "math.segment" + cap);
@@ -51,14 +54,13 @@ class RegistryCoverageTest {
   /**
    * Registered ops that Java reaches only through {@code scope.opBuilder(name)} for now: TF Java
    * 1.15 has no class for them to follow (put_along_axis, scatter_reduce and gather_segment are
-   * NumPy's, PyTorch's and PyG's), or, for scatter_nd and embedding_lookup_sparse, no typed
-   * facade has been written yet.
+   * NumPy's, PyTorch's and PyG's), or, for embedding_lookup_sparse, no typed facade has been
+   * written yet.
    */
   private static final Set<String> BUILDER_ONLY =
       Set.of(
           "put_along_axis",
           "scatter_reduce",
-          "scatter_nd",
           "embedding_lookup_sparse",
           "gather_segment");
 
@@ -116,6 +118,39 @@ class RegistryCoverageTest {
               IllegalArgumentException.class, () -> tf.scope().opBuilder("gather_segmnt").build());
       assertTrue(e.getMessage().contains("gather_segmnt"), e.getMessage());
       assertTrue(!e.getMessage().startsWith("gather_segmnt: takes "), e.getMessage());
+    }
+  }
+
+  /** A builder-made op through its typed class: {@code ScatterNd}, with TF's own example. */
+  @Test
+  void scatterNdThroughItsClass() {
+    try (EagerSession session = EagerSession.create()) {
+      Ops tf = Ops.create(session);
+      var indices = tf.constant(new int[][] {{4}, {3}, {1}, {7}});
+      var out = tf.scatterNd(indices, tf.constant(new float[] {9, 10, 11, 12}), tf.constant(new int[] {8}));
+      try (Tensor<Float> t = out.asOutput().tensor()) {
+        assertArrayEquals(new float[] {0, 11, 0, 10, 9, 0, 0, 12}, t.copyTo(new float[8]));
+      }
+      var longs = tf.constant(new long[][] {{1}, {1}});
+      var twice = tf.scatterNd(longs, tf.constant(new int[] {3, 4}), tf.constant(new long[] {2}));
+      try (Tensor<Integer> t = twice.asOutput().tensor()) {
+        assertArrayEquals(new int[] {0, 7}, t.copyTo(new int[2]));
+      }
+      var bad = tf.constant(new int[][] {{9}});
+      var one = tf.constant(new float[] {1});
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class, () -> tf.scatterNd(bad, one, tf.constant(new int[] {8})));
+      assertTrue(e.getMessage().contains("indices[0] = [9] does not index into shape [8]"), e.getMessage());
+      var ignored =
+          tf.scatterNd(bad, one, tf.constant(new int[] {2}), ScatterNd.badIndicesPolicy("IGNORE"));
+      try (Tensor<Float> t = ignored.asOutput().tensor()) {
+        assertArrayEquals(new float[] {0, 0}, t.copyTo(new float[2]));
+      }
+      IllegalArgumentException shape =
+          assertThrows(
+              IllegalArgumentException.class, () -> tf.scatterNd(bad, one, tf.constant(8)));
+      assertTrue(shape.getMessage().startsWith("shape must be a vector of INT32 or INT64"), shape.getMessage());
     }
   }
 

@@ -13,6 +13,7 @@ import org.ndgather.op.core.Gather;
 import org.ndgather.op.core.GatherNd;
 import org.ndgather.op.core.Gradients;
 import org.ndgather.op.core.Placeholder;
+import org.ndgather.op.core.ScatterNd;
 import org.ndgather.op.core.TakeAlongAxis;
 import org.ndgather.op.core.TensorScatterAdd;
 import org.ndgather.op.core.TensorScatterMax;
@@ -348,6 +349,12 @@ public final class Ops {
       Operand<U> offsets,
       EmbeddingBag.Options... options) {
     return EmbeddingBag.create(scope, shards, input, offsets, options);
+  }
+
+  /** {@code ScatterNd}: see {@link ScatterNd#create}. */
+  public <U extends Number, T> ScatterNd<T> scatterNd(
+      Operand<U> indices, Operand<T> updates, Operand<U> shape, ScatterNd.Options... options) {
+    return ScatterNd.create(scope, indices, updates, shape, options);
   }
 
   /** {@code TensorScatterUpdate}: see {@link TensorScatterUpdate#create}. */

@@ -1,9 +1,8 @@
 package org.ndgather.op.math;
 
-import org.ndgather.DataType;
 import org.ndgather.Operand;
 import org.ndgather.Output;
-import org.ndgather.Tensor;
+import org.ndgather.op.KnownValues;
 import org.ndgather.op.PrimitiveOp;
 import org.ndgather.op.Scope;
 
@@ -38,39 +37,9 @@ public abstract class SegmentReduction<T> extends PrimitiveOp implements Operand
         .opBuilder(op)
         .addInput(data)
         .addInput(segmentIds)
-        .setAttr("num_segments", count(numSegments))
+        .setAttr("num_segments", KnownValues.scalar(numSegments, "num_segments"))
         .build()
         .output(0);
-  }
-
-  /**
-   * The value of {@code numSegments}: a scalar of INT32 or INT64 whose value is known when the
-   * op is built (a constant, or any output of an eager session), since it fixes the output's
-   * shape.
-   */
-  private static long count(Operand<?> numSegments) {
-    Output<?> n = numSegments.asOutput();
-    if (n.shape().numDimensions() != 0
-        || (n.dataType() != DataType.INT32 && n.dataType() != DataType.INT64)) {
-      throw new IllegalArgumentException(
-          "num_segments must be a scalar of INT32 or INT64, got "
-              + n.dataType()
-              + " of shape "
-              + n.shape());
-    }
-    final Tensor<?> value;
-    try {
-      value = n.tensor();
-    } catch (IllegalStateException e) {
-      if (e.getMessage() == null || !e.getMessage().contains("has no value")) {
-        throw e; // a closed output, not an unknown value
-      }
-      throw new IllegalArgumentException(
-          "num_segments must be known when the op is built: give a constant", e);
-    }
-    try (value) {
-      return value.dataType() == DataType.INT32 ? value.intValue() : value.longValue();
-    }
   }
 
   /** The reduced tensor: one row per segment, then {@code data}'s trailing dimensions. */
