@@ -18,7 +18,7 @@ import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 import org.ndgather.op.MathOps;
 import org.ndgather.op.Ops;
-import org.ndgather.op.core.ScatterNd;
+import org.ndgather.op.core.TensorScatterOp;
 
 /**
  * Every op of the core's registry is reachable from Java: the test walks the registry's names
@@ -143,7 +143,7 @@ class RegistryCoverageTest {
               IllegalArgumentException.class, () -> tf.scatterNd(bad, one, tf.constant(new int[] {8})));
       assertTrue(e.getMessage().contains("indices[0] = [9] does not index into shape [8]"), e.getMessage());
       var ignored =
-          tf.scatterNd(bad, one, tf.constant(new int[] {2}), ScatterNd.badIndicesPolicy("IGNORE"));
+          tf.scatterNd(bad, one, tf.constant(new int[] {2}), TensorScatterOp.badIndicesPolicy("IGNORE"));
       try (Tensor<Float> t = ignored.asOutput().tensor()) {
         assertArrayEquals(new float[] {0, 0}, t.copyTo(new float[2]));
       }

@@ -353,7 +353,7 @@ public final class Ops {
 
   /** {@code ScatterNd}: see {@link ScatterNd#create}. */
   public <U extends Number, T> ScatterNd<T> scatterNd(
-      Operand<U> indices, Operand<T> updates, Operand<U> shape, ScatterNd.Options... options) {
+      Operand<U> indices, Operand<T> updates, Operand<U> shape, TensorScatterOp.Options... options) {
     return ScatterNd.create(scope, indices, updates, shape, options);
   }
 

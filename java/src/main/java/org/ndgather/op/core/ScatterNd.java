@@ -21,24 +21,6 @@ import org.ndgather.op.Scope;
  * @param <T> the type of the elements
  */
 public final class ScatterNd<T> extends PrimitiveOp implements Operand<T> {
-  /** Optional attributes for {@link ScatterNd}. */
-  public static final class Options extends PolicyOptions<Options> {
-    private Options() {}
-
-    @Override
-    Options self() {
-      return this;
-    }
-  }
-
-  /**
-   * @param badIndicesPolicy see {@link Options#badIndicesPolicy(String)}
-   * @return options with it
-   */
-  public static Options badIndicesPolicy(String badIndicesPolicy) {
-    return new Options().badIndicesPolicy(badIndicesPolicy);
-  }
-
   private final Output<T> output;
 
   private ScatterNd(Output<T> output) {
@@ -56,7 +38,8 @@ public final class ScatterNd<T> extends PrimitiveOp implements Operand<T> {
    * @param updates the slices to add, one per index vector
    * @param shape the output's shape: a vector known when the op is built (a constant, or any
    *     output of an eager session), since it fixes the output's shape
-   * @param options carries optional attributes values
+   * @param options carries optional attributes values: the bad-index policy, as the tensor
+   *     scatters take it ({@link TensorScatterOp#badIndicesPolicy(String)})
    * @return a new instance of ScatterNd
    * @throws IllegalArgumentException for shapes, types or (eagerly) indices TensorFlow refuses,
    *     with its message
@@ -66,7 +49,7 @@ public final class ScatterNd<T> extends PrimitiveOp implements Operand<T> {
       Operand<U> indices,
       Operand<T> updates,
       Operand<U> shape,
-      Options... options) {
+      TensorScatterOp.Options... options) {
     var builder =
         scope
             .opBuilder("scatter_nd")
