@@ -2,7 +2,9 @@
 function's parameters name the op's attributes: walks `_core.op_signatures()`, so an op
 registered without a Python wrapper, or an attribute the wrapper cannot pass, fails here.
 Run with `-s` to print the op x front end table."""
+import ast
 import inspect
+import pathlib
 
 import ndgather as ng
 
@@ -28,3 +30,16 @@ def test_every_registered_op_has_a_python_function_taking_its_attributes() -> No
         rows.append(f"| {name} | ng.{name} |")
     print("\n| op | Python |\n|---|---|\n" + "\n".join(rows))
     assert len(rows) >= 26
+
+
+def test_the_stub_declares_every_binding_with_its_parameters() -> None:
+    """`_core.pyi` names each function of the extension with the parameters it takes, and
+    nothing it lacks: a binding added, renamed or given another parameter fails here."""
+    import ndgather._core as core
+    stub = ast.parse((pathlib.Path(ng.__file__).parent / "_core.pyi").read_text())
+    declared = {f.name: [a.arg for a in f.args.posonlyargs + f.args.args + f.args.kwonlyargs]
+                for f in stub.body if isinstance(f, ast.FunctionDef)}
+    bound = {name: list(inspect.signature(f).parameters) for name, f in vars(core).items()
+             if callable(f) and not isinstance(f, type) and not name.startswith("__")}
+    assert "run_op" in bound and len(bound) >= 20
+    assert declared == bound
