@@ -181,6 +181,8 @@ fn string_array<'a>(
     for (k, name) in names.enumerate() {
         let name = env.new_string(name)?;
         env.set_object_array_element(&out, k as i32, &name)?;
+        // JNI guarantees 16 local references; one per name would exceed it.
+        env.delete_local_ref(name)?;
     }
     Ok(out.into_raw())
 }

@@ -129,10 +129,7 @@ fn run_gather<'py>(
             return Ok(result);
         }
     }
-    let idx = match &op {
-        Op::TakeAlongAxis(o) => along_indices(o, params.ndim(), indices)?,
-        _ => index_view("indices", indices)?,
-    };
+    let idx = op_indices(&op, params.ndim(), indices)?;
     let Some(out) = out else {
         return with_unit!(p.unit_size(), U => {
             let view = TensorView::from(p.view::<U>(params)?);
@@ -208,7 +205,7 @@ fn gather_objects<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     dtypes::object_array("params", params)?;
     // The indices' check may call into Python (a dtype's name), so it runs before the view.
-    let idx = index_view("indices", indices)?;
+    let idx = op_indices(&op, params.ndim(), indices)?;
     let view = TensorView::from(Raw::of(params).view::<u64>(params)?);
     let addresses = pool::in_callers_pool(|| fresh::<u64>(op, view, &idx)).map_err(to_py)?;
     let shape = element_shape(&addresses);
@@ -283,6 +280,18 @@ fn along_indices<'a>(
         return Err(to_py(options.non_integer_indices(params_rank)));
     }
     index_view("indices", indices)
+}
+
+/// The indices of a gather, viewed as integers: take_along_axis's in NumPy's words.
+fn op_indices<'a>(
+    op: &Op,
+    params_rank: usize,
+    indices: &'a Bound<'_, PyUntypedArray>,
+) -> PyResult<TensorView<'a>> {
+    match op {
+        Op::TakeAlongAxis(o) => along_indices(o, params_rank, indices),
+        _ => index_view("indices", indices),
+    }
 }
 
 /// NumPy's `take_along_axis` on NumPy arrays; see the Python wrapper

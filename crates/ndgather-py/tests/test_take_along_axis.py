@@ -123,3 +123,16 @@ def test_grad_like_numpy_add_at():
         np.add.at(expected, tuple(fancy), grad)
         got = ng.take_along_axis_grad(arr_shape, idx, grad, axis)
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_non_integer_indices_with_object_params_are_numpys_errors():
+    """Object arrays take their own path; its indices follow NumPy's rule too: the axis is
+    checked first (AxisError), then the dtype (IndexError)."""
+    objects = np.array([[1, "a", None], [2.5, (), 3]], dtype=object)
+    for indices in (np.array([[0.5]]), np.array([[True]]), np.array([["a"]])):
+        with pytest.raises(IndexError, match="^`indices` must be an integer array$"):
+            ng.take_along_axis(objects, indices, 1)
+        with pytest.raises(np.exceptions.AxisError):
+            ng.take_along_axis(objects, indices, 5)
+    with pytest.raises(IndexError, match="^`indices` must be an integer array$"):
+        ng.put_along_axis(objects, np.array([[0.5]]), None, 1)

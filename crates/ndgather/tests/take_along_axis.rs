@@ -353,3 +353,70 @@ fn errors_in_numpys_words() {
         assert_eq!(v, big[[r, idx[[r, c]] as usize]]);
     }
 }
+
+/// Indices that are not integers are NumPy's error (after its axis check) on every path:
+/// records of params (whose record axis is no axis of the tensor), the graph's static check
+/// and the registry's shape inference.
+#[test]
+fn non_integer_indices_are_numpys_error_on_every_path() {
+    use ndgather::graph::Scope;
+    use ndgather::registry::{self, Attr, Attrs, Fact};
+    use ndgather::{DType, Out, Params, Tensor};
+    let params = Tensor::from(ArrayD::<u8>::zeros(IxDyn(&[2, 3, 4])));
+    let floats = Tensor::from(ArrayD::<f32>::zeros(IxDyn(&[2, 1])));
+    let run = |axis: i64| {
+        Op::TakeAlongAxis(TakeAlongAxisOptions::new(axis))
+            .run(Params::records(params.view()), &floats.view(), Out::New)
+            .unwrap_err()
+    };
+    // Records of 4 bytes: a tensor of rank 2, so axis 2 is out of range, axis 1 is not.
+    assert!(
+        matches!(run(2), Error::AlongAxisOutOfRange { axis: 2, rank: 2 }),
+        "{}",
+        run(2)
+    );
+    assert!(
+        matches!(run(-3), Error::AlongAxisOutOfRange { .. }),
+        "{}",
+        run(-3)
+    );
+    assert_eq!(run(1).to_string(), "`indices` must be an integer array");
+
+    let scope = Scope::graph();
+    let arr = scope.constant(Tensor::from(ArrayD::<f32>::zeros(IxDyn(&[2, 3]))));
+    let idx = scope.constant(floats.clone());
+    let err = |axis| {
+        scope
+            .take_along_axis(&arr, &idx, TakeAlongAxisOptions::new(axis))
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(err(1), "`indices` must be an integer array");
+    assert!(
+        err(5).contains("axis 5 is out of bounds for array of dimension 2"),
+        "{}",
+        err(5)
+    );
+
+    let op = registry::find("take_along_axis").unwrap();
+    let infer = |axis: i64, rank: Option<usize>| {
+        let configured = op
+            .with_attrs(&Attrs::new().with("axis", Attr::Int(axis)))
+            .unwrap();
+        let params = match rank {
+            Some(r) => Fact::known(DType::F32, &vec![2; r]),
+            None => Fact::unknown(),
+        };
+        configured
+            .infer(&[params, Fact::known(DType::F64, &[2, 1])])
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(infer(1, Some(2)), "`indices` must be an integer array");
+    assert!(
+        infer(3, Some(2)).contains("axis 3 is out of bounds"),
+        "{}",
+        infer(3, Some(2))
+    );
+    assert_eq!(infer(3, None), "`indices` must be an integer array");
+}

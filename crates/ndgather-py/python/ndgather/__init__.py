@@ -592,7 +592,7 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, /, axis: Optional[int] =
         and an ``InvalidArgumentError``).
       InvalidArgumentError: ranks that differ, an axis out of range, or shapes that do not
         broadcast.
-      TypeError: indices that are not integers.
+      IndexError: indices that are not integers (NumPy's class and message).
 
     NumPy's own examples:
 
@@ -645,7 +645,8 @@ def put_along_axis(arr: np.ndarray, indices: ArrayLike, values: ArrayLike,
       IndexOutOfBoundsError: an index out of range (an ``IndexError``, as NumPy raises).
       InvalidArgumentError: ranks that differ, an axis out of range, shapes that do not
         broadcast (a ``ValueError``, as NumPy raises).
-      TypeError: indices that are not integers, or an ``arr`` that cannot be written.
+      IndexError: indices that are not integers (NumPy's class and message).
+      TypeError: an ``arr`` that cannot be written.
 
     NumPy's own example:
 

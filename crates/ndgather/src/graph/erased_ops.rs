@@ -189,7 +189,10 @@ impl Scope {
     ) -> OpResult<AnyOutput> {
         self.check_any(arr)?;
         self.check_any(indices)?;
-        index_limit(indices.dtype())?;
+        if !indices.dtype().is_index() {
+            // NumPy's error, after its axis check where arr's rank is known.
+            return Err(options.non_integer_indices_of(arr.shape().rank()).into());
+        }
         let shape = match (arr.shape().to_known(), indices.shape().to_known()) {
             (Some(ps), Some(is)) => Shape::known(&options.out_shape(&ps, &is)?),
             _ => indices

@@ -153,7 +153,8 @@ impl Op {
     ///
     /// # Errors
     /// The op's own (see [`GatherOptions::gather`], [`GatherNdOptions::gather_nd`],
-    /// [`TakeAlongAxisOptions::take_along_axis`]); [`Error::IndicesNotInteger`];
+    /// [`TakeAlongAxisOptions::take_along_axis`]); [`Error::IndicesNotInteger`] (for
+    /// take_along_axis NumPy's [`Error::AlongIndicesNotInteger`], after its axis check);
     /// [`Error::DTypeMismatch`] for an output of another dtype than params';
     /// [`Error::OutputShapeMismatch`]; [`Error::NotFixedWidth`] for records or
     /// a caller's output of strings.
@@ -183,7 +184,10 @@ impl Op {
         }
         if !indices.dtype().is_index() {
             return Err(match self {
-                Op::TakeAlongAxis(o) => o.non_integer_indices(view.shape().len()),
+                // The record axis is not an axis of the tensor.
+                Op::TakeAlongAxis(o) => {
+                    o.non_integer_indices(view.shape().len().saturating_sub(usize::from(records)))
+                }
                 _ => Error::IndicesNotInteger {
                     dtype: indices.dtype(),
                 },

@@ -145,7 +145,10 @@ impl OpDef for Op {
         };
         let limit = match indices.dtype {
             Some(d) => with_dtype!(d, index I => <I as IndexType>::TF_LIMIT,
-                else return Err(Error::IndicesNotInteger { dtype: d })),
+            else return Err(match self {
+                Op::TakeAlongAxis(o) => o.non_integer_indices_of(params.shape.rank()),
+                _ => Error::IndicesNotInteger { dtype: d },
+            })),
             None => None,
         };
         let shape = match self {

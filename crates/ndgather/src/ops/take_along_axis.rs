@@ -372,6 +372,14 @@ impl TakeAlongAxisOptions {
         }
     }
 
+    /// [`Self::non_integer_indices`] where params' rank may be unknown (a graph's static
+    /// shape): then the axis cannot be checked yet, and the dtype is the error.
+    pub(crate) fn non_integer_indices_of(&self, params_rank: Option<usize>) -> Error {
+        params_rank.map_or(Error::AlongIndicesNotInteger, |r| {
+            self.non_integer_indices(r)
+        })
+    }
+
     /// Sets the axis (negative counts from the end).
     pub fn axis(mut self, axis: i64) -> Self {
         self.axis = axis;
@@ -411,8 +419,8 @@ impl TakeAlongAxisOptions {
     /// ```
     ///
     /// # Errors
-    /// Those of [`Self::take_along_axis`]; [`Error::DTypeMismatch`] for values of
-    /// another dtype; [`Error::PutValuesShape`] for values that do not broadcast;
+    /// Those of [`Self::take_along_axis`]; [`Error::AlongIndicesNotInteger`] (after the axis
+    /// check, before the values are read); [`Error::DTypeMismatch`] for values of another dtype; [`Error::PutValuesShape`] for values that do not broadcast;
     /// [`Error::NotFixedWidth`] for strings.
     pub fn put_along_axis(
         &self,
@@ -420,13 +428,18 @@ impl TakeAlongAxisOptions {
         indices: &TensorView<'_>,
         values: &TensorView<'_>,
     ) -> Result<()> {
-        if arr.dtype() != values.dtype() {
-            return Err(Error::DTypeMismatch {
-                expected: arr.dtype(),
-                found: values.dtype(),
-            });
-        }
+        let dtype = arr.dtype();
         with_tensor!(TensorViewMut, arr, fixed a => {
+            // NumPy checks the axis and the indices before it reads a value.
+            if !indices.dtype().is_index() {
+                return Err(self.non_integer_indices(a.ndim()));
+            }
+            if dtype != values.dtype() {
+                return Err(Error::DTypeMismatch {
+                    expected: dtype,
+                    found: values.dtype(),
+                });
+            }
             let v = crate::ops::typed_like(&a, values)?;
             with_tensor!(TensorView, indices, index i => self.put_typed(a, i, v),
                 else _dtype => Err(self.non_integer_indices(a.ndim())))

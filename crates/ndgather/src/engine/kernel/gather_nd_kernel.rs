@@ -95,8 +95,8 @@ fn first_bad_of_depth<const D: usize, I: IndexType>(
 }
 
 /// Copies the slice of every index vector, in row-major order, into `out` (exactly
-/// `plan.out_len` slots, every one of which is written; on `pages`, as in [`gather`]).
-/// Returns whether an index vector resolved to no slice, as [`gather`] does (then
+/// `plan.out_len` slots, every one of which is written; on `pages`, as in [`super::gather`]).
+/// Returns whether an index vector resolved to no slice, as [`super::gather`] does (then
 /// [`check_gather_nd`] names it).
 #[must_use = "an unresolved index is an error under an erroring policy"]
 pub(crate) fn gather_nd<T, I, O>(
