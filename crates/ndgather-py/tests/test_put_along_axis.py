@@ -56,3 +56,19 @@ def test_policies_and_memmap(tmp_path):
     m.flush()
     del m
     assert np.load(path).tolist() == [[0, 0, 4], [4, 0, 0]]
+
+
+def test_values_that_cannot_be_cast_come_after_numpys_index_checks():
+    """NumPy checks the axis and the indices before it reads a value; a value it cannot
+    cast is the error only where those pass. Nothing is written either way."""
+    cases = [(np.array([[0.5]]), "abc", 1), (np.array([[0]]), None, 7),
+             (np.array([[0]]), "abc", 1), (np.array([[9]]), "abc", 1),
+             (np.array([0, 1]), "abc", 1), (np.zeros((2, 0), np.intp), "abc", 1)]
+    for indices, values, axis in cases:
+        a, b = np.zeros((2, 3), int), np.zeros((2, 3), int)
+        with pytest.raises(Exception) as ours:
+            ng.put_along_axis(a, indices, values, axis)
+        with pytest.raises(Exception) as numpys:
+            np.put_along_axis(b, indices, values, axis)
+        assert isinstance(ours.value, type(numpys.value)), (ours.value, numpys.value)
+        assert not a.any()

@@ -186,6 +186,20 @@ def _flat_indices(indices: ArrayLike) -> None:
         raise ValueError("when axis=None, `indices` must have a single dimension.")
 
 
+def _index_errors_first(target: np.ndarray, indices: ArrayLike, axis: int) -> None:
+    """Raises the axis or indices error, if any, of a ``put_along_axis`` whose values could
+    not be cast: NumPy checks those before it reads a value. The core's own checks run on
+    no values, which cannot broadcast to a non-empty result, so nothing is written; that
+    broadcast error is the values', and the caller raises the cast's instead."""
+    with _numpy_errors(axis, target.ndim):
+        try:
+            _core.put_along_axis(target, _indices(indices), np.empty(0, target.dtype), axis,
+                                 "error")
+        except InvalidArgumentError as e:
+            if not str(e).startswith("shape mismatch: value array"):
+                raise
+
+
 def _fill(bad_indices: str, fill_value: Any, dtype: np.dtype) -> Optional[bytes]:
     """The bytes of a given fill element for ``bad_indices="fill"`` (JAX's ``mode="fill"``),
     made by NumPy in params' own dtype; ``None`` for the dtype's default, which the core
@@ -665,7 +679,11 @@ def put_along_axis(arr: np.ndarray, indices: ArrayLike, values: ArrayLike,
         _flat_indices(indices)
         # NumPy writes through arr.flat; a view that is not contiguous is written back.
         target, axis = a.reshape(-1), 0
-    v = np.ascontiguousarray(np.asarray(values).astype(a.dtype, copy=False))
+    try:
+        v = np.ascontiguousarray(np.asarray(values).astype(a.dtype, copy=False))
+    except (TypeError, ValueError):
+        _index_errors_first(target, indices, axis)
+        raise
     if np.may_share_memory(v, target):
         # NumPy reads every value before it writes one; a copy does the same here.
         v = v.copy()
