@@ -8,7 +8,8 @@
 
 use crate::error::CliError;
 use memmap2::Mmap;
-use ndarray::{ArrayViewD, IxDyn, ShapeBuilder, StrideShape};
+use ndarray::ArrayViewD;
+use ndgather::memory::RawView;
 use ndgather::{with_dtype, DType, FillValue, Kind, Op, Out, Params, Tensor, TensorView};
 
 /// Bytes that stay put while views of them are used.
@@ -90,23 +91,9 @@ pub fn too_big(shape: &[usize], what: impl std::fmt::Display) -> String {
     )
 }
 
-/// A view of the data as its own type, if it is aligned for it.
-fn typed_view<'a>(
-    dtype: DType,
-    bytes: &'a [u8],
-    dims: StrideShape<IxDyn>,
-) -> Option<TensorView<'a>> {
-    with_dtype!(dtype, plain T => typed::<T>(bytes, dims).map(TensorView::from), else None)
-}
-
 /// The bytes of `value`'s element of `dtype`, in native order.
 fn fill_bytes(dtype: DType, value: FillValue) -> Result<Option<Vec<u8>>, CliError> {
     Ok(dtype.fill_bytes(value)?.filter(|_| dtype.is_plain()))
-}
-
-fn typed<T: bytemuck::Pod>(bytes: &[u8], dims: StrideShape<IxDyn>) -> Option<ArrayViewD<'_, T>> {
-    let data: &[T] = bytemuck::try_cast_slice(bytes).ok()?;
-    ArrayViewD::from_shape(dims, data).ok()
 }
 
 /// Reverses the bytes of each `part`-byte part.
@@ -154,23 +141,11 @@ impl InPlace {
         &self.buffer[self.start..self.start + len]
     }
 
-    fn dims(&self) -> StrideShape<IxDyn> {
-        IxDyn(&self.shape).set_f(self.fortran).into()
-    }
-
-    /// A view of the elements as their own type, where they can be so viewed.
-    pub fn typed(&self) -> Option<TensorView<'_>> {
-        if self.order != ByteOrder::Native {
-            return None;
-        }
-        typed_view(self.dtype, self.bytes(), self.dims())
-    }
-
-    /// The elements as records of their bytes: shape `shape + [size]`.
-    fn records(&self) -> Result<ArrayViewD<'_, u8>, CliError> {
+    /// The elements where they lie, in C or Fortran order: the core's raw view.
+    fn raw(&self) -> Result<RawView<'_>, CliError> {
         let size = self.size().0;
-        let mut strides = vec![0usize; self.shape.len() + 1];
-        strides[self.shape.len()] = 1;
+        let too_big = || CliError::Internal(too_big(&self.shape, self.dtype));
+        let mut strides = vec![0isize; self.shape.len()];
         let mut step = size;
         let order: Vec<usize> = if self.fortran {
             (0..self.shape.len()).collect()
@@ -178,21 +153,30 @@ impl InPlace {
             (0..self.shape.len()).rev().collect()
         };
         for axis in order {
-            strides[axis] = step;
+            strides[axis] = isize::try_from(step).map_err(|_| too_big())?;
             // `new` checked the extent; a product that overflows anyway is an error.
             step = step
-                .checked_mul(self.shape[axis])
-                .ok_or_else(|| CliError::Internal(too_big(&self.shape, self.dtype)))?;
+                .checked_mul(self.shape[axis].max(1))
+                .ok_or_else(too_big)?;
         }
-        let mut shape = self.shape.clone();
-        shape.push(size);
-        if self.bytes().is_empty() {
-            // No elements: any strides describe them, and ndarray wants its own for that.
-            return ArrayViewD::from_shape(IxDyn(&shape), &[])
-                .map_err(|e| CliError::Internal(format!("records view: {e}")));
+        RawView::within(self.bytes(), 0, &self.shape, &strides, size).ok_or_else(too_big)
+    }
+
+    /// A view of the elements as their own type, where they can be so viewed (native byte
+    /// order, aligned).
+    pub fn typed(&self) -> Option<TensorView<'_>> {
+        if self.order != ByteOrder::Native {
+            return None;
         }
-        ArrayViewD::from_shape(IxDyn(&shape).strides(IxDyn(&strides)), self.bytes())
-            .map_err(|e| CliError::Internal(format!("records view: {e}")))
+        let raw = self.raw().ok()?;
+        with_dtype!(self.dtype, plain T => raw.elements::<T>().map(TensorView::from), else None)
+    }
+
+    /// The elements as records of their bytes: shape `shape + [size]`.
+    fn records(&self) -> Result<ArrayViewD<'_, u8>, CliError> {
+        self.raw()?
+            .units::<u8>()
+            .ok_or_else(|| CliError::Internal("records view of bytes".to_string()))
     }
 
     /// The whole array, copied into memory (in native byte order).

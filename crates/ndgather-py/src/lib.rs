@@ -125,22 +125,22 @@ fn run_gather<'py>(
         return gather_objects(py, op, params, indices, out);
     }
     if out.is_none() {
-        if let Some(result) = small_call(py, &op, (params, &p, &dtype), indices)? {
+        if let Some(result) = small_call(py, &op, (&p, &dtype), indices)? {
             return Ok(result);
         }
     }
     let idx = op_indices(&op, params.ndim(), indices)?;
     let Some(out) = out else {
         return with_unit!(p.unit_size(), U => {
-            let view = TensorView::from(p.view::<U>(params)?);
+            let view = TensorView::from(p.view::<U>()?);
             let result = pool::detached(py, || fresh::<U>(op, view, &idx)).map_err(to_py)?;
             output::array_from_vec(py, &dtype, &element_shape(&result), into_vec(result))
         });
     };
     let o = Raw::of(out);
     with_unit!(p.unit_size().min(o.unit_size()), U => {
-        let view = TensorView::from(p.view::<U>(params)?);
-        let target = TensorViewMut::from(o.view_mut::<U>(out)?);
+        let view = TensorView::from(p.view::<U>()?);
+        let target = TensorViewMut::from(o.view_mut::<U>()?);
         pool::detached(py, || op.run(Params::records(view), &idx, Out::Into(target)))
             .map_err(to_py)?;
     });
@@ -153,26 +153,26 @@ fn run_gather<'py>(
 fn small_call<'py>(
     py: Python<'py>,
     op: &Op,
-    (params, p, dtype): (&Bound<'py, PyUntypedArray>, &Raw, &Bound<'py, PyArrayDescr>),
+    (p, dtype): (&Raw<'_>, &Bound<'py, PyArrayDescr>),
     indices: &Bound<'py, PyUntypedArray>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let i = Raw::of(indices);
     let (Some(index), Some(p_bytes), Some(i_bytes)) = (
         dtypes::dtype_of(indices),
-        p.contiguous_bytes(params),
-        i.contiguous_bytes(indices),
+        p.contiguous_bytes(),
+        i.contiguous_bytes(),
     ) else {
         return Ok(None);
     };
     let params_bytes = ContiguousBytes {
         data: p_bytes,
-        shape: &p.shape,
-        itemsize: p.itemsize,
+        shape: p.shape(),
+        itemsize: p.itemsize(),
     };
     let indices_bytes = ContiguousBytes {
         data: i_bytes,
-        shape: &i.shape,
-        itemsize: i.itemsize,
+        shape: i.shape(),
+        itemsize: i.itemsize(),
     };
     let call = op.small_call(params_bytes, indices_bytes, index);
     let Some(call) = call.map_err(to_py)? else {
@@ -206,7 +206,7 @@ fn gather_objects<'py>(
     dtypes::object_array("params", params)?;
     // The indices' check may call into Python (a dtype's name), so it runs before the view.
     let idx = op_indices(&op, params.ndim(), indices)?;
-    let view = TensorView::from(Raw::of(params).view::<u64>(params)?);
+    let view = TensorView::from(Raw::of(params).view::<u64>()?);
     let addresses = pool::in_callers_pool(|| fresh::<u64>(op, view, &idx)).map_err(to_py)?;
     let shape = element_shape(&addresses);
     let objects = output::object_references(py, into_vec(addresses));

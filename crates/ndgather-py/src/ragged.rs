@@ -122,7 +122,7 @@ pub(crate) fn ragged_gather_grad<'py>(
     let psplits = splits_views(&params_splits)?;
     let indices_operand = indices_operand(indices, &indices_splits)?;
     // Only params' shape and splits matter: its values are seen as bytes.
-    let view = TensorView::from(Raw::of(params).view::<u8>(params)?);
+    let view = TensorView::from(Raw::of(params).view::<u8>()?);
     with_float_type!(grad, T => {
         let g = typed_view::<T>(grad)?;
         let slices = pool::detached(py, || {
@@ -148,7 +148,7 @@ pub(crate) fn ragged_check(
     let splits = splits_views(&row_splits)?;
     let raw = Raw::of(values);
     ndgather::with_unit!(raw.unit_size(), U => {
-        let view = TensorView::from(raw.view::<U>(values)?);
+        let view = TensorView::from(raw.view::<U>()?);
         RaggedView::records(view, splits).map_err(to_py)?;
     });
     Ok(())
@@ -181,7 +181,7 @@ pub(crate) fn ragged_gather<'py>(
         crate::dtypes::object_array("params", params)?;
         // Python objects are gathered as their addresses with the GIL held, so that none
         // is freed meanwhile, then stored with a reference each (as `gather` does).
-        let view = TensorView::from(raw.view::<u64>(params)?);
+        let view = TensorView::from(raw.view::<u64>()?);
         let result =
             pool::in_callers_pool(|| run(op, view, psplits, indices_operand)).map_err(to_py)?;
         // References first: the allocations below may run the garbage collector.
@@ -194,7 +194,7 @@ pub(crate) fn ragged_gather<'py>(
         return Ok((target.into_any(), splits));
     }
     ndgather::with_unit!(raw.unit_size(), U => {
-        let view = TensorView::from(raw.view::<U>(params)?);
+        let view = TensorView::from(raw.view::<U>()?);
         let result = pool::detached(py, || run(op, view, psplits, indices_operand)).map_err(to_py)?;
         let splits = splits_to_py(py, result.splits);
         let values = result.values.into_array::<U>().map_err(to_py)?;

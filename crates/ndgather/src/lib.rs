@@ -64,7 +64,7 @@
 //!   ndgather refuses the same calls for `i16`, `i32` and `i64` indices with the same message;
 //!   the unsigned index types have no such limit.
 #![deny(missing_docs)]
-// `unsafe` lives in `engine::mem` and `engine::simd`, each block beside its proof; every
+// `unsafe` lives in `mem` and `engine::simd`, each block beside its proof; every
 // other module forbids it (`tests/architecture.rs` checks that none is left out).
 #![deny(unsafe_code)]
 #![warn(unreachable_pub)]
@@ -72,6 +72,8 @@
 mod engine;
 #[forbid(unsafe_code)]
 pub mod graph;
+#[allow(unsafe_code)]
+mod mem;
 /// Lets unit tests name the crate as its users do (`ndgather::…`).
 #[cfg(test)]
 extern crate self as ndgather;
@@ -80,13 +82,47 @@ mod ops;
 #[forbid(unsafe_code)]
 pub mod shape;
 
-/// Memory tuning, in one place: the pool that keeps freed outputs for reuse (its limit, and
-/// what a forked child must call first) and tables on 2 MiB pages.
+/// Memory, in one place: the pool that keeps freed outputs for reuse (its limit, and what a
+/// forked child must call first), tables on 2 MiB pages, and the raw view through which a
+/// front end lends another library's memory ([`RawView`](memory::RawView)).
 pub mod memory {
-    pub use crate::engine::mem::output::huge_page_vec;
-    pub use crate::engine::mem::recycle::{
-        after_fork_in_child, recycle, recycle_limit, set_recycle_limit,
-    };
+    pub use crate::mem::raw_view::{RawView, RawViewMut};
+    pub use crate::mem::recycle::{after_fork_in_child, recycle, recycle_limit, set_recycle_limit};
+
+    /// An empty vector with room for `capacity` elements, whose memory the OS is asked to
+    /// back with 2 MiB pages where it offers them (Linux's transparent huge pages, from
+    /// 4 MiB up; elsewhere, or below that, a plain allocation). For a large table read at
+    /// random, the params of an embedding lookup, each read then costs fewer TLB misses.
+    /// NumPy allocates its arrays of 4 MiB and more the same way, so tables passed from
+    /// NumPy already have it.
+    ///
+    /// Every suite case read faster from a table on 2 MiB pages (figures: BENCHMARKS.md,
+    /// "Measurements behind the code").
+    ///
+    /// Fill it before anything else touches its memory: the pages are chosen when first
+    /// written.
+    ///
+    /// # Errors
+    /// [`Error::ShapeOverflow`](crate::Error::ShapeOverflow) if `capacity` elements would
+    /// exceed `isize::MAX` bytes; [`Error::OutOfMemory`](crate::Error::OutOfMemory) if the
+    /// allocation fails.
+    ///
+    /// # Examples
+    /// ```
+    /// use ndgather::ndarray::{array, Array2};
+    ///
+    /// let (rows, width) = (1 << 16, 16);
+    /// let mut table: Vec<f32> = ndgather::memory::huge_page_vec(rows * width)?;
+    /// table.extend((0..rows * width).map(|i| i as f32));
+    /// let params = Array2::from_shape_vec((rows, width), table).unwrap();
+    /// let rows_3_and_1 = ndgather::gather(&params, &array![3i32, 1])?;
+    /// assert_eq!(rows_3_and_1[[0, 0]], 48.0);
+    /// assert_eq!(rows_3_and_1[[1, 15]], 31.0);
+    /// # Ok::<(), ndgather::Error>(())
+    /// ```
+    pub fn huge_page_vec<T>(capacity: usize) -> crate::Result<Vec<T>> {
+        Ok(crate::mem::output::huge_page_vec(capacity)?)
+    }
 }
 #[forbid(unsafe_code)]
 mod types;

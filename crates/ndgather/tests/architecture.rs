@@ -1,5 +1,5 @@
-//! The crate's folders show its layers (types, shape, engine with its memory and SIMD
-//! modules, ops, graph) and its modules import each other in one direction: no cycle among
+//! The crate's folders show its layers (mem, types, shape, engine with its SIMD module, ops,
+//! graph) and its modules import each other in one direction: no cycle among
 //! the modules of `src/` (a file's `crate::a::b` and `super::x` paths are its imports), and
 //! no two files in different folders share a name.
 
@@ -11,7 +11,7 @@ fn src() -> PathBuf {
 }
 
 /// Every `.rs` file under `src/` but a module's unit tests, as its module path (`ops/gather`,
-/// `engine/mem/units`; a folder's `mod.rs` is the folder).
+/// `mem/units`; a folder's `mod.rs` is the folder).
 fn modules() -> BTreeMap<String, PathBuf> {
     fn walk(dir: &Path, prefix: &str, out: &mut BTreeMap<String, PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
@@ -122,7 +122,7 @@ fn no_import_cycle_between_modules() {
         "and graph/'s own"
     );
     assert!(
-        graph["ops/gather"].contains("engine/mem/output"),
+        graph["ops/gather"].contains("mem/output"),
         "and nested paths"
     );
     let mut done = BTreeSet::new();
@@ -137,10 +137,10 @@ fn no_import_cycle_between_modules() {
 fn folders_show_the_layers_and_no_two_files_share_a_name() {
     let modules = modules();
     for layer in [
+        "mem",
         "types",
         "shape",
         "engine",
-        "engine/mem",
         "engine/simd",
         "ops",
         "graph",
@@ -161,20 +161,23 @@ fn folders_show_the_layers_and_no_two_files_share_a_name() {
     let top: Vec<&String> = modules.keys().filter(|n| !n.contains('/')).collect();
     for name in &top {
         assert!(
-            ["lib", "types", "shape", "engine", "ops", "graph"].contains(&name.as_str()),
+            ["lib", "mem", "types", "shape", "engine", "ops", "graph"].contains(&name.as_str()),
             "{name}.rs lies outside the layers' folders"
         );
     }
 }
 
-/// Below the ops, nothing knows them: types, shapes and the engine serve every op, and the
-/// ops serve the graph (types may use the engine's memory pool, which holds no op).
+/// Each layer imports only those below it: memory at the bottom (it knows no dtype, shape
+/// or op), then the types and shapes, the engine, the ops, and the graph on top.
 #[test]
 fn no_layer_imports_one_above_it() {
     let rank = |m: &str| match m.split('/').next() {
-        Some("ops") => 1,
-        Some("graph") => 2,
-        _ => 0,
+        Some("mem") => 0,
+        Some("types") | Some("shape") => 1,
+        Some("engine") => 2,
+        Some("ops") => 3,
+        Some("graph") => 4,
+        _ => 5,
     };
     for (module, deps) in imports() {
         for dep in deps {
@@ -186,13 +189,12 @@ fn no_layer_imports_one_above_it() {
     }
 }
 
-/// `unsafe` lives in `engine/mem` and `engine/simd` only: no other file has an `unsafe`
+/// `unsafe` lives in `mem` and `engine/simd` only: no other file has an `unsafe`
 /// block, function or impl (a kernel test calling the AVX2 clones excepted), and every
 /// other top-level module is declared under `forbid(unsafe_code)`.
 #[test]
-fn unsafe_only_in_engine_mem_and_simd() {
-    let allowed =
-        |m: &str| m.starts_with("engine/mem") || m.starts_with("engine/simd") || m == "engine";
+fn unsafe_only_in_mem_and_simd() {
+    let allowed = |m: &str| m == "mem" || m.starts_with("mem/") || m.starts_with("engine/simd");
     let mut files: Vec<(String, PathBuf)> = modules().into_iter().collect();
     files.push((
         "engine/kernel/tests".into(),
@@ -227,6 +229,13 @@ fn unsafe_only_in_engine_mem_and_simd() {
     declared("lib.rs", &["graph", "ops", "shape", "types"]);
     declared(
         "engine/mod.rs",
-        &["fill", "kernel", "strided", "string_gather"],
+        &[
+            "fill",
+            "kernel",
+            "layout",
+            "ranges",
+            "strided",
+            "string_gather",
+        ],
     );
 }

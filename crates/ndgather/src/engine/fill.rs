@@ -3,8 +3,8 @@
 //! default-filled them. What a fill value is, and its element in each type, is the dtype
 //! table's (`types::value`).
 
-use crate::engine::mem::output::Slot;
-use crate::engine::mem::units;
+use crate::mem::output::Slot;
+use crate::mem::units;
 use crate::shape::plan::{GatherNdPlan, GatherPlan};
 use crate::types::dtype::DType;
 use crate::types::error::{Error, Result};

@@ -15,10 +15,10 @@
 //! chunk is written by one task, so the result does not depend on the number of threads, and
 //! the index check reports the first bad index in row-major order whatever the threading.
 
-use crate::engine::mem::output::{Pages, Slot};
 use crate::engine::simd::prefetch::{prefetch, prefetch_slice, Reads};
 use crate::engine::simd::stream::Streaming;
 use crate::engine::simd::vector_gather::VectorGather;
+use crate::mem::output::{Pages, Slot};
 use crate::shape::plan::{unravel, GatherPlan};
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};

@@ -2,7 +2,8 @@
 //! so the copy is one slice copy per row (a `memcpy` for the fixed-width types), split in
 //! parallel by output bytes.
 
-use crate::engine::mem::output::{self, Slot};
+use crate::mem::output::{self, Slot};
+use crate::types::dtype::bytes_of;
 use crate::types::error::Result;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
@@ -22,9 +23,14 @@ pub(crate) fn concat_rows<T: Clone + Default + Send + Sync + 'static>(
 ) -> Result<Vec<T>> {
     let total = offsets.last().copied().unwrap_or(0) * block;
     let row_bytes = (block * std::mem::size_of::<T>()).max(1);
-    output::fresh::<T>(total, shape, |slots, _pages| {
-        copy_rows(values, block, starts, offsets, slots, row_bytes);
-    })
+    Ok(output::fresh::<T>(
+        total,
+        shape,
+        bytes_of::<T>(),
+        |slots, _pages| {
+            copy_rows(values, block, starts, offsets, slots, row_bytes);
+        },
+    )?)
 }
 
 /// Splits the rows into tasks of about [`TASK_BYTES`] of output each and copies them.

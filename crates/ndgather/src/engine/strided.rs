@@ -9,7 +9,7 @@
 //! whose params outweigh the output; the others copy params once and run the kernels.
 
 use crate::engine::kernel::for_chunks_any;
-use crate::engine::mem::output::Slot;
+use crate::mem::output::Slot;
 use crate::shape::plan::{GatherNdPlan, GatherPlan};
 use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayViewD, Axis};

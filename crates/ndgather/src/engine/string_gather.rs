@@ -4,8 +4,9 @@
 //! buffer. No allocation per element, and none freed per element when the output is dropped.
 
 use crate::engine::kernel::for_chunks;
-use crate::engine::mem::output;
-use crate::engine::mem::output::Slot;
+use crate::mem::output;
+use crate::mem::output::Slot;
+use crate::types::dtype::bytes_of;
 use crate::types::error::{Error, Result};
 use crate::types::index::BadIndices;
 use crate::types::strings::{Span, StringElement, Strings};
@@ -129,7 +130,7 @@ fn collect<T>(
             Some(*start - n)
         })
         .collect();
-    let bytes = output::fresh::<u8>(total, &[total], |slots, _| {
+    let bytes = output::fresh::<u8>(total, &[total], bytes_of::<u8>(), |slots, _| {
         let mut parts = Vec::with_capacity(chunk_bytes.len());
         let mut rest = slots;
         for &n in &chunk_bytes {

@@ -309,7 +309,7 @@ mod tests {
 
     #[test]
     fn a_dead_intermediate_goes_to_the_output_pool() {
-        let _alone = crate::engine::mem::recycle::pool_test_lock();
+        let _alone = crate::mem::recycle::pool_test_lock();
         let (graph, table, [rows, picked, again], values) = chain();
         let len = values.len();
         let feeds = Feeds::new().feed(&table, values.clone()).unwrap();
@@ -318,21 +318,20 @@ mod tests {
         let expected =
             ndarray::Array2::from_shape_fn((3, 2), |(r, c)| ((n - 1 - r) * 2 + c) as u16);
         assert_eq!(out, expected.into_dyn());
-        let kept =
-            crate::engine::mem::recycle::take::<u16>(len).expect("the intermediate's buffer");
+        let kept = crate::mem::recycle::take::<u16>(len).expect("the intermediate's buffer");
         assert!(kept.capacity() >= len);
         // Fetched, the intermediate is the caller's: nothing goes to the pool.
         let both = Session::new(&graph)
             .run_many(&[&rows.output(), &picked.output()], &feeds)
             .unwrap();
         assert_eq!(both[0].shape(), values.shape());
-        assert!(crate::engine::mem::recycle::take::<u16>(len).is_none());
+        assert!(crate::mem::recycle::take::<u16>(len).is_none());
         // Read by two ops, it lives until the second has run.
         let two = Session::new(&graph)
             .run_many(&[&picked.output(), &again.output()], &feeds)
             .unwrap();
         assert_eq!(two[0], two[1]);
         assert_eq!(two[0], out);
-        assert!(crate::engine::mem::recycle::take::<u16>(len).is_some());
+        assert!(crate::mem::recycle::take::<u16>(len).is_some());
     }
 }

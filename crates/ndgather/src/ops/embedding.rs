@@ -36,7 +36,7 @@ pub(crate) use embedding_arith::{clip_row, clip_row_grad, round};
 use embedding_arith::{count_scale, from_f64, unweighted, weight_denominator, weighted_sum};
 pub use embedding_partition::PartitionStrategy;
 
-use crate::engine::mem::layout::{into_array, row_major, Element};
+use crate::engine::layout::{into_array, row_major, Element};
 use crate::ops::grad::{check_grad, IndexedSlices};
 use crate::shape::plan::unravel;
 use crate::types::dtype::{ArrayElement, DType, Tensor, TensorElement, TensorView};
@@ -375,7 +375,7 @@ impl EmbeddingLookupOptions {
         let sparse = self.sparse_plan(shards, sp_ids, sp_weights)?;
         let d = sparse.table.row_len;
         let zero = T::Acc::zero();
-        let mut out = crate::engine::mem::output::filled(&[sp_ids.batch, d], zero)?;
+        let mut out = crate::mem::output::filled(&[sp_ids.batch, d], zero)?;
         for (row, range) in &sparse.segments {
             let dst = &mut out[row * d..(row + 1) * d];
             let k0 = range.start;

@@ -31,7 +31,7 @@
 //! assert_eq!(out, array![[2.0, 20.0], [0.0, 0.0], [8.0 / 3.0, 80.0 / 3.0]].into_dyn());
 //! ```
 
-use crate::engine::mem::layout::{into_array, row_major};
+use crate::engine::layout::{into_array, row_major};
 use crate::ops::embedding::{
     clip_row, clip_row_grad, round, slices_per_shard, EmbeddingLookupOptions, PartitionStrategy,
     Real, Table,

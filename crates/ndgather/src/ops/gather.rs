@@ -2,12 +2,11 @@
 
 use crate::engine::fill;
 use crate::engine::kernel;
-use crate::engine::mem::layout::{
-    check_out_shape, into_array, row_major, with_row_major_out, Elements,
-};
-use crate::engine::mem::output::{self, Pages};
+use crate::engine::layout::{check_out_shape, into_array, row_major, Elements};
 use crate::engine::strided;
+use crate::mem::output::{self, Pages};
 use crate::shape::plan::{GatherNdPlan, GatherPlan};
+use crate::types::dtype::bytes_of;
 pub use crate::types::dtype::Element;
 use crate::types::error::Result;
 use crate::types::index::{BadIndices, IndexType};
@@ -137,6 +136,7 @@ fn fresh<P: Copies, T: Element, I: IndexType>(
     let out = output::fresh_checked(
         wide.out_len(),
         wide.out_shape(),
+        bytes_of::<T>(),
         |slots, pages| wide.copy(&params, &idx, (policy, fill), slots, pages),
         || plan.check(&idx, policy),
     )?;
@@ -162,9 +162,12 @@ fn write<P: Copies, T: Element, I: IndexType>(
     // policy default-fills, not an error.
     let copy = |slots: &mut [_], pages| _ = wide.copy(&params, &idx, (policy, fill), slots, pages);
     // The fresh closure is `Copies::copy`, which writes every slot (as above).
-    with_row_major_out(&mut out, copy, |slots, pages| {
-        _ = wide.copy(&params, &idx, (policy, fill), slots, pages)
-    })
+    Ok(output::with_row_major_out(
+        &mut out,
+        bytes_of::<T>(),
+        copy,
+        |slots, pages| _ = wide.copy(&params, &idx, (policy, fill), slots, pages),
+    )?)
 }
 
 /// `plan` widened to records of `record` values, if any.

@@ -17,11 +17,12 @@
 //! ```
 
 use crate::engine::kernel;
-use crate::engine::mem::layout::into_array;
-use crate::engine::mem::layout::row_major;
-use crate::engine::mem::output::defaults as zeros;
+use crate::engine::layout::into_array;
+use crate::engine::layout::row_major;
+use crate::mem::output::defaults as zeros;
 use crate::ops::scatter::{scatter_add, scatter_nd_batched, Summable};
 use crate::shape::plan::{GatherNdPlan, GatherPlan};
+use crate::types::dtype::bytes_of;
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
@@ -82,7 +83,7 @@ where
     let idx = row_major(indices)?;
     kernel::check_gather(&idx, plan, policy)?;
     let src = row_major(grad)?;
-    let mut out = zeros::<T>(params_shape)?;
+    let mut out = zeros::<T>(params_shape, bytes_of::<T>())?;
     let (outer, n, gathered) = (plan.outer, plan.n.max(1), plan.gathered);
     // Source row k is grad item (b, o, j); its target is params row (b, o, indices[b, j]).
     scatter_add(&mut out, plan.inner, &src, |k| {
@@ -152,7 +153,7 @@ impl<T: Summable> IndexedSlices<T> {
     pub fn to_dense(&self) -> Result<ArrayD<T>> {
         let row_len = self.values.len() / self.indices.len().max(1);
         let src = row_major(&self.values)?;
-        let mut out = zeros::<T>(&self.dense_shape)?;
+        let mut out = zeros::<T>(&self.dense_shape, bytes_of::<T>())?;
         let rows = self.dense_shape.first().copied().unwrap_or(0);
         scatter_add(&mut out, row_len, &src, |k| {
             Some(self.indices[k]).filter(|&r| r < rows)
@@ -170,7 +171,7 @@ impl<T: Summable> IndexedSlices<T> {
         let mut shape = vec![unique.len()];
         shape.extend_from_slice(self.values.shape().get(1..).unwrap_or(&[]));
         let src = row_major(&self.values)?;
-        let mut out = zeros::<T>(&shape)?;
+        let mut out = zeros::<T>(&shape, bytes_of::<T>())?;
         scatter_add(&mut out, row_len, &src, |k| {
             unique.binary_search(&self.indices[k]).ok()
         });

@@ -7,7 +7,7 @@
 //! first (`small_call.rs`): the same plans, checks and copy loops, without the views.
 //!
 //! A run dispatches once on the indices' dtype and once on params' *width*: a fixed-width
-//! element is moved as units of its alignment (`crate::engine::mem::units`), so a float32 and an int32
+//! element is moved as units of its alignment (`crate::mem::units`), so a float32 and an int32
 //! gather run the same compiled copy. Values matter only for fill values, which are made
 //! in params' own dtype before the copy.
 
@@ -30,12 +30,13 @@ pub(crate) mod write_ops;
 
 use crate::engine::fill;
 use crate::engine::kernel;
-use crate::engine::mem::layout::Elements;
-use crate::engine::mem::layout::{into_array, row_major};
-use crate::engine::mem::output;
-use crate::engine::mem::units::{self, with_unit_of, Unit};
+use crate::engine::layout::Elements;
+use crate::engine::layout::{into_array, row_major};
+use crate::mem::output;
+use crate::mem::units::{self, with_unit_of, Unit};
 use crate::ops::contract::OpDef;
 use crate::shape::{gather_nd_shape, gather_shape, Axis, Shape};
+use crate::types::dtype::bytes_of;
 use crate::types::dtype::{FixedWidth, Tensor, TensorView, TensorViewMut};
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
@@ -656,7 +657,7 @@ pub(crate) fn fresh_copy<T: Clone + Default + Send + Sync + 'static>(
     t: &ArrayViewD<'_, T>,
 ) -> Result<ArrayD<T>> {
     let src = row_major(t)?;
-    let out = output::fresh(src.len(), t.shape(), |slots, _| {
+    let out = output::fresh(src.len(), t.shape(), bytes_of::<T>(), |slots, _| {
         kernel::for_chunks(slots, 1, std::mem::size_of::<T>(), |first, chunk| {
             for (slot, value) in chunk.iter_mut().zip(&src[first..]) {
                 slot.write(value.clone());

@@ -20,7 +20,7 @@
 mod ragged_copy;
 mod ragged_walk;
 
-use crate::engine::mem::layout::{into_array, row_major};
+use crate::engine::layout::{into_array, row_major};
 use crate::ops::gather::{GatherNdOptions, GatherOptions};
 use crate::ops::grad::{check_grad, IndexedSlices};
 use crate::ops::scatter::Summable;

@@ -18,10 +18,11 @@
 //! ```
 
 use crate::engine::kernel;
-use crate::engine::mem::layout::{into_array, row_major, Element};
-use crate::engine::mem::output;
+use crate::engine::layout::{into_array, row_major, Element};
+use crate::mem::output;
 use crate::shape::checked_numel;
 use crate::shape::plan::{unravel, GatherNdPlan};
+use crate::types::dtype::bytes_of;
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension};
@@ -176,7 +177,7 @@ where
         other => other,
     })?;
     let src = row_major(updates)?;
-    let mut out = output::defaults::<T>(shape)?;
+    let mut out = output::defaults::<T>(shape, bytes_of::<T>())?;
     scatter_add(&mut out, plan.slice, &src, |r| {
         nd_target(&plan, &idx, r, policy)
     });
@@ -238,7 +239,7 @@ where
         });
     }
     let src = row_major(data)?;
-    let mut out = output::defaults::<T>(&out_shape)?;
+    let mut out = output::defaults::<T>(&out_shape, bytes_of::<T>())?;
     scatter_add(&mut out, row_len, &src, target);
     into_array(&out_shape, out)
 }

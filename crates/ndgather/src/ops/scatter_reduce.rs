@@ -54,7 +54,7 @@ mod reduce_arith;
 use reduce_arith::{Reduce, Step};
 
 use crate::engine::kernel::first_bad_vector;
-use crate::engine::mem::layout::{row_major, update_row_major};
+use crate::engine::layout::{row_major, update_row_major};
 use crate::ops::{fresh_copy, typed_like};
 use crate::types::dtype::{DType, Tensor, TensorView, TensorViewMut};
 use crate::types::error::{Error, Result};

@@ -26,8 +26,8 @@
 //! # Ok::<(), ndgather::Error>(())
 //! ```
 
-use crate::engine::mem::layout::{into_array, row_major};
-use crate::engine::mem::output;
+use crate::engine::layout::{into_array, row_major};
+use crate::mem::output;
 use crate::ops::contract::{
     deliver, not_in_place, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
     OpDef, Parsed, Signature, Value,
@@ -36,6 +36,7 @@ use crate::ops::scatter::combine_rows;
 use crate::ops::Out;
 use crate::shape::plan::unravel;
 use crate::shape::{checked_numel, Dim, Shape};
+use crate::types::dtype::bytes_of;
 use crate::types::dtype::{DType, Tensor, TensorView};
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
@@ -417,7 +418,7 @@ impl Segment {
         row: impl Fn(usize) -> &'s [T] + Sync,
     ) -> Result<Vec<T>> {
         let steps = self.steps::<T>()?;
-        let mut out = output::defaults::<T>(&plan.out_shape)?;
+        let mut out = output::defaults::<T>(&plan.out_shape, bytes_of::<T>())?;
         let row_len = plan.row_len;
         if row_len == 0 {
             return Ok(out);

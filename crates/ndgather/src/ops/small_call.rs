@@ -11,8 +11,8 @@
 use super::gather::{Copies, Source};
 use super::Op;
 use crate::engine::kernel;
-use crate::engine::mem::output::Pages;
-use crate::engine::mem::units::{self, Unit};
+use crate::mem::output::Pages;
+use crate::mem::units::{self, Unit};
 use crate::shape::checked_numel;
 use crate::shape::plan::{GatherNdPlan, GatherPlan};
 use crate::types::dtype::DType;

@@ -7,15 +7,16 @@
 
 use crate::engine::fill;
 use crate::engine::kernel;
-use crate::engine::mem::layout::{
-    check_out_shape, into_array, row_major, update_row_major, with_row_major_out, Element, Elements,
+use crate::engine::layout::{
+    check_out_shape, into_array, row_major, update_row_major, Element, Elements,
 };
-use crate::engine::mem::output;
-use crate::engine::mem::output::Slot;
 use crate::engine::simd::prefetch::{prefetch_distance, prefetch_slice};
+use crate::mem::output;
+use crate::mem::output::Slot;
 use crate::ops::grad::check_grad;
 use crate::ops::scatter::Summable;
 use crate::shape::plan::unravel;
+use crate::types::dtype::bytes_of;
 use crate::types::dtype::{TensorView, TensorViewMut};
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
@@ -554,15 +555,16 @@ impl TakeAlongAxisOptions {
         check_out_shape(elements, out.shape(), &call.out_shape)?;
         // `Prepared::copy` writes every slot of its output: each row's slots are copied,
         // filled or default-filled.
-        with_row_major_out(
+        Ok(output::with_row_major_out(
             &mut out,
+            bytes_of::<T>(),
             |slots, _| {
                 call.copy(slots);
             },
             |slots, _| {
                 call.copy(slots);
             },
-        )
+        )?)
     }
 
     /// The copy into a fresh array (see [`Self::write`]).
@@ -584,6 +586,7 @@ impl TakeAlongAxisOptions {
         let out = output::fresh_checked(
             len,
             &call.out_shape,
+            bytes_of::<T>(),
             |slots, _| call.copy(slots),
             || call.plan.check(&call.indices, call.policy),
         )?;
@@ -655,7 +658,7 @@ impl TakeAlongAxisOptions {
         let idx = row_major(indices)?;
         plan.check(&idx, self.bad_indices)?;
         let upstream = row_major(grad)?;
-        let mut out = output::defaults::<T>(params_shape)?;
+        let mut out = output::defaults::<T>(params_shape, bytes_of::<T>())?;
         let rows = plan.out_len / plan.row_len();
         plan.walk(&idx, self.bad_indices, 0..rows, |o, source| {
             if let Some(s) = source {

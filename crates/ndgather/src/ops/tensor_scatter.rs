@@ -44,7 +44,7 @@
 //! ```
 
 use crate::engine::kernel::{first_bad_vector, nd_offset};
-use crate::engine::mem::layout::{row_major, update_row_major};
+use crate::engine::layout::{row_major, update_row_major};
 use crate::ops::embedding::Real;
 use crate::ops::gather::GatherNdOptions;
 use crate::ops::scatter::scatter_rows;

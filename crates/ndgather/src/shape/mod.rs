@@ -23,12 +23,12 @@ pub(crate) mod plan;
 
 use crate::types::error::{Error, OpKind, Result};
 use crate::types::index::IndexLimit;
-use smallvec::SmallVec;
 use std::fmt;
 
-/// A list of per-axis values held inline up to rank 4 (as ndarray's `IxDyn` holds them), so that a call's shape checks and
-/// plans allocate nothing (a tiny call is mostly their cost).
-pub(crate) type AxisList<T> = SmallVec<[T; 4]>;
+/// A list of per-axis values held inline up to rank 4 (as ndarray's `IxDyn` holds them), so
+/// that a call's shape checks and plans allocate nothing (a tiny call is mostly their cost):
+/// the memory layer's own list.
+pub(crate) use crate::mem::Axes as AxisList;
 
 /// One dimension: `Some(size)`, or `None` where it is not known.
 pub type Dim = Option<usize>;
@@ -170,19 +170,7 @@ pub struct GatherNdShape {
 /// Element count of a shape, `None` when it overflows `isize` (as ndarray requires, a zero
 /// dimension does not excuse the others from fitting).
 pub fn checked_numel(dims: &[usize]) -> Option<usize> {
-    let mut n: usize = 1;
-    let mut zero = false;
-    for &d in dims {
-        if d == 0 {
-            zero = true;
-        } else {
-            n = n.checked_mul(d)?;
-        }
-    }
-    if n > isize::MAX as usize {
-        return None;
-    }
-    Some(if zero { 0 } else { n })
+    crate::mem::element_count(dims)
 }
 
 fn overflow_check(output: &Shape) -> Result<()> {

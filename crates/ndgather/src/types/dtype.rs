@@ -6,6 +6,7 @@
 //! until it handles the new one, and `tests/every_dtype.rs` walks every dtype through every
 //! front end.
 
+use crate::mem::units::{Bytes, BytesOf};
 use crate::types::strings::Strings;
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, CowArray, IxDyn};
 
@@ -202,7 +203,13 @@ pub enum Kind {
 /// Whether `T` is one of the table's fixed-width types: each is `Copy`, with no padding, so
 /// a copy of its bytes is a copy of its value.
 pub(crate) fn is_fixed_width<T: 'static>() -> bool {
-    DType::of_type::<T>().is_some_and(|d| d.size().is_some())
+    bytes_of::<T>().is_some()
+}
+
+/// The memory layer's proof that `T` is one of the table's fixed-width types, for code
+/// generic over every element type (fresh outputs are checked, not pre-filled, for them).
+pub(crate) fn bytes_of<T: 'static>() -> Option<BytesOf<T>> {
+    crate::with_dtype!(DType::of_type::<T>()?, fixed F => BytesOf::<T>::if_same::<F>(), else None)
 }
 
 macro_rules! define_dtypes {
@@ -217,6 +224,16 @@ macro_rules! define_dtypes {
         }
 
         impl DType {
+    /// Whether `bytes`, whole elements of this fixed-width dtype in the machine's order, are
+    /// its values: any bytes for the `plain` dtypes, 0 or 1 for `bool`, none for the
+    /// `strings` dtypes (whose elements are not their bytes).
+    pub(crate) fn holds_values(self, bytes: &[u8]) -> bool {
+        match self {
+            DType::Bool => bytes.iter().all(|&b| b <= 1),
+            d => d.is_plain(),
+        }
+    }
+
             /// Every dtype.
             pub const ALL: &'static [DType] = &[$(DType::$variant),*];
 
@@ -391,6 +408,13 @@ macro_rules! define_dtypes {
                     }
                 }
 
+                impl Bytes for $t {
+                    const ANY_BITS: bool = $crate::__if_role!{plain [$($role)*] {true} else {false}};
+                    fn are_values(bytes: &[u8]) -> bool {
+                        DType::$variant.holds_values(bytes)
+                    }
+                }
+
                 impl FixedWidth for $t {
                     fn from_view_mut(view: TensorViewMut<'_>) -> Option<ArrayViewMutD<'_, Self>> {
                         match view { TensorViewMut::$variant(a) => Some(a), _ => None }
@@ -430,8 +454,9 @@ pub trait TensorElement: Element {
 }
 
 /// The table's fixed-width types: each is `Copy`, with no padding, and its `Default` is
-/// all-zero bytes, so a copy of its bytes (in units of its alignment) is a copy of its value.
-pub(crate) trait FixedWidth: ArrayElement + Copy {
+/// all-zero bytes, so a copy of its bytes (in units of its alignment) is a copy of its value
+/// (what the memory layer's [`Bytes`] states).
+pub(crate) trait FixedWidth: ArrayElement + Bytes {
     /// The array inside a mutable view of this dtype.
     fn from_view_mut(view: TensorViewMut<'_>) -> Option<ArrayViewMutD<'_, Self>>;
 }
@@ -607,5 +632,29 @@ impl DType {
 impl std::fmt::Display for DType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mem::units;
+    use crate::{bf16, f16};
+
+    /// The memory layer's write-side proof rests on it (`units::Bytes`): a default element
+    /// is all-zero bytes.
+    #[test]
+    fn every_fixed_width_default_is_zero_bytes() {
+        fn zero<T: FixedWidth>() {
+            units::with_unit_of!(T, U => {
+                let units: Vec<U> = units::of_value(&T::default());
+                assert!(units.iter().all(|u| *u == U::default()), "{}", std::any::type_name::<T>());
+            })
+        }
+        for dtype in crate::DType::ALL {
+            crate::with_dtype!(*dtype, fixed T => zero::<T>(), else ());
+        }
+        zero::<bf16>();
+        zero::<f16>();
     }
 }

@@ -10,6 +10,7 @@
 //! checked against TensorFlow 2.21 by the repository's conformance cases
 //! (`crates/ndgather/tests/data/tf_cases.jsonl`, described in `tf_cases.README.md` beside it).
 
+use crate::mem::MemError;
 use crate::types::dtype::DType;
 use std::fmt;
 
@@ -532,6 +533,19 @@ pub enum Error {
         /// The op.
         op: &'static str,
     },
+}
+
+/// The memory layer's errors, each as the variant it always was.
+impl From<MemError> for Error {
+    fn from(e: MemError) -> Error {
+        match e {
+            MemError::TooLarge { what, shape } => Error::ShapeOverflow { what, shape },
+            MemError::OutOfMemory { bytes } => Error::OutOfMemory { bytes },
+            MemError::Unwritten => {
+                Error::Internal("a copy left a slot of a fresh output unwritten")
+            }
+        }
+    }
 }
 
 /// Shorthand for `Result<T, Error>`.

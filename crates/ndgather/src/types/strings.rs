@@ -178,8 +178,8 @@ impl<T: StringElement> Strings<T> {
 /// dropped: the next large gather of strings reuses them instead of faulting in new pages.
 impl<T> Drop for Strings<T> {
     fn drop(&mut self) {
-        crate::engine::mem::recycle::give_back(std::mem::take(&mut self.spans));
-        crate::engine::mem::recycle::give_back(std::mem::take(&mut self.bytes));
+        crate::mem::recycle::give_back(std::mem::take(&mut self.spans));
+        crate::mem::recycle::give_back(std::mem::take(&mut self.bytes));
     }
 }
 

@@ -2,8 +2,9 @@
 //! that learn the dtype at run time (files, bindings, the op graph). Each op dispatches once
 //! on the params' dtype and once on the indices' dtype, then runs the typed path.
 
+use crate::mem::raw_view::{RawView, RawViewMut};
 use crate::types::dtype::{
-    ArrayElement, DType, FixedWidth, Tensor, TensorElement, TensorView, TensorViewMut,
+    bytes_of, ArrayElement, DType, FixedWidth, Tensor, TensorElement, TensorView, TensorViewMut,
 };
 use crate::types::error::{Error, Result};
 use crate::with_tensor;
@@ -78,7 +79,7 @@ impl Tensor {
         let invalid = |reason: &str| invalid_bytes(dtype, shape, reason);
         whole_elements(dtype, shape, bytes)?;
         if dtype == DType::Bool {
-            if bytes.iter().any(|&b| b > 1) {
+            if !dtype.holds_values(bytes) {
                 return Err(invalid("values must be 0 or 1"));
             }
             return Tensor::from_shape_vec(shape, bytes.iter().map(|&b| b == 1).collect());
@@ -159,13 +160,11 @@ impl<'a> TensorView<'a> {
     pub fn from_bytes(dtype: DType, shape: &[usize], bytes: &'a [u8]) -> Result<TensorView<'a>> {
         let invalid = |reason: &str| invalid_bytes(dtype, shape, reason);
         whole_elements(dtype, shape, bytes)?;
-        crate::with_dtype!(dtype, plain T => {
-            let elements: &[T] = bytemuck::try_cast_slice(bytes)
-                .map_err(|_| invalid("bytes are not aligned to the element type"))?;
-            ndarray::ArrayViewD::from_shape(IxDyn(shape), elements)
-                .map(TensorView::from)
-                .map_err(|e| invalid(&e.to_string()))
-        }, else Err(invalid("elements are not plain bytes: they have no view")))
+        let raw = RawView::of_bytes(bytes, shape, dtype.size().unwrap_or(0));
+        crate::with_dtype!(dtype, plain T => raw.and_then(|r| r.elements::<T>())
+            .map(TensorView::from)
+            .ok_or_else(|| invalid("bytes are not aligned to the element type")),
+            else Err(invalid("elements are not plain bytes: they have no view")))
     }
 
     /// The elements, copied into a new tensor.
@@ -213,13 +212,11 @@ impl<'a> TensorViewMut<'a> {
     ) -> Result<TensorViewMut<'a>> {
         let invalid = |reason: &str| invalid_bytes(dtype, shape, reason);
         whole_elements(dtype, shape, bytes)?;
-        crate::with_dtype!(dtype, plain T => {
-            let elements: &mut [T] = bytemuck::try_cast_slice_mut(bytes)
-                .map_err(|_| invalid("bytes are not aligned to the element type"))?;
-            ndarray::ArrayViewMutD::from_shape(IxDyn(shape), elements)
-                .map(TensorViewMut::from)
-                .map_err(|e| invalid(&e.to_string()))
-        }, else Err(invalid("elements are not plain bytes: they have no view")))
+        let raw = RawViewMut::of_bytes(bytes, shape, dtype.size().unwrap_or(0));
+        crate::with_dtype!(dtype, plain T => raw.and_then(|r| r.into_elements::<T>())
+            .map(TensorViewMut::from)
+            .ok_or_else(|| invalid("bytes are not aligned to the element type")),
+            else Err(invalid("elements are not plain bytes: they have no view")))
     }
 }
 
@@ -257,15 +254,18 @@ fn whole_elements(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<()> {
 }
 
 fn zeros_of<T: TensorElement>(shape: &[usize]) -> Result<Tensor> {
-    Tensor::from_shape_vec(shape, crate::engine::mem::output::defaults::<T>(shape)?)
+    Tensor::from_shape_vec(
+        shape,
+        crate::mem::output::defaults::<T>(shape, bytes_of::<T>())?,
+    )
 }
 
 /// An array's memory to the pool as the units fresh outputs are made of (`Op::run` moves
 /// each fixed-width dtype as the units of its alignment), so that they find it.
 fn give_back_units<T: FixedWidth>(array: ArrayD<T>) {
-    use crate::engine::mem::{recycle, units};
+    use crate::mem::{recycle, units};
     let (elements, _) = array.into_raw_vec_and_offset();
-    crate::engine::mem::units::with_unit_of!(T, U => {
+    crate::mem::units::with_unit_of!(T, U => {
         if let Some(u) = units::into_units::<T, U>(elements) {
             recycle::give_back(u);
         }
@@ -290,5 +290,26 @@ where
 {
     fn to_tensor(&self) -> Tensor {
         Tensor::from((*self).clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Complex32;
+
+    /// A dead tensor's memory given to the pool is found by a later output of any dtype of
+    /// its width, which the copy makes as units.
+    #[test]
+    fn a_recycled_tensor_is_found_by_outputs_of_its_units() {
+        let _alone = crate::mem::recycle::pool_test_lock();
+        let len = 2 << 20; // 8 MiB of f32, above the pool's minimum
+        let t = crate::Tensor::from(ndarray::ArrayD::<f32>::zeros(ndarray::IxDyn(&[len])));
+        let address = t.as_array::<f32>().unwrap().as_ptr() as usize;
+        t.recycle();
+        let kept = crate::mem::recycle::take::<u32>(len).expect("kept as u32 units");
+        assert_eq!(kept.as_ptr() as usize, address);
+        let c = vec![Complex32::new(1.0, 2.0); 3];
+        let units: Vec<u32> = crate::mem::units::into_units(c).unwrap();
+        assert_eq!(units, [1.0f32.to_bits(), 2.0f32.to_bits()].repeat(3));
     }
 }

@@ -2,9 +2,9 @@
 //! and the copies of the slices at those offsets, by depth, fixed-size where that pays.
 
 use super::{first_bad, for_chunks_any};
-use crate::engine::mem::output::{Pages, Slot};
 use crate::engine::simd::prefetch::{prefetch, prefetch_slice, Reads};
 use crate::engine::simd::stream::Streaming;
+use crate::mem::output::{Pages, Slot};
 use crate::shape::plan::{unravel, GatherNdPlan};
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};

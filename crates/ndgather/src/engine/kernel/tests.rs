@@ -600,7 +600,7 @@ fn streamed_outputs() {
         }
     }
     // A fresh output in a recycled buffer is written streamed (its memory is not new).
-    let alone = crate::engine::mem::recycle::pool_test_lock();
+    let alone = crate::mem::recycle::pool_test_lock();
     let p = params(&[8, 64]);
     let i = indices(&[(4 << 20) / 256 + 1], 8, 6);
     let expected = reference::gather(&p, &i, 0, 0, BadIndices::Error).unwrap();

@@ -12,8 +12,8 @@
 //! cache line, and tables that stay in the cache ([`stays_in_cache`]); and not on new pages
 //! ([`Streaming::for_copy`]) (figures: BENCHMARKS.md, "Measurements behind the code").
 
-use crate::engine::mem::output::{Pages, Slot};
 use crate::engine::simd::prefetch::stays_in_cache;
+use crate::mem::output::{Pages, Slot};
 use std::marker::PhantomData;
 
 /// Outputs of at least this many bytes are streamed: twice a large last-level cache, so that

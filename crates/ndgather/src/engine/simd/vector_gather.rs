@@ -6,8 +6,8 @@
 //! gather instruction does, and LLVM emits no gather instruction for the loop itself
 //! (figures: BENCHMARKS.md, "Measurements behind the code").
 
-use crate::engine::mem::output::Slot;
 use crate::engine::simd::prefetch::Reads;
+use crate::mem::output::Slot;
 use std::any::TypeId;
 use std::marker::PhantomData;
 

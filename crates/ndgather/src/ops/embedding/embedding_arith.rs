@@ -3,7 +3,7 @@
 //! with its gradient.
 
 use super::{Combiner, Sparse};
-use crate::engine::mem::layout::Element;
+use crate::engine::layout::Element;
 use half::{bf16, f16};
 use num_traits::{Float, One, Zero};
 

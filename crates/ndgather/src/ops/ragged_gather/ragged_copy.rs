@@ -3,7 +3,7 @@
 
 use super::ragged_walk::{reserve, Call, Walked};
 use super::FILLED;
-use crate::engine::mem::layout::into_array;
+use crate::engine::layout::into_array;
 use crate::engine::ranges;
 use crate::ops::gather::{GatherNdOptions, GatherOptions};
 use crate::ops::{Op, Out, Params};

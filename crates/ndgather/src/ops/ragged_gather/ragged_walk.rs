@@ -3,7 +3,7 @@
 //! ragged dimensions.
 
 use super::{Levels, Pick, RaggedPlan, Step, CHUNK_ROWS, FILLED};
-use crate::engine::mem::recycle;
+use crate::mem::recycle;
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::ragged::RowSplits;

@@ -1,7 +1,7 @@
 //! The fused `gather_segment`: graph networks' message passing, `out[dst] ⊕= x[src]`, as one
 //! op that never holds the gathered rows.
 
-use crate::engine::mem::layout::{into_array, row_major};
+use crate::engine::layout::{into_array, row_major};
 use crate::ops::contract::{
     deliver, not_in_place, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
     OpDef, Parsed, Signature, Value,

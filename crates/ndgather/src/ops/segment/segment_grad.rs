@@ -7,8 +7,8 @@
 //!   a segment with more than one zero. The unsorted ops read segment 0 for a dropped id
 //!   there, and multiply by its 0 gradient, as TensorFlow's clipped gather does.
 
-use crate::engine::mem::layout::{into_array, row_major};
-use crate::engine::mem::output;
+use crate::engine::layout::{into_array, row_major};
+use crate::mem::output;
 use crate::ops::segment::{Reduce, Segment, SegmentPlan, SegmentValue};
 use crate::shape::plan::unravel;
 use crate::types::dtype::{Tensor, TensorElement, TensorView};

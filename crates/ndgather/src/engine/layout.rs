@@ -1,9 +1,10 @@
-//! How arrays are laid out for the kernels: row-major data borrowed or copied once, arrays made from it, record views, and callers' outputs of any layout.
+//! How arrays are laid out for the kernels: row-major data borrowed or copied once, arrays
+//! made from it, record views, and the checks of callers' outputs (written through
+//! `mem::output::with_row_major_out`).
 
-use crate::engine::mem::output;
 pub(crate) use crate::types::dtype::Element;
 use crate::types::error::{Error, Result};
-use ndarray::{ArrayBase, ArrayD, ArrayViewMut, Data, Dimension, IxDyn};
+use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
 use std::borrow::Cow;
 
 /// The elements of an array in row-major order, borrowed when the array is already laid out
@@ -93,35 +94,5 @@ pub(crate) fn update_row_major<T: Clone>(
     };
     update(slice);
     array.assign(&copy);
-    Ok(())
-}
-
-/// Runs `body` on a caller's output in row-major order: in place when it is laid out so (its
-/// memory written before: [`output::Pages::Used`]), otherwise `fresh` into a fresh buffer
-/// whose values are then moved into place. For a type with no destructor the in-place run
-/// is `fresh` too, on the caller's slots as uninitialised ones (overwriting a value with no
-/// destructor is all a store does), so the copy is compiled once for both outputs. `fresh`
-/// writes every slot, as [`output::fresh`]'s `fill` (which checks it).
-pub(crate) fn with_row_major_out<T: Element, D: Dimension>(
-    out: &mut ArrayViewMut<'_, T, D>,
-    body: impl Fn(&mut [T], output::Pages) + Sync,
-    fresh: impl Fn(&mut [std::mem::MaybeUninit<T>], output::Pages),
-) -> Result<()> {
-    if let Some(slice) = out.as_slice_mut() {
-        if const { std::mem::needs_drop::<T>() } {
-            body(slice, output::Pages::Used);
-        } else {
-            // SAFETY: `T` has no destructor, the slots hold valid values, and whatever `fresh`
-            // writes into one is a valid `T` (it writes through `MaybeUninit::write`, values
-            // of `T`), so each slot holds a valid value after it, written or not.
-            fresh(unsafe { output::as_uninit(slice) }, output::Pages::Used);
-        }
-        return Ok(());
-    }
-    let buf = output::fresh(out.len(), out.shape(), fresh)?;
-    // `iter_mut` walks a view in logical (row-major) order, whatever its strides.
-    for (o, v) in out.iter_mut().zip(buf) {
-        *o = v;
-    }
     Ok(())
 }

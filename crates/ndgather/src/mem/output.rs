@@ -1,4 +1,4 @@
-//! Fresh outputs: a buffer given back by [`crate::memory::recycle`] where one fits, else allocated
+//! Fresh outputs: a buffer given back by [`crate::mem::recycle`] where one fits, else allocated
 //! without being zeroed and backed by 2 MiB pages where the OS offers them (fewer page
 //! faults on large outputs; [`huge_page_vec`], public for callers' tables); handed over
 //! only once every element is written, which [`fresh`] checks in debug and `ci` builds.
@@ -6,9 +6,11 @@
 //! Also what the kernels write into: a [`Slot`] (a fresh output's uninitialised element or a
 //! caller's), on [`Pages`] new or written before.
 
-use crate::types::dtype::is_fixed_width;
-use crate::types::error::{Error, Result};
+use crate::mem::units::BytesOf;
+use crate::mem::{element_count, MemError};
 use std::mem::MaybeUninit;
+
+type Result<T> = std::result::Result<T, MemError>;
 
 /// Outputs at least this large are advised to use transparent huge pages.
 pub(crate) const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
@@ -20,7 +22,7 @@ pub(crate) enum Pages {
     /// Allocated for this call: the OS zeroes each page as it is first written, which leaves
     /// its lines in the cache, where ordinary stores find them.
     New,
-    /// Written before: a caller's buffer, or one given back to [`crate::memory::recycle`].
+    /// Written before: a caller's buffer, or one given back to [`crate::mem::recycle`].
     Used,
 }
 
@@ -89,23 +91,26 @@ impl<T: Clone + Default + Send> Slot<T> for T {
 /// A vector of `len` elements, each written by `fill` (told where the memory comes from).
 ///
 /// `fill` must write every slot: the kernels' contract, which this function checks rather
-/// than trusts where it can. Elements of a type outside the table's fixed-width types (which
-/// may own memory) hold their `Default` before `fill` runs, so a slot it missed is never
-/// read uninitialised. The fixed-width types' slots are checked in debug and `ci` builds
-/// (every test run): see [`check_written`]. `fill` may therefore run twice, and must write
-/// the same values each time.
+/// than trusts where it can. Elements of a type that is not known to be [`Bytes`] (`bytes`
+/// is `None`: it may own memory, or have padding) hold their `Default` before `fill` runs,
+/// so a slot it missed is never read uninitialised. The slots of a `Bytes` type are checked
+/// in debug and `ci` builds (every test run): see [`check_written`]. `fill` may therefore
+/// run twice, and must write the same values each time.
+///
+/// [`Bytes`]: crate::mem::units::Bytes
 ///
 /// # Errors
-/// [`Error::ShapeOverflow`] past `isize::MAX` bytes, [`Error::OutOfMemory`],
-/// and (in checked builds) [`Error::Internal`] for a slot left unwritten.
+/// [`MemError::TooLarge`] past `isize::MAX` bytes, [`MemError::OutOfMemory`], and (in
+/// checked builds) [`MemError::Unwritten`] for a slot left unwritten.
 pub(crate) fn fresh<T: Default + 'static>(
     len: usize,
     shape: &[usize],
+    bytes: Option<BytesOf<T>>,
     mut fill: impl FnMut(&mut [MaybeUninit<T>], Pages),
 ) -> Result<Vec<T>> {
     let (mut v, pages) = allocate::<T>(len, shape)?;
     let slots = &mut v.spare_capacity_mut()[..len];
-    let fixed = is_fixed_width::<T>();
+    let fixed = bytes.is_some();
     if !fixed {
         slots.iter_mut().for_each(|s| {
             s.write(T::default());
@@ -138,11 +143,11 @@ fn allocate<T: 'static>(len: usize, shape: &[usize]) -> Result<(Vec<T>, Pages)> 
     // No output of more than `isize::MAX` bytes (or elements, of a zero-sized type) exists.
     len.checked_mul(std::mem::size_of::<T>().max(1))
         .filter(|&b| b <= isize::MAX as usize)
-        .ok_or_else(|| Error::ShapeOverflow {
+        .ok_or_else(|| MemError::TooLarge {
             what: "output",
             shape: shape.to_vec(),
         })?;
-    Ok(match crate::engine::mem::recycle::take(len) {
+    Ok(match crate::mem::recycle::take(len) {
         Some(v) => (v, Pages::Used),
         None => (huge_page_vec(len)?, Pages::New),
     })
@@ -175,9 +180,7 @@ fn check_written<T: 'static>(
     fill(again, Pages::Used);
     let unwritten = all_bytes(again, POISON[1]);
     match suspects.iter().find(|s| unwritten.binary_search(s).is_ok()) {
-        Some(_) => Err(Error::Internal(
-            "a copy left a slot of a fresh output unwritten",
-        )),
+        Some(_) => Err(MemError::Unwritten),
         None => Ok(()),
     }
 }
@@ -210,14 +213,17 @@ fn all_bytes<T>(slots: &[MaybeUninit<T>], byte: u8) -> Vec<usize> {
 /// `check` run, to name the bad index; on its error the output is dropped. A fresh output is
 /// never seen on error, so its copy needs no check pass before it (a caller's buffer does).
 /// As [`fresh`], `copy` writes every slot.
-pub(crate) fn fresh_checked<T: Default + 'static>(
+pub(crate) fn fresh_checked<T: Default + 'static, E: From<MemError>>(
     len: usize,
     shape: &[usize],
+    bytes: Option<BytesOf<T>>,
     mut copy: impl FnMut(&mut [MaybeUninit<T>], Pages) -> bool,
-    check: impl FnOnce() -> Result<()>,
-) -> Result<Vec<T>> {
+    check: impl FnOnce() -> std::result::Result<(), E>,
+) -> std::result::Result<Vec<T>, E> {
     let mut unresolved = false;
-    let out = fresh(len, shape, |slots, pages| unresolved = copy(slots, pages))?;
+    let out = fresh(len, shape, bytes, |slots, pages| {
+        unresolved = copy(slots, pages)
+    })?;
     if unresolved || len == 0 {
         check()?;
     }
@@ -251,81 +257,93 @@ pub(crate) fn write_array<T: Clone, const N: usize>(dst: &mut [MaybeUninit<T>; N
     unsafe { &mut *whole }.write(src.clone());
 }
 
+/// Runs `body` on a caller's output in row-major order: in place when it is laid out so (its
+/// memory written before: [`Pages::Used`]), otherwise `copy` into a fresh buffer
+/// whose values are then moved into place. For a type with no destructor the in-place run
+/// is `copy` too, on the caller's slots as uninitialised ones (overwriting a value with no
+/// destructor is all a store does), so the copy is compiled once for both outputs. `copy`
+/// writes every slot, as [`fresh`]'s `fill` (which checks it).
+pub(crate) fn with_row_major_out<T: Clone + Default + Send + 'static, D: ndarray::Dimension>(
+    out: &mut ndarray::ArrayViewMut<'_, T, D>,
+    bytes: Option<BytesOf<T>>,
+    body: impl Fn(&mut [T], Pages) + Sync,
+    copy: impl Fn(&mut [MaybeUninit<T>], Pages),
+) -> Result<()> {
+    if let Some(slice) = out.as_slice_mut() {
+        if const { std::mem::needs_drop::<T>() } {
+            body(slice, Pages::Used);
+        } else {
+            // SAFETY: `T` has no destructor, the slots hold valid values, and whatever `copy`
+            // writes into one is a valid `T` (it writes through `MaybeUninit::write`, values
+            // of `T`), so each slot holds a valid value after it, written or not.
+            copy(unsafe { as_uninit(slice) }, Pages::Used);
+        }
+        return Ok(());
+    }
+    let buf = fresh(out.len(), out.shape(), bytes, copy)?;
+    // `iter_mut` walks a view in logical (row-major) order, whatever its strides.
+    for (o, v) in out.iter_mut().zip(buf) {
+        *o = v;
+    }
+    Ok(())
+}
+
 /// A vector of `shape`'s element count, every element `value`: a working buffer sized by
 /// the caller's input (a count per segment, a sum per row), refused with an error rather
 /// than an abort when the size overflows or the memory is not there.
 ///
 /// # Errors
-/// [`Error::ShapeOverflow`] past `isize::MAX` bytes; [`Error::OutOfMemory`].
+/// [`MemError::TooLarge`] past `isize::MAX` bytes; [`MemError::OutOfMemory`].
 pub(crate) fn filled<T: Clone>(shape: &[usize], value: T) -> Result<Vec<T>> {
-    let overflow = || Error::ShapeOverflow {
+    let overflow = || MemError::TooLarge {
         what: "working buffer",
         shape: shape.to_vec(),
     };
-    let len = crate::shape::checked_numel(shape).ok_or_else(overflow)?;
+    let len = element_count(shape).ok_or_else(overflow)?;
     let bytes = len
         .checked_mul(std::mem::size_of::<T>().max(1))
         .filter(|&b| b <= isize::MAX as usize)
         .ok_or_else(overflow)?;
     let mut v = Vec::new();
     v.try_reserve_exact(len)
-        .map_err(|_| Error::OutOfMemory { bytes })?;
+        .map_err(|_| MemError::OutOfMemory { bytes })?;
     v.resize(len, value);
     Ok(v)
 }
 
 /// `T::default()` in every element of a fresh output of `shape`.
-pub(crate) fn defaults<T: Clone + Default + 'static>(shape: &[usize]) -> Result<Vec<T>> {
-    let len = crate::shape::checked_numel(shape).ok_or_else(|| Error::ShapeOverflow {
+pub(crate) fn defaults<T: Clone + Default + 'static>(
+    shape: &[usize],
+    bytes: Option<BytesOf<T>>,
+) -> Result<Vec<T>> {
+    let len = element_count(shape).ok_or_else(|| MemError::TooLarge {
         what: "output",
         shape: shape.to_vec(),
     })?;
-    fresh(len, shape, |slots, _| {
+    fresh(len, shape, bytes, |slots, _| {
         slots.iter_mut().for_each(|s| {
             s.write(T::default());
         })
     })
 }
 
-/// An empty vector with room for `capacity` elements, whose memory the OS is asked to back
-/// with 2 MiB pages where it offers them (Linux's transparent huge pages, from 4 MiB up;
-/// elsewhere, or below that, a plain allocation). For a large table read at random, the
-/// params of an embedding lookup, each read then costs fewer TLB misses. NumPy allocates its
-/// arrays of 4 MiB and more the same way, so tables passed from NumPy already have it.
-///
-/// Every suite case read faster from a table on 2 MiB pages (figures: BENCHMARKS.md,
-/// "Measurements behind the code").
-///
-/// Fill it before anything else touches its memory: the pages are chosen when first written.
+/// An empty vector with room for `capacity` elements, on 2 MiB pages where large (the
+/// public door, with its documentation: `ndgather::memory::huge_page_vec`).
 ///
 /// # Errors
-/// [`Error::ShapeOverflow`] if `capacity` elements would exceed `isize::MAX` bytes;
-/// [`Error::OutOfMemory`] if the allocation fails.
-///
-/// # Examples
-/// ```
-/// use ndgather::ndarray::{array, Array2};
-///
-/// let (rows, width) = (1 << 16, 16);
-/// let mut table: Vec<f32> = ndgather::memory::huge_page_vec(rows * width)?;
-/// table.extend((0..rows * width).map(|i| i as f32));
-/// let params = Array2::from_shape_vec((rows, width), table).unwrap();
-/// let rows_3_and_1 = ndgather::gather(&params, &array![3i32, 1])?;
-/// assert_eq!(rows_3_and_1[[0, 0]], 48.0);
-/// assert_eq!(rows_3_and_1[[1, 15]], 31.0);
-/// # Ok::<(), ndgather::Error>(())
-/// ```
-pub fn huge_page_vec<T>(capacity: usize) -> Result<Vec<T>> {
+/// [`MemError::TooLarge`] if `capacity` elements would exceed `isize::MAX` bytes;
+/// [`MemError::OutOfMemory`] if the allocation fails.
+pub(crate) fn huge_page_vec<T>(capacity: usize) -> Result<Vec<T>> {
     let bytes = capacity
         .checked_mul(std::mem::size_of::<T>())
         .filter(|&b| b <= isize::MAX as usize)
-        .ok_or_else(|| Error::ShapeOverflow {
+        .ok_or_else(|| MemError::TooLarge {
             what: "table",
             shape: vec![capacity],
         })?;
     let mut v = Vec::new();
     v.try_reserve_exact(capacity)
-        .map_err(|_| Error::OutOfMemory { bytes })?;
+        .map_err(|_| MemError::OutOfMemory { bytes })?;
     advise_huge_pages(&mut v, bytes);
     Ok(v)
 }
@@ -404,17 +422,19 @@ mod tests {
     #[test]
     #[cfg(debug_assertions)]
     fn a_slot_left_unwritten_is_an_error_in_checked_builds() {
-        let missed = fresh::<u32>(4, &[4], |slots, _| {
+        let bytes = BytesOf::<u32>::if_same::<u32>();
+        assert!(bytes.is_some());
+        let missed = fresh::<u32>(4, &[4], bytes, |slots, _| {
             slots[..3].iter_mut().for_each(|s| _ = s.write(7));
         });
-        assert!(matches!(missed, Err(Error::Internal(_))), "{missed:?}");
+        assert_eq!(missed, Err(MemError::Unwritten));
         let poison = u32::from_ne_bytes([POISON[0]; 4]);
-        let written = fresh::<u32>(3, &[3], |slots, _| {
+        let written = fresh::<u32>(3, &[3], bytes, |slots, _| {
             slots.iter_mut().for_each(|s| _ = s.write(poison));
         });
         assert_eq!(written.unwrap(), [poison; 3]);
         // Elements that may own memory hold their default where a copy missed one.
-        let strings = fresh::<String>(2, &[2], |slots, _| _ = slots[0].write("a".into()));
+        let strings = fresh::<String>(2, &[2], None, |slots, _| _ = slots[0].write("a".into()));
         assert_eq!(strings.unwrap(), ["a", ""]);
     }
 
@@ -422,10 +442,10 @@ mod tests {
     fn huge_page_vec_reports_impossible_sizes() {
         let err = huge_page_vec::<u64>(usize::MAX / 4).unwrap_err();
         assert!(
-            matches!(err, Error::ShapeOverflow { what: "table", .. }),
-            "{err}"
+            matches!(err, MemError::TooLarge { what: "table", .. }),
+            "{err:?}"
         );
         let err = huge_page_vec::<u8>(isize::MAX as usize).unwrap_err();
-        assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+        assert!(matches!(err, MemError::OutOfMemory { .. }), "{err:?}");
     }
 }

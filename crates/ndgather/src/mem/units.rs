@@ -10,10 +10,45 @@
 //! value, or zeros (each dtype's `Default` is all-zero bytes, checked by a test below), so
 //! every element written is a valid value of its dtype.
 
-use crate::shape::AxisList;
-use crate::types::dtype::{DType, FixedWidth};
-use ndarray::{ArrayViewD, ArrayViewMutD, Axis, IxDyn, ShapeBuilder};
+use crate::mem::raw_view::{unit_geometry, UnitAxis, UnitGeometry};
+use crate::mem::Axes as AxisList;
+use ndarray::{ArrayViewD, ArrayViewMutD, IxDyn};
+use std::any::TypeId;
+use std::marker::PhantomData;
 use std::mem::MaybeUninit;
+
+/// Element types whose bytes are their value: `Copy`, with no padding, and a `Default` of
+/// all-zero bytes, so a copy of their bytes (in units of their alignment) is a copy of their
+/// value. The dtype table implements it for each of its fixed-width types, and a test there
+/// checks the zero bytes; the `unsafe` code of this layer relies on what it states, so no
+/// other type may implement it (a safe trait, kept crate-private for that reason).
+pub(crate) trait Bytes: Copy + Default + Send + Sync + 'static {
+    /// Whether every bit pattern is a value (all but `bool`), so that units may be written
+    /// into elements as they come.
+    const ANY_BITS: bool;
+    /// Whether `bytes`, a whole number of elements, are values of this type.
+    fn are_values(bytes: &[u8]) -> bool;
+}
+
+/// A proof, made at run time, that `T` is a [`Bytes`] type: for code generic over every
+/// element type (outputs are made for any `Clone + Default` type) that treats bytes alone
+/// differently. Only [`BytesOf::if_same`] makes one.
+#[derive(Debug)]
+pub(crate) struct BytesOf<T>(PhantomData<fn() -> T>);
+
+impl<T> Clone for BytesOf<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for BytesOf<T> {}
+
+impl<T: 'static> BytesOf<T> {
+    /// The proof for `T`, if `T` is the [`Bytes`] type `F`.
+    pub(crate) fn if_same<F: Bytes>() -> Option<BytesOf<T>> {
+        (TypeId::of::<T>() == TypeId::of::<F>()).then_some(BytesOf(PhantomData))
+    }
+}
 
 /// What elements are moved as: unsigned integers, any bit pattern valid.
 pub(crate) trait Unit: bytemuck::Pod + Default + Send + Sync + 'static {}
@@ -72,86 +107,23 @@ fn units_per<T, U>() -> Option<usize> {
         .then_some(t / u)
 }
 
-/// The unit geometry of a view of `T` elements, `k` units each: for plain elements the
-/// unit axis appended (none for one unit); for records (the last axis holds each element's
-/// values) the record axis's elements as one run of units, which needs them adjacent:
-/// `None` otherwise. Strides are in units, taken non-negative.
-fn unit_geometry(
-    shape: &[usize],
-    strides: &[isize],
-    k: usize,
+/// The unit geometry of a view of `T` elements as units of `U` (the shared one of
+/// [`raw_view`](crate::mem::raw_view)): for plain elements the unit axis appended (none for
+/// one unit); for records (the last axis holds each element's values) the record axis's
+/// elements as one run of units, which needs them adjacent. `None` where `U` does not fit.
+fn geometry_of<T, U, S: ndarray::RawData<Elem = T>>(
+    view: &ndarray::ArrayBase<S, IxDyn>,
     records: bool,
-) -> Option<(AxisList<usize>, AxisList<usize>)> {
-    let mut shape = AxisList::from_slice(shape);
-    let mut strides: AxisList<usize> = strides.iter().map(|s| s.unsigned_abs() * k).collect();
-    match (records, shape.last_mut(), strides.last_mut()) {
-        (false, _, _) if k == 1 => {}
-        (false, _, _) => {
-            shape.push(k);
-            strides.push(1);
-        }
-        (true, Some(width), Some(stride)) if *width <= 1 || *stride == k => {
-            *width *= k;
-            *stride = 1;
-        }
-        (true, _, _) => return None,
-    }
-    Some((shape, strides))
-}
-
-/// The unit geometry's shape for records, from the plain one (the unit axis appended, or
-/// none for one unit): the unit axis folded into the record axis.
-fn merge_tail(mut shape: AxisList<usize>, k: usize, records: bool) -> AxisList<usize> {
-    if records && k > 1 {
-        shape.pop();
-    }
-    if records {
-        if let Some(width) = shape.last_mut() {
-            *width *= k;
-        }
-    }
-    shape
-}
-
-/// Row-major strides over `shape` (each zero length counted as one), for a view of no
-/// element: they name no position twice, as ndarray asks of every view.
-fn empty_strides(shape: &[usize]) -> AxisList<usize> {
-    let mut strides: AxisList<usize> = smallvec::smallvec![1usize; shape.len()];
-    for k in (1..shape.len()).rev() {
-        strides[k - 1] = strides[k].saturating_mul(shape[k].max(1));
-    }
-    strides
-}
-
-/// The unit view's shape and strides for `view`, whose axes with a negative stride are
-/// inverted (and returned, to be inverted back on the unit view), so that its first element
-/// is its lowest address: ndarray's raw constructors take non-negative strides.
-fn unit_layout<T, U, S: ndarray::RawData<Elem = T>>(
-    view: &mut ndarray::ArrayBase<S, IxDyn>,
-    records: bool,
-) -> Option<(AxisList<usize>, AxisList<usize>, AxisList<usize>)> {
-    let k = units_per::<T, U>()?;
-    let inverted: AxisList<usize> = (0..view.ndim())
-        .filter(|&a| view.strides()[a] < 0)
-        .collect();
-    for &a in &inverted {
-        view.invert_axis(Axis(a));
-    }
-    let (shape, strides) = if view.is_empty() {
-        // No element is read: any shape of units is laid out row-major.
-        let (shape, _) = unit_geometry(
-            view.shape(),
-            &AxisList::<isize>::from_elem(0, view.ndim()),
-            k,
-            false,
-        )?;
-        let shape = merge_tail(shape, k, records);
-        let strides = empty_strides(&shape);
-        (shape, strides)
+) -> Option<UnitGeometry<U>> {
+    units_per::<T, U>()?;
+    let size = std::mem::size_of::<T>();
+    let strides: AxisList<isize> = view.strides().iter().map(|&s| s * size as isize).collect();
+    let axis = if records {
+        UnitAxis::Merged
     } else {
-        unit_geometry(view.shape(), view.strides(), k, records)?
+        UnitAxis::UnlessOne
     };
-    Some((shape, strides, inverted))
+    unit_geometry::<U>(view.as_ptr().cast(), view.shape(), &strides, size, axis)
 }
 
 /// A row-major view of elements of one unit each as a view of units of the same shape,
@@ -195,41 +167,31 @@ unsafe fn same_shape_mut<'a, T, U>(
 /// `view` as units of `U`, the same memory, laid out as [`unit_geometry`] says (for
 /// records, whose elements must then be adjacent). `None` when `U` does not fit `T`'s layout
 /// or records' elements are apart.
-pub(crate) fn view<'a, T: FixedWidth, U: Unit>(
-    mut view: ArrayViewD<'a, T>,
+pub(crate) fn view<'a, T: Bytes, U: Unit>(
+    view: ArrayViewD<'a, T>,
     records: bool,
 ) -> Option<ArrayViewD<'a, U>> {
     if let Some(units) = same_shape(&view) {
         return Some(units);
     }
-    let (shape, strides, inverted) = unit_layout::<T, U, _>(&mut view, records)?;
-    let ptr = view.as_ptr().cast::<U>();
-    // SAFETY: with every negative axis inverted, `ptr` is the lowest-addressed element of a
-    // live view borrowed for 'a (or, for a view of no element, a pointer that is never
-    // read), and every position of the new view names the bytes of one unit of one of that
-    // view's elements: element strides times `k` units each (`units_per`:
-    // `size_of::<T>() == k * size_of::<U>()`), the unit axis walking the `k` units of one
-    // element, or a record's adjacent elements (`unit_geometry`). Each unit is aligned
-    // (`align_of::<U>() <= align_of::<T>()`, and units sit at multiples of their size from
-    // an aligned element). The bytes are initialised (a fixed-width type has no padding) and
-    // any bytes are a valid `U` (`Unit`). The view is read-only, as the borrowed one.
-    let mut units =
-        unsafe { ArrayViewD::from_shape_ptr(IxDyn(&shape).strides(IxDyn(&strides)), ptr) };
-    for a in inverted {
-        units.invert_axis(Axis(a));
-    }
-    Some(units)
+    let geometry = geometry_of::<T, U, _>(&view, records)?;
+    // SAFETY: every position of the geometry names the bytes of one unit of one of the
+    // view's elements (`unit_geometry`, from the view's own address, shape and strides;
+    // `units_per`: `size_of::<T>() == k * size_of::<U>()`), live and unwritten while the
+    // borrow 'a lasts; each unit is aligned (checked there). The bytes are initialised (a
+    // `Bytes` type has no padding) and any bytes are a valid `U` (`Unit`).
+    unsafe { geometry.view() }
 }
 
 /// Whether units may be written into elements of `T` as they come: every bit pattern is a
 /// `T` (the table's `plain` role; all fixed-width types but `bool`).
-pub(crate) fn writable<T: 'static>() -> bool {
-    DType::of_type::<T>().is_some_and(DType::is_plain)
+pub(crate) fn writable<T: Bytes>() -> bool {
+    T::ANY_BITS
 }
 
 /// A caller's output as units of `U`, as [`view`] does for reading; `None` also where `T`
 /// is not [`writable`] (a `bool` is only 0 or 1).
-pub(crate) fn view_mut<'a, T: FixedWidth, U: Unit>(
+pub(crate) fn view_mut<'a, T: Bytes, U: Unit>(
     view: ArrayViewMutD<'a, T>,
     records: bool,
 ) -> Option<ArrayViewMutD<'a, U>> {
@@ -238,29 +200,23 @@ pub(crate) fn view_mut<'a, T: FixedWidth, U: Unit>(
     }
     // SAFETY: every bit pattern is a `T` (`writable`), so whatever is written keeps each
     // element a valid `T`: `same_shape_mut`'s contract.
-    let mut view = match unsafe { same_shape_mut(view) } {
+    let view = match unsafe { same_shape_mut(view) } {
         Ok(units) => return Some(units),
         Err(view) => view,
     };
-    let (shape, strides, inverted) = unit_layout::<T, U, _>(&mut view, records)?;
-    let ptr = view.as_mut_ptr().cast::<U>();
+    let geometry = geometry_of::<T, U, _>(&view, records)?;
     // SAFETY: as in `view`; and the borrowed view is unique for 'a (it is consumed here) and
     // names no element twice (an `ArrayViewMut` never does), so neither does the unit view,
     // whose positions are the units of distinct elements. What is written keeps each element
     // a valid `T`: every bit pattern is one (`writable`).
-    let mut units =
-        unsafe { ArrayViewMutD::from_shape_ptr(IxDyn(&shape).strides(IxDyn(&strides)), ptr) };
-    for a in inverted {
-        units.invert_axis(Axis(a));
-    }
-    Some(units)
+    unsafe { geometry.view_mut() }
 }
 
 /// A vector of units as the elements they are the bytes of: the same allocation where its
 /// layout allows (same alignment, a whole number of elements in both length and capacity),
 /// else a copy. `None` where they are not: a length that is not a whole number of elements,
 /// `U` not fitting `T`, or bytes that are no `T` (a `bool` other than 0 or 1).
-pub(crate) fn into_elements<T: FixedWidth, U: Unit>(mut units: Vec<U>) -> Option<Vec<T>> {
+pub(crate) fn into_elements<T: Bytes, U: Unit>(mut units: Vec<U>) -> Option<Vec<T>> {
     let k = units_per::<T, U>()?;
     if !units.len().is_multiple_of(k) || !holds_values::<T, U>(&units) {
         return None;
@@ -295,20 +251,16 @@ pub(crate) fn into_elements<T: FixedWidth, U: Unit>(mut units: Vec<U>) -> Option
     Some(elements)
 }
 
-/// Whether `units` are the bytes of values of `T`: always for a [`writable`] `T`; for
-/// `bool`, where each byte is 0 or 1.
-fn holds_values<T: 'static, U: Unit>(units: &[U]) -> bool {
-    if writable::<T>() {
-        return true;
-    }
-    DType::of_type::<T>() == Some(DType::Bool)
-        && bytemuck::cast_slice::<U, u8>(units).iter().all(|&b| b <= 1)
+/// Whether `units` are the bytes of values of `T`: always for a [`writable`] `T`; else as
+/// `T` says (for `bool`, where each byte is 0 or 1).
+fn holds_values<T: Bytes, U: Unit>(units: &[U]) -> bool {
+    writable::<T>() || T::are_values(bytemuck::cast_slice::<U, u8>(units))
 }
 
 /// A vector of elements as the units of their bytes, the same allocation where the layout
 /// allows (as [`into_elements`]); `None` where it does not (the elements are then dropped
 /// as they are). For the pool of fresh outputs, which keeps buffers by their unit type.
-pub(crate) fn into_units<T: FixedWidth, U: Unit>(mut elements: Vec<T>) -> Option<Vec<U>> {
+pub(crate) fn into_units<T: Bytes, U: Unit>(mut elements: Vec<T>) -> Option<Vec<U>> {
     let k = units_per::<T, U>()?;
     if std::mem::align_of::<U>() != std::mem::align_of::<T>() {
         return None;
@@ -326,7 +278,7 @@ pub(crate) fn into_units<T: FixedWidth, U: Unit>(mut elements: Vec<T>) -> Option
 }
 
 /// The units of one element's bytes (for a fill value): the element copied into units.
-pub(crate) fn of_value<T: FixedWidth, U: Unit>(value: &T) -> Vec<U> {
+pub(crate) fn of_value<T: Bytes, U: Unit>(value: &T) -> Vec<U> {
     let k = units_per::<T, U>().unwrap_or(0);
     let mut units = vec![U::default(); k];
     // SAFETY: `units` holds `k * size_of::<U>() == size_of::<T>()` bytes (`units_per`), does
@@ -387,24 +339,8 @@ pub(crate) fn uninit_units<U: Unit>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{bf16, f16, Complex32, Complex64};
     use ndarray::{array, s, Array3};
-
-    /// The write-side proof rests on it: a default element is all-zero bytes.
-    #[test]
-    fn every_fixed_width_default_is_zero_bytes() {
-        fn zero<T: FixedWidth>() {
-            with_unit_of!(T, U => {
-                let units: Vec<U> = of_value(&T::default());
-                assert!(units.iter().all(|u| *u == U::default()), "{}", std::any::type_name::<T>());
-            })
-        }
-        for dtype in crate::DType::ALL {
-            crate::with_dtype!(*dtype, fixed T => zero::<T>(), else ());
-        }
-        zero::<bf16>();
-        zero::<f16>();
-    }
+    use num_complex::{Complex32, Complex64};
 
     /// `uninit_units`' bounds: every offset and length of a buffer, taken only where the
     /// address is aligned and the length whole, and then covering exactly those bytes.
@@ -460,6 +396,10 @@ mod tests {
         assert_eq!(r.shape(), [3, 4, 10]);
         assert_eq!(r[[1, 2, 7]], a[[1, 2, 3]].im.to_bits());
         assert!(view::<_, u32>(a.slice(s![.., .., ..;2]).into_dyn(), true).is_none());
+        // Records of one-unit elements keep any layout, a reversed record axis included.
+        let f = array![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let reversed = view::<f32, u32>(f.slice(s![.., ..;-1]).into_dyn(), true).unwrap();
+        assert_eq!(reversed[[1, 0]], 6.0f32.to_bits());
         let one = array![[1.0f32, 2.0], [3.0, 4.0]];
         assert_eq!(
             view::<_, u32>(one.view().into_dyn(), false)
@@ -479,22 +419,6 @@ mod tests {
             units[[i, j]] = v.to_bits();
         }
         assert_eq!(a, array![[9.0, 2.0, 10.0], [7.0, 5.0, 8.0]]);
-    }
-
-    /// A dead tensor's memory given to the pool is found by a later output of any dtype of
-    /// its width, which the copy makes as units.
-    #[test]
-    fn a_recycled_tensor_is_found_by_outputs_of_its_units() {
-        let _alone = crate::engine::mem::recycle::pool_test_lock();
-        let len = 2 << 20; // 8 MiB of f32, above the pool's minimum
-        let t = crate::Tensor::from(ndarray::ArrayD::<f32>::zeros(ndarray::IxDyn(&[len])));
-        let address = t.as_array::<f32>().unwrap().as_ptr() as usize;
-        t.recycle();
-        let kept = crate::engine::mem::recycle::take::<u32>(len).expect("kept as u32 units");
-        assert_eq!(kept.as_ptr() as usize, address);
-        let c = vec![Complex32::new(1.0, 2.0); 3];
-        let units: Vec<u32> = into_units(c).unwrap();
-        assert_eq!(units, [1.0f32.to_bits(), 2.0f32.to_bits()].repeat(3));
     }
 
     #[test]
