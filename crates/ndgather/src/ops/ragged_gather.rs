@@ -406,14 +406,12 @@ impl Op {
 
 /// `get_positive_axis` of TensorFlow's Python, with its message.
 fn positive_axis(value: i64, rank: usize, name: &str) -> Result<usize> {
-    let r = rank as i64;
-    if value < -r || value >= r {
-        return Err(Error::RaggedValue(format!(
-            "{name}={value} out of bounds: expected {}<={name}<{r}",
-            -r
-        )));
-    }
-    Ok(if value < 0 { value + r } else { value } as usize)
+    crate::shape::wrap_axis(value, rank).ok_or_else(|| {
+        Error::RaggedValue(format!(
+            "{name}={value} out of bounds: expected {}<={name}<{rank}",
+            -(rank as i64)
+        ))
+    })
 }
 
 /// TensorFlow's static batch-shape check: the uniform batch dimensions agree.

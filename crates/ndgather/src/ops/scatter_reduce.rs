@@ -335,15 +335,8 @@ impl ScatterReduce {
         };
         let (self_shape, index_shape) = (nonempty(input), nonempty(index.shape()));
         let rank = self_shape.len();
-        let dim = if self.dim < 0 {
-            self.dim + rank as i64
-        } else {
-            self.dim
-        };
-        if !(0..rank as i64).contains(&dim) {
-            return Err(out_of_range(self.dim, rank));
-        }
-        let dim = dim as usize;
+        let dim =
+            crate::shape::wrap_axis(self.dim, rank).ok_or_else(|| out_of_range(self.dim, rank))?;
         let empty = index.shape().iter().product::<usize>() == 0;
         if !empty && !index.dtype().is_index() {
             return runtime("scatter(): Expected dtype int32/int64 for index".into());

@@ -83,15 +83,7 @@ fn row_major_strides(shape: &[usize]) -> Vec<usize> {
 
 /// `axis` in `[0, rank)`, counted from the end where negative, or NumPy's `AxisError`.
 fn normal_axis(axis: i64, rank: usize) -> Result<usize> {
-    let r = rank as i64;
-    let a = if axis < 0 {
-        axis.checked_add(r)
-    } else {
-        Some(axis)
-    };
-    a.filter(|&a| (0..r).contains(&a))
-        .map(|a| a as usize)
-        .ok_or(Error::AlongAxisOutOfRange { axis, rank })
+    crate::shape::wrap_axis(axis, rank).ok_or(Error::AlongAxisOutOfRange { axis, rank })
 }
 
 impl AlongPlan {

@@ -167,6 +167,15 @@ pub struct GatherNdShape {
     pub depth: Option<usize>,
 }
 
+/// `axis` in `[-rank, rank)` as an axis in `[0, rank)`, a negative one counted from the end,
+/// as TensorFlow, NumPy and PyTorch all count it; `None` outside. Each op words its own
+/// error (TensorFlow's, NumPy's `AxisError`, PyTorch's `IndexError`).
+pub(crate) fn wrap_axis(axis: i64, rank: usize) -> Option<usize> {
+    let r = i64::try_from(rank).ok()?;
+    let a = if axis < 0 { axis.checked_add(r)? } else { axis };
+    (0..r).contains(&a).then_some(a as usize)
+}
+
 /// Element count of a shape, `None` when it overflows `isize` (as ndarray requires, a zero
 /// dimension does not excuse the others from fitting).
 pub fn checked_numel(dims: &[usize]) -> Option<usize> {
@@ -245,21 +254,7 @@ pub fn gather_shape(
             return Err(out_of_range(params_rank.unwrap_or(0)));
         }
         match params_rank {
-            Some(r) => {
-                let min_rank = if a < 0 {
-                    a.unsigned_abs()
-                } else {
-                    a as u64 + 1
-                };
-                if (r as u64) < min_rank {
-                    return Err(out_of_range(r));
-                }
-                axis_n = Some(if a < 0 {
-                    r - a.unsigned_abs() as usize
-                } else {
-                    a as usize
-                });
-            }
+            Some(r) => axis_n = Some(wrap_axis(a, r).ok_or_else(|| out_of_range(r))?),
             None if a >= 0 => axis_n = usize::try_from(a).ok(),
             None => {}
         }
@@ -589,4 +584,30 @@ pub fn tensor_scatter_shape(
         depth,
         slice,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap_axis;
+
+    /// Every axis of every small rank, and the extremes, against the rule written out.
+    #[test]
+    fn wrap_axis_counts_negative_axes_from_the_end() {
+        for rank in 0..5usize {
+            for axis in -7i64..7 {
+                let r = rank as i64;
+                let expected = if (-r..0).contains(&axis) {
+                    Some((axis + r) as usize)
+                } else if (0..r).contains(&axis) {
+                    Some(axis as usize)
+                } else {
+                    None
+                };
+                assert_eq!(wrap_axis(axis, rank), expected, "axis {axis}, rank {rank}");
+            }
+        }
+        assert_eq!(wrap_axis(i64::MIN, 3), None);
+        assert_eq!(wrap_axis(i64::MAX, usize::MAX), None);
+        assert_eq!(wrap_axis(-1, usize::MAX), None);
+    }
 }
