@@ -4,7 +4,7 @@
 //! each read as its kind by the core ([`AttrDef::parse`](ndgather::registry::AttrDef)).
 
 use super::{guard, longs, string, string_array, Failure, Result};
-use crate::registry::{lease, register};
+use crate::handles::{lease, register};
 use jni::objects::{JClass, JLongArray, JObjectArray, JString};
 use jni::sys::{jlong, jobjectArray};
 use jni::JNIEnv;

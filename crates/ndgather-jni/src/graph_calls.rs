@@ -1,7 +1,7 @@
 //! JNI entry points of scopes and of the typed op builders that came before the generic one
 //! (`generic.rs`): each converts its arguments and calls the core's graph op.
 
-use crate::registry::{lease, register, release, Fresh};
+use crate::handles::{lease, register, release, Fresh};
 use crate::tensor::JavaTensor;
 use crate::{dtype_of, guard, long_array, longs, string, Failure, Result};
 use jni::objects::{JClass, JLongArray, JString};

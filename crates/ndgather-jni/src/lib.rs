@@ -9,24 +9,24 @@
 //! mistyped handle an `IllegalStateException`, and a Rust panic is caught before it reaches
 //! the JVM and thrown as an `IllegalStateException`.
 //!
-//! Handles are entries of a registry (the module `registry`), never pointers: each entry
+//! Handles are entries of a table (the module `handles`), never pointers: each entry
 //! point leases the objects it uses for as long as it uses them, so that a `close()` (or a
 //! `Cleaner`) on another thread never frees memory under it.
 
 mod direct;
 mod generic;
 mod graph_calls;
-mod registry;
+mod handles;
 mod session_calls;
 mod tensor;
 mod tensor_calls;
 
+use handles::Kind;
 use jni::objects::{JClass, JLongArray, JObject, JString};
 use jni::sys::{jint, jlong, jlongArray, jobjectArray};
 use jni::JNIEnv;
 use ndgather::graph::{AnyOutput, Scope};
 use ndgather::DType;
-use registry::Kind;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use tensor::JavaTensor;
 
@@ -194,7 +194,7 @@ pub extern "system" fn Java_org_ndgather_Native_registryLive<'l>(
     _env: JNIEnv<'l>,
     _: JClass<'l>,
 ) -> jlong {
-    registry::live() as jlong
+    handles::live() as jlong
 }
 
 /// Returns its argument: the cost of a JNI call that does nothing, for the benchmarks'

@@ -1,7 +1,7 @@
 //! JNI entry points of outputs and sessions: an output's name, type, dtype, shape and value,
 //! the gradients, and a session's runs with their feeds.
 
-use crate::registry::{lease, register, release, Fresh};
+use crate::handles::{lease, register, release, Fresh};
 use crate::tensor::JavaTensor;
 use crate::{guard, java_dims, long_array, longs, Failure, Result};
 use jni::objects::{JClass, JLongArray};

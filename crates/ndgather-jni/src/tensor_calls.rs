@@ -2,7 +2,7 @@
 //! direct buffers, and read back.
 
 use crate::direct::DirectBuffer;
-use crate::registry::{lease, register, release};
+use crate::handles::{lease, register, release};
 use crate::tensor::JavaTensor;
 use crate::{dims, dtype_of, guard, java_dims, long_array, longs, string, Failure};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};

@@ -3,16 +3,17 @@
 //! checks, defaults and strategy are the op's own.
 
 use crate::errors::to_py;
+use crate::host::NumpyHost;
 use crate::output::array_from_vec;
 use crate::raw::{self, typed_view, Raw};
-use crate::{dtypes, into_vec, pool};
+use crate::{dtypes, into_vec, moved};
 use ndarray::ArrayViewD;
-use ndgather::registry::{self, Attr, Attrs, Input, Value};
+use ndgather::registry::{self, Attr, Attrs, Fact, Input, InputKind, Value};
 use ndgather::{DType, Out, Tensor, TensorView};
 use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 
 /// A bool array's checked copy (a byte other than 0 or 1 is no bool); `None` for an array
 /// of another dtype of the table, read in place; an error for dtypes the core lacks.
@@ -100,6 +101,20 @@ impl Slot<'_> {
 /// A Python value as an attribute: bools (Python's and NumPy's), integers (anything with
 /// `__index__`), floats (anything else with `__float__`), strings, bytes, lists of ints.
 fn attr(op: &str, name: &str, value: &Bound<'_, PyAny>) -> PyResult<Attr> {
+    // Python's own types first, by their exact type (every call's attributes are these).
+    if value.is_exact_instance_of::<PyString>() {
+        return Ok(Attr::Str(value.extract()?));
+    }
+    if value.is_exact_instance_of::<PyBool>() {
+        return Ok(Attr::Bool(value.is_truthy()?));
+    }
+    if value.is_exact_instance_of::<PyInt>() {
+        return value.extract::<i64>().map(Attr::Int).map_err(|_| {
+            PyOverflowError::new_err(format!(
+                "{op}: attribute {name} = {value} is outside int64's range"
+            ))
+        });
+    }
     let numpy_bool = value.get_type().name()?.to_string().starts_with("bool");
     if value.is_instance_of::<PyBool>() || numpy_bool {
         return Ok(Attr::Bool(value.is_truthy()?));
@@ -155,9 +170,9 @@ pub(crate) fn run_op<'py>(
     out: Option<&Bound<'py, PyUntypedArray>>,
     in_place: bool,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let op = registry::find(name).map_err(to_py)?;
-    let signature = op.signature();
-    let op = op.with_attrs(&self::attrs(name, attrs)?).map_err(to_py)?;
+    let def = registry::find(name).map_err(to_py)?;
+    let signature = def.signature();
+    let mut attrs = self::attrs(name, attrs)?;
     let names = signature
         .inputs
         .iter()
@@ -168,6 +183,35 @@ pub(crate) fn run_op<'py>(
         .zip(names.clone())
         .map(|(object, what)| slot(name, what, object))
         .collect::<PyResult<Vec<_>>>()?;
+    // An op that moves its first input's elements (gather, gather_nd, take_along_axis):
+    // that array lent as its bytes, whatever its dtype.
+    // (In place, the op's own refusal comes from the general path.)
+    if let (Some(InputKind::Elements), [Slot::One(params), Slot::One(indices)], false) = (
+        signature.inputs.first().map(|d| d.kind),
+        slots.as_slice(),
+        in_place,
+    ) {
+        moved::settle_fill(&mut attrs, params)?;
+        let op = def.with_attrs(&attrs).map_err(to_py)?;
+        // The op's own error for indices that are not integers (NumPy's for
+        // take_along_axis), from its check of facts; TensorFlow's words where it has none.
+        let not_integer = || {
+            let facts = [
+                Fact::known(DType::U8, params.shape()),
+                Fact::known(DType::Bool, indices.shape()),
+            ];
+            match op.infer(&facts) {
+                Err(
+                    e @ (ndgather::Error::AlongIndicesNotInteger
+                    | ndgather::Error::AlongAxisOutOfRange { .. }),
+                ) => to_py(e),
+                _ => dtypes::not_integer("indices", indices),
+            }
+        };
+        let result = moved::run(py, op.as_ref(), (params, indices), out, not_integer)?;
+        return Ok(out.is_none().then_some(result));
+    }
+    let op = def.with_attrs(&attrs).map_err(to_py)?;
     let copies = slots
         .iter()
         .zip(names)
@@ -196,8 +240,9 @@ pub(crate) fn run_op<'py>(
         (Slot::One(array), Input::Tensor(t)) => Some((t.dtype(), array.dtype())),
         _ => None,
     });
+    let mut host = NumpyHost::new(py, None, true);
     let Some(target) = out else {
-        let value = pool::detached(py, || op.run(&views, Out::New)).map_err(to_py)?;
+        let value = op.run_hosted(&views, Out::New, &mut host).map_err(to_py)?;
         return to_numpy(py, value, like).map(Some);
     };
     let t = Raw::of(target);
@@ -212,7 +257,7 @@ pub(crate) fn run_op<'py>(
         Some(dtype) => ndgather::with_dtype!(dtype, plain T => {
             let view = raw::typed_view_mut::<T>(target)?;
             let out = if in_place { Out::InPlace(view.into()) } else { Out::Into(view.into()) };
-            pool::detached(py, || op.run(&views, out)).map_err(to_py)?;
+            op.run_hosted(&views, out, &mut host).map_err(to_py)?;
         }, else return Err(PyTypeError::new_err("plain dtypes only"))),
         None => {
             // bool: into a scratch tensor (in place, a checked copy of the array), through
@@ -232,7 +277,7 @@ pub(crate) fn run_op<'py>(
             } else {
                 Out::Into(scratch.view_mut())
             };
-            pool::detached(py, || op.run(&views, out)).map_err(to_py)?;
+            op.run_hosted(&views, out, &mut host).map_err(to_py)?;
             write_back(target, &scratch)?;
         }
     }
@@ -249,7 +294,7 @@ fn write_back(target: &Bound<'_, PyUntypedArray>, tensor: &Tensor) -> PyResult<(
     Ok(())
 }
 
-fn dense(value: Option<Value>) -> PyResult<Tensor> {
+pub(crate) fn dense(value: Option<Value>) -> PyResult<Tensor> {
     value
         .ok_or_else(|| PyValueError::new_err("internal error: a new result was not returned"))?
         .into_dense()

@@ -5,69 +5,25 @@
 mod door;
 mod dtypes;
 mod errors;
+mod host;
+mod moved;
 mod output;
 mod pool;
 mod ragged;
 mod raw;
 
-use dtypes::{dims, index_view, shape_of, with_float_type, with_indices, with_number_type};
+use dtypes::{dims, index_view, with_float_type, with_indices, with_number_type};
 use errors::{to_py, InvalidArgumentError};
 use ndarray::{ArrayD, ArrayViewD};
 use ndgather::embedding::{Combiner, EmbeddingLookupOptions, PartitionStrategy, SparseIds};
 use ndgather::embedding_bag::{BagMode, EmbeddingBag};
-use ndgather::with_unit;
 use ndgather::{
-    ArrayElement, BadIndices, ContiguousBytes, DType, Error, FillValue, GatherNdOptions,
-    GatherOptions, Op, Out, Params, TakeAlongAxisOptions, TensorView, TensorViewMut,
+    BadIndices, DType, GatherNdOptions, GatherOptions, Op, TakeAlongAxisOptions, TensorView,
 };
-use numpy::{
-    PyArray1, PyArrayDescr, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
-    PyUntypedArrayMethods,
-};
+use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use raw::{typed_view, Plain, Raw};
-
-/// The policy and fill value for `params`. Under `"fill"` the Python layer gives a fill
-/// element's bytes (NumPy made them, in params' own dtype and byte order), or none for JAX's
-/// default, which the core's dtype table gives for the dtypes it has (in params' byte
-/// order). Without bytes (strings, records, datetimes) and for object arrays, bad slices
-/// are zeros, empty or None, as under `"ignore"`: records of units cannot take a typed
-/// default.
-pub(crate) fn fill_policy(
-    name: &str,
-    fill: Option<Vec<u8>>,
-    params: &Bound<'_, PyUntypedArray>,
-) -> PyResult<(BadIndices, FillValue)> {
-    let policy = policy(name)?;
-    if policy != BadIndices::Fill {
-        return Ok((policy, FillValue::Default));
-    }
-    let dtype = params.dtype();
-    if dtype.has_object() {
-        if fill.is_some() {
-            return Err(PyTypeError::new_err(
-                "object arrays fill bad slices with None; fill_value is not supported for them",
-            ));
-        }
-        return Ok((BadIndices::Ignore, FillValue::Default));
-    }
-    let fill = match fill {
-        Some(bytes) => Some(bytes),
-        None => dtypes::default_fill(params).map_err(to_py)?,
-    };
-    match fill {
-        Some(bytes) => FillValue::bytes(&bytes)
-            .map(|v| (BadIndices::Fill, v))
-            .ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "a fill_value of dtype {dtype} takes {} bytes; at most 16 are supported",
-                    bytes.len()
-                ))
-            }),
-        None => Ok((BadIndices::Ignore, FillValue::Default)),
-    }
-}
 
 pub(crate) fn policy(name: &str) -> PyResult<BadIndices> {
     BadIndices::from_name(name).ok_or_else(|| {
@@ -88,143 +44,10 @@ pub(crate) fn into_vec<T>(array: ArrayD<T>) -> Vec<T> {
     data
 }
 
-/// The element shape of a result of records: its shape without the record axis.
-pub(crate) fn element_shape<T>(result: &ArrayD<T>) -> raw::Axes<usize> {
-    let shape = result.shape();
-    raw::Axes::from_slice(&shape[..shape.len().saturating_sub(1)])
-}
-
-/// Runs `op` on `params` seen as records of units (`raw.rs`) through the core's one entry
-/// point, with the GIL released; into a new array of params' dtype, or into `out`.
-fn run_gather<'py>(
-    py: Python<'py>,
-    op: Op,
-    params: &Bound<'py, PyUntypedArray>,
-    indices: &Bound<'py, PyUntypedArray>,
-    out: Option<&Bound<'py, PyUntypedArray>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let dtype = params.dtype();
-    let p = Raw::of(params);
-    if let Some(out) = out {
-        if !out.dtype().is_equiv_to(&dtype) {
-            return Err(PyTypeError::new_err(format!(
-                "out has dtype {}, but the result has params' dtype {dtype}",
-                out.dtype()
-            )));
-        }
-        // Before any path, objects' included: a store into memory that is still to be read
-        // would read what it wrote.
-        let o = Raw::of(out);
-        if o.may_overlap(&p) || o.may_overlap(&Raw::of(indices)) {
-            return Err(PyValueError::new_err(
-                "out shares memory with params or indices; pass a separate array",
-            ));
-        }
-    }
-    if dtype.has_object() {
-        return gather_objects(py, op, params, indices, out);
-    }
-    if out.is_none() {
-        if let Some(result) = small_call(py, &op, (&p, &dtype), indices)? {
-            return Ok(result);
-        }
-    }
-    let idx = op_indices(&op, params.ndim(), indices)?;
-    let Some(out) = out else {
-        return with_unit!(p.unit_size(), U => {
-            let view = TensorView::from(p.view::<U>()?);
-            let result = pool::detached(py, || fresh::<U>(op, view, &idx)).map_err(to_py)?;
-            output::array_from_vec(py, &dtype, &element_shape(&result), into_vec(result))
-        });
-    };
-    let o = Raw::of(out);
-    with_unit!(p.unit_size().min(o.unit_size()), U => {
-        let view = TensorView::from(p.view::<U>()?);
-        let target = TensorViewMut::from(o.view_mut::<U>()?);
-        pool::detached(py, || op.run(Params::records(view), &idx, Out::Into(target)))
-            .map_err(to_py)?;
-    });
-    Ok(out.clone().into_any())
-}
-
-/// `op` through the core's path for small calls, where it takes the call (C-contiguous,
-/// non-empty operands; see `ndgather::Op::small_call`): into an array NumPy allocates, on
-/// this thread with the GIL held, since the copy is shorter than a release and retake.
-fn small_call<'py>(
-    py: Python<'py>,
-    op: &Op,
-    (p, dtype): (&Raw<'_>, &Bound<'py, PyArrayDescr>),
-    indices: &Bound<'py, PyUntypedArray>,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let i = Raw::of(indices);
-    let (Some(index), Some(p_bytes), Some(i_bytes)) = (
-        dtypes::dtype_of(indices),
-        p.contiguous_bytes(),
-        i.contiguous_bytes(),
-    ) else {
-        return Ok(None);
-    };
-    let params_bytes = ContiguousBytes {
-        data: p_bytes,
-        shape: p.shape(),
-        itemsize: p.itemsize(),
-    };
-    let indices_bytes = ContiguousBytes {
-        data: i_bytes,
-        shape: i.shape(),
-        itemsize: i.itemsize(),
-    };
-    let call = op.small_call(params_bytes, indices_bytes, index);
-    let Some(call) = call.map_err(to_py)? else {
-        return Ok(None);
-    };
-    output::written(py, dtype, call.out_shape(), |out| call.run(out)).map(Some)
-}
-
-/// `op` on records of units `U` into a new array of units (the record axis last).
-fn fresh<U: ArrayElement>(
-    op: Op,
-    params: TensorView<'_>,
-    indices: &TensorView<'_>,
-) -> ndgather::Result<ArrayD<U>> {
-    let result = op.run(Params::records(params), indices, Out::New)?;
-    let result = result.ok_or(Error::Internal("a run into a new output returns it"))?;
-    result.into_array::<U>()
-}
-
-/// Object arrays: the objects' addresses are gathered with the GIL held (so no element can
-/// be freed meanwhile), a reference to each is taken at once, and then they are stored (see
-/// `output::store_objects` for the order that keeps the counts right). `out` was checked
-/// not to overlap params or indices.
-fn gather_objects<'py>(
-    py: Python<'py>,
-    op: Op,
-    params: &Bound<'py, PyUntypedArray>,
-    indices: &Bound<'py, PyUntypedArray>,
-    out: Option<&Bound<'py, PyUntypedArray>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    dtypes::object_array("params", params)?;
-    // The indices' check may call into Python (a dtype's name), so it runs before the view.
-    let idx = op_indices(&op, params.ndim(), indices)?;
-    let view = TensorView::from(Raw::of(params).view::<u64>()?);
-    let addresses = pool::in_callers_pool(|| fresh::<u64>(op, view, &idx)).map_err(to_py)?;
-    let shape = element_shape(&addresses);
-    let objects = output::object_references(py, into_vec(addresses));
-    let target = match out {
-        Some(out) if out.shape() != &shape[..] => {
-            return Err(to_py(Error::OutputShapeMismatch {
-                given: shape_of(out),
-                expected: shape.to_vec(),
-            }))
-        }
-        Some(out) => out.clone(),
-        None => output::null_object_array(py, &shape),
-    };
-    output::store_objects(py, &target, objects)?;
-    Ok(target.into_any())
-}
-
-/// `tf.gather` on NumPy arrays; see the Python wrapper `ndgather.gather`.
+/// `tf.gather` on NumPy arrays (see the Python wrapper `ndgather.gather`): the registry's
+/// op with its attributes as PyO3 parses them, which the hot path's call cannot afford to
+/// read from a dict, through the door's one run of the ops that move elements
+/// (`moved::run`).
 #[pyfunction]
 #[pyo3(signature = (params, indices, axis, batch_dims, bad_indices, fill, out))]
 #[allow(clippy::too_many_arguments)]
@@ -238,7 +61,7 @@ fn gather<'py>(
     fill: Option<Vec<u8>>,
     out: Option<&Bound<'py, PyUntypedArray>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (policy, fill) = fill_policy(bad_indices, fill, params)?;
+    let (policy, fill) = moved::fill_policy(bad_indices, fill, params)?;
     let mut options = GatherOptions::new()
         .batch_dims(batch_dims)
         .bad_indices(policy)
@@ -246,10 +69,18 @@ fn gather<'py>(
     if let Some(axis) = axis {
         options = options.axis(axis);
     }
-    run_gather(py, Op::Gather(options), params, indices, out)
+    let not_integer = || dtypes::not_integer("indices", indices);
+    moved::run(
+        py,
+        &Op::Gather(options),
+        (params, indices),
+        out,
+        not_integer,
+    )
 }
 
-/// `tf.gather_nd` on NumPy arrays; see the Python wrapper `ndgather.gather_nd`.
+/// `tf.gather_nd` on NumPy arrays; see the Python wrapper `ndgather.gather_nd` and
+/// [`gather`].
 #[pyfunction]
 #[pyo3(signature = (params, indices, batch_dims, bad_indices, fill, out))]
 fn gather_nd<'py>(
@@ -261,12 +92,47 @@ fn gather_nd<'py>(
     fill: Option<Vec<u8>>,
     out: Option<&Bound<'py, PyUntypedArray>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (policy, fill) = fill_policy(bad_indices, fill, params)?;
+    let (policy, fill) = moved::fill_policy(bad_indices, fill, params)?;
     let options = GatherNdOptions::new()
         .batch_dims(batch_dims)
         .bad_indices(policy)
         .fill_value(fill);
-    run_gather(py, Op::GatherNd(options), params, indices, out)
+    let not_integer = || dtypes::not_integer("indices", indices);
+    moved::run(
+        py,
+        &Op::GatherNd(options),
+        (params, indices),
+        out,
+        not_integer,
+    )
+}
+
+/// NumPy's `take_along_axis` on NumPy arrays; see the Python wrapper
+/// `ndgather.take_along_axis` and [`gather`]. Indices that are not integers are the core's
+/// error, in NumPy's words (an `IndexError`).
+#[pyfunction]
+#[pyo3(signature = (arr, indices, axis, bad_indices, fill, out))]
+fn take_along_axis<'py>(
+    py: Python<'py>,
+    arr: &Bound<'py, PyUntypedArray>,
+    indices: &Bound<'py, PyUntypedArray>,
+    axis: i64,
+    bad_indices: &str,
+    fill: Option<Vec<u8>>,
+    out: Option<&Bound<'py, PyUntypedArray>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (policy, fill) = moved::fill_policy(bad_indices, fill, arr)?;
+    let options = TakeAlongAxisOptions::new(axis)
+        .bad_indices(policy)
+        .fill_value(fill);
+    let not_integer = || to_py(options.non_integer_indices(arr.ndim()));
+    moved::run(
+        py,
+        &Op::TakeAlongAxis(options),
+        (arr, indices),
+        out,
+        not_integer,
+    )
 }
 
 /// The indices of take_along_axis or put_along_axis: indices that are not integers are the
@@ -280,38 +146,6 @@ fn along_indices<'a>(
         return Err(to_py(options.non_integer_indices(params_rank)));
     }
     index_view("indices", indices)
-}
-
-/// The indices of a gather, viewed as integers: take_along_axis's in NumPy's words.
-fn op_indices<'a>(
-    op: &Op,
-    params_rank: usize,
-    indices: &'a Bound<'_, PyUntypedArray>,
-) -> PyResult<TensorView<'a>> {
-    match op {
-        Op::TakeAlongAxis(o) => along_indices(o, params_rank, indices),
-        _ => index_view("indices", indices),
-    }
-}
-
-/// NumPy's `take_along_axis` on NumPy arrays; see the Python wrapper
-/// `ndgather.take_along_axis`.
-#[pyfunction]
-#[pyo3(signature = (arr, indices, axis, bad_indices, fill, out))]
-fn take_along_axis<'py>(
-    py: Python<'py>,
-    arr: &Bound<'py, PyUntypedArray>,
-    indices: &Bound<'py, PyUntypedArray>,
-    axis: i64,
-    bad_indices: &str,
-    fill: Option<Vec<u8>>,
-    out: Option<&Bound<'py, PyUntypedArray>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let (policy, fill) = fill_policy(bad_indices, fill, arr)?;
-    let options = TakeAlongAxisOptions::new(axis)
-        .bad_indices(policy)
-        .fill_value(fill);
-    run_gather(py, Op::TakeAlongAxis(options), arr, indices, out)
 }
 
 /// What `resolve_gather` / `resolve_gather_nd` return: the output shape, where each index
@@ -903,9 +737,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NotFoundError", m.py().get_type::<errors::NotFoundError>())?;
     m.add_function(wrap_pyfunction!(gather, m)?)?;
     m.add_function(wrap_pyfunction!(gather_nd, m)?)?;
+    m.add_function(wrap_pyfunction!(take_along_axis, m)?)?;
     m.add_function(wrap_pyfunction!(gather_grad, m)?)?;
     m.add_function(wrap_pyfunction!(gather_nd_grad, m)?)?;
-    m.add_function(wrap_pyfunction!(take_along_axis, m)?)?;
     m.add_function(wrap_pyfunction!(take_along_axis_grad, m)?)?;
     m.add_function(wrap_pyfunction!(embedding_lookup, m)?)?;
     m.add_function(wrap_pyfunction!(embedding_lookup_grad, m)?)?;

@@ -85,13 +85,14 @@ pub(crate) fn array_from_vec<'py, T: Copy + Send + Sync + 'static>(
 }
 
 /// A new C-ordered array of `dtype` (no object references) and `shape` whose memory NumPy
-/// owns, every byte of it written by `write` before anything else sees the array.
-pub(crate) fn written<'py>(
+/// allocates, put in `slot`, and that memory as uninitialised bytes for a writer that
+/// writes every one of them before the array is seen (`NumpyHost::allocate`).
+pub(crate) fn uninit_array<'a, 'py>(
     py: Python<'py>,
     dtype: &Bound<'py, PyArrayDescr>,
     shape: &[usize],
-    write: impl FnOnce(&mut [MaybeUninit<u8>]) -> ndgather::Result<()>,
-) -> PyResult<Bound<'py, PyAny>> {
+    slot: &'a mut Option<Bound<'py, PyAny>>,
+) -> PyResult<&'a mut [MaybeUninit<u8>]> {
     let bytes = shape
         .iter()
         .try_fold(dtype.itemsize(), |n, &d| n.checked_mul(d));
@@ -103,13 +104,14 @@ pub(crate) fn written<'py>(
     // SAFETY:
     // - With null data, `new_array` has NumPy allocate a C-ordered buffer of `bytes` bytes
     //   (their product, computed above without overflow) that the array owns.
-    // - The array was made here and nothing else holds it until it is returned, so the
-    //   mutable slice over its buffer is the only access while `write` runs; a zero-byte
-    //   buffer is an empty slice at a dangling address. `MaybeUninit` claims nothing of the
-    //   bytes' contents, and `dtype` holds no object references, so NumPy never reads them
-    //   as pointers; `write` writes every byte, or the array is dropped unseen.
+    // - The array was made here and goes into `slot`, which the returned slice borrows
+    //   mutably: nothing else holds the array while the slice lives, so it is the only access
+    //   to the buffer, and the buffer lives as long. A zero-byte buffer is an empty slice at
+    //   a dangling address. `MaybeUninit` claims nothing of the bytes' contents, and `dtype`
+    //   holds no object references, so NumPy never reads them as pointers; the writer writes
+    //   every byte, or the array is dropped unseen.
     unsafe {
-        let array = new_array(py, dtype, shape, std::ptr::null_mut())?;
+        let array = slot.insert(new_array(py, dtype, shape, std::ptr::null_mut())?);
         let data = (*(array.as_ptr() as *mut npyffi::PyArrayObject))
             .fields
             .data;
@@ -117,8 +119,7 @@ pub(crate) fn written<'py>(
             0 => std::ptr::NonNull::dangling().as_ptr(),
             _ => data as *mut MaybeUninit<u8>,
         };
-        write(std::slice::from_raw_parts_mut(data, bytes)).map_err(crate::to_py)?;
-        Ok(array)
+        Ok(std::slice::from_raw_parts_mut(data, bytes))
     }
 }
 

@@ -5,8 +5,10 @@
 
 use crate::dtypes::{index_view, with_float_type};
 use crate::errors::to_py;
+use crate::moved::{self, fill_policy};
 use crate::raw::{typed_view, Raw};
-use crate::{element_shape, fill_policy, into_vec, output, policy, pool, slices_to_py};
+use crate::{policy, pool, slices_to_py};
+use ndgather::memory::RawView;
 use ndgather::{
     BadIndices, FillValue, GatherNdOptions, GatherOptions, Op, Params, Ragged, RaggedOperand,
     RaggedView, RowSplits, TensorView,
@@ -146,11 +148,7 @@ pub(crate) fn ragged_check(
     row_splits: Vec<Bound<'_, PyUntypedArray>>,
 ) -> PyResult<()> {
     let splits = splits_views(&row_splits)?;
-    let raw = Raw::of(values);
-    ndgather::with_unit!(raw.unit_size(), U => {
-        let view = TensorView::from(raw.view::<U>()?);
-        RaggedView::records(view, splits).map_err(to_py)?;
-    });
+    RaggedView::of_raw(Raw::of(values).raw(), splits).map_err(to_py)?;
     Ok(())
 }
 
@@ -175,44 +173,33 @@ pub(crate) fn ragged_gather<'py>(
     let op = ragged_op(op, axis, batch_dims, policy, fill);
     let psplits = splits_views(&params_splits)?;
     let indices_operand = indices_operand(indices, &indices_splits)?;
-    let dtype = params.dtype();
-    let raw = Raw::of(params);
-    if dtype.has_object() {
+    let raw = Raw::of(params).raw();
+    if params.dtype().has_object() {
         crate::dtypes::object_array("params", params)?;
         // Python objects are gathered as their addresses with the GIL held, so that none
         // is freed meanwhile, then stored with a reference each (as `gather` does).
-        let view = TensorView::from(raw.view::<u64>()?);
         let result =
-            pool::in_callers_pool(|| run(op, view, psplits, indices_operand)).map_err(to_py)?;
-        // References first: the allocations below may run the garbage collector.
-        let addresses = result.values.into_array::<u64>().map_err(to_py)?;
-        let shape = element_shape(&addresses);
-        let objects = output::object_references(py, into_vec(addresses));
-        let splits = splits_to_py(py, result.splits);
-        let target = output::null_object_array(py, &shape);
-        output::store_objects(py, &target, objects)?;
-        return Ok((target.into_any(), splits));
+            pool::in_callers_pool(|| run(op, raw, psplits, indices_operand)).map_err(to_py)?;
+        // References first (`moved::objects`): the allocations below may run the garbage
+        // collector.
+        let values = moved::objects(py, result.values, None)?;
+        return Ok((values, splits_to_py(py, result.splits)));
     }
-    ndgather::with_unit!(raw.unit_size(), U => {
-        let view = TensorView::from(raw.view::<U>()?);
-        let result = pool::detached(py, || run(op, view, psplits, indices_operand)).map_err(to_py)?;
-        let splits = splits_to_py(py, result.splits);
-        let values = result.values.into_array::<U>().map_err(to_py)?;
-        let shape = element_shape(&values);
-        Ok((output::array_from_vec(py, &dtype, &shape, into_vec(values))?, splits))
-    })
+    let result = pool::detached(py, || run(op, raw, psplits, indices_operand)).map_err(to_py)?;
+    let splits = splits_to_py(py, result.splits);
+    Ok((moved::to_numpy(params, result.values)?, splits))
 }
 
-/// The core's ragged gather on params of records (`view`, with `splits` where ragged).
+/// The core's ragged gather on params of any element (`raw`, with `splits` where ragged).
 fn run<'a>(
     op: Op,
-    view: TensorView<'a>,
+    raw: RawView<'a>,
     splits: Vec<RowSplits<'a>>,
     indices: RaggedOperand<'_>,
 ) -> ndgather::Result<Ragged> {
     let params = match splits.is_empty() {
-        true => RaggedOperand::Dense(Params::records(view)),
-        false => RaggedOperand::Ragged(RaggedView::records(view, splits)?),
+        true => RaggedOperand::Dense(Params::raw(raw)),
+        false => RaggedOperand::Ragged(RaggedView::of_raw(raw, splits)?),
     };
     op.run_ragged(params, indices)
 }

@@ -23,7 +23,6 @@ pub(crate) use ndgather::Plain;
 pub(crate) struct Raw<'a> {
     view: RawView<'a>,
     data: *mut u8,
-    strides: Axes<isize>,
     writeable: bool,
 }
 
@@ -47,14 +46,8 @@ impl<'a> Raw<'a> {
         Raw {
             view,
             data,
-            strides: Axes::from_slice(array.strides()),
             writeable: flags & numpy::npyffi::NPY_ARRAY_WRITEABLE != 0,
         }
-    }
-
-    /// The shape, in elements.
-    pub(crate) fn shape(&self) -> &[usize] {
-        self.view.shape()
     }
 
     /// The bytes of one element.
@@ -62,19 +55,9 @@ impl<'a> Raw<'a> {
         self.view.itemsize()
     }
 
-    /// The largest unit (1 to 8 bytes) the elements can be read as.
-    pub(crate) fn unit_size(&self) -> usize {
-        self.view.unit_size()
-    }
-
     /// Whether the elements of `self` and `other` may share bytes.
     pub(crate) fn may_overlap(&self, other: &Raw<'_>) -> bool {
         self.view.may_overlap(&other.view)
-    }
-
-    /// The bytes of a non-empty C-contiguous array; `None` for any other.
-    pub(crate) fn contiguous_bytes(&self) -> Option<&'a [u8]> {
-        self.view.contiguous_bytes()
     }
 
     /// A read-only view of the elements as records of `U` units; an error (a bug of the
@@ -83,12 +66,15 @@ impl<'a> Raw<'a> {
         self.view.units::<U>().ok_or_else(|| self.misfit::<U>())
     }
 
-    /// A writable view of the elements as records of `U` units; an error for an array that
-    /// is read-only or whose positions overlap.
-    pub(crate) fn view_mut<U: Plain>(self) -> PyResult<ArrayViewMutD<'a, U>> {
-        self.lend_mut()?
-            .into_units::<U>()
-            .ok_or_else(|| self.misfit::<U>())
+    /// The core's raw view of the elements.
+    pub(crate) fn raw(&self) -> RawView<'a> {
+        self.view.clone()
+    }
+
+    /// The core's writable raw view of the elements; an error for an array that is
+    /// read-only or whose positions overlap.
+    pub(crate) fn raw_mut(self) -> PyResult<RawViewMut<'a>> {
+        self.lend_mut()
     }
 
     fn lend_mut(&self) -> PyResult<RawViewMut<'a>> {
@@ -101,7 +87,12 @@ impl<'a> Raw<'a> {
         // this one mutable view of them. The ops write only bytes of elements of the array's own dtype
         // (or values of it), so every element stays valid to NumPy.
         let lent = unsafe {
-            RawViewMut::new(self.data, self.view.shape(), &self.strides, self.itemsize())
+            RawViewMut::new(
+                self.data,
+                self.view.shape(),
+                self.view.strides(),
+                self.itemsize(),
+            )
         };
         lent.ok_or_else(|| {
             PyValueError::new_err(
@@ -114,7 +105,7 @@ impl<'a> Raw<'a> {
         PyValueError::new_err(format!(
             "internal error: an array of {}-byte items with strides {:?} viewed in {}-byte units",
             self.itemsize(),
-            self.strides,
+            self.view.strides(),
             std::mem::size_of::<U>()
         ))
     }

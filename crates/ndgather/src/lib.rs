@@ -74,6 +74,8 @@ mod engine;
 pub mod graph;
 #[allow(unsafe_code)]
 mod mem;
+/// The unit macro at the crate's root, where the other dtype macros are named from.
+pub(crate) use mem::units::with_unit;
 /// Lets unit tests name the crate as its users do (`ndgather::…`).
 #[cfg(test)]
 extern crate self as ndgather;
@@ -131,7 +133,6 @@ pub use ops::contract::OpDef;
 pub use ops::gather::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
 pub use ops::ragged_gather::RaggedOperand;
 pub use ops::registry;
-pub use ops::small_call::{ContiguousBytes, SmallCall};
 pub use ops::take_along_axis::TakeAlongAxisOptions;
 pub use ops::{embedding, embedding_bag, grad, scatter, scatter_reduce, segment, tensor_scatter};
 pub use ops::{Op, Out, Params};

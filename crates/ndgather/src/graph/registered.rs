@@ -74,9 +74,10 @@ impl Scope {
                 }
             };
             let slot = match (input, def.kind) {
-                (NodeInput::One(o), InputKind::Tensor | InputKind::MaybeRagged) => {
-                    Slot::One(given(o)?)
-                }
+                (
+                    NodeInput::One(o),
+                    InputKind::Tensor | InputKind::MaybeRagged | InputKind::Elements,
+                ) => Slot::One(given(o)?),
                 (NodeInput::One(o), InputKind::Optional) => Slot::One(given(o)?),
                 (NodeInput::Absent, InputKind::Optional) => Slot::Absent,
                 (NodeInput::List(v), InputKind::List) => {

@@ -173,6 +173,18 @@ pub struct RawView<'a> {
     lent: PhantomData<&'a [u8]>,
 }
 
+// SAFETY: a `RawView` only reads bytes that `RawView::new`'s contract keeps live and
+// initialised for 'a and unwritten through Rust references; nothing about them is tied to
+// the thread that lent them. Writes by the lender's other threads are allowed by that
+// contract on any thread alike (they give unspecified values, never undefined behaviour:
+// every view reads them as `Pod` units), so moving or sharing the view across threads
+// changes nothing. The views it makes were handed across threads before it existed.
+unsafe impl Send for RawView<'_> {}
+// SAFETY: as for `Send`; a `&RawView` gives only reads of the bytes. (`RawViewMut`, a
+// `RawView` with the unique borrow of `&'a mut [u8]`, is `Send` and `Sync` through it, as
+// `&mut [u8]` is: its one mutable view is made by value, `into_units`.)
+unsafe impl Sync for RawView<'_> {}
+
 impl<'a> RawView<'a> {
     /// The elements at `data`: `shape`, `strides` in bytes (any sign), `itemsize` bytes each.
     ///
@@ -252,6 +264,11 @@ impl<'a> RawView<'a> {
     /// The bytes of one element.
     pub fn itemsize(&self) -> usize {
         self.itemsize
+    }
+
+    /// The strides, in bytes.
+    pub fn strides(&self) -> &[isize] {
+        &self.strides
     }
 
     fn is_empty(&self) -> bool {
@@ -389,6 +406,11 @@ impl<'a> RawView<'a> {
         if self.itemsize != std::mem::size_of::<T>() {
             return None;
         }
+        if let Some(bytes) = self.contiguous_bytes() {
+            // Row-major elements: one slice, viewed without a record axis to take away.
+            let elements: &[T] = bytemuck::try_cast_slice(bytes).ok()?;
+            return ArrayViewD::from_shape(IxDyn(&self.shape), elements).ok();
+        }
         let mut view = self.units::<T>()?;
         view.index_axis_inplace(Axis(view.ndim() - 1), 0);
         Some(view)
@@ -464,6 +486,11 @@ impl<'a> RawViewMut<'a> {
     /// The shape, in elements.
     pub fn shape(&self) -> &[usize] {
         self.raw.shape()
+    }
+
+    /// The bytes of one element.
+    pub fn itemsize(&self) -> usize {
+        self.raw.itemsize()
     }
 
     /// The largest unit the elements can be written as ([`RawView::unit_size`]).

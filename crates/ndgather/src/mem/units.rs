@@ -58,15 +58,8 @@ impl Unit for u32 {}
 impl Unit for u64 {}
 
 /// Runs `body` with `U` the unsigned integer of `size` bytes (1, 2 or 4; `u64` for any
-/// other): the unit a gather moves elements in, for a front end that views memory as units
-/// (the Python package views NumPy arrays so; `ndgather::Op::run` moves each fixed-width
-/// dtype as the units of its alignment).
-///
-/// ```
-/// let bits = ndgather::with_unit!(4, U => std::mem::size_of::<U>() * 8);
-/// assert_eq!(bits, 32);
-/// ```
-#[macro_export]
+/// other): the unit a gather moves elements in. The core chooses it, from a raw view's
+/// layout (`RawView::unit_size`) or a dtype's alignment; no front end does.
 macro_rules! with_unit {
     ($size:expr, $U:ident => $body:expr) => {
         match $size {
@@ -89,6 +82,7 @@ macro_rules! with_unit {
         }
     };
 }
+pub(crate) use with_unit;
 
 /// Runs `$body` with `$U` the unit type of a fixed-width element type `$T`: the unsigned
 /// integer of its alignment.

@@ -18,6 +18,7 @@
 //! # Ok::<(), ndgather::Error>(())
 //! ```
 
+use crate::mem::raw_view::RawView;
 use crate::ops::Out;
 use crate::shape::Shape;
 use crate::types::dtype::{DType, Tensor, TensorView};
@@ -28,6 +29,7 @@ use crate::types::value::FillValue;
 use crate::with_tensor;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::mem::MaybeUninit;
 
 /// An attribute's value, as a front end passes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -182,6 +184,9 @@ pub enum InputKind {
     Tensor,
     /// One dense tensor, or a ragged one.
     MaybeRagged,
+    /// One dense tensor, or a ragged one, whose elements the op moves without reading
+    /// them: it also takes [`Input::Records`], elements of any fixed size as their bytes.
+    Elements,
     /// One dense tensor, or none.
     Optional,
     /// A list of dense tensors (an embedding table's shards).
@@ -442,6 +447,11 @@ pub enum Input<'a> {
     Ragged(RaggedView<'a>),
     /// Several dense tensors.
     List(Vec<TensorView<'a>>),
+    /// Elements of any fixed size as their bytes (a NumPy structured, string or datetime
+    /// element, an element in another byte order), for an input of kind
+    /// [`InputKind::Elements`]: the op moves them as they are, in units the core chooses,
+    /// and a new result is a tensor of those units with the record axis appended.
+    Records(RawView<'a>),
     /// An optional input left out.
     None,
 }
@@ -491,6 +501,10 @@ impl<'i, 'a> Inputs<'i, 'a> {
                 (def.kind, input),
                 (InputKind::Tensor, Input::Tensor(_))
                     | (InputKind::MaybeRagged, Input::Tensor(_) | Input::Ragged(_))
+                    | (
+                        InputKind::Elements,
+                        Input::Tensor(_) | Input::Ragged(_) | Input::Records(_)
+                    )
                     | (InputKind::Optional, Input::Tensor(_) | Input::None)
                     | (InputKind::List, Input::List(_))
             );
@@ -551,6 +565,7 @@ fn input_kind_name(kind: InputKind) -> &'static str {
     match kind {
         InputKind::Tensor => "a dense tensor",
         InputKind::MaybeRagged => "a dense or ragged tensor",
+        InputKind::Elements => "a dense or ragged tensor, or records",
         InputKind::Optional => "a dense tensor or none",
         InputKind::List => "a list of dense tensors",
     }
@@ -616,6 +631,40 @@ impl Fact {
     }
 }
 
+/// What a front end gives a run besides its inputs ([`OpDef::run_hosted`]), as TensorFlow's
+/// `OpKernelContext` gives a kernel `allocate_output`: memory for a new output (the Python
+/// package's is a NumPy array, which then needs no conversion), and a way to run long work
+/// without the front end's lock (Python's GIL, which other threads then take).
+pub trait Host {
+    /// New memory for an output of `shape` elements of `itemsize` bytes each, row-major:
+    /// `shape`'s product times `itemsize` bytes, uninitialised, which the op writes whole
+    /// before it returns `Ok`. `None` where the host has none to give (the op then returns
+    /// a new tensor).
+    fn allocate(&mut self, shape: &[usize], itemsize: usize) -> Option<&mut [MaybeUninit<u8>]>;
+
+    /// Runs `work`, which may take long, once: a host that holds a lock releases it
+    /// meanwhile.
+    fn unlocked(&mut self, work: &mut (dyn FnMut() + Send));
+}
+
+/// `f` run through `host`'s [`Host::unlocked`].
+///
+/// # Errors
+/// `f`'s; [`Error::Internal`] for a host that did not run it.
+pub(crate) fn unlocked<T: Send>(
+    host: &mut dyn Host,
+    f: impl FnOnce() -> Result<T> + Send,
+) -> Result<T> {
+    let mut f = Some(f);
+    let mut result = None;
+    host.unlocked(&mut || {
+        if let Some(f) = f.take() {
+            result = Some(f());
+        }
+    });
+    result.unwrap_or(Err(Error::Internal("the host did not run the work")))
+}
+
 /// An op of the family, as one value: see the module's documentation. Implementations live
 /// in the op's own file under `ops/`; [`crate::registry`] lists them.
 pub trait OpDef: fmt::Debug + Send + Sync {
@@ -651,6 +700,23 @@ pub trait OpDef: fmt::Debug + Send + Sync {
     /// The op's own; [`Error::OpInput`] for inputs that do not match its signature.
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>>;
 
+    /// [`OpDef::run`] for a front end that gives a [`Host`]: memory for a new output, and a
+    /// way to run long work without the front end's lock. The op chooses: a call short
+    /// enough runs where it is called and may write into the host's memory (then `None` is
+    /// returned for [`Out::New`]: the result is the host's); any other runs as
+    /// [`OpDef::run`] does, through [`Host::unlocked`].
+    ///
+    /// # Errors
+    /// As [`OpDef::run`].
+    fn run_hosted(
+        &self,
+        inputs: &[Input<'_>],
+        out: Out<'_>,
+        host: &mut dyn Host,
+    ) -> Result<Option<Value>> {
+        unlocked(host, || self.run(inputs, out))
+    }
+
     /// Whether the op has a gradient ([`OpDef::grad`] is its own), so that a graph can
     /// refuse a path through one that has none when the gradient is built, as TensorFlow
     /// does.
@@ -681,6 +747,7 @@ pub trait OpDef: fmt::Debug + Send + Sync {
 pub(crate) fn deliver(op: &'static str, result: Tensor, out: Out<'_>) -> Result<Option<Value>> {
     match out {
         Out::InPlace(_) => Err(not_in_place(op)),
+        Out::IntoRecords(_) => Err(not_records(op)),
         Out::New => Ok(Some(Value::Dense(result))),
         Out::Reuse(old) => {
             old.recycle();
@@ -715,6 +782,17 @@ pub(crate) fn not_in_place(op: &'static str) -> Error {
         op,
         input: "out".into(),
         reason: "writes a new output; only the ops that write into a tensor run in place".into(),
+    }
+}
+
+/// The error of an op whose output is no records, given [`Out::IntoRecords`].
+pub(crate) fn not_records(op: &'static str) -> Error {
+    Error::OpInput {
+        op,
+        input: "out".into(),
+        reason:
+            "only the ops that move elements (gather, gather_nd, take_along_axis) write records"
+                .into(),
     }
 }
 

@@ -3,8 +3,9 @@
 //! Python package, the graph API). Each op's own file holds its options, its shape checks
 //! and its typed `ndarray` functions; this module routes a run to them.
 //!
-//! Front ends that hold C-contiguous buffers send small calls through [`Op::small_call`]
-//! first (`small_call.rs`): the same plans, checks and copy loops, without the views.
+//! The strategy is chosen inside [`Op::run`]: a small call on contiguous operands into a new
+//! output takes the path for small calls (`small_call.rs`: the same plans, checks and copy
+//! loops, on the calling thread, without the views' walks); any other the kernels'.
 //!
 //! A run dispatches once on the indices' dtype and once on params' *width*: a fixed-width
 //! element is moved as units of its alignment (`crate::mem::units`), so a float32 and an int32
@@ -33,6 +34,7 @@ use crate::engine::kernel;
 use crate::engine::layout::Elements;
 use crate::engine::layout::{into_array, row_major};
 use crate::mem::output;
+use crate::mem::raw_view::{RawView, RawViewMut};
 use crate::mem::units::{self, with_unit_of, Unit};
 use crate::ops::contract::OpDef;
 use crate::shape::{gather_nd_shape, gather_shape, Axis, Shape};
@@ -90,6 +92,11 @@ pub enum Out<'a> {
     /// A caller's array of the output's shape and params' dtype, any layout: written in
     /// place, nothing returned, and left unchanged on error.
     Into(TensorViewMut<'a>),
+    /// A caller's array of records (elements of params' size as their bytes) of the
+    /// output's shape, for params given as records ([`Params::raw`],
+    /// [`crate::registry::Input::Records`]): as [`Out::Into`]. Only the ops that move
+    /// elements take it.
+    IntoRecords(RawViewMut<'a>),
     /// For the ops that write into a tensor (`tensor_scatter_nd_*`, `scatter_reduce`,
     /// `put_along_axis`): that tensor itself, updated in place, given here instead of as the
     /// first input (which is then [`crate::registry::Input::None`]). Every check runs first,
@@ -102,16 +109,56 @@ pub enum Out<'a> {
 /// element read from a file). Axes, checks and messages are those of the tensor without
 /// the record axis; the output has the record axis appended.
 #[derive(Debug, Clone)]
-pub struct Params<'a> {
-    view: TensorView<'a>,
-    records: bool,
+pub struct Params<'a>(Form<'a>);
+
+/// How params is held: a tensor (of records or not), or elements as their bytes.
+#[derive(Debug, Clone)]
+enum Form<'a> {
+    View { view: TensorView<'a>, records: bool },
+    Raw(RawView<'a>),
 }
 
 impl<'a> Params<'a> {
     /// The shape of the elements, without the record axis.
     pub(crate) fn shape(&self) -> &[usize] {
-        let shape = self.view.shape();
-        &shape[..shape.len() - usize::from(self.records)]
+        match &self.0 {
+            Form::View { view, records } => {
+                let shape = view.shape();
+                &shape[..shape.len() - usize::from(*records)]
+            }
+            Form::Raw(raw) => raw.shape(),
+        }
+    }
+
+    /// Elements of any fixed size as their bytes, moved in the widest unit their size and
+    /// layout allow: the result is a tensor of those units with the record axis appended.
+    ///
+    /// ```
+    /// use ndgather::memory::RawView;
+    /// use ndgather::{ndarray::array, GatherOptions, Op, Out, Params, Tensor};
+    /// // Three 3-byte elements; gather elements 2 and 0.
+    /// let bytes = [1u8, 2, 3, 4, 5, 6, 7, 8, 9];
+    /// let raw = RawView::of_bytes(&bytes, &[3], 3).unwrap();
+    /// let indices = Tensor::from(array![2i32, 0].into_dyn());
+    /// let op = Op::Gather(GatherOptions::new());
+    /// let out = op.run(Params::raw(raw), &indices.view(), Out::New)?.unwrap();
+    /// assert_eq!(out, Tensor::from(array![[7u8, 8, 9], [1, 2, 3]].into_dyn()));
+    /// # Ok::<(), ndgather::Error>(())
+    /// ```
+    pub fn raw(view: RawView<'a>) -> Params<'a> {
+        Params(Form::Raw(view))
+    }
+
+    /// The view and whether it holds records: raw elements as records of the widest unit
+    /// their layout allows.
+    pub(crate) fn view(&self) -> Result<(TensorView<'a>, bool)> {
+        match &self.0 {
+            Form::View { view, records } => Ok((view.clone(), *records)),
+            Form::Raw(raw) => crate::with_unit!(raw.unit_size(), U => raw
+                .units::<U>()
+                .map(|v| (TensorView::from(v), true))
+                .ok_or(Error::Internal("records viewed in the unit their layout allows"))),
+        }
     }
 
     /// A tensor of records: `view`'s last axis holds each element's values.
@@ -126,19 +173,19 @@ impl<'a> Params<'a> {
     /// assert_eq!(out, Tensor::from(array![[0u8, 0, 0, 64]].into_dyn()));
     /// ```
     pub fn records(view: TensorView<'a>) -> Params<'a> {
-        Params {
+        Params(Form::View {
             view,
             records: true,
-        }
+        })
     }
 }
 
 impl<'a> From<TensorView<'a>> for Params<'a> {
     fn from(view: TensorView<'a>) -> Params<'a> {
-        Params {
+        Params(Form::View {
             view,
             records: false,
-        }
+        })
     }
 }
 
@@ -165,7 +212,10 @@ impl Op {
         indices: &TensorView<'_>,
         out: Out<'_>,
     ) -> Result<Option<Tensor>> {
-        let Params { view, records } = params.into();
+        let (view, records) = match params.into().0 {
+            Form::View { view, records } => (view, records),
+            Form::Raw(raw) => return self.run_raw(raw, indices, out),
+        };
         let out = match out {
             Out::New => None,
             Out::Reuse(tensor) => {
@@ -173,6 +223,7 @@ impl Op {
                 None
             }
             Out::Into(target) => Some(target),
+            Out::IntoRecords(_) => return Err(contract::not_records(self.name())),
             Out::InPlace(_) => return Err(contract::not_in_place(self.name())),
         };
         if let Some(target) = &out {
@@ -202,6 +253,69 @@ impl Op {
             with_tensor!(TensorView, indices, index i => self.run_strings(&view, i).map(Some),
                 else dtype => Err(Error::IndicesNotInteger { dtype }))
         })
+    }
+
+    /// Params as records of the widest unit that it, and a caller's records output, allow.
+    fn run_raw(
+        &self,
+        raw: RawView<'_>,
+        indices: &TensorView<'_>,
+        out: Out<'_>,
+    ) -> Result<Option<Tensor>> {
+        let out = match out {
+            Out::Reuse(old) => {
+                old.recycle();
+                Out::New
+            }
+            out => out,
+        };
+        if let Out::New = out {
+            if let small_call::Small::Fresh(result) = self.small(&raw, indices, None)? {
+                return Ok(Some(result));
+            }
+        }
+        // Records take a fill value as one element's bytes; any other is refused as for
+        // records of bytes, whatever unit their layout allows.
+        if let Out::IntoRecords(target) = &out {
+            if target.itemsize() != raw.itemsize() {
+                return Err(self.record_size_error(raw.itemsize(), Some(target.itemsize())));
+            }
+        }
+        let fill_bytes = match self.fill_value() {
+            FillValue::Bytes { len, .. } => usize::from(len) == raw.itemsize(),
+            _ => false,
+        };
+        let unit = match &out {
+            _ if self.bad_indices() == BadIndices::Fill && !fill_bytes => 1,
+            Out::IntoRecords(target) => raw.unit_size().min(target.unit_size()),
+            _ => raw.unit_size(),
+        };
+        let misfit = || Error::Internal("records viewed in a unit their layout allows");
+        crate::with_unit!(unit, U => {
+            let view = TensorView::from(raw.units::<U>().ok_or_else(misfit)?);
+            let out = match out {
+                Out::IntoRecords(target) => {
+                    Out::Into(TensorViewMut::from(target.into_units::<U>().ok_or_else(misfit)?))
+                }
+                Out::Into(_) => return Err(self.record_size_error(raw.itemsize(), None)),
+                other => other,
+            };
+            self.run(Params::records(view), indices, out)
+        })
+    }
+
+    /// The error for an output that is not records of params' size (`None`: a typed one).
+    fn record_size_error(&self, expected: usize, found: Option<usize>) -> Error {
+        let found = found.map_or("a typed tensor".to_string(), |n| {
+            format!("{n}-byte records")
+        });
+        Error::OpInput {
+            op: self.name(),
+            input: "out".into(),
+            reason: format!(
+                "params are {expected}-byte records, out is {found}; out takes params' dtype"
+            ),
+        }
     }
 
     /// The op's bad-index policy.

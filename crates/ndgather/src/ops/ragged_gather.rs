@@ -232,12 +232,13 @@ impl Op {
     ) -> Result<Ragged> {
         let (params, indices) = (params.into(), indices.into());
         if let (RaggedOperand::Dense(p), RaggedOperand::Dense(i)) = (&params, &indices) {
-            if !i.records {
+            let (i, records) = i.view()?;
+            if !records {
                 // Two dense operands are the dense gather, as tf.gather dispatches them: its
                 // cost follows the output, where a walk would visit every row of a
                 // zero-element operand's billions.
                 let values = self
-                    .run(p.clone(), &i.view, Out::New)?
+                    .run(p.clone(), &i, Out::New)?
                     .ok_or(Error::Internal("a run into a new output returns it"))?;
                 return Ok(Ragged {
                     values,
@@ -246,7 +247,7 @@ impl Op {
             }
         }
         let (values, records) = match &params {
-            RaggedOperand::Dense(v) => (v.view.clone(), v.records),
+            RaggedOperand::Dense(v) => v.view()?,
             RaggedOperand::Ragged(r) => (r.values().clone(), r.is_records()),
         };
         // Where the last dimension is params' last ragged one, each leaf's values are one
@@ -271,9 +272,9 @@ impl Op {
                     finish(
                         call,
                         walked,
-                        Params {
-                            view: values.clone(),
-                            records,
+                        match records {
+                            true => Params::records(values.clone()),
+                            false => Params::from(values.clone()),
                         },
                         fill,
                     )
@@ -372,13 +373,18 @@ impl Op {
                 ))
             }
         };
+        let dense_indices;
         let index_values = match indices {
-            RaggedOperand::Dense(v) if v.records => {
-                return Err(Error::IndicesNotInteger {
-                    dtype: v.view.dtype(),
-                })
+            RaggedOperand::Dense(v) => {
+                let (view, records) = v.view()?;
+                if records {
+                    return Err(Error::IndicesNotInteger {
+                        dtype: view.dtype(),
+                    });
+                }
+                dense_indices = view;
+                &dense_indices
             }
-            RaggedOperand::Dense(v) => &v.view,
             RaggedOperand::Ragged(r) if r.is_records() => {
                 return Err(Error::IndicesNotInteger {
                     dtype: r.values().dtype(),

@@ -3,12 +3,13 @@
 //! run takes the ragged walk (`ragged_gather.rs`), a dense one the kernels of `Op::run`.
 
 use crate::ops::contract::{
-    count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
-    OpDef, Parsed, Signature, Value, BAD_INDICES,
+    self, count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Host, Input, InputDef, InputKind,
+    Inputs, OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
 use crate::ops::gather::{GatherNdOptions, GatherOptions};
+use crate::ops::small_call::Small;
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
-use crate::ops::{Op, Out};
+use crate::ops::{Op, Out, Params};
 use crate::shape::{gather_nd_shape, gather_shape, Axis};
 use crate::types::dtype::{Tensor, TensorView};
 use crate::types::error::{Error, Result};
@@ -26,7 +27,7 @@ const BATCH_DIMS: AttrDef = AttrDef::with_default(
     "0",
     "leading dimensions shared by params and indices",
 );
-const PARAMS: InputDef = InputDef::new("params", InputKind::MaybeRagged, "the values read");
+const PARAMS: InputDef = InputDef::new("params", InputKind::Elements, "the values read");
 const INDICES: InputDef = InputDef::new(
     "indices",
     InputKind::MaybeRagged,
@@ -52,7 +53,7 @@ const GATHER_ND: Signature = Signature {
 };
 const TAKE_ALONG_AXIS: Signature = Signature {
     inputs: &[
-        InputDef::new("arr", InputKind::MaybeRagged, "the values read"),
+        InputDef::new("arr", InputKind::Elements, "the values read"),
         InputDef::new(
             "indices",
             InputKind::MaybeRagged,
@@ -176,11 +177,15 @@ impl OpDef for Op {
             (Input::Tensor(p), Input::Tensor(i)) => {
                 Ok(Op::run(self, p.clone(), i, out)?.map(Value::Dense))
             }
+            (Input::Records(p), Input::Tensor(i)) => {
+                Ok(Op::run(self, Params::raw(p.clone()), i, out)?.map(Value::Dense))
+            }
             (p, i) => {
                 fn operand<'v>(input: &Input<'v>) -> Result<crate::RaggedOperand<'v>> {
                     match input {
                         Input::Ragged(r) => Ok(crate::RaggedOperand::Ragged(r.clone())),
                         Input::Tensor(t) => Ok(crate::RaggedOperand::from(t.clone())),
+                        Input::Records(r) => Ok(crate::RaggedOperand::from(Params::raw(r.clone()))),
                         _ => Err(Error::Internal("inputs checked against the signature")),
                     }
                 }
@@ -189,7 +194,7 @@ impl OpDef for Op {
                     deliver(self.name(), ragged.values, out)
                 } else {
                     match out {
-                        Out::Into(_) => Err(Error::NotFixedWidth {
+                        Out::Into(_) | Out::IntoRecords(_) => Err(Error::NotFixedWidth {
                             dtype: ragged.values.dtype(),
                         }),
                         _ => Ok(Some(Value::Ragged(ragged))),
@@ -197,6 +202,23 @@ impl OpDef for Op {
                 }
             }
         }
+    }
+
+    fn run_hosted(
+        &self,
+        inputs: &[Input<'_>],
+        out: Out<'_>,
+        host: &mut dyn Host,
+    ) -> Result<Option<Value>> {
+        // A small call runs here, into the host's memory; any other without its lock.
+        if let (Out::New, [Input::Records(p), Input::Tensor(i)]) = (&out, inputs) {
+            match self.small(p, i, Some(&mut *host))? {
+                Small::Hosted => return Ok(None),
+                Small::Fresh(t) => return Ok(Some(Value::Dense(t))),
+                Small::NotTaken => {}
+            }
+        }
+        contract::unlocked(host, || OpDef::run(self, inputs, out))
     }
 
     fn has_grad(&self) -> bool {

@@ -20,7 +20,8 @@ use crate::types::error::{Error, Result};
 use std::sync::OnceLock;
 
 pub use crate::ops::contract::{
-    kind_name, Attr, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Signature, Value,
+    kind_name, Attr, AttrDef, AttrKind, Attrs, Fact, Host, Input, InputDef, InputKind, Signature,
+    Value,
 };
 
 /// Every registered op, in a fixed order (the read ops, the write ops, the lookups, the

@@ -1,140 +1,167 @@
-//! Small calls on C-contiguous operands held as bytes: what a Python or Java front end has (a
-//! buffer and a shape), planned once and copied on the calling thread into an output that
-//! the caller allocates.
+//! The path for small calls, which [`Op::run`] and `run_hosted` take by themselves: params
+//! given as C-contiguous records ([`crate::Params::raw`], what the Python and Java front ends
+//! hold: a buffer and a shape) and contiguous indices, into a new output below the size at
+//! which the kernels split work across threads: the host's memory where it gives some
+//! ([`crate::registry::Host`]), else a fresh tensor.
 //!
-//! Below the size at which the kernels split work across threads, [`Op::run`]'s fixed costs
-//! (typed views of both operands, the output's allocation and conversion, the thread
-//! hand-off) outweigh the copy several times over. This path builds no view: it takes the
-//! same plans, index checks and copy loops as [`Op::run`] (`Copies`), on the bytes as they
-//! are, so its results and errors are the same.
+//! There the general path's fixed costs (the typed views of both operands and their
+//! dimension conversions) outweigh the copy several times over (BENCHMARKS.md, issue 44).
+//! This path builds no view: it takes the same plans, index checks and copy loops as the
+//! general one (`Copies`), on the bytes as they are, so its results and errors are the same
+//! (`tests/small_call.rs` compares the two on random calls).
 
 use super::gather::{Copies, Source};
 use super::Op;
 use crate::engine::kernel;
-use crate::mem::output::Pages;
+use crate::mem::output::{self, Pages};
+use crate::mem::raw_view::RawView;
 use crate::mem::units::{self, Unit};
-use crate::shape::checked_numel;
+use crate::ops::contract::Host;
 use crate::shape::plan::{GatherNdPlan, GatherPlan};
-use crate::types::dtype::DType;
+use crate::types::dtype::{bytes_of, Tensor, TensorView};
 use crate::types::error::{Error, Result};
-use crate::types::index::BadIndices;
+use crate::types::index::{BadIndices, IndexType};
 use crate::types::value::FillValue;
+use crate::with_tensor;
+use ndarray::{ArrayD, IxDyn};
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
 
-/// A C-contiguous operand as its bytes: its elements back to back in row-major order.
-#[derive(Debug, Clone, Copy)]
-pub struct ContiguousBytes<'a> {
-    /// The elements' bytes: the product of `shape` times `itemsize` of them.
-    pub data: &'a [u8],
-    /// The shape.
-    pub shape: &'a [usize],
-    /// Bytes per element. A gather moves elements as bytes, so params may be of any dtype.
-    pub itemsize: usize,
+/// What the small path did with a call.
+pub(super) enum Small {
+    /// Not taken: the general path runs it.
+    NotTaken,
+    /// Written into the host's memory.
+    Hosted,
+    /// Written into a fresh tensor.
+    Fresh(Tensor),
 }
 
-/// The plan of the call: the same types that [`Op::run`] plans with.
+impl Op {
+    /// The call on the small path, into `host`'s memory where it gives some: not taken for
+    /// take_along_axis, params or indices not contiguous, an output of no elements or of a
+    /// size at which the kernels split the work, elements of no bytes, and the `Fill`
+    /// policy with a fill value other than one element's bytes.
+    pub(super) fn small(
+        &self,
+        params: &RawView<'_>,
+        indices: &TensorView<'_>,
+        host: Option<&mut dyn Host>,
+    ) -> Result<Small> {
+        let itemsize = params.itemsize();
+        let fill = self.fill_value();
+        let fill_fits =
+            matches!(fill, FillValue::Bytes { len, .. } if usize::from(len) == itemsize);
+        if itemsize == 0 || (self.bad_indices() == BadIndices::Fill && !fill_fits) {
+            return Ok(Small::NotTaken);
+        }
+        let Some(bytes) = params.contiguous_bytes() else {
+            return Ok(Small::NotTaken);
+        };
+        with_tensor!(TensorView, indices, index i => match i.as_slice() {
+            Some(flat) => self.small_with(bytes, params.shape(), itemsize, (flat, i.shape()), host),
+            None => Ok(Small::NotTaken),
+        }, else _dtype => Ok(Small::NotTaken))
+    }
+
+    fn small_with<I: IndexType>(
+        &self,
+        params: &[u8],
+        shape: &[usize],
+        itemsize: usize,
+        (indices, indices_shape): (&[I], &[usize]),
+        host: Option<&mut dyn Host>,
+    ) -> Result<Small> {
+        let plan = match self {
+            Op::Gather(o) => SmallPlan::Gather(GatherPlan::new::<I>(
+                shape,
+                indices_shape,
+                o.axis,
+                o.batch_dims,
+            )?),
+            Op::GatherNd(o) => {
+                SmallPlan::GatherNd(GatherNdPlan::new::<I>(shape, indices_shape, o.batch_dims)?)
+            }
+            Op::TakeAlongAxis(_) => return Ok(Small::NotTaken),
+        };
+        let out_bytes = plan.out_len().saturating_mul(itemsize);
+        // An empty output is the general path's too: its loops would still walk every outer
+        // row of params, which an empty params' other axes can make 2^40 long (a fuzzed hang).
+        if out_bytes == 0 || kernel::may_split(out_bytes, indices.len()) {
+            return Ok(Small::NotTaken);
+        }
+        let out = host.and_then(|h| h.allocate(plan.out_shape(), itemsize));
+        // The widest unit that every element's bytes, in params and in the output, are
+        // aligned to (a fresh output is aligned for any unit).
+        let bits = itemsize | params.as_ptr() as usize | 8;
+        let bits = out.as_ref().map_or(bits, |o| bits | o.as_ptr() as usize);
+        crate::with_unit!(1 << bits.trailing_zeros(), U => match &plan {
+            SmallPlan::Gather(p) => self.copy::<U, _, I>(p, (params, itemsize), indices, out),
+            SmallPlan::GatherNd(p) => self.copy::<U, _, I>(p, (params, itemsize), indices, out),
+        })
+    }
+
+    /// The copy in units `U`, each element a record of `itemsize / size_of::<U>()` units:
+    /// into `out`, the host's memory, or a fresh tensor.
+    fn copy<U: Unit, P: Copies, I: IndexType>(
+        &self,
+        plan: &P,
+        (params, itemsize): (&[u8], usize),
+        indices: &[I],
+        out: Option<&mut [MaybeUninit<u8>]>,
+    ) -> Result<Small>
+    where
+        Tensor: From<ArrayD<U>>,
+    {
+        let internal = || Error::Internal("bytes aligned for their unit");
+        let params = bytemuck::try_cast_slice::<u8, U>(params).map_err(|_| internal())?;
+        let record = itemsize / std::mem::size_of::<U>();
+        // Elements of one unit copy with the plan as it is; only records widen a copy of it.
+        let wide = if record > 1 {
+            Cow::Owned(plan.clone().widen(record)?)
+        } else {
+            Cow::Borrowed(plan)
+        };
+        let fill = match (self.bad_indices(), self.fill_value()) {
+            (BadIndices::Fill, FillValue::Bytes { bytes, len }) => {
+                Some(units::of_bytes::<U>(&bytes[..usize::from(len)]).ok_or_else(internal)?)
+            }
+            _ => None,
+        };
+        let source = Source::RowMajor(Cow::Borrowed(params));
+        let policy = (self.bad_indices(), fill.as_deref());
+        // `Copies::copy` writes every slot; the index check runs only if the copy met an
+        // index it could not resolve (neither output is seen on error).
+        let check = || plan.check(indices, self.bad_indices());
+        if let Some(out) = out {
+            let out = units::uninit_units::<U>(out)
+                .filter(|o| o.len() == wide.out_len())
+                .ok_or(Error::Internal("the host's memory holds the output"))?;
+            if wide.copy(&source, indices, policy, out, Pages::Used) {
+                check()?;
+            }
+            return Ok(Small::Hosted);
+        }
+        let out = output::fresh_checked(
+            wide.out_len(),
+            wide.out_shape(),
+            bytes_of::<U>(),
+            |slots, pages| wide.copy(&source, indices, policy, slots, pages),
+            check,
+        )?;
+        let mut shape = crate::shape::AxisList::from_slice(plan.out_shape());
+        shape.push(record);
+        ArrayD::from_shape_vec(IxDyn(&shape), out)
+            .map(|a| Small::Fresh(Tensor::from(a)))
+            .map_err(|_| Error::Internal("a result's shape and length agree"))
+    }
+}
+
+/// The plan of the call: the same types that the general path plans with.
 #[derive(Debug, Clone)]
 enum SmallPlan {
     Gather(GatherPlan),
     GatherNd(GatherNdPlan),
-}
-
-/// A small gather, checked and planned by [`Op::small_call`]: allocate an output of
-/// [`SmallCall::out_shape`] and [`SmallCall::run`] it.
-#[derive(Debug, Clone)]
-pub struct SmallCall<'a> {
-    plan: SmallPlan,
-    params: &'a [u8],
-    indices: &'a [u8],
-    index: DType,
-    itemsize: usize,
-    policy: BadIndices,
-    fill: FillValue,
-}
-
-impl Op {
-    /// Checks and plans the op on C-contiguous operands given as bytes, for a call small
-    /// enough to copy on the calling thread into an output the caller allocates.
-    ///
-    /// Returns `Ok(None)` for a call this path does not take, which [`Op::run`] then runs:
-    /// `take_along_axis`, an output of no elements, an output or index count at which the
-    /// kernels split the work across threads, elements of no bytes, indices not of an integer dtype or not
-    /// aligned for it, and the `Fill` policy with a fill value other than one element's
-    /// bytes.
-    ///
-    /// ```
-    /// use ndgather::{ContiguousBytes, DType, GatherOptions, Op};
-    /// let params: Vec<u8> = (0..8).collect(); // a [4, 2] array of bytes
-    /// let indices: Vec<u8> = [3i64, 1].iter().flat_map(|i| i.to_ne_bytes()).collect();
-    /// let op = Op::Gather(GatherOptions::new());
-    /// let call = op
-    ///     .small_call(
-    ///         ContiguousBytes { data: &params, shape: &[4, 2], itemsize: 1 },
-    ///         ContiguousBytes { data: &indices, shape: &[2], itemsize: 8 },
-    ///         DType::I64,
-    ///     )
-    ///     .unwrap()
-    ///     .unwrap();
-    /// assert_eq!(call.out_shape(), &[2, 2]);
-    /// let mut out = [std::mem::MaybeUninit::new(0u8); 4];
-    /// call.run(&mut out).unwrap();
-    /// assert_eq!(out.map(|b| unsafe { b.assume_init() }), [6, 7, 2, 3]);
-    /// ```
-    ///
-    /// # Errors
-    /// [`Op::run`]'s shape errors, in its words; [`Error::Internal`] for operands whose bytes do not match their shape.
-    pub fn small_call<'a>(
-        &self,
-        params: ContiguousBytes<'a>,
-        indices: ContiguousBytes<'a>,
-        index: DType,
-    ) -> Result<Option<SmallCall<'a>>> {
-        let matches = |operand: &ContiguousBytes<'_>| {
-            checked_numel(operand.shape).and_then(|n| n.checked_mul(operand.itemsize))
-                == Some(operand.data.len())
-        };
-        if !index.is_index() {
-            return Ok(None);
-        }
-        if !matches(&params) || !matches(&indices) || index.size() != Some(indices.itemsize) {
-            return Err(Error::Internal(
-                "operand bytes do not match their shape and item size",
-            ));
-        }
-        let aligned = (indices.data.as_ptr() as usize).is_multiple_of(indices.itemsize);
-        let fill = self.fill_value();
-        let fill_fits =
-            matches!(fill, FillValue::Bytes { len, .. } if usize::from(len) == params.itemsize);
-        if params.itemsize == 0
-            || !aligned
-            || (self.bad_indices() == BadIndices::Fill && !fill_fits)
-        {
-            return Ok(None);
-        }
-        let (p, i) = (params.shape, indices.shape);
-        let plan = crate::with_dtype!(index, index I => match self {
-            Op::Gather(o) => SmallPlan::Gather(GatherPlan::new::<I>(p, i, o.axis, o.batch_dims)?),
-            Op::GatherNd(o) => SmallPlan::GatherNd(GatherNdPlan::new::<I>(p, i, o.batch_dims)?),
-            Op::TakeAlongAxis(_) => return Ok(None),
-        }, else return Err(Error::IndicesNotInteger { dtype: index }));
-        let out_bytes = plan.out_len().saturating_mul(params.itemsize);
-        let index_count = indices.data.len() / indices.itemsize;
-        // An empty output is `Op::run`'s too: its loops would still walk every outer row of
-        // params, which an empty params' other axes can make 2^40 long (a fuzzed hang).
-        if out_bytes == 0 || kernel::may_split(out_bytes, index_count) {
-            return Ok(None);
-        }
-        Ok(Some(SmallCall {
-            plan,
-            params: params.data,
-            indices: indices.data,
-            index,
-            itemsize: params.itemsize,
-            policy: self.bad_indices(),
-            fill,
-        }))
-    }
 }
 
 impl SmallPlan {
@@ -144,64 +171,55 @@ impl SmallPlan {
             SmallPlan::GatherNd(p) => p.out_len(),
         }
     }
-}
 
-impl SmallCall<'_> {
-    /// The output's shape: the caller allocates `out_shape().iter().product()` elements.
-    pub fn out_shape(&self) -> &[usize] {
-        match &self.plan {
+    fn out_shape(&self) -> &[usize] {
+        match self {
             SmallPlan::Gather(p) => p.out_shape(),
             SmallPlan::GatherNd(p) => p.out_shape(),
         }
     }
+}
 
-    /// Copies into `out`, the output's bytes (C-contiguous, uninitialised), and writes
-    /// every byte; then reports the first bad index that the policy makes an error, as
-    /// [`Op::run`] does (`out` is then the caller's to drop).
-    ///
-    /// # Errors
-    /// [`Error::BadIndex`] and [`Error::BadIndexVector`], as [`Op::run`];
-    /// [`Error::Internal`] for an `out` of another length.
-    pub fn run(&self, out: &mut [MaybeUninit<u8>]) -> Result<()> {
-        if out.len() != self.plan.out_len().saturating_mul(self.itemsize) {
-            return Err(Error::Internal("out does not hold the output's bytes"));
-        }
-        // The widest unit that every element's bytes, in params and in out, are aligned to.
-        let bits = self.itemsize | self.params.as_ptr() as usize | out.as_ptr() as usize | 8;
-        crate::with_unit!(1 << bits.trailing_zeros(), U => match &self.plan {
-            SmallPlan::Gather(plan) => self.copy::<U, _>(plan, out),
-            SmallPlan::GatherNd(plan) => self.copy::<U, _>(plan, out),
-        })
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GatherOptions;
+
+    fn indices(values: &[i32], shape: &[usize]) -> Tensor {
+        Tensor::from_shape_vec(shape, values.to_vec()).unwrap()
     }
 
-    /// The copy in units `U`, each element a record of `itemsize / size_of::<U>()` units.
-    fn copy<U: Unit, P: Copies>(&self, plan: &P, out: &mut [MaybeUninit<u8>]) -> Result<()> {
-        let internal = || Error::Internal("bytes aligned for their unit");
-        let params = bytemuck::try_cast_slice::<u8, U>(self.params).map_err(|_| internal())?;
-        let out = units::uninit_units::<U>(out).ok_or_else(internal)?;
-        let record = self.itemsize / std::mem::size_of::<U>();
-        // Elements of one unit copy with the plan as it is; only records widen a copy of it.
-        let wide = if record > 1 {
-            Cow::Owned(plan.clone().widen(record)?)
-        } else {
-            Cow::Borrowed(plan)
+    #[test]
+    fn a_small_contiguous_call_takes_the_path() {
+        let bytes: Vec<u8> = (0..12).collect(); // four 3-byte elements
+        let raw = RawView::of_bytes(&bytes, &[4], 3).unwrap();
+        let op = Op::Gather(GatherOptions::new());
+        let Small::Fresh(out) = op
+            .small(&raw, &indices(&[3, 0], &[2]).view(), None)
+            .unwrap()
+        else {
+            panic!("not taken");
         };
-        let fill = match (self.policy, self.fill) {
-            (BadIndices::Fill, FillValue::Bytes { bytes, len }) => {
-                Some(units::of_bytes::<U>(&bytes[..usize::from(len)]).ok_or_else(internal)?)
-            }
-            _ => None,
-        };
-        let source = Source::RowMajor(Cow::Borrowed(params));
-        crate::with_dtype!(self.index, index I => {
-            let indices = bytemuck::try_cast_slice::<u8, I>(self.indices).map_err(|_| internal())?;
-            // `Copies::copy` writes every slot; as in a fresh `Op::run`, the index check
-            // runs only if the copy met an index it could not resolve.
-            let policy = (self.policy, fill.as_deref());
-            if wide.copy(&source, indices, policy, out, Pages::Used) {
-                plan.check(indices, self.policy)?;
-            }
-            Ok(())
-        }, else Err(Error::IndicesNotInteger { dtype: self.index }))
+        let out = out.into_array::<u8>().unwrap();
+        assert_eq!(out.shape(), [2, 3]);
+        assert_eq!(
+            out.iter().copied().collect::<Vec<_>>(),
+            [9, 10, 11, 0, 1, 2]
+        );
+        // Strided params are the general path's.
+        let strided = RawView::within(&bytes, 0, &[2], &[6], 3).unwrap();
+        let taken = op.small(&strided, &indices(&[1], &[1]).view(), None);
+        assert!(matches!(taken, Ok(Small::NotTaken)));
+    }
+
+    /// An empty output is left to the general path: the small path's loops walked every
+    /// outer row of params, and params of shape `[2^40, 2, 0, 0]` (no bytes) made that hours
+    /// long (found by the `small_call` fuzz target; `fuzz/regressions/small_call/`).
+    #[test]
+    fn an_empty_output_is_not_taken_whatever_params_outer_rows() {
+        let raw = RawView::of_bytes(&[], &[1 << 40, 2, 0, 0], 3).unwrap();
+        let op = Op::Gather(GatherOptions::new().axis(1));
+        let taken = op.small(&raw, &indices(&[0, 1, 0, 1, 0, 1], &[2, 3]).view(), None);
+        assert!(matches!(taken, Ok(Small::NotTaken)));
     }
 }

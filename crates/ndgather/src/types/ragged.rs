@@ -3,6 +3,7 @@
 //! per ragged dimension, `int32` or `int64`. [`RaggedView`] borrows both, checked once as
 //! TensorFlow checks them; [`Ragged`] owns a result.
 
+use crate::mem::raw_view::RawView;
 use crate::types::dtype::{DType, Tensor, TensorView};
 use crate::types::error::{Error, Result};
 use std::borrow::Cow;
@@ -156,6 +157,30 @@ impl<'a> RaggedView<'a> {
     /// As [`RaggedView::new`].
     pub fn records(values: TensorView<'a>, splits: Vec<RowSplits<'a>>) -> Result<RaggedView<'a>> {
         RaggedView::checked(values, true, splits)
+    }
+
+    /// As [`RaggedView::records`] for values of any fixed-size element as their bytes, read
+    /// in the widest unit their layout allows.
+    ///
+    /// ```
+    /// use ndgather::memory::RawView;
+    /// use ndgather::{RaggedView, RowSplits};
+    /// let bytes = [1u8, 2, 3, 4, 5, 6]; // three 2-byte elements
+    /// let values = RawView::of_bytes(&bytes, &[3], 2).unwrap();
+    /// let ragged = RaggedView::of_raw(values, vec![RowSplits::from(vec![0i64, 2, 3])])?;
+    /// assert_eq!(ragged.rows(), 2);
+    /// # Ok::<(), ndgather::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`RaggedView::new`].
+    pub fn of_raw(values: RawView<'a>, splits: Vec<RowSplits<'a>>) -> Result<RaggedView<'a>> {
+        let view =
+            crate::with_unit!(values.unit_size(), U => values.units::<U>().map(TensorView::from));
+        let view = view.ok_or(Error::Internal(
+            "records viewed in the unit their layout allows",
+        ))?;
+        RaggedView::records(view, splits)
     }
 
     fn checked(

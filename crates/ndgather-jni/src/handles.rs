@@ -1,7 +1,7 @@
-//! The native objects behind Java's `long` handles, in a registry: no handle is ever turned
+//! The native objects behind Java's `long` handles, in a table of slots: no handle is ever turned
 //! into a pointer.
 //!
-//! A handle names a slot of the registry and the generation of that slot (bits 0..32: the
+//! A handle names a slot of the table and the generation of that slot (bits 0..32: the
 //! slot, bits 32..64: the generation); the slot holds the object as an
 //! `Arc<dyn Any + Send + Sync>` with the name of its type. Each native call takes a *lease*
 //! ([`lease`]): it clones the `Arc` of an open handle of the type it expects, and holds it for
@@ -20,7 +20,7 @@ pub(crate) trait Kind: Any + Send + Sync {
     const NAME: &'static str;
 }
 
-/// One object of the registry, with the name of its type for messages.
+/// One object of the table, with the name of its type for messages.
 struct Entry {
     kind: &'static str,
     value: Arc<dyn Any + Send + Sync>,

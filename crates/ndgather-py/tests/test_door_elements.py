@@ -1,0 +1,103 @@
+"""The ops that move elements by name through the one door (`_core.run_op`): params of any
+NumPy dtype (records, strings, datetimes, other byte orders, objects) lent as bytes, and the
+same results, errors and reference counts as the functions `ng.gather`, `ng.gather_nd` and
+`ng.take_along_axis`."""
+import sys
+
+import numpy as np
+import pytest
+
+import ndgather as ng
+
+run_op = ng._core.run_op
+
+PARAMS = [
+    np.arange(12, dtype="f4").reshape(4, 3),
+    np.arange(12, dtype=">i8").reshape(4, 3),
+    np.array([["ab", "c", "def"]] * 4, dtype="U3"),
+    np.array([[b"x", b"yz", b""]] * 4, dtype="S2"),
+    np.arange(12).astype("datetime64[s]").reshape(4, 3),
+    np.zeros((4, 3), dtype=[("a", "u1"), ("b", "<f8")]),
+    np.arange(24, dtype="u1").reshape(4, 6)[:, ::2],
+    np.arange(12, dtype="c8").reshape(4, 3)[::-1],
+]
+
+
+@pytest.mark.parametrize("params", PARAMS, ids=lambda p: str(p.dtype))
+def test_the_door_gathers_any_dtype_as_the_functions_do(params):
+    indices = np.array([3, 0, 3])
+    got = run_op("gather", [params, indices])
+    assert got.dtype == params.dtype and got.tobytes() == np.take(params, indices, 0).tobytes()
+    # A small contiguous call is written into an array NumPy allocated (no Rust owner).
+    assert got.base is None or not params.flags.c_contiguous
+    got = run_op("gather", [params, np.array([2, 0])], {"axis": 1})
+    assert got.tobytes() == ng.gather(params, [2, 0], axis=1).tobytes()
+    got = run_op("gather_nd", [params, np.array([[1, 2], [3, 0]])])
+    assert got.tobytes() == ng.gather_nd(params, [[1, 2], [3, 0]]).tobytes()
+    along = np.array([[2, 1, 0]] * 4)
+    got = run_op("take_along_axis", [params, along], {"axis": 1})
+    assert got.tobytes() == np.take_along_axis(params, along, 1).tobytes()
+    out = np.empty((3, 3), params.dtype)
+    assert run_op("gather", [params, indices], out=out) is None
+    assert out.tobytes() == np.take(params, indices, 0).tobytes()
+
+
+def test_the_fill_policy_settles_by_the_dtype():
+    f = np.arange(4, dtype="f4")
+    got = run_op("gather", [f, np.array([1, 9])], {"bad_indices": "fill"})
+    assert got[0] == 1 and np.isnan(got[1])
+    got = run_op("gather", [f, np.array([9])], {"bad_indices": "fill", "fill_value": -2.5})
+    assert got.tolist() == [-2.5]
+    swapped = np.arange(4, dtype=">f8")
+    got = run_op("gather", [swapped, np.array([9])], {"bad_indices": "fill"})
+    assert got.dtype == swapped.dtype and np.isnan(got[0])
+    strings = np.array(["ab", "c"])
+    got = run_op("gather", [strings, np.array([1, 5])], {"bad_indices": "fill"})
+    assert got.tolist() == ["c", ""]
+    with pytest.raises(ValueError, match="at most 16 are supported"):
+        run_op("gather", [np.zeros(2, "U5"), np.array([0])],
+               {"bad_indices": "fill", "fill_value": b"x" * 20})
+
+
+def test_objects_keep_their_counts_and_refuse_what_holds_them_among_bytes():
+    token = object()
+    params = np.array([token, None, "s"], dtype=object)
+    before = sys.getrefcount(token)
+    got = run_op("gather", [params, np.array([0, 0, 2])])
+    assert got.tolist() == [token, token, "s"]
+    assert sys.getrefcount(token) == before + 2
+    del got
+    assert sys.getrefcount(token) == before
+    got = run_op("gather", [params, np.array([0, 7])], {"bad_indices": "fill"})
+    assert got.tolist() == [token, None]
+    with pytest.raises(TypeError, match="holds Python objects"):
+        run_op("gather", [np.zeros(2, dtype=[("o", "O"), ("i", "i4")]), np.array([0])])
+    with pytest.raises(TypeError, match="fill_value is not supported"):
+        run_op("gather", [params, np.array([0])], {"bad_indices": "fill", "fill_value": 1})
+
+
+def test_the_doors_errors_are_the_functions():
+    p = np.arange(6, dtype="f4").reshape(3, 2)
+    with pytest.raises(ng.InvalidArgumentError, match=r"indices\[1\] = 5 is not in \[0, 3\)"):
+        run_op("gather", [p, np.array([0, 5])])
+    with pytest.raises(TypeError, match="indices must be an array of integers"):
+        run_op("gather", [p, np.array(["a"])])
+    with pytest.raises(TypeError, match="indices must be an array of integers"):
+        run_op("gather", [p, np.array([0.5])])
+    with pytest.raises(IndexError, match="`indices` must be an integer array"):
+        run_op("take_along_axis", [p, np.array([["x"]])], {"axis": 1})
+    with pytest.raises(TypeError, match="out has dtype float64"):
+        run_op("gather", [p, np.array([0])], out=np.empty((1, 2)))
+    with pytest.raises(ValueError, match="shares memory"):
+        run_op("gather", [p, np.array([0])], out=p[:1])
+    with pytest.raises(ValueError, match="read-only"):
+        out = np.empty((1, 2), "f4")
+        out.flags.writeable = False
+        run_op("gather", [p, np.array([0])], out=out)
+    with pytest.raises(ng.InvalidArgumentError, match="only the ops that write into a tensor"):
+        run_op("gather", [p, np.array([0])], out=np.empty((1, 2), "f4"), in_place=True)
+    # A refused out is unchanged.
+    out = np.full((2, 2), 7, "f4")
+    with pytest.raises(ng.InvalidArgumentError):
+        run_op("gather", [p, np.array([0, 9])], out=out)
+    assert (out == 7).all()

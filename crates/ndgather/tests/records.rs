@@ -1,0 +1,220 @@
+//! Elements of any fixed size through the registry: `Input::Records` (raw bytes the core
+//! views in the unit it chooses), `Out::IntoRecords`, and `run_hosted`, where the core
+//! chooses between its path for small calls, which writes into the host's memory, and the
+//! general path, which runs through `Host::unlocked`. Each gives the bytes of the same
+//! gather on typed elements.
+
+use ndgather::memory::{RawView, RawViewMut};
+use ndgather::ndarray::{array, ArrayViewD, IxDyn};
+use ndgather::registry::{self, Attr, Attrs, Host, Input};
+use ndgather::{Error, GatherOptions, Op, Out, Params, Tensor};
+use std::mem::MaybeUninit;
+
+/// Six 3-byte elements in a [3, 2] array: element (i, j) holds bytes 10*(2i+j) + 0..3.
+fn elements() -> Vec<u8> {
+    (0..6u8)
+        .flat_map(|e| [10 * e, 10 * e + 1, 10 * e + 2])
+        .collect()
+}
+
+/// The gather of `bytes` as [3, 2] elements of 3 bytes on the general path (a view of
+/// records, which the path for small calls never takes).
+fn general(bytes: &[u8], indices: &Tensor) -> Vec<u8> {
+    let records = ArrayViewD::from_shape(IxDyn(&[3, 2, 3]), bytes).unwrap();
+    let out = Op::Gather(GatherOptions::new()).run(
+        Params::records(records.into()),
+        &indices.view(),
+        Out::New,
+    );
+    out.unwrap().unwrap().to_bytes().unwrap()
+}
+
+fn gather(attrs: Attrs) -> Box<dyn ndgather::OpDef> {
+    registry::find("gather")
+        .unwrap()
+        .with_attrs(&attrs)
+        .unwrap()
+}
+
+/// A host that hands out memory of its own (or none) and counts what it was asked.
+#[derive(Default)]
+struct TestHost {
+    memory: Vec<MaybeUninit<u8>>,
+    give: bool,
+    allocated: usize,
+    unlocked: usize,
+}
+
+impl Host for TestHost {
+    fn allocate(&mut self, shape: &[usize], itemsize: usize) -> Option<&mut [MaybeUninit<u8>]> {
+        self.allocated += 1;
+        if !self.give {
+            return None;
+        }
+        let bytes = shape.iter().product::<usize>() * itemsize;
+        self.memory = vec![MaybeUninit::new(0xEE); bytes];
+        Some(&mut self.memory)
+    }
+
+    fn unlocked(&mut self, work: &mut (dyn FnMut() + Send)) {
+        self.unlocked += 1;
+        work();
+    }
+}
+
+impl TestHost {
+    fn bytes(&self) -> Vec<u8> {
+        // SAFETY: every byte was initialised when the memory was made.
+        self.memory
+            .iter()
+            .map(|b| unsafe { b.assume_init() })
+            .collect()
+    }
+}
+
+#[test]
+fn records_gather_as_their_bytes_in_any_unit() {
+    let bytes = elements();
+    let indices = Tensor::from(array![2i64, 0].into_dyn());
+    let raw = RawView::of_bytes(&bytes, &[3, 2], 3).unwrap();
+    let op = gather(Attrs::new());
+    let out = op
+        .run(
+            &[Input::Records(raw), Input::from(indices.view())],
+            Out::New,
+        )
+        .unwrap()
+        .unwrap()
+        .into_dense()
+        .unwrap();
+    // The record axis is appended; the unit of 3-byte elements is a byte.
+    assert_eq!(out.shape(), [2, 2, 3]);
+    let expected: Vec<u8> = [4u8, 5, 0, 1]
+        .iter()
+        .flat_map(|&e| [10 * e, 10 * e + 1, 10 * e + 2])
+        .collect();
+    assert_eq!(out.to_bytes().unwrap(), expected);
+}
+
+#[test]
+fn records_into_a_callers_records_and_sizes_must_agree() {
+    let bytes = elements();
+    let indices = Tensor::from(array![1i32].into_dyn());
+    let op = gather(Attrs::new().with("axis", Attr::Int(1)));
+    let mut target = vec![0u8; 9];
+    let raw = RawView::of_bytes(&bytes, &[3, 2], 3).unwrap();
+    let into = RawViewMut::of_bytes(&mut target, &[3, 1], 3).unwrap();
+    let r = op.run(
+        &[Input::Records(raw), Input::from(indices.view())],
+        Out::IntoRecords(into),
+    );
+    assert!(matches!(r, Ok(None)), "{r:?}");
+    assert_eq!(target, [10, 11, 12, 30, 31, 32, 50, 51, 52]);
+    // Records of another size are refused, and the target is unchanged.
+    let mut other = vec![7u8; 6];
+    let raw = RawView::of_bytes(&bytes, &[3, 2], 3).unwrap();
+    let into = RawViewMut::of_bytes(&mut other, &[3, 1], 2).unwrap();
+    let r = op.run(
+        &[Input::Records(raw), Input::from(indices.view())],
+        Out::IntoRecords(into),
+    );
+    assert!(matches!(r, Err(Error::OpInput { .. })), "{r:?}");
+    assert_eq!(other, [7; 6]);
+    // Typed params do not write records.
+    let typed = Tensor::from(array![[1u8, 2], [3, 4]].into_dyn());
+    let mut target = vec![0u8; 2];
+    let into = RawViewMut::of_bytes(&mut target, &[2, 1], 1).unwrap();
+    let r = op.run(
+        &[Input::from(typed.view()), Input::from(indices.view())],
+        Out::IntoRecords(into),
+    );
+    assert!(matches!(r, Err(Error::OpInput { .. })), "{r:?}");
+}
+
+#[test]
+fn the_core_chooses_the_hosts_memory_for_a_small_call() {
+    let bytes = elements();
+    let indices = Tensor::from(array![2i64, 0].into_dyn());
+    let op = gather(Attrs::new());
+    let expected = general(&bytes, &indices);
+
+    // A small contiguous call: into the host's memory, on the calling thread.
+    let mut host = TestHost {
+        give: true,
+        ..TestHost::default()
+    };
+    let inputs = [
+        Input::Records(RawView::of_bytes(&bytes, &[3, 2], 3).unwrap()),
+        Input::from(indices.view()),
+    ];
+    let r = op.run_hosted(&inputs, Out::New, &mut host);
+    assert!(matches!(r, Ok(None)), "{r:?}");
+    assert_eq!((host.allocated, host.unlocked), (1, 0));
+    assert_eq!(host.bytes(), expected);
+
+    // A host with no memory of its own: a new tensor, still on the calling thread.
+    let mut host = TestHost::default();
+    let r = op
+        .run_hosted(&inputs, Out::New, &mut host)
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.into_dense().unwrap().to_bytes().unwrap(), expected);
+    assert_eq!((host.allocated, host.unlocked), (1, 0));
+
+    // Strided params: the general path, through `unlocked`.
+    let strided = RawView::within(&bytes, 0, &[3], &[6], 3).unwrap();
+    let mut host = TestHost {
+        give: true,
+        ..TestHost::default()
+    };
+    let r = op.run_hosted(
+        &[Input::Records(strided), Input::from(indices.view())],
+        Out::New,
+        &mut host,
+    );
+    let r = r.unwrap().unwrap().into_dense().unwrap();
+    assert_eq!(r.to_bytes().unwrap(), [40, 41, 42, 0, 1, 2]);
+    assert_eq!((host.allocated, host.unlocked), (0, 1));
+
+    // An op without a small path runs through `unlocked`.
+    let seg = registry::find("unsorted_segment_sum").unwrap();
+    let seg = seg
+        .with_attrs(&Attrs::new().with("num_segments", Attr::Int(2)))
+        .unwrap();
+    let data = Tensor::from(array![1.0f32, 2.0, 3.0].into_dyn());
+    let ids = Tensor::from(array![0i32, 1, 0].into_dyn());
+    let mut host = TestHost {
+        give: true,
+        ..TestHost::default()
+    };
+    let r = seg.run_hosted(
+        &[Input::from(data.view()), Input::from(ids.view())],
+        Out::New,
+        &mut host,
+    );
+    let r = r.unwrap().unwrap().into_dense().unwrap();
+    assert_eq!(r, Tensor::from(array![4.0f32, 2.0].into_dyn()));
+    assert_eq!((host.allocated, host.unlocked), (0, 1));
+}
+
+#[test]
+fn a_bad_index_on_the_small_path_is_the_general_paths_error() {
+    let bytes = elements();
+    let indices = Tensor::from(array![0i64, 7].into_dyn());
+    let op = gather(Attrs::new());
+    let inputs = [
+        Input::Records(RawView::of_bytes(&bytes, &[3, 2], 3).unwrap()),
+        Input::from(indices.view()),
+    ];
+    let mut host = TestHost {
+        give: true,
+        ..TestHost::default()
+    };
+    let small = op.run_hosted(&inputs, Out::New, &mut host).unwrap_err();
+    let records = ArrayViewD::from_shape(IxDyn(&[3, 2, 3]), &bytes[..]).unwrap();
+    let general = Op::Gather(GatherOptions::new())
+        .run(Params::records(records.into()), &indices.view(), Out::New)
+        .unwrap_err();
+    assert_eq!(small, general);
+    assert_eq!(small.to_string(), "indices[1] = 7 is not in [0, 3)");
+}
