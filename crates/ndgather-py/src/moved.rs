@@ -125,6 +125,25 @@ pub(crate) fn to_numpy<'py>(
         else dtype => Err(PyValueError::new_err(format!("internal error: records of {dtype}"))))
 }
 
+/// Checks object arrays before their addresses are moved: only whole references (a record
+/// holding one among other bytes is refused), each 8-byte aligned in `params` and in `out`
+/// (a field of a packed record is not).
+pub(crate) fn check_objects(
+    what: &str,
+    params: &Bound<'_, PyUntypedArray>,
+    out: Option<&Bound<'_, PyUntypedArray>>,
+) -> PyResult<()> {
+    dtypes::object_array(what, params)?;
+    let aligned = |a: &Bound<'_, PyUntypedArray>| Raw::of(a).raw().unit_size() >= 8;
+    if !aligned(params) || out.is_some_and(|o| !aligned(o)) {
+        return Err(PyTypeError::new_err(
+            "an object array whose references are not 8-byte aligned (a field of a packed \
+             record) cannot be gathered or written; copy it first",
+        ));
+    }
+    Ok(())
+}
+
 /// An object array's result: the addresses the op moved (read with the GIL held since, so
 /// no element was freed) as new references, stored into `out` or a new object array (see
 /// `output::store_objects` for the order that keeps the counts right).
@@ -176,8 +195,7 @@ pub(crate) fn run<'py>(
     }
     let objects = params.dtype().has_object();
     if objects {
-        // Only whole references are moved: a record holding one among other bytes is not.
-        dtypes::object_array(op.signature().inputs[0].name, params)?;
+        check_objects(op.signature().inputs[0].name, params, out)?;
     }
     // Indices that are not integers are refused before anything runs, in the op's words.
     let index = match dtypes::dtype_of(indices) {
@@ -187,14 +205,7 @@ pub(crate) fn run<'py>(
         }
         _ => return Err(not_integer()),
     };
-    let raw = Raw::of(params).raw();
-    if objects && raw.unit_size() < 8 {
-        return Err(PyTypeError::new_err(
-            "an object array whose references are not 8-byte aligned (a field of a packed \
-             record) cannot be gathered; copy it first",
-        ));
-    }
-    let inputs = [Input::Records(raw), Input::Tensor(index)];
+    let inputs = [Input::Records(Raw::of(params).raw()), Input::Tensor(index)];
     if objects {
         // With the GIL held from the read of the addresses to the references taken.
         let mut host = NumpyHost::new(py, None, false);

@@ -96,7 +96,9 @@ pub(crate) fn uninit_array<'a, 'py>(
     let bytes = shape
         .iter()
         .try_fold(dtype.itemsize(), |n, &d| n.checked_mul(d));
-    let Some(bytes) = bytes.filter(|_| !dtype.has_object()) else {
+    // An item size of 0 (NumPy's unsized strings) NumPy would change on allocation.
+    let sized = dtype.itemsize() > 0 && !dtype.has_object();
+    let Some(bytes) = bytes.filter(|_| sized) else {
         return Err(PyValueError::new_err(format!(
             "internal error: no buffer for shape {shape:?} of dtype {dtype}"
         )));

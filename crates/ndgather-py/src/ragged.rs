@@ -175,7 +175,7 @@ pub(crate) fn ragged_gather<'py>(
     let indices_operand = indices_operand(indices, &indices_splits)?;
     let raw = Raw::of(params).raw();
     if params.dtype().has_object() {
-        crate::dtypes::object_array("params", params)?;
+        moved::check_objects("params", params, None)?;
         // Python objects are gathered as their addresses with the GIL held, so that none
         // is freed meanwhile, then stored with a reference each (as `gather` does).
         let result =

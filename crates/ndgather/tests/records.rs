@@ -218,3 +218,51 @@ fn a_bad_index_on_the_small_path_is_the_general_paths_error() {
     assert_eq!(small, general);
     assert_eq!(small.to_string(), "indices[1] = 7 is not in [0, 3)");
 }
+
+/// Under every policy that writes a slot for a bad index, the small path writes every byte
+/// of the host's memory (it starts as 0xEE, a byte no element or fill here holds) and
+/// agrees with the general path.
+#[test]
+fn the_hosts_memory_is_written_whole_under_every_policy() {
+    let bytes = elements();
+    let indices = Tensor::from(array![2i64, -1, 9, 0].into_dyn());
+    for (policy, fill) in [
+        ("ignore", None),
+        ("clamp", None),
+        ("wrap", None),
+        ("fill", Some(vec![1u8, 2, 3])),
+    ] {
+        let mut attrs = Attrs::new().with("bad_indices", Attr::Str(policy.into()));
+        if let Some(f) = fill.clone() {
+            attrs.insert("fill_value", Attr::Bytes(f));
+        }
+        let op = gather(attrs);
+        let inputs = [
+            Input::Records(RawView::of_bytes(&bytes, &[3, 2], 3).unwrap()),
+            Input::from(indices.view()),
+        ];
+        let mut host = TestHost {
+            give: true,
+            ..TestHost::default()
+        };
+        let r = op.run_hosted(&inputs, Out::New, &mut host);
+        assert!(matches!(r, Ok(None)), "{policy}: {r:?}");
+        assert!(
+            !host.bytes().contains(&0xEE),
+            "{policy}: {:?}",
+            host.bytes()
+        );
+        let records = ArrayViewD::from_shape(IxDyn(&[3, 2, 3]), &bytes[..]).unwrap();
+        let mut typed = Op::Gather(GatherOptions::new())
+            .with_bad_indices(ndgather::BadIndices::from_name(policy).unwrap());
+        if let Some(f) = &fill {
+            typed = typed.with_fill_value(ndgather::FillValue::bytes(f).unwrap());
+        }
+        let general = typed.run(Params::records(records.into()), &indices.view(), Out::New);
+        assert_eq!(
+            host.bytes(),
+            general.unwrap().unwrap().to_bytes().unwrap(),
+            "{policy}"
+        );
+    }
+}

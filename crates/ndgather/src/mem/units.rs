@@ -59,7 +59,8 @@ impl Unit for u64 {}
 
 /// Runs `body` with `U` the unsigned integer of `size` bytes (1, 2 or 4; `u64` for any
 /// other): the unit a gather moves elements in. The core chooses it, from a raw view's
-/// layout (`RawView::unit_size`) or a dtype's alignment; no front end does.
+/// layout (`RawView::unit_size`) or a dtype's alignment. (The Python binding of
+/// `put_along_axis` still maps item sizes to unsigned dtypes itself; issue 54.)
 macro_rules! with_unit {
     ($size:expr, $U:ident => $body:expr) => {
         match $size {

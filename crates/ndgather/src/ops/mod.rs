@@ -3,9 +3,11 @@
 //! Python package, the graph API). Each op's own file holds its options, its shape checks
 //! and its typed `ndarray` functions; this module routes a run to them.
 //!
-//! The strategy is chosen inside [`Op::run`]: a small call on contiguous operands into a new
-//! output takes the path for small calls (`small_call.rs`: the same plans, checks and copy
-//! loops, on the calling thread, without the views' walks); any other the kernels'.
+//! The strategy is chosen inside the run: a small call on params given as raw bytes
+//! ([`Params::raw`], `Input::Records`) with contiguous operands, into a new output, takes the
+//! path for small calls (`small_call.rs`: the same plans, checks and copy loops, on the
+//! calling thread, without the views' walks), into a host's memory under `run_hosted`; any
+//! other the kernels'.
 //!
 //! A run dispatches once on the indices' dtype and once on params' *width*: a fixed-width
 //! element is moved as units of its alignment (`crate::mem::units`), so a float32 and an int32
@@ -274,13 +276,14 @@ impl Op {
                 return Ok(Some(result));
             }
         }
-        // Records take a fill value as one element's bytes; any other is refused as for
-        // records of bytes, whatever unit their layout allows.
         if let Out::IntoRecords(target) = &out {
             if target.itemsize() != raw.itemsize() {
                 return Err(self.record_size_error(raw.itemsize(), Some(target.itemsize())));
             }
         }
+        // Records take a fill value as one element's bytes. Any other is taken as records of
+        // bytes take it, made in a byte (none given: JAX's default for uint8, 255), whatever
+        // unit their layout allows, so both paths agree on it.
         let fill_bytes = match self.fill_value() {
             FillValue::Bytes { len, .. } => usize::from(len) == raw.itemsize(),
             _ => false,
