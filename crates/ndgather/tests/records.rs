@@ -62,7 +62,23 @@ impl Host for TestHost {
     }
 }
 
+/// `bytes` as [3, 2] records of 3 bytes, with `indices`.
+fn as_records<'a>(bytes: &'a [u8], indices: &'a Tensor) -> [Input<'a>; 2] {
+    [
+        Input::Records(RawView::of_bytes(bytes, &[3, 2], 3).unwrap()),
+        Input::from(indices.view()),
+    ]
+}
+
 impl TestHost {
+    /// A host that gives memory of its own.
+    fn giving() -> TestHost {
+        TestHost {
+            give: true,
+            ..TestHost::default()
+        }
+    }
+
     fn bytes(&self) -> Vec<u8> {
         // SAFETY: every byte was initialised when the memory was made.
         self.memory
@@ -139,14 +155,8 @@ fn the_core_chooses_the_hosts_memory_for_a_small_call() {
     let expected = general(&bytes, &indices);
 
     // A small contiguous call: into the host's memory, on the calling thread.
-    let mut host = TestHost {
-        give: true,
-        ..TestHost::default()
-    };
-    let inputs = [
-        Input::Records(RawView::of_bytes(&bytes, &[3, 2], 3).unwrap()),
-        Input::from(indices.view()),
-    ];
+    let mut host = TestHost::giving();
+    let inputs = as_records(&bytes, &indices);
     let r = op.run_hosted(&inputs, Out::New, &mut host);
     assert!(matches!(r, Ok(None)), "{r:?}");
     assert_eq!((host.allocated, host.unlocked), (1, 0));
@@ -163,10 +173,7 @@ fn the_core_chooses_the_hosts_memory_for_a_small_call() {
 
     // Strided params: the general path, through `unlocked`.
     let strided = RawView::within(&bytes, 0, &[3], &[6], 3).unwrap();
-    let mut host = TestHost {
-        give: true,
-        ..TestHost::default()
-    };
+    let mut host = TestHost::giving();
     let r = op.run_hosted(
         &[Input::Records(strided), Input::from(indices.view())],
         Out::New,
@@ -183,10 +190,7 @@ fn the_core_chooses_the_hosts_memory_for_a_small_call() {
         .unwrap();
     let data = Tensor::from(array![1.0f32, 2.0, 3.0].into_dyn());
     let ids = Tensor::from(array![0i32, 1, 0].into_dyn());
-    let mut host = TestHost {
-        give: true,
-        ..TestHost::default()
-    };
+    let mut host = TestHost::giving();
     let r = seg.run_hosted(
         &[Input::from(data.view()), Input::from(ids.view())],
         Out::New,
@@ -202,14 +206,8 @@ fn a_bad_index_on_the_small_path_is_the_general_paths_error() {
     let bytes = elements();
     let indices = Tensor::from(array![0i64, 7].into_dyn());
     let op = gather(Attrs::new());
-    let inputs = [
-        Input::Records(RawView::of_bytes(&bytes, &[3, 2], 3).unwrap()),
-        Input::from(indices.view()),
-    ];
-    let mut host = TestHost {
-        give: true,
-        ..TestHost::default()
-    };
+    let inputs = as_records(&bytes, &indices);
+    let mut host = TestHost::giving();
     let small = op.run_hosted(&inputs, Out::New, &mut host).unwrap_err();
     let records = ArrayViewD::from_shape(IxDyn(&[3, 2, 3]), &bytes[..]).unwrap();
     let general = Op::Gather(GatherOptions::new())
@@ -237,14 +235,8 @@ fn the_hosts_memory_is_written_whole_under_every_policy() {
             attrs.insert("fill_value", Attr::Bytes(f));
         }
         let op = gather(attrs);
-        let inputs = [
-            Input::Records(RawView::of_bytes(&bytes, &[3, 2], 3).unwrap()),
-            Input::from(indices.view()),
-        ];
-        let mut host = TestHost {
-            give: true,
-            ..TestHost::default()
-        };
+        let inputs = as_records(&bytes, &indices);
+        let mut host = TestHost::giving();
         let r = op.run_hosted(&inputs, Out::New, &mut host);
         assert!(matches!(r, Ok(None)), "{policy}: {r:?}");
         assert!(
