@@ -138,4 +138,16 @@ fn write_ops_and_embedding_bag_from_the_command_line() {
         .assert()
         .success()
         .stdout(predicate::str::contains("[[2.]\n [4.]]"));
+    // A gradient op: its params' shape is an attribute, as a list.
+    bin()
+        .args(["gather-grad", "--params-shape", "2,3", "--axis", "1"])
+        .args([
+            "--indices",
+            "[2, 2, 0]",
+            "--grad",
+            "[[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("[[1. 0. 2.]\n [1. 0. 2.]]"));
 }

@@ -87,9 +87,9 @@ fn slot<'py>(op: &str, what: &str, object: &Bound<'py, PyAny>) -> PyResult<Slot<
         .map(Slot::List)
 }
 
-impl Slot<'_> {
+impl<'py> Slot<'py> {
     /// The slot's arrays.
-    fn arrays(&self) -> &[Bound<'_, PyUntypedArray>] {
+    fn arrays(&self) -> &[Bound<'py, PyUntypedArray>] {
         match self {
             Slot::One(a) => std::slice::from_ref(a),
             Slot::List(l) => l.as_slice(),
@@ -234,12 +234,13 @@ pub(crate) fn run_op<'py>(
             Slot::None => Input::None,
         });
     }
-    // The first dense input's dtype object, for a result of its dtype (bfloat16 and the
+    // The inputs' dtype objects, for a result of one of their dtypes (bfloat16 and the
     // float8 types are ml_dtypes' dtypes, which the table cannot name).
-    let like = slots.iter().zip(&views).find_map(|(s, v)| match (s, v) {
-        (Slot::One(array), Input::Tensor(t)) => Some((t.dtype(), array.dtype())),
-        _ => None,
-    });
+    let like: Vec<_> = slots
+        .iter()
+        .flat_map(Slot::arrays)
+        .filter_map(|a| dtypes::dtype_of(a).map(|d| (d, a.dtype())))
+        .collect();
     let mut host = NumpyHost::new(py, None, true);
     let Some(target) = out else {
         let value = op.run_hosted(&views, Out::New, &mut host).map_err(to_py)?;
@@ -301,16 +302,16 @@ pub(crate) fn dense(value: Option<Value>) -> PyResult<Tensor> {
         .map_err(to_py)
 }
 
-/// A result as a NumPy array, of `like`'s dtype object where the dtypes agree.
+/// A result as a NumPy array, of the dtype object in `like` of its dtype, if any.
 fn to_numpy<'py>(
     py: Python<'py>,
     value: Option<Value>,
-    like: Option<(DType, Bound<'py, PyArrayDescr>)>,
+    like: Vec<(DType, Bound<'py, PyArrayDescr>)>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let tensor = dense(value)?;
-    let descr = match like {
-        Some((dtype, descr)) if dtype == tensor.dtype() => descr,
-        _ => {
+    let descr = match like.into_iter().find(|(dtype, _)| *dtype == tensor.dtype()) {
+        Some((_, descr)) => descr,
+        None => {
             let numpy = py.import("numpy")?;
             numpy
                 .call_method1("dtype", (tensor.dtype().name(),))?

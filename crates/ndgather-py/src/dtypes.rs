@@ -40,20 +40,6 @@ macro_rules! with_indices {
 }
 pub(crate) use with_indices;
 
-/// Runs `$body` with `$T` the Rust type of the numeric array `$array` (a dtype of the core's
-/// `number` role, native byte order), or returns a `TypeError`.
-macro_rules! with_number_type {
-    ($array:expr, $T:ident => $body:expr) => {{
-        let array: &Bound<'_, numpy::PyUntypedArray> = $array;
-        match $crate::dtypes::dtype_of(array) {
-            Some(dtype) => ndgather::with_dtype!(dtype, number $T => $body,
-                else Err($crate::dtypes::not_number(array))),
-            None => Err($crate::dtypes::not_number(array)),
-        }
-    }};
-}
-pub(crate) use with_number_type;
-
 /// Runs `$body` with `$T` the Rust type of the floating-point array `$array` (a dtype of the
 /// core's `real` role: float16, bfloat16, float32, float64 in native byte order), or returns
 /// a `TypeError`.
@@ -139,14 +125,6 @@ pub(crate) fn not_integer(what: &str, array: &Bound<'_, PyUntypedArray>) -> PyEr
     PyTypeError::new_err(format!(
         "{what} must be an array of integers ({}), got dtype {}",
         DType::names_where(DType::is_index),
-        array.dtype()
-    ))
-}
-
-pub(crate) fn not_number(array: &Bound<'_, PyUntypedArray>) -> PyErr {
-    PyTypeError::new_err(format!(
-        "expected an array of numbers ({}), got dtype {}",
-        DType::names_where(DType::is_number),
         array.dtype()
     ))
 }

@@ -12,7 +12,7 @@ mod pool;
 mod ragged;
 mod raw;
 
-use dtypes::{dims, index_view, with_float_type, with_indices, with_number_type};
+use dtypes::{dims, index_view, with_float_type, with_indices};
 use errors::{to_py, InvalidArgumentError};
 use ndarray::{ArrayD, ArrayViewD};
 use ndgather::embedding::{Combiner, EmbeddingLookupOptions, PartitionStrategy, SparseIds};
@@ -210,77 +210,6 @@ fn resolve_gather_nd<'py>(
     to_py_resolved(py, indices, result.map_err(to_py)?)
 }
 
-/// Runs a summing op of the core on numbers `values` and integer `ids`, with the GIL
-/// released, and returns its result as an array of `values`' dtype.
-macro_rules! summing_op {
-    ($py:expr, $values:expr, $ids:expr, |$v:ident, $i:ident| $call:expr) => {{
-        let (py, values, ids) = ($py, $values, $ids);
-        with_number_type!(values, T => {
-            let $v = typed_view::<T>(values)?;
-            let result = with_indices!(ids, $i => Ok(pool::detached(py, || $call)))?.map_err(to_py)?;
-            let shape = result.shape().to_vec();
-            output::array_from_vec(py, &values.dtype(), &shape, into_vec(result))
-        })
-    }};
-}
-
-/// The gradient of `gather` with respect to params; see `ndgather.gather_grad`.
-#[pyfunction]
-#[pyo3(signature = (params_shape, indices, grad, axis, batch_dims, bad_indices))]
-fn gather_grad<'py>(
-    py: Python<'py>,
-    params_shape: Vec<i64>,
-    indices: &Bound<'py, PyUntypedArray>,
-    grad: &Bound<'py, PyUntypedArray>,
-    axis: Option<i64>,
-    batch_dims: i64,
-    bad_indices: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let shape = dims("params_shape", &params_shape)?;
-    let mut options = GatherOptions::new()
-        .batch_dims(batch_dims)
-        .bad_indices(policy(bad_indices)?);
-    if let Some(axis) = axis {
-        options = options.axis(axis);
-    }
-    summing_op!(py, grad, indices, |g, i| options.grad(&shape, &i, &g))
-}
-
-/// The gradient of `gather_nd` with respect to params; see `ndgather.gather_nd_grad`.
-#[pyfunction]
-#[pyo3(signature = (params_shape, indices, grad, batch_dims, bad_indices))]
-fn gather_nd_grad<'py>(
-    py: Python<'py>,
-    params_shape: Vec<i64>,
-    indices: &Bound<'py, PyUntypedArray>,
-    grad: &Bound<'py, PyUntypedArray>,
-    batch_dims: i64,
-    bad_indices: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let shape = dims("params_shape", &params_shape)?;
-    let options = GatherNdOptions::new()
-        .batch_dims(batch_dims)
-        .bad_indices(policy(bad_indices)?);
-    summing_op!(py, grad, indices, |g, i| options.grad(&shape, &i, &g))
-}
-
-/// The gradient of `take_along_axis` with respect to arr; see
-/// `ndgather.take_along_axis_grad`.
-#[pyfunction]
-#[pyo3(signature = (arr_shape, indices, grad, axis, bad_indices))]
-fn take_along_axis_grad<'py>(
-    py: Python<'py>,
-    arr_shape: Vec<i64>,
-    indices: &Bound<'py, PyUntypedArray>,
-    grad: &Bound<'py, PyUntypedArray>,
-    axis: i64,
-    bad_indices: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let shape = dims("arr_shape", &arr_shape)?;
-    let options = TakeAlongAxisOptions::new(axis).bad_indices(policy(bad_indices)?);
-    summing_op!(py, grad, indices, |g, i| options.grad(&shape, &i, &g))
-}
-
 /// The shards of an embedding table as views of one float type `T`; all must share the
 /// first one's dtype.
 fn shard_views<'a, T: Plain>(
@@ -316,27 +245,6 @@ fn no_shards() -> PyErr {
     InvalidArgumentError::new_err("Need at least one param")
 }
 
-/// `tf.nn.embedding_lookup` over one table or its shards; see `ndgather.embedding_lookup`.
-#[pyfunction]
-#[pyo3(signature = (shards, ids, partition_strategy, max_norm))]
-fn embedding_lookup<'py>(
-    py: Python<'py>,
-    shards: Vec<Bound<'py, PyUntypedArray>>,
-    ids: &Bound<'py, PyUntypedArray>,
-    partition_strategy: &str,
-    max_norm: Option<f64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let lookup = lookup_options(partition_strategy, max_norm)?;
-    let first = shards.first().ok_or_else(no_shards)?;
-    with_float_type!(first, T => {
-        let views = shard_views::<T>(&shards)?;
-        let result = with_indices!(ids, i => Ok(pool::detached(py, || lookup.lookup(&views, &i))))?;
-        let result = result.map_err(to_py)?;
-        let shape = result.shape().to_vec();
-        output::array_from_vec(py, &first.dtype(), &shape, into_vec(result))
-    })
-}
-
 /// Sparse ids `(indices, values, dense_shape)` and optional weights, checked by the core.
 type PySparse<'py> = (
     Bound<'py, PyUntypedArray>,
@@ -366,14 +274,15 @@ fn embedding_lookup_grad<'py>(
     })
 }
 
-/// PyTorch's `embedding_bag` over one table or its shards (`grad` None), or its gradient for
-/// the upstream `grad` as `(indices, values, dense_shape)` per shard (`dense`: one array per
-/// shard); see `ndgather.embedding_bag`. `offsets` has `input`'s dtype.
+/// The gradient of PyTorch's `embedding_bag` for the upstream `grad`, as `(indices, values,
+/// dense_shape)` per shard (`dense`: one array per shard); see `ndgather.embedding_bag_grad`.
+/// `offsets` has `input`'s dtype. (A result per shard is no value of the registry, so the
+/// gradients of the lookups keep bindings of their own.)
 #[pyfunction]
 #[pyo3(signature = (shards, input, offsets, mode, per_sample_weights, padding_idx,
                     include_last_offset, max_norm, partition_strategy, bad_indices, grad, dense))]
 #[allow(clippy::too_many_arguments)]
-fn embedding_bag<'py>(
+fn embedding_bag_grad<'py>(
     py: Python<'py>,
     shards: Vec<Bound<'py, PyUntypedArray>>,
     input: &Bound<'py, PyUntypedArray>,
@@ -385,7 +294,7 @@ fn embedding_bag<'py>(
     max_norm: Option<f64>,
     partition_strategy: &str,
     bad_indices: &str,
-    grad: Option<Bound<'py, PyUntypedArray>>,
+    grad: Bound<'py, PyUntypedArray>,
     dense: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let mode = BagMode::from_name(mode)
@@ -401,7 +310,7 @@ fn embedding_bag<'py>(
     with_float_type!(first, T => {
         let views = shard_views::<T>(&shards)?;
         let weights = per_sample_weights.as_ref().map(typed_view::<T>).transpose()?;
-        let upstream = grad.as_ref().map(typed_view::<T>).transpose()?;
+        let g = typed_view::<T>(&grad)?;
         with_indices!(input, i => {
             // `T` is the ids' type here: the offsets are made of it.
             let offsets = match &offsets {
@@ -410,30 +319,21 @@ fn embedding_bag<'py>(
                 None => None,
             };
             let (o, w) = (offsets.as_ref(), weights.as_ref());
-            match &upstream {
-                None => {
-                    let r = pool::detached(py, || bag.bag(&views, &i, o, w)).map_err(to_py)?;
-                    let shape = r.shape().to_vec();
-                    output::array_from_vec(py, &dtype, &shape, into_vec(r))
-                }
-                Some(g) => {
-                    let slices = pool::detached(py, || bag.bag_grad(&views, &i, o, w, g))
-                        .map_err(to_py)?;
-                    let parts = if dense {
-                        slices
-                            .iter()
-                            .map(|s| {
-                                let d = s.to_dense().map_err(to_py)?;
-                                let shape = d.shape().to_vec();
-                                output::array_from_vec(py, &dtype, &shape, into_vec(d))
-                            })
-                            .collect::<PyResult<Vec<_>>>()?
-                    } else {
-                        slices_to_py(py, &dtype, slices)?
-                    };
-                    Ok(pyo3::types::PyList::new(py, parts)?.into_any())
-                }
-            }
+            let slices = pool::detached(py, || bag.bag_grad(&views, &i, o, w, &g))
+                .map_err(to_py)?;
+            let parts = if dense {
+                slices
+                    .iter()
+                    .map(|s| {
+                        let d = s.to_dense().map_err(to_py)?;
+                        let shape = d.shape().to_vec();
+                        output::array_from_vec(py, &dtype, &shape, into_vec(d))
+                    })
+                    .collect::<PyResult<Vec<_>>>()?
+            } else {
+                slices_to_py(py, &dtype, slices)?
+            };
+            Ok(pyo3::types::PyList::new(py, parts)?.into_any())
         })
     })
 }
@@ -456,17 +356,20 @@ pub(crate) fn slices_to_py<'py, T: Plain>(
         .collect()
 }
 
-/// Runs a sparse lookup (`grad` None) or its gradient on views of the sparse parts.
+/// The gradient of `embedding_lookup_sparse` for each shard; see
+/// `ndgather.embedding_lookup_sparse_grad`.
+#[pyfunction]
+#[pyo3(signature = (shards, sp_ids, sp_weights, grad, combiner, partition_strategy, max_norm))]
 #[allow(clippy::too_many_arguments)]
-fn sparse_call<'py>(
+fn embedding_lookup_sparse_grad<'py>(
     py: Python<'py>,
     shards: Vec<Bound<'py, PyUntypedArray>>,
     sp_ids: PySparse<'py>,
     sp_weights: Option<PySparse<'py>>,
+    grad: &Bound<'py, PyUntypedArray>,
     combiner: &str,
     partition_strategy: &str,
     max_norm: Option<f64>,
-    grad: Option<&Bound<'py, PyUntypedArray>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let lookup = lookup_options(partition_strategy, max_norm)?;
     let combiner = Combiner::from_name(combiner).ok_or_else(|| {
@@ -503,77 +406,16 @@ fn sparse_call<'py>(
             Some((m, v, shape)) => Some(SparseIds::new(m.view(), v.view(), shape).map_err(to_py)?),
             None => None,
         };
-        let g = grad.map(typed_view::<T>).transpose()?;
+        let g = typed_view::<T>(grad)?;
         with_indices!(ids_values, i => {
             let i = i.into_dimensionality::<ndarray::Ix1>()
                 .map_err(|_| InvalidArgumentError::new_err("sparse values must be a vector"))?;
             let sp = SparseIds::new(id_matrix.view(), i.view(), &dense_shape).map_err(to_py)?;
-            match &g {
-                None => {
-                    let out = pool::detached(py, || lookup.lookup_sparse(&views, &sp, sp_w.as_ref(), combiner));
-                    let out = out.map_err(to_py)?;
-                    let shape = out.shape().to_vec();
-                    output::array_from_vec(py, &first.dtype(), &shape, into_vec(out))
-                }
-                Some(g) => {
-                    let slices = pool::detached(py, || lookup.lookup_sparse_grad(&views, &sp, sp_w.as_ref(), combiner, g));
-                    let list = slices_to_py(py, &first.dtype(), slices.map_err(to_py)?)?;
-                    Ok(pyo3::types::PyList::new(py, list)?.into_any())
-                }
-            }
+            let slices = pool::detached(py, || lookup.lookup_sparse_grad(&views, &sp, sp_w.as_ref(), combiner, &g));
+            let list = slices_to_py(py, &first.dtype(), slices.map_err(to_py)?)?;
+            Ok(pyo3::types::PyList::new(py, list)?.into_any())
         })
     })
-}
-
-/// `tf.nn.embedding_lookup_sparse`; see `ndgather.embedding_lookup_sparse`.
-#[pyfunction]
-#[pyo3(signature = (shards, sp_ids, sp_weights, combiner, partition_strategy, max_norm))]
-fn embedding_lookup_sparse<'py>(
-    py: Python<'py>,
-    shards: Vec<Bound<'py, PyUntypedArray>>,
-    sp_ids: PySparse<'py>,
-    sp_weights: Option<PySparse<'py>>,
-    combiner: &str,
-    partition_strategy: &str,
-    max_norm: Option<f64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    sparse_call(
-        py,
-        shards,
-        sp_ids,
-        sp_weights,
-        combiner,
-        partition_strategy,
-        max_norm,
-        None,
-    )
-}
-
-/// The gradient of `embedding_lookup_sparse` for each shard; see
-/// `ndgather.embedding_lookup_sparse_grad`.
-#[pyfunction]
-#[pyo3(signature = (shards, sp_ids, sp_weights, grad, combiner, partition_strategy, max_norm))]
-#[allow(clippy::too_many_arguments)]
-fn embedding_lookup_sparse_grad<'py>(
-    py: Python<'py>,
-    shards: Vec<Bound<'py, PyUntypedArray>>,
-    sp_ids: PySparse<'py>,
-    sp_weights: Option<PySparse<'py>>,
-    grad: &Bound<'py, PyUntypedArray>,
-    combiner: &str,
-    partition_strategy: &str,
-    max_norm: Option<f64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    sparse_call(
-        py,
-        shards,
-        sp_ids,
-        sp_weights,
-        combiner,
-        partition_strategy,
-        max_norm,
-        Some(grad),
-    )
 }
 
 /// NumPy's `put_along_axis`, in place; see `ndgather.put_along_axis`. `values` has `arr`'s
@@ -738,13 +580,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gather, m)?)?;
     m.add_function(wrap_pyfunction!(gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(take_along_axis, m)?)?;
-    m.add_function(wrap_pyfunction!(gather_grad, m)?)?;
-    m.add_function(wrap_pyfunction!(gather_nd_grad, m)?)?;
-    m.add_function(wrap_pyfunction!(take_along_axis_grad, m)?)?;
-    m.add_function(wrap_pyfunction!(embedding_lookup, m)?)?;
     m.add_function(wrap_pyfunction!(embedding_lookup_grad, m)?)?;
-    m.add_function(wrap_pyfunction!(embedding_bag, m)?)?;
-    m.add_function(wrap_pyfunction!(embedding_lookup_sparse, m)?)?;
+    m.add_function(wrap_pyfunction!(embedding_bag_grad, m)?)?;
     m.add_function(wrap_pyfunction!(embedding_lookup_sparse_grad, m)?)?;
     m.add_function(wrap_pyfunction!(door::run_op, m)?)?;
     m.add_function(wrap_pyfunction!(door::op_signatures, m)?)?;

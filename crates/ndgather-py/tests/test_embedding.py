@@ -87,11 +87,13 @@ def test_sparse_tensor_objects_and_errors():
         ng.embedding_lookup_sparse(table, ([[1, 0], [0, 0]], [0, 1], [2, 1]), None)
     with pytest.raises(ng.InvalidArgumentError, match="same indices"):
         ng.embedding_lookup_sparse(table, ([[0, 0]], [0], [1, 1]), ([[0, 1]], [1.0], [1, 2]))
-    with pytest.raises(ValueError, match="combiner must be one of"):
+    with pytest.raises(ng.InvalidArgumentError, match="same indices"):
+        ng.embedding_lookup_sparse(table, ([[0, 0]], [0], [1, 1]), ([[0, 0]], [1.0], [2, 1]))
+    with pytest.raises(ValueError, match='"combiner" got "max"; choose one of sum, mean, sqrtn'):
         ng.embedding_lookup_sparse(table, ([[0, 0]], [0], [1, 1]), None, "max")
     with pytest.raises(ValueError, match="partition_strategy"):
         ng.embedding_lookup([table, table], [0], partition_strategy="hash")
-    with pytest.raises(TypeError, match="embedding tables must be float"):
+    with pytest.raises(ng.NotFoundError, match="embedding_lookup takes embedding tables of float16"):
         ng.embedding_lookup(np.arange(4).reshape(2, 2), [0])
     with pytest.raises(ng.InvalidArgumentError, match="Need at least one param"):
         ng.embedding_lookup([], [0])

@@ -42,6 +42,9 @@ fn names_are_unique_and_found() {
         "segment_sum",
         "unsorted_segment_sqrt_n",
         "gather_segment",
+        "gather_grad",
+        "gather_nd_grad",
+        "take_along_axis_grad",
     ] {
         assert!(
             names.contains(&expected),
@@ -392,4 +395,118 @@ fn gradients_by_name() {
         .grad(&inputs, &out.view(), &up.view())
         .unwrap_err();
     assert!(matches!(err, Error::NoGradient { .. }));
+}
+
+/// The read ops' gradients by name give what the typed functions give, for integer and
+/// float upstream gradients alike, and take params' shape as an attribute.
+#[test]
+fn read_grads_by_name_equal_the_typed_gradients() {
+    let shape = Attr::Ints(vec![2, 3]);
+    let indices = t(array![2i64, 2, 0].into_dyn());
+    let upstream = t(array![[1i32, 2, 3], [4, 5, 6]].into_dyn());
+    let inputs = [Input::from(indices.view()), Input::from(upstream.view())];
+    let attrs = Attrs::new()
+        .with("params_shape", shape.clone())
+        .with("axis", Attr::Int(1));
+    let by_name = run("gather_grad", attrs, &inputs).unwrap();
+    let typed = ndgather::grad::gather_grad(
+        &[2, 3],
+        &array![2i64, 2, 0],
+        &array![[1i32, 2, 3], [4, 5, 6]],
+        1,
+        0,
+    )
+    .unwrap();
+    assert_eq!(by_name, t(typed));
+    assert_eq!(by_name, t(array![[3i32, 0, 3], [6, 0, 9]].into_dyn()));
+
+    let vectors = t(array![[1i64, 2], [1, 2], [0, 0]].into_dyn());
+    let ones = t(array![1.0f64, 1.0, 1.0].into_dyn());
+    let nd = run(
+        "gather_nd_grad",
+        Attrs::new().with("params_shape", shape),
+        &[Input::from(vectors.view()), Input::from(ones.view())],
+    )
+    .unwrap();
+    assert_eq!(
+        nd,
+        t(array![[1.0f64, 0.0, 0.0], [0.0, 0.0, 2.0]].into_dyn())
+    );
+
+    let along = t(array![[2i64, 2], [0, 1]].into_dyn());
+    let g = t(array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn());
+    let attrs = Attrs::new()
+        .with("arr_shape", Attr::Ints(vec![2, 3]))
+        .with("axis", Attr::Int(1))
+        .with("bad_indices", Attr::Str("clamp".into()));
+    let got = run(
+        "take_along_axis_grad",
+        attrs,
+        &[Input::from(along.view()), Input::from(g.view())],
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        t(array![[0.0f32, 0.0, 3.0], [3.0, 4.0, 0.0]].into_dyn())
+    );
+
+    // The shape is the op's fact; a negative size and float indices are refused.
+    let op = registry::find("gather_nd_grad").unwrap();
+    let configured = op
+        .with_attrs(&Attrs::new().with("params_shape", Attr::Ints(vec![4, 5])))
+        .unwrap();
+    let fact = configured
+        .infer(&[
+            Fact::known(DType::I64, &[3, 2]),
+            Fact::known(DType::F32, &[3]),
+        ])
+        .unwrap();
+    assert_eq!(fact, Fact::known(DType::F32, &[4, 5]));
+    let err = op
+        .with_attrs(&Attrs::new().with("params_shape", Attr::Ints(vec![2, -1])))
+        .unwrap_err();
+    assert!(err.to_string().contains("negative sizes"), "{err}");
+    let err = configured
+        .infer(&[
+            Fact::known(DType::F32, &[3, 2]),
+            Fact::known(DType::F32, &[3]),
+        ])
+        .unwrap_err();
+    assert!(matches!(err, Error::IndicesNotInteger { .. }), "{err:?}");
+}
+
+/// embedding_lookup_sparse by name checks the weights' indices and dense shape against the
+/// ids', and refuses them without weights' values.
+#[test]
+fn sparse_lookup_checks_the_weights_sparse_form() {
+    let table = t(array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn());
+    let indices = t(array![[0i64, 0], [0, 1]].into_dyn());
+    let ids = t(array![0i64, 1].into_dyn());
+    let shape = t(array![1i64, 2].into_dyn());
+    let weights = t(array![1.0f32, 3.0].into_dyn());
+    let other = t(array![[0i64, 0], [0, 0]].into_dyn());
+    fn opt(x: Option<&Tensor>) -> Input<'_> {
+        x.map_or(Input::None, |x| Input::from(x.view()))
+    }
+    let run_with = |w: Option<&Tensor>, w_indices: Option<&Tensor>| {
+        run(
+            "embedding_lookup_sparse",
+            Attrs::new().with("combiner", Attr::Str("sum".into())),
+            &[
+                Input::List(vec![table.view()]),
+                Input::from(indices.view()),
+                Input::from(ids.view()),
+                Input::from(shape.view()),
+                opt(w),
+                opt(w_indices),
+                Input::None,
+            ],
+        )
+    };
+    let weighted = run_with(Some(&weights), Some(&indices)).unwrap();
+    assert_eq!(weighted, t(array![[10.0f32, 14.0]].into_dyn()));
+    let err = run_with(Some(&weights), Some(&other)).unwrap_err();
+    assert!(err.to_string().contains("same indices"), "{err}");
+    let err = run_with(None, Some(&indices)).unwrap_err();
+    assert!(err.to_string().contains("no values"), "{err}");
 }

@@ -467,8 +467,9 @@ def gather_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike
     array([[1., 0., 2.],
            [1., 0., 2.]])
     """
-    r = _core.gather_grad(params_shape, _indices(indices), _numbers(grad), axis, batch_dims,
-                          bad_indices)
+    r = _core.run_op("gather_grad", [_indices(indices), _numbers(grad)],
+                     {"params_shape": list(params_shape), "axis": axis,
+                      "batch_dims": batch_dims, "bad_indices": bad_indices})
     return _like(grad, r)
 
 
@@ -513,8 +514,9 @@ def gather_nd_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayL
     array([[1., 0., 0.],
            [0., 0., 2.]])
     """
-    r = _core.gather_nd_grad(params_shape, _indices(indices), _numbers(grad), batch_dims,
-                             bad_indices)
+    r = _core.run_op("gather_nd_grad", [_indices(indices), _numbers(grad)],
+                     {"params_shape": list(params_shape), "batch_dims": batch_dims,
+                      "bad_indices": bad_indices})
     return _like(grad, r)
 
 
@@ -707,8 +709,8 @@ def take_along_axis_grad(arr_shape: Sequence[int], indices: ArrayLike, grad: Arr
     array([[0., 0., 3.],
            [3., 4., 0.]])
     """
-    r = _core.take_along_axis_grad(arr_shape, _indices(indices), _numbers(grad), axis,
-                                   bad_indices)
+    r = _core.run_op("take_along_axis_grad", [_indices(indices), _numbers(grad)],
+                     {"arr_shape": list(arr_shape), "axis": axis, "bad_indices": bad_indices})
     return _like(grad, r)
 
 
@@ -775,7 +777,8 @@ def embedding_lookup(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLike,
     >>> ng.embedding_lookup(table, [4], max_norm=5.0)
     array([[3.32181919, 3.73704659]])
     """
-    r = _core.embedding_lookup(_shards(params), _indices(ids), partition_strategy, max_norm)
+    r = _core.run_op("embedding_lookup", [_shards(params), _indices(ids)],
+                     {"partition_strategy": partition_strategy, "max_norm": max_norm})
     return _like(_first(params), r)
 
 
@@ -835,9 +838,16 @@ def embedding_lookup_sparse(params: ArrayLike | Sequence[ArrayLike], sp_ids: Spa
     True
     """
     shards = _shards(params)
-    return _like(_first(params), _core.embedding_lookup_sparse(
-        shards, _sparse(sp_ids, "sp_ids"), _sparse(sp_weights, "sp_weights", shards[0].dtype),
-        combiner, partition_strategy, max_norm))
+    ids = _sparse(sp_ids, "sp_ids")
+    weights = _sparse(sp_weights, "sp_weights", shards[0].dtype) or (None, None, None)
+    i, v, shape = ids
+    w_i, w_v, w_shape = weights
+    as_shape = lambda d: None if d is None else np.asarray(d, np.int64)  # noqa: E731
+    r = _core.run_op("embedding_lookup_sparse",
+                     [shards, i, v, as_shape(shape), w_v, w_i, as_shape(w_shape)],
+                     {"combiner": combiner, "partition_strategy": partition_strategy,
+                      "max_norm": max_norm})
+    return _like(_first(params), r)
 
 
 def embedding_lookup_sparse_grad(params: ArrayLike | Sequence[ArrayLike], sp_ids: Sparse,
@@ -932,9 +942,10 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
            [ 5., 50.]], dtype=float32)
     """
     shards, ids, offsets, weights = _bag_args(params, input, offsets, per_sample_weights)
-    r = _core.embedding_bag(shards, ids, offsets, mode, weights, padding_idx,
-                            include_last_offset, max_norm, partition_strategy, bad_indices,
-                            None, False)
+    r = _core.run_op("embedding_bag", [shards, ids, offsets, weights],
+                     {"mode": mode, "padding_idx": padding_idx,
+                      "include_last_offset": include_last_offset, "max_norm": max_norm,
+                      "partition_strategy": partition_strategy, "bad_indices": bad_indices})
     return _like(_first(params), r)
 
 
@@ -964,9 +975,9 @@ def embedding_bag_grad(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike
     """
     shards, ids, offsets, weights = _bag_args(params, input, offsets, per_sample_weights)
     g = np.require(_array(grad), shards[0].dtype, ["A"])
-    parts = _core.embedding_bag(shards, ids, offsets, mode, weights, padding_idx,
-                                include_last_offset, max_norm, partition_strategy, bad_indices,
-                                g, not sparse)
+    parts = _core.embedding_bag_grad(shards, ids, offsets, mode, weights, padding_idx,
+                                     include_last_offset, max_norm, partition_strategy,
+                                     bad_indices, g, not sparse)
     if sparse:
         return [tuple(t) for t in parts]
     return [_like(grad, p) for p in parts]

@@ -326,7 +326,7 @@ impl NodeKind {
             } => {
                 let sparse = [values.value(*i)?, values.value(*v)?, values.value(*d)?];
                 let w = weights.map(|w| values.value(w)).transpose()?;
-                lookup.lookup_sparse_views(&shards(s)?, sparse, w, *combiner)?
+                lookup.lookup_sparse_views(&shards(s)?, sparse, [None, w, None], *combiner)?
             }
             NodeKind::Registered { op, inputs } => run_registered(op.as_ref(), inputs, values)?,
             NodeKind::RegisteredGrad {

@@ -348,6 +348,22 @@ impl<'a> Parsed<'a> {
         }
     }
 
+    /// A shape given as a list of integers (empty if unset); an error for a negative size.
+    pub(crate) fn shape(&self, name: &'static str) -> Result<Vec<usize>> {
+        let given = self.ints(name).unwrap_or_default();
+        given
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| {
+                attr_error(
+                    self.op,
+                    name,
+                    format!("must not have negative sizes, got {given:?}"),
+                )
+            })
+    }
+
     /// The bad-index policy `bad_indices`, or `default`.
     pub(crate) fn policy(&self, default: BadIndices) -> Result<BadIndices> {
         match self.attrs.get("bad_indices") {

@@ -577,17 +577,20 @@ fn float_views<'a, T: Real + ArrayElement>(
 }
 
 /// Runs `$body` with `$T` the float type of the tensor `$first` (the dtype table's `real`
-/// role), or returns an error naming the float types.
+/// role), or returns op `$op`'s error for a dtype it has no kernel for.
 macro_rules! with_float {
-    ($first:expr, $T:ident => $body:expr) => {
-        crate::with_dtype!($first.dtype(), real $T => $body, else Err(Error::EmbeddingShards {
-            reason: format!(
-                "embedding tables must be {}, got {}",
-                DType::names_where(DType::is_real),
-                $first.dtype()
-            ),
-        }))
+    ($op:expr, $first:expr, $T:ident => $body:expr) => {
+        crate::with_dtype!($first.dtype(), real $T => $body, else Err(table_dtype($op, $first.dtype())))
     };
+}
+
+/// The error for an embedding table of a dtype that is not a float: a kernel the op lacks.
+pub(crate) fn table_dtype(op: &'static str, dtype: DType) -> Error {
+    Error::NoKernel {
+        op,
+        dtype,
+        supported: format!("embedding tables of {}", DType::names_where(DType::is_real)),
+    }
 }
 
 /// Runs `$body` with `$i` the integer view inside `$t`: `int32` or `int64`, TensorFlow's
@@ -615,41 +618,58 @@ impl EmbeddingLookupOptions {
         let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
-        with_float!(first, T => {
+        with_float!("embedding_lookup", first, T => {
             let views = float_views::<T>(shards)?;
             with_ids!(ids, i => Ok(T::into_tensor(self.lookup(&views, i)?)))
         })
     }
 
     /// [`EmbeddingLookupOptions::lookup_sparse`] on dtype-erased views: `indices` an `int64`
-    /// matrix, `values` `int32` or `int64`, `dense_shape` `int64`, weights of the shards'
-    /// dtype.
+    /// matrix, `values` `int32` or `int64`, `dense_shape` `int64`; the weights' `indices`,
+    /// `values` (of the shards' dtype) and `dense_shape`, where their indices and shape
+    /// default to the ids' (no values: weights of 1).
     pub(crate) fn lookup_sparse_views(
         &self,
         shards: &[TensorView<'_>],
         sparse: [TensorView<'_>; 3],
-        weights: Option<TensorView<'_>>,
+        weights: [Option<TensorView<'_>>; 3],
         combiner: Combiner,
     ) -> Result<Tensor> {
         let [indices, values, dense_shape] = sparse;
         let bad = |what: &str| Error::SparseTensor {
             reason: format!("{what} must be int64 of the right rank"),
         };
-        let indices = i64::from_view(&indices)
-            .and_then(|a| a.into_dimensionality::<ndarray::Ix2>().ok())
-            .ok_or_else(|| bad("indices"))?;
-        let dense_shape: Vec<usize> = i64::from_view(&dense_shape)
-            .filter(|a| a.ndim() == 1)
-            .ok_or_else(|| bad("dense_shape"))?
-            .iter()
-            .map(|&d| usize::try_from(d).map_err(|_| bad("dense_shape")))
-            .collect::<Result<_>>()?;
+        fn matrix<'v>(view: &TensorView<'v>) -> Option<ndarray::ArrayView2<'v, i64>> {
+            i64::from_view(view).and_then(|a| a.into_dimensionality::<ndarray::Ix2>().ok())
+        }
+        let shape_of = |view: &TensorView<'_>, what: &str| -> Result<Vec<usize>> {
+            i64::from_view(view)
+                .filter(|a| a.ndim() == 1)
+                .ok_or_else(|| bad(what))?
+                .iter()
+                .map(|&d| usize::try_from(d).map_err(|_| bad(what)))
+                .collect()
+        };
+        let indices = matrix(&indices).ok_or_else(|| bad("indices"))?;
+        let dense_shape = shape_of(&dense_shape, "dense_shape")?;
+        let [w_indices, w_values, w_shape] = weights;
+        if w_values.is_none() && (w_indices.is_some() || w_shape.is_some()) {
+            return Err(Error::SparseTensor {
+                reason: "sp_weights has indices or a dense_shape but no values".into(),
+            });
+        }
+        let w_indices = w_indices
+            .map(|v| matrix(&v).ok_or_else(|| bad("sp_weights' indices")))
+            .transpose()?;
+        let w_shape = w_shape
+            .map(|v| shape_of(&v, "sp_weights' dense_shape"))
+            .transpose()?;
         let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
-        with_float!(first, T => {
+        with_float!("embedding_lookup_sparse", first, T => {
             let views = float_views::<T>(shards)?;
-            let w = match weights {
+            let w = match w_values {
                 Some(w) => Some(
                     float_views::<T>(&[w])?
                         .remove(0)
@@ -659,7 +679,11 @@ impl EmbeddingLookupOptions {
                 None => None,
             };
             let sp_w = match &w {
-                Some(w) => Some(SparseIds::new(indices.view(), w.view(), &dense_shape)?),
+                Some(w) => Some(SparseIds::new(
+                    w_indices.as_ref().unwrap_or(&indices).view(),
+                    w.view(),
+                    w_shape.as_deref().unwrap_or(&dense_shape),
+                )?),
                 None => None,
             };
             with_ids!(&values, v => {

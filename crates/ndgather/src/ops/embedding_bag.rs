@@ -457,13 +457,7 @@ impl EmbeddingBag {
                     .transpose()?;
                 self.bag(&views, i, offsets.as_ref(), weights.as_ref()).map(T::into_tensor)
             }, else dtype => Err(Error::IndicesNotInteger { dtype }))
-        }, else Err(Error::EmbeddingShards {
-            reason: format!(
-                "embedding tables must be {}, got {}",
-                crate::DType::names_where(crate::DType::is_real),
-                first.dtype()
-            ),
-        }))
+        }, else Err(crate::ops::embedding::table_dtype("embedding_bag", first.dtype())))
     }
 }
 

@@ -126,6 +126,16 @@ const LOOKUP_SPARSE: Signature = Signature {
             InputKind::Optional,
             "a weight per id, of the table's dtype",
         ),
+        InputDef::new(
+            "sp_weights_indices",
+            InputKind::Optional,
+            "the weights' indices, which must be the ids' (none: the ids')",
+        ),
+        InputDef::new(
+            "sp_weights_dense_shape",
+            InputKind::Optional,
+            "the weights' dense shape, which must be the ids' (none: the ids')",
+        ),
     ],
     attrs: &[
         AttrDef::with_default(
@@ -164,7 +174,7 @@ impl OpDef for LookupSparse {
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
         Ok(Fact {
-            dtype: shards_dtype(self, inputs, 5)?,
+            dtype: shards_dtype(self, inputs, LOOKUP_SPARSE.inputs.len())?,
             shape: Shape::unknown(),
         })
     }
@@ -176,7 +186,7 @@ impl OpDef for LookupSparse {
             inputs.tensor(2)?.clone(),
             inputs.tensor(3)?.clone(),
         ];
-        let weights = inputs.optional(4).cloned();
+        let weights = [5, 4, 6].map(|k| inputs.optional(k).cloned());
         deliver(
             self.name(),
             self.lookup

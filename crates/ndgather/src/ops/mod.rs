@@ -21,6 +21,7 @@ pub(crate) mod gather;
 pub mod grad;
 pub(crate) mod lookup_ops;
 pub(crate) mod ragged_gather;
+pub(crate) mod read_grads;
 pub(crate) mod read_ops;
 pub mod registry;
 pub mod scatter;

@@ -21,12 +21,21 @@ const FILL: AttrDef = AttrDef::optional(
     AttrKind::Fill,
     "the value the fill policy writes (JAX's default for the dtype)",
 );
-const BATCH_DIMS: AttrDef = AttrDef::with_default(
+pub(super) const BATCH_DIMS: AttrDef = AttrDef::with_default(
     "batch_dims",
     AttrKind::Int,
     "0",
     "leading dimensions shared by params and indices",
 );
+/// gather's axis.
+pub(super) const GATHER_AXIS: AttrDef = AttrDef::optional(
+    "axis",
+    AttrKind::Int,
+    "the axis of params (default: batch_dims)",
+);
+/// take_along_axis's axis.
+pub(super) const ALONG_AXIS: AttrDef =
+    AttrDef::required("axis", AttrKind::Int, "the axis to take along");
 const PARAMS: InputDef = InputDef::new("params", InputKind::Elements, "the values read");
 const INDICES: InputDef = InputDef::new(
     "indices",
@@ -36,16 +45,7 @@ const INDICES: InputDef = InputDef::new(
 
 const GATHER: Signature = Signature {
     inputs: &[PARAMS, INDICES],
-    attrs: &[
-        AttrDef::optional(
-            "axis",
-            AttrKind::Int,
-            "the axis of params (default: batch_dims)",
-        ),
-        BATCH_DIMS,
-        BAD_INDICES,
-        FILL,
-    ],
+    attrs: &[GATHER_AXIS, BATCH_DIMS, BAD_INDICES, FILL],
 };
 const GATHER_ND: Signature = Signature {
     inputs: &[PARAMS, INDICES],
@@ -60,11 +60,7 @@ const TAKE_ALONG_AXIS: Signature = Signature {
             "where to read along axis, broadcast against arr",
         ),
     ],
-    attrs: &[
-        AttrDef::required("axis", AttrKind::Int, "the axis to take along"),
-        BAD_INDICES,
-        FILL,
-    ],
+    attrs: &[ALONG_AXIS, BAD_INDICES, FILL],
 };
 
 /// The three registered values.
@@ -114,30 +110,7 @@ impl OpDef for Op {
 
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
         let a = Parsed::new(self.name(), &self.signature(), attrs)?;
-        let policy = a.policy(BadIndices::Error)?;
-        let mut op = match self {
-            Op::Gather(_) => {
-                let mut o = GatherOptions::new()
-                    .batch_dims(a.int("batch_dims", 0))
-                    .bad_indices(policy);
-                if let Some(axis) = a.opt_int("axis") {
-                    o = o.axis(axis);
-                }
-                Op::Gather(o)
-            }
-            Op::GatherNd(_) => Op::GatherNd(
-                GatherNdOptions::new()
-                    .batch_dims(a.int("batch_dims", 0))
-                    .bad_indices(policy),
-            ),
-            Op::TakeAlongAxis(_) => {
-                Op::TakeAlongAxis(TakeAlongAxisOptions::new(a.int("axis", 0)).bad_indices(policy))
-            }
-        };
-        if let Some(fill) = a.fill()? {
-            op = op.with_fill_value(fill);
-        }
-        Ok(Box::new(op))
+        Ok(Box::new(self.configured(&a)?))
     }
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
@@ -233,21 +206,71 @@ impl OpDef for Op {
     ) -> Result<Vec<Option<Tensor>>> {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
         let (params, indices) = (inputs.tensor(0)?, inputs.tensor(1)?);
-        let shape = params.shape();
+        // A graph's gradients are TensorFlow's: of the float and complex types only.
+        let dtype = upstream.dtype();
+        if !dtype.has_grad() {
+            return Err(Error::NoKernel {
+                op: "gradient",
+                dtype,
+                supported: crate::DType::names_where(crate::DType::has_grad),
+            });
+        }
+        let dparams = self.params_grad(params.shape(), indices, upstream)?;
+        Ok(vec![Some(dparams), None])
+    }
+}
+
+impl Op {
+    /// The op of this kind configured by parsed attributes (the others at their defaults):
+    /// the forward op's, or its gradient's (`read_grads.rs`), which has no fill value.
+    pub(super) fn configured(&self, a: &Parsed<'_>) -> Result<Op> {
+        let policy = a.policy(BadIndices::Error)?;
+        let mut op = match self {
+            Op::Gather(_) => {
+                let mut o = GatherOptions::new()
+                    .batch_dims(a.int("batch_dims", 0))
+                    .bad_indices(policy);
+                if let Some(axis) = a.opt_int("axis") {
+                    o = o.axis(axis);
+                }
+                Op::Gather(o)
+            }
+            Op::GatherNd(_) => Op::GatherNd(
+                GatherNdOptions::new()
+                    .batch_dims(a.int("batch_dims", 0))
+                    .bad_indices(policy),
+            ),
+            Op::TakeAlongAxis(_) => {
+                Op::TakeAlongAxis(TakeAlongAxisOptions::new(a.int("axis", 0)).bad_indices(policy))
+            }
+        };
+        if let Some(fill) = a.fill()? {
+            op = op.with_fill_value(fill);
+        }
+        Ok(op)
+    }
+
+    /// The gradient with respect to params of `params_shape` (not read), for `upstream` of
+    /// any number type (the sums of integers wrap).
+    pub(super) fn params_grad(
+        &self,
+        params_shape: &[usize],
+        indices: &TensorView<'_>,
+        upstream: &TensorView<'_>,
+    ) -> Result<Tensor> {
         macro_rules! grad_of {
             ($o:expr) => {
-                with_tensor!(TensorView, upstream, grad g => with_tensor!(TensorView, indices,
-                    index i => Tensor::from($o.grad(shape, i, g)?),
+                with_tensor!(TensorView, upstream, number g => with_tensor!(TensorView, indices,
+                    index i => Tensor::from($o.grad(params_shape, i, g)?),
                     else dtype => return Err(Error::IndicesNotInteger { dtype })),
                 else dtype => return Err(Error::NoKernel {
-                    op: "gradient", dtype, supported: crate::DType::names_where(crate::DType::has_grad) }))
+                    op: "gradient", dtype, supported: crate::DType::names_where(crate::DType::is_number) }))
             };
         }
-        let dparams = match self {
+        Ok(match self {
             Op::Gather(o) => grad_of!(o),
             Op::GatherNd(o) => grad_of!(o),
             Op::TakeAlongAxis(o) => grad_of!(o),
-        };
-        Ok(vec![Some(dparams), None])
+        })
     }
 }

@@ -12,6 +12,7 @@ use crate::ops::contract::OpDef;
 use crate::ops::embedding::Combiner;
 use crate::ops::embedding_bag::{BagMode, EmbeddingBag};
 use crate::ops::lookup_ops::{lookup_op, LookupSparse};
+use crate::ops::read_grads::read_grads;
 use crate::ops::read_ops::{GATHER_ND_OP, GATHER_OP, TAKE_ALONG_AXIS_OP};
 use crate::ops::segment::{GatherSegment, SEGMENT_OPS};
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
@@ -24,8 +25,8 @@ pub use crate::ops::contract::{
     Value,
 };
 
-/// Every registered op, in a fixed order (the read ops, the write ops, the lookups, the
-/// segment reductions).
+/// Every registered op, in a fixed order (the read ops, their gradients, the write ops, the
+/// lookups, the segment reductions).
 pub fn ops() -> &'static [Box<dyn OpDef>] {
     static OPS: OnceLock<Vec<Box<dyn OpDef>>> = OnceLock::new();
     OPS.get_or_init(|| {
@@ -35,6 +36,7 @@ pub fn ops() -> &'static [Box<dyn OpDef>] {
             Box::new(TAKE_ALONG_AXIS_OP),
             Box::new(PutAlongAxis(TakeAlongAxisOptions::new(0))),
         ];
+        ops.extend(read_grads().map(|op| Box::new(op) as Box<dyn OpDef>));
         ops.extend(TENSOR_SCATTERS.map(|op| Box::new(op) as Box<dyn OpDef>));
         ops.push(Box::new(SCATTER_REDUCE_OP));
         ops.push(Box::new(ScatterNd::default()));

@@ -341,16 +341,7 @@ impl OpDef for ScatterNd {
 
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
         let a = Parsed::new(self.name(), &self.signature(), attrs)?;
-        let given = a.ints("shape").unwrap_or_default();
-        let shape = given
-            .iter()
-            .map(|&d| usize::try_from(d))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|_| Error::Attribute {
-                op: "scatter_nd",
-                attr: "shape".into(),
-                reason: format!("must not have negative sizes, got {given:?}"),
-            })?;
+        let shape = a.shape("shape")?;
         Ok(Box::new(ScatterNd {
             shape,
             bad_indices: a.policy(BadIndices::Error)?,

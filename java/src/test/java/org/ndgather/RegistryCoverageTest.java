@@ -54,15 +54,19 @@ class RegistryCoverageTest {
   /**
    * Registered ops that Java reaches only through {@code scope.opBuilder(name)} for now: TF Java
    * 1.15 has no class for them to follow (put_along_axis, scatter_reduce and gather_segment are
-   * NumPy's, PyTorch's and PyG's), or, for embedding_lookup_sparse, no typed facade has been
-   * written yet.
+   * NumPy's, PyTorch's and PyG's; the {@code *_grad} ops are gradients, which TF Java reaches
+   * through {@code Gradients}), or, for embedding_lookup_sparse, no typed facade has been written
+   * yet.
    */
   private static final Set<String> BUILDER_ONLY =
       Set.of(
           "put_along_axis",
           "scatter_reduce",
           "embedding_lookup_sparse",
-          "gather_segment");
+          "gather_segment",
+          "gather_grad",
+          "gather_nd_grad",
+          "take_along_axis_grad");
 
   private static void typed(String op, String cls, String method) {
     TYPED.put(op, new String[] {"org.ndgather.op." + cls, method});
