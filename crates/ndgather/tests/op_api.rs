@@ -8,7 +8,7 @@ use ndgather::graph::{
     Output, Placeholder, Scope, Session,
 };
 use ndgather::shape::Shape;
-use ndgather::{BadIndices, Error};
+use ndgather::{BadIndices, DType, Error, Tensor};
 
 #[test]
 fn names_are_unique_and_scoped() {
@@ -471,4 +471,60 @@ fn embedding_bag_is_a_graph_op() {
     assert!(g
         .embedding_bag(&[table], &input, Some(&wide), None, bag)
         .is_err());
+}
+
+/// A Gather whose axis is fed when the graph runs: its value configures the op for the run,
+/// the run into a caller's buffer and the gradient, and a fed axis that is not a scalar is
+/// refused at run time.
+#[test]
+fn a_fed_axis_configures_the_run_and_the_gradient() {
+    let g = Scope::graph();
+    let axis = g.placeholder(DType::I64, Shape::unknown()).unwrap();
+    let params = g.placeholder(DType::F64, Shape::unknown()).unwrap();
+    let ids = g.constant(Tensor::from(array![2i32, 2, 0].into_dyn()));
+    let rows = g
+        .gather(&params, &ids, &axis, GatherOpOptions::new())
+        .unwrap();
+    assert_eq!(rows.op_type(), "GatherV2");
+    let grads = g
+        .gradients(
+            std::slice::from_ref(&rows),
+            std::slice::from_ref(&params),
+            None,
+        )
+        .unwrap();
+    let table = Tensor::from(array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]].into_dyn());
+    let one = Tensor::from(ndarray::arr0(1i64).into_dyn());
+    let feeds = Feeds::new()
+        .feed_tensor(&axis, &one)
+        .unwrap()
+        .feed_tensor(&params, &table)
+        .unwrap();
+    let session = Session::new(&g);
+    let out = session
+        .run_tensors(&[rows.clone(), grads[0].clone()], &feeds)
+        .unwrap();
+    assert_eq!(
+        out[0],
+        Tensor::from(array![[3.0f64, 3.0, 1.0], [6.0, 6.0, 4.0]].into_dyn())
+    );
+    assert_eq!(
+        out[1],
+        Tensor::from(array![[1.0f64, 0.0, 2.0], [1.0, 0.0, 2.0]].into_dyn())
+    );
+    let mut into = ndarray::Array2::<f64>::zeros((2, 3));
+    session
+        .run_into(&rows, &feeds, into.view_mut().into_dyn().into())
+        .unwrap();
+    assert_eq!(into, array![[3.0, 3.0, 1.0], [6.0, 6.0, 4.0]]);
+    let vector = Tensor::from(array![1i64].into_dyn());
+    let feeds = Feeds::new()
+        .feed_tensor(&axis, &vector)
+        .unwrap()
+        .feed_tensor(&params, &table)
+        .unwrap();
+    assert_eq!(
+        session.run_tensors(&[rows], &feeds).unwrap_err(),
+        OpError::AxisNotScalar
+    );
 }

@@ -3,13 +3,15 @@
 //! [`super::GatherNd`]: shapes inferred at creation, evaluated now in an eager scope or when a
 //! [`super::Session`] runs a graph.
 
-use super::node::NodeKind;
+use super::node::Slot;
 use super::op_error::OpResult;
 use super::scope::{Operand, Output, Scope};
 use crate::ops::embedding::{Combiner, EmbeddingLookupOptions as Lookup, PartitionStrategy, Real};
+use crate::ops::lookup_ops::LookupSparse;
 use crate::shape::Shape;
 use crate::types::dtype::TensorElement;
 use crate::types::index::IndexType;
+use std::sync::Arc;
 
 /// Options of [`EmbeddingLookup`] and [`EmbeddingLookupSparse`]: the partition strategy,
 /// `max_norm`, and for the sparse op the combiner.
@@ -157,16 +159,24 @@ impl<T: TensorElement + Real> EmbeddingLookupSparse<T> {
             Some(vec![batch.flatten()]),
             shards.first().map(|s| s.shape()),
         );
-        let kind = NodeKind::EmbeddingLookupSparse {
-            shards: shards.iter().map(|s| s.node).collect(),
-            sparse: [indices.node, ids.node, dense_shape.node],
-            weights: weights.map(|w| w.node),
+        let inputs = vec![
+            Slot::List(shards.iter().map(|s| s.node).collect()),
+            Slot::One(indices.node),
+            Slot::One(ids.node),
+            Slot::One(dense_shape.node),
+            weights.map_or(Slot::Absent, |w| Slot::One(w.node)),
+            Slot::Absent,
+            Slot::Absent,
+        ];
+        let op = LookupSparse {
             lookup: options.lookup,
             combiner: options.combiner,
         };
-        let node = scope.add_op("EmbeddingLookupSparse", kind, T::DTYPE, shape)?;
+        let name = "EmbeddingLookupSparse";
+        let output =
+            scope.add_registered(name, name, Arc::new(op), inputs, None, T::DTYPE, shape)?;
         Ok(EmbeddingLookupSparse {
-            output: scope.output(node),
+            output: scope.output(output.node),
         })
     }
 

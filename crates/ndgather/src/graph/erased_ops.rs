@@ -5,10 +5,11 @@
 
 use super::embedding_ops::{lookup_shape, EmbeddingOpOptions};
 use super::gather_ops::{GatherNdOpOptions, GatherOpOptions};
-use super::node::NodeKind;
+use super::node::{Fed, NodeKind, Slot};
 use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Scope, SharedGraph};
 use super::session::{Feeds, Session, Value};
+use crate::ops::contract::OpDef;
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
 use crate::ops::Op;
 use crate::shape::{self, Axis, Shape};
@@ -147,14 +148,31 @@ impl Scope {
             options.batch_dims,
             limit,
         )?;
-        let kind = NodeKind::Op {
-            op: Op::Gather(options),
-            params: params.node,
-            indices: indices.node,
-            axis: Some(axis.node),
+        // A known axis is the op's attribute; any other is fed when the graph runs.
+        let (op, fed) = match axis_value {
+            Some(a) => (Op::Gather(options.axis(a)), None),
+            None => {
+                let configure = move |a: &[i64]| -> Box<dyn OpDef> {
+                    Box::new(Op::Gather(options.axis(a.first().copied().unwrap_or(0))))
+                };
+                let fed = Fed {
+                    nodes: vec![axis.node],
+                    configure: Arc::new(configure),
+                };
+                (Op::Gather(options), Some(fed))
+            }
         };
-        let node = self.add_op("Gather", kind, params.dtype(), rule.output)?;
-        Ok(self.any_output(node))
+        let inputs = vec![Slot::One(params.node), Slot::One(indices.node)];
+        let (dtype, shape) = (params.dtype(), rule.output);
+        self.add_registered(
+            "Gather",
+            "GatherV2",
+            Arc::new(op),
+            inputs,
+            fed,
+            dtype,
+            shape,
+        )
     }
 
     /// `GatherNd` on outputs of any dtype.
@@ -170,14 +188,17 @@ impl Scope {
         let options = options.gather_nd;
         let rule =
             shape::gather_nd_shape(&params.shape(), &indices.shape(), options.batch_dims, limit)?;
-        let kind = NodeKind::Op {
-            op: Op::GatherNd(options),
-            params: params.node,
-            indices: indices.node,
-            axis: None,
-        };
-        let node = self.add_op("GatherNd", kind, params.dtype(), rule.output)?;
-        Ok(self.any_output(node))
+        let inputs = vec![Slot::One(params.node), Slot::One(indices.node)];
+        let op = Arc::new(Op::GatherNd(options));
+        self.add_registered(
+            "GatherNd",
+            "GatherNd",
+            op,
+            inputs,
+            None,
+            params.dtype(),
+            rule.output,
+        )
     }
 
     /// `TakeAlongAxis` on outputs of any dtype.
@@ -200,14 +221,10 @@ impl Scope {
                 .rank()
                 .map_or(Shape::unknown(), Shape::unknown_dims),
         };
-        let kind = NodeKind::Op {
-            op: Op::TakeAlongAxis(options),
-            params: arr.node,
-            indices: indices.node,
-            axis: None,
-        };
-        let node = self.add_op("TakeAlongAxis", kind, arr.dtype(), shape)?;
-        Ok(self.any_output(node))
+        let inputs = vec![Slot::One(arr.node), Slot::One(indices.node)];
+        let op = Arc::new(Op::TakeAlongAxis(options));
+        let name = "TakeAlongAxis";
+        self.add_registered(name, name, op, inputs, None, arr.dtype(), shape)
     }
 }
 
@@ -236,13 +253,13 @@ impl Scope {
         }
         let lead = ids.shape().dims().map(<[_]>::to_vec);
         let shape = lookup_shape(lead, shards.first().map(AnyOutput::shape));
-        let kind = NodeKind::EmbeddingLookup {
-            shards: shards.iter().map(|s| s.node).collect(),
-            ids: ids.node,
-            lookup: options.lookup,
-        };
-        let node = self.add_op("EmbeddingLookup", kind, dtype, shape)?;
-        Ok(self.any_output(node))
+        let inputs = vec![
+            Slot::List(shards.iter().map(|s| s.node).collect()),
+            Slot::One(ids.node),
+        ];
+        let name = "EmbeddingLookup";
+        let op = Arc::new(options.lookup);
+        self.add_registered(name, name, op, inputs, None, dtype, shape)
     }
 }
 
@@ -312,15 +329,15 @@ impl Scope {
             _ => None,
         };
         let shape = lookup_shape(Some(vec![bags]), shards.first().map(AnyOutput::shape));
-        let kind = NodeKind::EmbeddingBag {
-            shards: shards.iter().map(|s| s.node).collect(),
-            input: input.node,
-            offsets: offsets.map(|o| o.node),
-            weights: per_sample_weights.map(|w| w.node),
-            bag,
-        };
-        let node = self.add_op("EmbeddingBag", kind, dtype, shape)?;
-        Ok(self.any_output(node))
+        let optional = |o: Option<&AnyOutput>| o.map_or(Slot::Absent, |o| Slot::One(o.node));
+        let inputs = vec![
+            Slot::List(shards.iter().map(|s| s.node).collect()),
+            Slot::One(input.node),
+            optional(offsets),
+            optional(per_sample_weights),
+        ];
+        let name = "EmbeddingBag";
+        self.add_registered(name, name, Arc::new(bag), inputs, None, dtype, shape)
     }
 }
 
@@ -358,14 +375,12 @@ impl Scope {
             self.check_any(o)?;
         }
         op.check_dtypes(tensor.dtype(), indices.dtype(), updates.dtype())?;
-        let kind = NodeKind::TensorScatter {
-            op,
-            tensor: tensor.node,
-            indices: indices.node,
-            updates: updates.node,
-        };
-        let node = self.add_op(op.kind.tf_op(), kind, tensor.dtype(), tensor.shape())?;
-        Ok(self.any_output(node))
+        let inputs = [tensor, indices, updates]
+            .map(|o| Slot::One(o.node))
+            .to_vec();
+        let (dtype, shape) = (tensor.dtype(), tensor.shape());
+        let name = op.kind.tf_op();
+        self.add_registered(name, name, Arc::new(op), inputs, None, dtype, shape)
     }
 }
 

@@ -2,13 +2,11 @@
 //! `GatherNd`), as ops of the same scope.
 
 use super::gather_ops::{Gather, GatherNd, TakeAlongAxis};
-use super::node::slot_nodes;
-use super::node::NodeKind;
+use super::node::{slot_nodes, NodeKind, Slot};
 use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Operand, Output, Scope};
 use super::AnyOutput;
 use crate::ops::scatter::Summable;
-use crate::ops::Op;
 use crate::shape::Shape;
 use crate::types::dtype::{DType, TensorElement};
 use crate::types::error::Error;
@@ -33,11 +31,11 @@ macro_rules! impl_grad_elements {
 crate::__dtype_table!([impl_grad_elements] {});
 
 impl Scope {
-    /// The gradient of the gather-family op `op` (a `gather`, `gather_nd` or
-    /// `take_along_axis` output of this scope) with respect to its params, for the upstream
-    /// gradient `upstream` of `op`'s dtype and shape: TF's registered gradient, as an op
-    /// whose output has params' shape. The dtype must have a gradient (floating point or
-    /// complex, as in TensorFlow).
+    /// The gradient of the op `op` (an output of this scope: a `gather`, `gather_nd` or
+    /// `take_along_axis`, or any op with a gradient) with respect to its first input (the
+    /// gathers' params), for the upstream gradient `upstream` of `op`'s dtype and shape:
+    /// TF's registered gradient, as an op whose output has that input's shape. The dtype
+    /// must have a gradient (floating point or complex, as in TensorFlow).
     ///
     /// ```
     /// use ndgather::graph::{GatherOpOptions, Scope};
@@ -56,26 +54,37 @@ impl Scope {
     /// # Errors
     /// [`OpError::ForeignOperand`]; [`OpError::DType`] for a dtype without a gradient or an
     /// upstream of another dtype; [`Error::GradShapeMismatch`] for an upstream whose
-    /// static shape is not `op`'s; [`OpError::Mode`] for an op outside the gather family.
+    /// static shape is not `op`'s; [`OpError::Mode`] for an op without a gradient.
     pub fn gradient(&self, op: &AnyOutput, upstream: &AnyOutput) -> OpResult<AnyOutput> {
+        self.input_grad(op, upstream, 0)
+    }
+
+    /// The gradient node of the registered node `op` with respect to its input `input`, for
+    /// the upstream gradient `upstream` of `op`'s dtype and shape.
+    fn input_grad(
+        &self,
+        op: &AnyOutput,
+        upstream: &AnyOutput,
+        input: usize,
+    ) -> OpResult<AnyOutput> {
         for o in [op, upstream] {
             if !Arc::ptr_eq(&o.graph, &self.graph) {
                 return Err(OpError::ForeignOperand { name: o.op_name() });
             }
         }
-        let (name, params_shape) = {
+        let (name, shape) = {
             let g = lock(&self.graph);
             let forward = &g.nodes[op.node];
-            let NodeKind::Op { op: kind, .. } = &forward.kind else {
-                return Err(OpError::Mode(format!(
-                    "'{}' is not a gather, gather_nd or take_along_axis: it has no gradient here",
-                    forward.name
-                )));
+            let slot = match &forward.kind {
+                NodeKind::Registered { op, inputs, .. } if op.has_grad() => inputs.get(input),
+                _ => None,
             };
-            let name = match kind {
-                Op::Gather(_) => "GatherGrad",
-                Op::GatherNd(_) => "GatherNdGrad",
-                Op::TakeAlongAxis(_) => "TakeAlongAxisGrad",
+            let Some(Slot::One(of)) = slot else {
+                return Err(OpError::Mode(format!(
+                    "'{}' ({}) has no gradient here",
+                    forward.name,
+                    forward.kind.type_name()
+                )));
             };
             if !forward.dtype.has_grad() {
                 return Err(OpError::DType {
@@ -84,16 +93,15 @@ impl Scope {
                 });
             }
             check_upstream(forward, &g.nodes[upstream.node])?;
-            // params is the first input of every op of the family.
-            let params = forward.kind.inputs(&g.nodes).first().copied();
-            let shape = params.map_or(Shape::unknown(), |p| g.nodes[p].shape.clone());
-            (name, shape)
+            let name = format!("{}Grad", forward.kind.type_name());
+            (name, g.nodes[*of].shape.clone())
         };
-        let kind = NodeKind::Grad {
-            op: op.node,
+        let kind = NodeKind::RegisteredGrad {
+            forward: op.node,
             grad: upstream.node,
+            input,
         };
-        let node = self.add_op(name, kind, op.dtype(), params_shape)?;
+        let node = self.add_op(&name, kind, op.dtype(), shape)?;
         Ok(self.any_output(node))
     }
 }
@@ -130,40 +138,24 @@ impl Scope {
         op: &AnyOutput,
         upstream: &AnyOutput,
     ) -> OpResult<[AnyOutput; 2]> {
-        for o in [op, upstream] {
-            if !Arc::ptr_eq(&o.graph, &self.graph) {
-                return Err(OpError::ForeignOperand { name: o.op_name() });
+        let scatter = {
+            let g = lock(&op.graph);
+            match &g.nodes[op.node].kind {
+                NodeKind::Registered { op, .. } => op.name().starts_with("tensor_scatter_nd_"),
+                _ => false,
             }
+        };
+        if !scatter {
+            return Err(OpError::Mode(format!(
+                "'{}' is not a tensor scatter",
+                op.op_name()
+            )));
         }
-        let shapes = {
-            let g = lock(&self.graph);
-            let forward = &g.nodes[op.node];
-            let NodeKind::TensorScatter {
-                tensor, updates, ..
-            } = &forward.kind
-            else {
-                return Err(OpError::Mode(format!(
-                    "'{}' is not a tensor scatter",
-                    forward.name
-                )));
-            };
-            check_upstream(forward, &g.nodes[upstream.node])?;
-            [
-                g.nodes[*tensor].shape.clone(),
-                g.nodes[*updates].shape.clone(),
-            ]
-        };
-        let [tensor_shape, updates_shape] = shapes;
-        let grad = |of_updates: bool, shape: Shape| -> OpResult<AnyOutput> {
-            let kind = NodeKind::TensorScatterGrad {
-                forward: op.node,
-                grad: upstream.node,
-                updates: of_updates,
-            };
-            let node = self.add_op("TensorScatterGrad", kind, op.dtype(), shape)?;
-            Ok(self.any_output(node))
-        };
-        Ok([grad(false, tensor_shape)?, grad(true, updates_shape)?])
+        // The tensor's (input 0) and the updates' (input 2); indices have none.
+        Ok([
+            self.input_grad(op, upstream, 0)?,
+            self.input_grad(op, upstream, 2)?,
+        ])
     }
 }
 
@@ -221,20 +213,16 @@ impl Scope {
             }
         }
         let is_x = |n: usize| xs.iter().any(|x| x.node == n);
-        // Which nodes lead to an x: through params for the gather family (indices and axes
-        // have no gradient), through any input for the ops without a gradient, so that a
+        // Which nodes lead to an x: through the inputs of a gradient's dtype for the ops
+        // with one (indices and axes have none), through any input for the others, so that a
         // path through one is reported.
         let (kinds, leads) = {
             let g = lock(&self.graph);
             let mut leads = vec![false; g.nodes.len()];
             for (n, node) in g.nodes.iter().enumerate() {
                 let inputs = match &node.kind {
-                    NodeKind::Op { params, .. } => vec![*params],
-                    NodeKind::TensorScatter {
-                        tensor, updates, ..
-                    } => vec![*tensor, *updates],
                     // Through the inputs that can have a gradient (indices and ids cannot).
-                    NodeKind::Registered { op, inputs } if op.has_grad() => {
+                    NodeKind::Registered { op, inputs, .. } if op.has_grad() => {
                         let all = slot_nodes(inputs);
                         all.into_iter()
                             .filter(|&m| g.nodes[m].dtype.has_grad())
@@ -278,22 +266,11 @@ impl Scope {
             }
             match &kinds[n].0 {
                 NodeKind::Constant | NodeKind::Placeholder => {}
-                NodeKind::Op { params, .. } if leads[*params] => {
-                    let g = self.gradient(&self.any_output(n), &total)?;
-                    pending[*params].push(g);
-                }
-                NodeKind::Op { .. } => {}
-                NodeKind::TensorScatter {
-                    tensor, updates, ..
-                } => {
-                    let [dt, du] = self.tensor_scatter_grad(&self.any_output(n), &total)?;
-                    for (input, g) in [(*tensor, dt), (*updates, du)] {
-                        if leads[input] {
-                            pending[input].push(g);
-                        }
+                NodeKind::Registered { op, inputs, .. } if op.has_grad() => {
+                    {
+                        let g = lock(&self.graph);
+                        check_upstream(&g.nodes[n], &g.nodes[total.node])?;
                     }
-                }
-                NodeKind::Registered { op, inputs } if op.has_grad() => {
                     for (input, g) in self.registered_grads(n, inputs, &total, &leads)? {
                         pending[input].push(g);
                     }

@@ -24,7 +24,12 @@
 //! [`Scope::op`] is the generic door (TF Java's `GraphOperationBuilder`): any op of
 //! [`crate::registry`] by name, with its inputs and attributes, its static shape from the
 //! op's own inference and its gradient from the op, so the segment reductions and
-//! `gather_segment` are graph ops with gradients without a line of their own here. Beyond TF
+//! `gather_segment` are graph ops with gradients without a line of their own here. Every
+//! node of an op holds the op's value from the registry and its inputs, with no arm of its
+//! own: the typed ops ([`Gather::create`], [`Scope::embedding_bag`], ...) are sugar that
+//! check their typed inputs, name the node's type as TensorFlow does (`GatherV2`) and add
+//! such a node. A `GatherV2` axis that is not a constant is fed when the graph runs, as
+//! TensorFlow's axis input is. Beyond TF
 //! Java, `GatherNd` takes `batch_dims` (Python's `tf.gather_nd` has it), and
 //! [`crate::BadIndices::Clamp`], [`crate::BadIndices::Negative`] and [`crate::BadIndices::Wrap`] are
 //! accepted as policies.

@@ -3,10 +3,7 @@
 
 use super::op_error::{OpError, OpResult};
 use crate::ops::contract::{Input, OpDef};
-use crate::ops::embedding::{Combiner, EmbeddingLookupOptions};
-use crate::ops::embedding_bag::EmbeddingBag;
-use crate::ops::tensor_scatter::TensorScatter;
-use crate::ops::{Op, Out};
+use crate::ops::Out;
 use crate::shape::Shape;
 use crate::types::dtype::{DType, FixedWidth, Tensor, TensorView, TensorViewMut};
 use crate::types::error::Error;
@@ -14,51 +11,12 @@ use crate::types::value::FillValue;
 use crate::with_tensor;
 use std::sync::Arc;
 
-/// What a node computes. Options are the core's own.
+/// What a node computes: an op of the registry, configured, with no arm of its own; or the
+/// graph's own inputs and gradient plumbing.
 #[derive(Debug, Clone)]
 pub(crate) enum NodeKind {
     Constant,
     Placeholder,
-    /// An op of the gather family, run by the core's one entry point ([`Op::run`]); a
-    /// Gather node's axis comes from its `axis` operand.
-    Op {
-        op: Op,
-        params: usize,
-        indices: usize,
-        axis: Option<usize>,
-    },
-    /// The gradient of the `Op` node `op` for the upstream gradient `grad`.
-    Grad {
-        op: usize,
-        grad: usize,
-    },
-    EmbeddingLookup {
-        shards: Vec<usize>,
-        ids: usize,
-        lookup: EmbeddingLookupOptions,
-    },
-    /// PyTorch's `embedding_bag` over the shards' values.
-    EmbeddingBag {
-        shards: Vec<usize>,
-        input: usize,
-        offsets: Option<usize>,
-        weights: Option<usize>,
-        bag: EmbeddingBag,
-    },
-    /// TensorFlow's `tensor_scatter_nd_*`: `tensor` with `updates` applied at `indices`.
-    TensorScatter {
-        op: TensorScatter,
-        tensor: usize,
-        indices: usize,
-        updates: usize,
-    },
-    /// A gradient of the `TensorScatter` node `forward` for the upstream gradient `grad`:
-    /// with respect to its tensor, or (`updates`) to its updates.
-    TensorScatterGrad {
-        forward: usize,
-        grad: usize,
-        updates: bool,
-    },
     /// The sum of several tensors of one dtype and shape (TF's `AddN`): a gradient reached
     /// along several paths.
     AddN {
@@ -69,18 +27,15 @@ pub(crate) enum NodeKind {
     OnesLike {
         of: usize,
     },
-    EmbeddingLookupSparse {
-        shards: Vec<usize>,
-        /// The ids' `indices`, `values` and `dense_shape`.
-        sparse: [usize; 3],
-        weights: Option<usize>,
-        lookup: EmbeddingLookupOptions,
-        combiner: Combiner,
-    },
-    /// Any op of the registry, configured, on its inputs ([`Scope::op`](super::Scope::op)).
+    /// An op of the registry, configured, on its inputs: [`Scope::op`](super::Scope::op)'s
+    /// nodes, and the typed ops' (`Gather`, `EmbeddingLookup`, ...), which name the node's
+    /// type as TensorFlow does (`type_name`). `fed`: attributes that other nodes' values
+    /// give when the graph runs (`GatherV2`'s axis, an input tensor in TensorFlow).
     Registered {
         op: Arc<dyn OpDef>,
         inputs: Vec<Slot>,
+        type_name: &'static str,
+        fed: Option<Fed>,
     },
     /// The gradient of the `Registered` node `forward` with respect to its input `input`,
     /// for the upstream gradient `grad`.
@@ -89,6 +44,42 @@ pub(crate) enum NodeKind {
         grad: usize,
         input: usize,
     },
+}
+
+/// The op configured from the values of a node's fed attributes.
+pub(crate) type Configure = dyn Fn(&[i64]) -> Box<dyn OpDef> + Send + Sync;
+
+/// Attributes of a registered node that other nodes' values give at run time: scalar
+/// integers (`int32` or `int64`) read from `nodes`, and the op configured from them.
+#[derive(Clone)]
+pub(crate) struct Fed {
+    pub(crate) nodes: Vec<usize>,
+    pub(crate) configure: Arc<Configure>,
+}
+
+impl std::fmt::Debug for Fed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fed").field("nodes", &self.nodes).finish()
+    }
+}
+
+impl Fed {
+    /// The op configured by the fed nodes' values.
+    fn op<'v>(&self, values: &impl Values<'v>) -> OpResult<Arc<dyn OpDef>> {
+        let scalars = self
+            .nodes
+            .iter()
+            .map(|&n| {
+                let scalar = match values.value(n)? {
+                    TensorView::I32(a) if a.ndim() == 0 => a.first().map(|&v| i64::from(v)),
+                    TensorView::I64(a) if a.ndim() == 0 => a.first().copied(),
+                    _ => None,
+                };
+                scalar.ok_or(OpError::AxisNotScalar)
+            })
+            .collect::<OpResult<Vec<_>>>()?;
+        Ok(Arc::from((self.configure)(&scalars)))
+    }
 }
 
 /// One op of a graph, with its single output.
@@ -119,34 +110,12 @@ impl NodeKind {
         match self {
             NodeKind::Constant => "Const",
             NodeKind::Placeholder => "Placeholder",
-            NodeKind::Op { op, .. } => match op {
-                Op::Gather(_) => "GatherV2",
-                Op::GatherNd(_) => "GatherNd",
-                Op::TakeAlongAxis(_) => "TakeAlongAxis",
-            },
-            NodeKind::Grad { .. } => "GatherGrad",
-            NodeKind::TensorScatter { op, .. } => op.kind.tf_op(),
-            NodeKind::TensorScatterGrad { .. } => "TensorScatterGrad",
             NodeKind::AddN { .. } => "AddN",
             NodeKind::OnesLike { .. } => "OnesLike",
-            NodeKind::EmbeddingLookup { .. } => "EmbeddingLookup",
-            NodeKind::EmbeddingBag { .. } => "EmbeddingBag",
-            NodeKind::EmbeddingLookupSparse { .. } => "EmbeddingLookupSparse",
-            NodeKind::Registered { op, .. } => op.name(),
+            NodeKind::Registered { type_name, .. } => type_name,
             NodeKind::RegisteredGrad { .. } => "RegisteredGrad",
         }
     }
-}
-
-/// `options.grad(shape, indices, upstream)` for a tensor `upstream` of a dtype with a
-/// gradient (the dtype table's `grad` role) and index tensor `indices`, dtype-erased.
-macro_rules! grad_of {
-    ($options:expr, $shape:expr, $indices:expr, $upstream:expr) => {
-        with_tensor!(TensorView, $upstream, grad g => with_tensor!(TensorView, $indices,
-            index i => Tensor::from($options.grad($shape, i, g)?),
-            else dtype => return Err(Error::IndicesNotInteger { dtype }.into())),
-        else found => return Err(OpError::DType { expected: DType::names_where(DType::has_grad), found }))
-    };
 }
 
 impl NodeKind {
@@ -155,44 +124,9 @@ impl NodeKind {
     pub(crate) fn inputs(&self, nodes: &[Node]) -> Vec<usize> {
         match self {
             NodeKind::Constant | NodeKind::Placeholder => vec![],
-            NodeKind::Op {
-                params,
-                indices,
-                axis,
-                ..
-            } => [*params, *indices].into_iter().chain(*axis).collect(),
-            NodeKind::Grad { op, grad } => {
-                let forward = nodes.get(*op).map(|f| f.kind.inputs(nodes));
-                std::iter::once(*grad)
-                    .chain(forward.into_iter().flatten())
-                    .collect()
-            }
-            NodeKind::EmbeddingLookup { shards, ids, .. } => {
-                shards.iter().copied().chain([*ids]).collect()
-            }
-            NodeKind::EmbeddingBag {
-                shards,
-                input,
-                offsets,
-                weights,
-                ..
-            } => shards
-                .iter()
-                .chain([input])
-                .chain(offsets)
-                .chain(weights)
-                .copied()
-                .collect(),
-            NodeKind::TensorScatter {
-                tensor,
-                indices,
-                updates,
-                ..
-            } => vec![*tensor, *indices, *updates],
             // The forward node's own value too: min and max compare with it, and a
             // registered op's gradient may read its output.
-            NodeKind::TensorScatterGrad { forward, grad, .. }
-            | NodeKind::RegisteredGrad { forward, grad, .. } => {
+            NodeKind::RegisteredGrad { forward, grad, .. } => {
                 let inputs = nodes.get(*forward).map(|f| f.kind.inputs(nodes));
                 [*grad, *forward]
                     .into_iter()
@@ -201,18 +135,11 @@ impl NodeKind {
             }
             NodeKind::AddN { inputs } => inputs.clone(),
             NodeKind::OnesLike { of } => vec![*of],
-            NodeKind::EmbeddingLookupSparse {
-                shards,
-                sparse,
-                weights,
-                ..
-            } => shards
-                .iter()
-                .chain(sparse)
-                .chain(weights)
-                .copied()
-                .collect(),
-            NodeKind::Registered { inputs, .. } => slot_nodes(inputs),
+            NodeKind::Registered { inputs, fed, .. } => {
+                let mut nodes = slot_nodes(inputs);
+                nodes.extend(fed.iter().flat_map(|f| f.nodes.iter().copied()));
+                nodes
+            }
         }
     }
 
@@ -228,82 +155,6 @@ impl NodeKind {
                     "constants and placeholders are not computed".into(),
                 ))
             }
-            NodeKind::Op {
-                op,
-                params,
-                indices,
-                axis,
-            } => {
-                let op = with_axis(*op, *axis, values)?;
-                let out = op.run(values.value(*params)?, &values.value(*indices)?, Out::New)?;
-                out.ok_or(Error::Internal("a run into a new output returns it"))?
-            }
-            NodeKind::Grad { op, grad } => {
-                let forward = nodes
-                    .get(*op)
-                    .ok_or_else(|| OpError::Internal(format!("no forward node {op}")))?;
-                forward.kind.grad(&values.value(*grad)?, values)?
-            }
-            NodeKind::EmbeddingLookup {
-                shards: s,
-                ids,
-                lookup,
-            } => lookup.lookup_views(&shards(s)?, &values.value(*ids)?)?,
-            NodeKind::EmbeddingBag {
-                shards: s,
-                input,
-                offsets,
-                weights,
-                bag,
-            } => {
-                let offsets = offsets.map(|o| values.value(o)).transpose()?;
-                let weights = weights.map(|w| values.value(w)).transpose()?;
-                bag.bag_views(
-                    &shards(s)?,
-                    &values.value(*input)?,
-                    offsets.as_ref(),
-                    weights.as_ref(),
-                )?
-            }
-            NodeKind::TensorScatter {
-                op,
-                tensor,
-                indices,
-                updates,
-            } => op.run(
-                values.value(*tensor)?,
-                &values.value(*indices)?,
-                &values.value(*updates)?,
-            )?,
-            NodeKind::TensorScatterGrad {
-                forward,
-                grad,
-                updates: of_updates,
-            } => {
-                let Some(NodeKind::TensorScatter {
-                    op,
-                    tensor,
-                    indices,
-                    updates,
-                }) = nodes.get(*forward).map(|f| &f.kind)
-                else {
-                    return Err(OpError::Internal(format!(
-                        "node {forward} is not a tensor scatter"
-                    )));
-                };
-                let (dt, du) = op.grad(
-                    &values.value(*tensor)?,
-                    &values.value(*indices)?,
-                    &values.value(*updates)?,
-                    &values.value(*forward)?,
-                    &values.value(*grad)?,
-                )?;
-                if *of_updates {
-                    du
-                } else {
-                    dt
-                }
-            }
             NodeKind::AddN { inputs } => add_n(&shards(inputs)?)?,
             NodeKind::OnesLike { of } => {
                 let of = values.value(*of)?;
@@ -317,18 +168,16 @@ impl NodeKind {
                     &one.repeat(of.shape().iter().product()),
                 )?
             }
-            NodeKind::EmbeddingLookupSparse {
-                shards: s,
-                sparse: [i, v, d],
-                weights,
-                lookup,
-                combiner,
+            NodeKind::Registered {
+                op, inputs, fed, ..
             } => {
-                let sparse = [values.value(*i)?, values.value(*v)?, values.value(*d)?];
-                let w = weights.map(|w| values.value(w)).transpose()?;
-                lookup.lookup_sparse_views(&shards(s)?, sparse, [None, w, None], *combiner)?
+                let op = configured(op, fed, values)?;
+                let inputs = input_values(inputs, values)?;
+                let value = op
+                    .run(&inputs, Out::New)?
+                    .ok_or(Error::Internal("a run into a new output returns it"))?;
+                value.into_dense()?
             }
-            NodeKind::Registered { op, inputs } => run_registered(op.as_ref(), inputs, values)?,
             NodeKind::RegisteredGrad {
                 forward,
                 grad,
@@ -346,64 +195,29 @@ impl NodeKind {
         values: &impl Values<'v>,
         out: TensorViewMut<'_>,
     ) -> OpResult<()> {
-        if let NodeKind::Op {
-            op,
-            params,
-            indices,
-            axis,
+        if let NodeKind::Registered {
+            op, inputs, fed, ..
         } = self
         {
-            let op = with_axis(*op, *axis, values)?;
-            op.run(
-                values.value(*params)?,
-                &values.value(*indices)?,
-                Out::Into(out),
-            )?;
+            let op = configured(op, fed, values)?;
+            op.run(&input_values(inputs, values)?, Out::Into(out))?;
             return Ok(());
         }
         let value = self.run(nodes, values)?;
         Ok(assign(&value.view(), out)?)
     }
-
-    /// The gradient of this gather with respect to params, for the upstream value
-    /// `upstream`, reading the gather's inputs from `values`.
-    fn grad<'v>(&self, upstream: &TensorView<'_>, values: &impl Values<'v>) -> OpResult<Tensor> {
-        let NodeKind::Op {
-            op,
-            params,
-            indices,
-            axis,
-        } = self
-        else {
-            return Err(OpError::Internal(
-                "a gradient node whose forward op is not a gather".into(),
-            ));
-        };
-        let params = values.value(*params)?;
-        let shape = params.shape();
-        let indices = &values.value(*indices)?;
-        Ok(match with_axis(*op, *axis, values)? {
-            Op::Gather(o) => grad_of!(o, shape, indices, upstream),
-            Op::GatherNd(o) => grad_of!(o, shape, indices, upstream),
-            Op::TakeAlongAxis(o) => grad_of!(o, shape, indices, upstream),
-        })
-    }
 }
 
-/// A Gather node's op with its axis: the value of its `axis` node, a scalar of `i32` or
-/// `i64` (TensorFlow's `Taxis`); other ops as they are.
-fn with_axis<'v>(op: Op, axis: Option<usize>, values: &impl Values<'v>) -> OpResult<Op> {
-    let (Op::Gather(options), Some(axis)) = (op, axis) else {
-        return Ok(op);
-    };
-    let axis = match values.value(axis)? {
-        TensorView::I32(a) if a.ndim() == 0 => a.first().map(|&v| i64::from(v)),
-        TensorView::I64(a) if a.ndim() == 0 => a.first().copied(),
-        _ => None,
-    };
-    Ok(Op::Gather(
-        options.axis(axis.ok_or(OpError::AxisNotScalar)?),
-    ))
+/// A registered node's op, configured by its fed attributes where it has any.
+fn configured<'v>(
+    op: &Arc<dyn OpDef>,
+    fed: &Option<Fed>,
+    values: &impl Values<'v>,
+) -> OpResult<Arc<dyn OpDef>> {
+    match fed {
+        Some(fed) => fed.op(values),
+        None => Ok(op.clone()),
+    }
 }
 
 /// Copies `value` into `out`, a caller's array of its dtype and shape (left unchanged on
@@ -513,19 +327,6 @@ fn input_values<'v>(slots: &[Slot], values: &impl Values<'v>) -> OpResult<Vec<In
         .collect()
 }
 
-/// Runs a registered node on its inputs' values.
-fn run_registered<'v>(
-    op: &dyn OpDef,
-    slots: &[Slot],
-    values: &impl Values<'v>,
-) -> OpResult<Tensor> {
-    let inputs = input_values(slots, values)?;
-    let value = op
-        .run(&inputs, Out::New)?
-        .ok_or(Error::Internal("a run into a new output returns it"))?;
-    Ok(value.into_dense()?)
-}
-
 /// The gradient of the registered node `forward` with respect to its input `input`, for the
 /// upstream gradient node `grad`.
 fn run_registered_grad<'v>(
@@ -535,11 +336,15 @@ fn run_registered_grad<'v>(
     input: usize,
     values: &impl Values<'v>,
 ) -> OpResult<Tensor> {
-    let Some(NodeKind::Registered { op, inputs }) = nodes.get(forward).map(|n| &n.kind) else {
+    let Some(NodeKind::Registered {
+        op, inputs, fed, ..
+    }) = nodes.get(forward).map(|n| &n.kind)
+    else {
         return Err(OpError::Internal(format!(
             "node {forward} is not a registered op"
         )));
     };
+    let op = configured(op, fed, values)?;
     let args = input_values(inputs, values)?;
     let output: TensorView<'_> = values.value(forward)?;
     let mut grads = op.grad(&args, &output, &values.value(grad)?)?;

@@ -4,11 +4,13 @@
 //! in the core is an op of the graph API too.
 
 use super::erased_ops::AnyOutput;
-use super::node::{NodeKind, Slot};
+use super::node::{Fed, NodeKind, Slot};
 use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Scope};
 use crate::ops::contract::{Attrs, Fact, InputKind, OpDef};
 use crate::ops::registry;
+use crate::shape::Shape;
+use crate::types::dtype::DType;
 use crate::types::error::Error;
 use std::sync::Arc;
 
@@ -115,10 +117,6 @@ impl Scope {
                 .collect();
             op.infer(&facts)?
         };
-        let kind = NodeKind::Registered {
-            op: op.clone(),
-            inputs: slots,
-        };
         // A dtype the facts leave open is the first input's (the data, the table); a node
         // needs one, so that input cannot be left out or empty in a graph.
         let dtype = match (fact.dtype, inputs.first()) {
@@ -134,7 +132,31 @@ impl Scope {
                 .into())
             }
         };
-        let node = self.add_op(op.name(), kind, dtype, fact.shape)?;
+        let name = op.name();
+        self.add_registered(name, name, op, slots, None, dtype, fact.shape)
+    }
+
+    /// Adds a node of the registered op `op` on `inputs` (with `fed` attributes), of
+    /// TensorFlow's type `type_name`, `dtype` and static shape `shape`: the one way every op
+    /// of a graph is made, [`Scope::op`]'s and the typed sugar's.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn add_registered(
+        &self,
+        default_name: &str,
+        type_name: &'static str,
+        op: Arc<dyn OpDef>,
+        inputs: Vec<Slot>,
+        fed: Option<Fed>,
+        dtype: DType,
+        shape: Shape,
+    ) -> OpResult<AnyOutput> {
+        let kind = NodeKind::Registered {
+            op,
+            inputs,
+            type_name,
+            fed,
+        };
+        let node = self.add_op(default_name, kind, dtype, shape)?;
         Ok(self.any_output(node))
     }
 
