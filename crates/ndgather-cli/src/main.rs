@@ -492,7 +492,15 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 })
                 .collect::<Result<Vec<_>, CliError>>()?;
             let views: Vec<_> = shards.iter().filter_map(|s| s.typed_view()).collect();
-            let result = lookup.lookup_views(&views, &ids.view())?;
+            let inputs = [
+                ndgather::registry::Input::List(views),
+                ndgather::registry::Input::from(ids.view()),
+            ];
+            let result = ndgather::OpDef::run(&lookup, &inputs, ndgather::Out::New)?
+                .ok_or(ndgather::Error::Internal(
+                    "a run into a new output returns it",
+                ))?
+                .into_dense()?;
             match output {
                 Some(path) => save(&result, &path),
                 None => emit(

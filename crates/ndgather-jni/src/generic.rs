@@ -42,7 +42,7 @@ pub extern "system" fn Java_org_ndgather_Native_opBuild<'l>(
         let name = string(env, &op)?;
         let sig = registry::find(&name)?.signature();
         let n = env.get_array_length(&inputs)?;
-        if n as usize != sig.inputs.len() {
+        if n as usize > sig.inputs.len() || (n as usize) < sig.least_inputs() {
             // Before anything is sized by a caller's length.
             return Err(Failure::Argument(format!(
                 "{name}: takes {} inputs, got {n}",

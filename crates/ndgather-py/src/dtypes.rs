@@ -1,7 +1,8 @@
-//! NumPy dtypes to the core's dtype table: which arrays are indices, numbers (the summing ops:
-//! gradients and scatters) and real floats (embedding tables), each dispatched to its Rust
-//! type by `ndgather::with_dtype!`. Gathers need no table: they lend any dtype to the core as
-//! its bytes (`moved.rs`), which the core moves in the unit it chooses.
+//! NumPy dtypes to the core's dtype table: which arrays are indices and real floats (the
+//! lookups' gradients, which keep bindings of their own), each dispatched to its Rust type by
+//! `ndgather::with_dtype!`, and which dtypes the door lends to ops by name. Gathers need no
+//! table: they lend any dtype to the core as its bytes (`moved.rs`), which the core moves in
+//! the unit it chooses.
 
 use ndgather::{DType, Kind, TensorView};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};

@@ -89,7 +89,7 @@ def test_sparse_tensor_objects_and_errors():
         ng.embedding_lookup_sparse(table, ([[0, 0]], [0], [1, 1]), ([[0, 1]], [1.0], [1, 2]))
     with pytest.raises(ng.InvalidArgumentError, match="same indices"):
         ng.embedding_lookup_sparse(table, ([[0, 0]], [0], [1, 1]), ([[0, 0]], [1.0], [2, 1]))
-    with pytest.raises(ValueError, match='"combiner" got "max"; choose one of sum, mean, sqrtn'):
+    with pytest.raises(ValueError, match="must be one of 'mean', 'sqrtn' or 'sum', got max"):
         ng.embedding_lookup_sparse(table, ([[0, 0]], [0], [1, 1]), None, "max")
     with pytest.raises(ValueError, match="partition_strategy"):
         ng.embedding_lookup([table, table], [0], partition_strategy="hash")
@@ -97,3 +97,29 @@ def test_sparse_tensor_objects_and_errors():
         ng.embedding_lookup(np.arange(4).reshape(2, 2), [0])
     with pytest.raises(ng.InvalidArgumentError, match="Need at least one param"):
         ng.embedding_lookup([], [0])
+
+
+def test_by_name_lookups_keep_what_the_bindings_took() -> None:
+    """The lookups reached by name take ids of any integer dtype, a call written before the
+    weights' sparse form was added, and say what is wrong in the op's own words."""
+    table = np.arange(6.0).reshape(3, 2)
+    for dtype in (np.int8, np.uint8, np.int16, np.uint64):
+        ids = np.array([2, 0], dtype)
+        np.testing.assert_array_equal(ng.embedding_lookup(table, ids), table[[2, 0]])
+        sp = ([[0, 0], [1, 0]], np.array([2, 0], dtype), [2, 1])
+        np.testing.assert_array_equal(ng.embedding_lookup_sparse(table, sp, None, "sum"),
+                                      table[[2, 0]])
+    # Five inputs, as before sp_weights_indices and sp_weights_dense_shape existed.
+    five = [[table], np.array([[0, 0], [1, 0]]), np.array([2, 0]), np.array([2, 1]), None]
+    np.testing.assert_array_equal(
+        ng._core.run_op("embedding_lookup_sparse", five, {"combiner": "sum"}), table[[2, 0]])
+    with pytest.raises(ng.InvalidArgumentError, match="takes 7 inputs"):
+        ng._core.run_op("embedding_lookup_sparse", five[:3], {"combiner": "sum"})
+    with pytest.raises(ng.InvalidArgumentError, match="same indices and dense_shape"):
+        ng.embedding_lookup_sparse(table, ([[0, 0]], [0], [1, 2]), ([[0, 0]], [1.0], [1, 3]))
+    with pytest.raises(ng.InvalidArgumentError, match=r"must not have negative sizes, got \[1, -2\]"):
+        ng.embedding_lookup_sparse(table, ([[0, 0]], [0], [1, -2]), None)
+    with pytest.raises(ValueError, match="mode has to be one of sum, mean or max"):
+        ng.embedding_bag(table, [[0, 1]], mode="avg")
+    with pytest.raises(ng.NotFoundError, match="gather_grad takes"):
+        ng.gather_grad((3,), [0], np.array([True]))

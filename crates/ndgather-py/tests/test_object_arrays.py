@@ -215,6 +215,26 @@ def other_dtypes_holding_objects_are_refused() -> None:
     assert records["i"].tolist() == [0x10, 0x10] and list(strings) == ["alpha", "beta"]
 
 
+@scenario
+def misaligned_object_references_are_refused() -> None:
+    # The object field of a packed record: its references are not 8-byte aligned, so they
+    # cannot be moved as addresses. Refused as params, as a ragged operand and as out.
+    import ndgather as ng
+    packed = np.zeros(3, np.dtype([("pad", "u1"), ("o", "O")], align=False))
+    field = packed["o"]
+    assert field.dtype == object and field.strides == (9,)
+    for k in range(3):
+        field[k] = Tracked(k)
+    out = np.zeros(2, np.dtype([("pad", "u1"), ("o", "O")], align=False))["o"]
+    for call in (lambda: ng.gather(field, np.array([1, 0])),
+                 lambda: ng.gather(ng.Ragged(field, [np.array([0, 1, 3])]), np.array([1, 0])),
+                 lambda: ng.gather(objects([0, 1]), np.array([1, 0]), out=out)):
+        expect(TypeError, call, "not 8-byte aligned")
+    churn()
+    assert values_of(field) == [0, 1, 2] and list(out) == [0, 0]
+
+
+
 # -- put_along_axis: stores objects into arr in place ----------------------------------------
 
 @scenario

@@ -7,6 +7,7 @@ mod common;
 
 use common::case_file::{same, tensor};
 use common::reference::resolve;
+use common::write_ops::{run_in_place, run_new};
 use ndarray::{ArrayD, IxDyn};
 use ndgather::scatter_reduce::{Reduction, ScatterReduce};
 use ndgather::{BadIndices, DType, Error, TakeAlongAxisOptions, Tensor};
@@ -79,13 +80,13 @@ fn run(case: &Value, in_place: bool) -> Result<Tensor, Error> {
     let op = op_of(case)?;
     if in_place {
         let before = input.clone();
-        let result = op.run_into(input.view_mut(), &index.view(), &src.view());
+        let result = run_in_place(&op, input.view_mut(), &index.view(), &src.view());
         if result.is_err() {
             assert!(same(&input, &before), "written on error: {case}");
         }
         result.map(|_| input)
     } else {
-        op.run(input.view(), &index.view(), &src.view())
+        run_new(&op, input.view(), &index.view(), &src.view())
     }
 }
 
@@ -271,7 +272,7 @@ proptest! {
         let index = random(&ishape, -n - 1, n + 2);
         let op = ScatterReduce::new(dim as i64, reduce).include_self(include_self).bad_indices(policy);
         let index_tensor = if narrow_index { Tensor::from(index.mapv(|v| v as i16)) } else { Tensor::from(index.clone()) };
-        let got = op.run(to_tensor(&input, dtype).view(), &index_tensor.view(), &to_tensor(&src, dtype).view());
+        let got = run_new(&op, to_tensor(&input, dtype).view(), &index_tensor.view(), &to_tensor(&src, dtype).view());
         let src_part = src.slice_each_axis(|a| ndarray::Slice::from(0..ishape[a.axis.index()])).to_owned();
         let bad = index.iter().any(|&v| resolve(policy, v, shape[dim]).is_none());
         if bad && policy.errors() {
@@ -289,13 +290,14 @@ fn a_view_of_another_layout_is_written_in_place() {
     let mut view = input.view_mut().reversed_axes().into_dyn();
     let index = ndarray::array![[0i64, 1, 1, 0, 2]].into_dyn();
     let src = ndarray::array![[1.0f64, 2.0, 3.0, 4.0, 5.0]].into_dyn();
-    ScatterReduce::new(1, Reduction::Sum)
-        .run_into(
-            view.view_mut().into(),
-            &index.view().into(),
-            &src.view().into(),
-        )
-        .unwrap();
+    let sum = ScatterReduce::new(1, Reduction::Sum);
+    run_in_place(
+        &sum,
+        view.view_mut().into(),
+        &index.view().into(),
+        &src.view().into(),
+    )
+    .unwrap();
     assert_eq!(input.column(0).to_vec(), [5.0, 5.0, 5.0]);
     assert_eq!(input.sum(), 15.0);
 }

@@ -527,4 +527,20 @@ fn a_fed_axis_configures_the_run_and_the_gradient() {
         session.run_tensors(&[rows], &feeds).unwrap_err(),
         OpError::AxisNotScalar
     );
+    // A feed replaces a constant axis too, as in TensorFlow.
+    let zero = g.constant(Tensor::from(ndarray::arr0(0i32).into_dyn()));
+    let square = g.constant(Tensor::from(array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn()));
+    let first = g.constant(Tensor::from(array![0i32].into_dyn()));
+    let picked = g
+        .gather(&square, &first, &zero, GatherOpOptions::new())
+        .unwrap();
+    let one = Tensor::from(ndarray::arr0(1i32).into_dyn());
+    let fed = Feeds::new().feed_tensor(&zero, &one).unwrap();
+    let session = Session::new(&g);
+    let out = session
+        .run_tensors(std::slice::from_ref(&picked), &fed)
+        .unwrap();
+    assert_eq!(out[0], Tensor::from(array![[1.0f32], [3.0]].into_dyn()));
+    let out = session.run_tensors(&[picked], &Feeds::new()).unwrap();
+    assert_eq!(out[0], Tensor::from(array![[1.0f32, 2.0]].into_dyn()));
 }

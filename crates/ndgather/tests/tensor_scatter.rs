@@ -5,6 +5,7 @@
 mod common;
 
 use common::case_file::{same, tensor};
+use common::write_ops::{run_in_place, run_new};
 use ndarray::{ArrayD, IxDyn};
 use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
 use ndgather::{BadIndices, Error, Tensor};
@@ -49,7 +50,7 @@ fn tensorflow_cases_out_of_place() {
     let (mut passed, mut errors) = (0, 0);
     for (n, case) in cases.iter().enumerate() {
         let (t, i, u) = inputs(case);
-        let got = op_of(case).run(t.view(), &i.view(), &u.view());
+        let got = run_new(&op_of(case), t.view(), &i.view(), &u.view());
         match (&got, case.get("output")) {
             (Ok(out), Some(expected)) => assert!(same(out, &tensor(expected)), "case {n}: {case}"),
             (Err(e), None) => {
@@ -70,7 +71,7 @@ fn tensorflow_cases_in_place_and_unchanged_on_error() {
     for (n, case) in cases().iter().enumerate() {
         let (mut t, i, u) = inputs(case);
         let before = inputs(case).0;
-        let result = op_of(case).run_into(t.view_mut(), &i.view(), &u.view());
+        let result = run_in_place(&op_of(case), t.view_mut(), &i.view(), &u.view());
         match case.get("output") {
             Some(expected) => {
                 result.unwrap();
@@ -94,7 +95,7 @@ fn tensorflow_gradients() {
         };
         let (t, i, u) = inputs(case);
         let op = op_of(case);
-        let out = op.run(t.view(), &i.view(), &u.view()).unwrap();
+        let out = run_new(&op, t.view(), &i.view(), &u.view()).unwrap();
         let upstream = tensor(&grad["upstream"]);
         let (dt, du) = op
             .grad(
@@ -227,7 +228,7 @@ proptest! {
         let op = TensorScatter::new(kind);
         for threads in [1, 2, 4] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            let out = pool.install(|| op.run(t.view(), &i.view(), &u.view())).unwrap();
+            let out = pool.install(|| run_new(&op, t.view(), &i.view(), &u.view())).unwrap();
             let out = out.as_array::<f64>().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
             prop_assert_eq!(&out, &expected.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
         }
@@ -241,9 +242,14 @@ fn in_place_on_a_strided_view() {
     let indices = ndarray::array![[1i64], [3], [1]].into_dyn();
     let updates = ndarray::array![[1i32, 2, 3], [4, 5, 6], [7, 8, 9]].into_dyn();
     let view = table.view_mut().reversed_axes().into_dyn();
-    TensorScatter::new(ScatterKind::Add)
-        .run_into(view.into(), &indices.view().into(), &updates.view().into())
-        .unwrap();
+    let add = TensorScatter::new(ScatterKind::Add);
+    run_in_place(
+        &add,
+        view.into(),
+        &indices.view().into(),
+        &updates.view().into(),
+    )
+    .unwrap();
     assert_eq!(
         table,
         ndarray::array![[0, 8, 0, 4], [0, 10, 0, 5], [0, 12, 0, 6]]
@@ -260,16 +266,20 @@ fn policies() {
         let i = ArrayD::from_shape_vec(IxDyn(&[n, 1]), ids).unwrap();
         let u =
             ArrayD::from_shape_vec(IxDyn(&[n]), (1..=n as i64).map(|v| v * 10).collect()).unwrap();
-        TensorScatter::new(ScatterKind::Add)
-            .bad_indices(policy)
-            .run(table.view().into(), &i.view().into(), &u.view().into())
-            .map(|t| {
-                t.as_array::<i64>()
-                    .unwrap()
-                    .iter()
-                    .copied()
-                    .collect::<Vec<_>>()
-            })
+        let add = TensorScatter::new(ScatterKind::Add).bad_indices(policy);
+        run_new(
+            &add,
+            table.view().into(),
+            &i.view().into(),
+            &u.view().into(),
+        )
+        .map(|t| {
+            t.as_array::<i64>()
+                .unwrap()
+                .iter()
+                .copied()
+                .collect::<Vec<_>>()
+        })
     };
     let ids = || vec![1, 5, -1, -5];
     assert_eq!(

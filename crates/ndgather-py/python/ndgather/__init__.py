@@ -763,6 +763,8 @@ def embedding_lookup(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLike,
     Raises:
       InvalidArgumentError: an id outside the table (or outside its shard), or shards
         whose rows differ.
+      NotFoundError: a table that is not float16, bfloat16, float32 or float64 (a
+        ``TypeError``, in TensorFlow's words).
 
     >>> import numpy as np, ndgather as ng
     >>> table = np.arange(10.0).reshape(5, 2)

@@ -148,12 +148,13 @@ impl Scope {
             options.batch_dims,
             limit,
         )?;
-        // A known axis is the op's attribute; any other is fed when the graph runs.
-        let (op, fed) = match axis_value {
+        // In an eager scope the axis is known: the op's attribute. In a graph it is fed when
+        // the graph runs, since a feed may replace even a constant.
+        let (op, fed) = match axis_value.filter(|_| self.is_eager()) {
             Some(a) => (Op::Gather(options.axis(a)), None),
             None => {
-                let configure = move |a: &[i64]| -> Box<dyn OpDef> {
-                    Box::new(Op::Gather(options.axis(a.first().copied().unwrap_or(0))))
+                let configure = move |a: &[i64]| -> Arc<dyn OpDef> {
+                    Arc::new(Op::Gather(options.axis(a.first().copied().unwrap_or(0))))
                 };
                 let fed = Fed {
                     nodes: vec![axis.node],

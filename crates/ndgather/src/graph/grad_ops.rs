@@ -163,9 +163,10 @@ impl Scope {
     /// TensorFlow's `tf.gradients(ys, xs, grad_ys)` (TF Java's `Gradients` op): for each of
     /// `xs`, the sum over `ys` of the partial derivatives, with `grad_ys` (one per `y`, each
     /// of its dtype and shape; ones where `None`) as the upstream gradients. Gradients flow
-    /// through params of the gather family ([`Scope::gradient`]) and through the tensor and
-    /// the updates of tensor scatters ([`Scope::tensor_scatter_grad`]); paths that meet are
-    /// added (`AddN`). Graphs only, as in TensorFlow.
+    /// through every op whose value has a gradient (`OpDef::grad`: the gather family's
+    /// params, the tensor and the updates of tensor scatters, the segment reductions' data),
+    /// along its inputs of a float or complex dtype; paths that meet are added (`AddN`).
+    /// Graphs only, as in TensorFlow.
     ///
     /// ```
     /// use ndgather::graph::{GatherOpOptions, Scope};
@@ -186,7 +187,9 @@ impl Scope {
     /// # Errors
     /// [`OpError::Mode`] in an eager scope, for `grad_ys` of another length than `ys`, for
     /// an `x` that no `y` depends on through params (TF's "unreachable" message), and for a
-    /// path through an op with no gradient; those of [`Scope::gradient`].
+    /// path through an op with no gradient; [`OpError::DType`] and
+    /// [`Error::GradShapeMismatch`] for a `grad_ys` of another dtype or static shape than
+    /// its `y`.
     pub fn gradients(
         &self,
         ys: &[AnyOutput],

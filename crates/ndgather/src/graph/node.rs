@@ -47,7 +47,7 @@ pub(crate) enum NodeKind {
 }
 
 /// The op configured from the values of a node's fed attributes.
-pub(crate) type Configure = dyn Fn(&[i64]) -> Box<dyn OpDef> + Send + Sync;
+pub(crate) type Configure = dyn Fn(&[i64]) -> Arc<dyn OpDef> + Send + Sync;
 
 /// Attributes of a registered node that other nodes' values give at run time: scalar
 /// integers (`int32` or `int64`) read from `nodes`, and the op configured from them.
@@ -78,7 +78,7 @@ impl Fed {
                 scalar.ok_or(OpError::AxisNotScalar)
             })
             .collect::<OpResult<Vec<_>>>()?;
-        Ok(Arc::from((self.configure)(&scalars)))
+        Ok((self.configure)(&scalars))
     }
 }
 
@@ -104,8 +104,16 @@ impl<'v, F: Fn(usize) -> Option<TensorView<'v>>> Values<'v> for F {
     }
 }
 
-/// What TF calls the op type of a node that has no gradient, for the message.
 impl NodeKind {
+    /// Whether a gradient of this node reads its output (see `OpDef::grad_reads_output`).
+    fn grad_reads_output(&self) -> bool {
+        match self {
+            NodeKind::Registered { op, .. } => op.grad_reads_output(),
+            _ => true,
+        }
+    }
+
+    /// What TF calls the op type of a node (for messages, and Java's `Operation.type()`).
     pub(crate) fn type_name(&self) -> &'static str {
         match self {
             NodeKind::Constant => "Const",
@@ -127,9 +135,12 @@ impl NodeKind {
             // The forward node's own value too: min and max compare with it, and a
             // registered op's gradient may read its output.
             NodeKind::RegisteredGrad { forward, grad, .. } => {
-                let inputs = nodes.get(*forward).map(|f| f.kind.inputs(nodes));
-                [*grad, *forward]
+                let node = nodes.get(*forward);
+                let reads = node.is_some_and(|f| f.kind.grad_reads_output());
+                let inputs = node.map(|f| f.kind.inputs(nodes));
+                [*grad]
                     .into_iter()
+                    .chain(reads.then_some(*forward))
                     .chain(inputs.into_iter().flatten())
                     .collect()
             }
@@ -346,8 +357,11 @@ fn run_registered_grad<'v>(
     };
     let op = configured(op, fed, values)?;
     let args = input_values(inputs, values)?;
-    let output: TensorView<'_> = values.value(forward)?;
-    let mut grads = op.grad(&args, &output, &values.value(grad)?)?;
+    let output = match op.grad_reads_output() {
+        true => Some(values.value(forward)?),
+        false => None,
+    };
+    let mut grads = op.grad(&args, output.as_ref(), &values.value(grad)?)?;
     grads.get_mut(input).and_then(Option::take).ok_or_else(|| {
         OpError::Mode(format!(
             "{} has no gradient with respect to its input '{}'",

@@ -62,12 +62,15 @@ impl Scope {
     pub fn op(&self, name: &str, inputs: &[NodeInput], attrs: &Attrs) -> OpResult<AnyOutput> {
         let def = registry::find(name)?;
         let op: Arc<dyn OpDef> = Arc::from(def.with_attrs(attrs)?);
-        let defs = op.signature().inputs;
-        if inputs.len() != defs.len() {
+        let signature = op.signature();
+        let defs = signature.inputs;
+        if inputs.len() > defs.len() || inputs.len() < signature.least_inputs() {
             return Err(crate::ops::contract::count_error(op.as_ref(), inputs.len()).into());
         }
-        let mut slots = Vec::with_capacity(inputs.len());
-        for (input, def) in inputs.iter().zip(defs) {
+        // Optional inputs left out at the end are absent.
+        let absent = std::iter::repeat_n(&NodeInput::Absent, defs.len() - inputs.len());
+        let mut slots = Vec::with_capacity(defs.len());
+        for (input, def) in inputs.iter().chain(absent).zip(defs) {
             let given = |o: &AnyOutput| -> OpResult<usize> {
                 if Arc::ptr_eq(&o.graph, &self.graph) {
                     Ok(o.node)

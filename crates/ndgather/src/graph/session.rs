@@ -158,8 +158,8 @@ impl Session {
     }
 
     /// Evaluates `fetch` into `out`, a caller's array of its dtype and shape: the last op
-    /// writes there directly (a gather op; any other node's value is copied in). On error
-    /// `out` is unchanged.
+    /// writes there directly (an op of the registry; a constant's, a placeholder's or a
+    /// gradient's value is copied in). On error `out` is unchanged.
     pub(crate) fn evaluate_into(
         &self,
         fetch: usize,

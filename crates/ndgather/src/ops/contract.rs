@@ -228,6 +228,23 @@ pub struct Signature {
     pub attrs: &'static [AttrDef],
 }
 
+impl Signature {
+    /// The fewest inputs a run takes: optional inputs at the end may be left out, so that a
+    /// caller written before one was added still runs.
+    ///
+    /// ```
+    /// let sig = ndgather::registry::find("embedding_lookup_sparse")?.signature();
+    /// assert_eq!((sig.least_inputs(), sig.inputs.len()), (4, 7));
+    /// # Ok::<(), ndgather::Error>(())
+    /// ```
+    pub fn least_inputs(&self) -> usize {
+        self.inputs
+            .iter()
+            .rposition(|d| d.kind != InputKind::Optional)
+            .map_or(0, |k| k + 1)
+    }
+}
+
 /// A map of attribute values by name, as a front end collects them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Attrs(BTreeMap<String, Attr>);
@@ -485,7 +502,8 @@ impl<'a> From<RaggedView<'a>> for Input<'a> {
 }
 
 /// The inputs of one run, checked against the op's signature: the right number, each of
-/// its kind.
+/// its kind. Optional inputs at the end may be left out (a caller written before they were
+/// added gives fewer): they are none.
 pub(crate) struct Inputs<'i, 'a> {
     op: &'static str,
     defs: &'static [InputDef],
@@ -499,7 +517,7 @@ impl<'i, 'a> Inputs<'i, 'a> {
         signature: &Signature,
         inputs: &'i [Input<'a>],
     ) -> Result<Self> {
-        if inputs.len() != signature.inputs.len() {
+        if inputs.len() > signature.inputs.len() || inputs.len() < signature.least_inputs() {
             let names: Vec<&str> = signature.inputs.iter().map(|d| d.name).collect();
             return Err(Error::OpInput {
                 op,
@@ -541,31 +559,31 @@ impl<'i, 'a> Inputs<'i, 'a> {
 
     /// Dense input `k`.
     pub(crate) fn tensor(&self, k: usize) -> Result<&'i TensorView<'a>> {
-        match &self.inputs[k] {
-            Input::Tensor(t) => Ok(t),
+        match self.inputs.get(k) {
+            Some(Input::Tensor(t)) => Ok(t),
             _ => Err(self.kind_error(k)),
         }
     }
 
-    /// Optional dense input `k`.
+    /// Optional dense input `k` (none where it was left out).
     pub(crate) fn optional(&self, k: usize) -> Option<&'i TensorView<'a>> {
-        match &self.inputs[k] {
-            Input::Tensor(t) => Some(t),
+        match self.inputs.get(k) {
+            Some(Input::Tensor(t)) => Some(t),
             _ => None,
         }
     }
 
     /// List input `k`.
     pub(crate) fn list(&self, k: usize) -> Result<&'i [TensorView<'a>]> {
-        match &self.inputs[k] {
-            Input::List(l) => Ok(l),
+        match self.inputs.get(k) {
+            Some(Input::List(l)) => Ok(l),
             _ => Err(self.kind_error(k)),
         }
     }
 
     /// Input `k` as given.
-    pub(crate) fn get(&self, k: usize) -> &'i Input<'a> {
-        &self.inputs[k]
+    pub(crate) fn get(&self, k: usize) -> Result<&'i Input<'a>> {
+        self.inputs.get(k).ok_or_else(|| self.kind_error(k))
     }
 
     fn kind_error(&self, k: usize) -> Error {
@@ -740,21 +758,38 @@ pub trait OpDef: fmt::Debug + Send + Sync {
         false
     }
 
+    /// Whether [`OpDef::grad`] reads the op's output (a max compares with it; a gather's
+    /// gradient does not), so that a graph computes the output for it only where it is read.
+    fn grad_reads_output(&self) -> bool {
+        true
+    }
+
     /// The gradients of the op's output with respect to each input (`None` for an input that
     /// has none, such as indices), for the upstream gradient `upstream` of the output
-    /// `output` that `run` gave on `inputs`.
+    /// `output` that `run` gave on `inputs` (`None` where [`OpDef::grad_reads_output`] says
+    /// it is not read).
     ///
     /// # Errors
-    /// [`Error::NoGradient`] for an op without a registered gradient; the op's own.
+    /// [`Error::NoGradient`] for an op without a registered gradient; the op's own
+    /// ([`Error::Internal`] for an output it reads that is not given).
     fn grad(
         &self,
         inputs: &[Input<'_>],
-        output: &TensorView<'_>,
+        output: Option<&TensorView<'_>>,
         upstream: &TensorView<'_>,
     ) -> Result<Vec<Option<Tensor>>> {
         let _ = (inputs, output, upstream);
         Err(Error::NoGradient { op: self.name() })
     }
+}
+
+/// The output a gradient reads, or the error for one not given.
+pub(crate) fn read_output<'o, 'v>(
+    output: Option<&'o TensorView<'v>>,
+) -> Result<&'o TensorView<'v>> {
+    output.ok_or(Error::Internal(
+        "the gradient reads the op's output, which was not given",
+    ))
 }
 
 /// Delivers an op's new result into `out`: returned for `New` and `Reuse`, copied into the

@@ -488,10 +488,7 @@ impl EmbeddingLookupOptions {
         let table = Table::new(shards)?;
         if let Some(w) = sp_weights {
             if w.indices != sp_ids.indices || w.batch != sp_ids.batch {
-                return Err(Error::SparseTensor {
-                    reason: "sp_weights must have the same indices and dense_shape as sp_ids"
-                        .to_string(),
-                });
+                return Err(weights_mismatch());
             }
         }
         let ids = row_major(&sp_ids.values)?;
@@ -593,28 +590,34 @@ pub(crate) fn table_dtype(op: &'static str, dtype: DType) -> Error {
     }
 }
 
-/// Runs `$body` with `$i` the integer view inside `$t`: `int32` or `int64`, TensorFlow's
-/// `Tindices` of the embedding ops (a narrower list than the dtype table's `index` role).
+/// The error for weights whose sparse form is not the ids'.
+fn weights_mismatch() -> Error {
+    Error::SparseTensor {
+        reason: "sp_weights must have the same indices and dense_shape as sp_ids".into(),
+    }
+}
+
+/// Runs `$body` with `$i` the integer view inside `$t`: any index dtype of the table (a
+/// superset of TensorFlow's `Tindices`, `int32` and `int64`, as `embedding_bag`'s ids).
 macro_rules! with_ids {
     ($t:expr, $i:ident => $body:expr) => {
-        match $t {
-            TensorView::I32($i) => $body,
-            TensorView::I64($i) => $body,
-            other => Err(Error::IndicesNotInteger {
-                dtype: other.dtype(),
-            }),
-        }
+        crate::with_tensor!(TensorView, $t, index $i => $body,
+            else dtype => Err(Error::IndicesNotInteger { dtype }))
     };
 }
 
 impl EmbeddingLookupOptions {
     /// [`EmbeddingLookupOptions::lookup`] on dtype-erased views (the op API's evaluation, the
-    /// CLI): shards of one float dtype, `int32` or `int64` ids.
+    /// CLI): shards of one float dtype, ids of any integer dtype.
     ///
     /// # Errors
     /// Those of [`EmbeddingLookupOptions::lookup`], [`Error::DTypeMismatch`] for shards of
     /// several dtypes, and [`Error::IndicesNotInteger`].
-    pub fn lookup_views(&self, shards: &[TensorView<'_>], ids: &TensorView<'_>) -> Result<Tensor> {
+    pub(crate) fn lookup_views(
+        &self,
+        shards: &[TensorView<'_>],
+        ids: &TensorView<'_>,
+    ) -> Result<Tensor> {
         let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
@@ -643,12 +646,18 @@ impl EmbeddingLookupOptions {
             i64::from_view(view).and_then(|a| a.into_dimensionality::<ndarray::Ix2>().ok())
         }
         let shape_of = |view: &TensorView<'_>, what: &str| -> Result<Vec<usize>> {
-            i64::from_view(view)
+            let dims = i64::from_view(view)
                 .filter(|a| a.ndim() == 1)
-                .ok_or_else(|| bad(what))?
-                .iter()
-                .map(|&d| usize::try_from(d).map_err(|_| bad(what)))
-                .collect()
+                .ok_or_else(|| bad(what))?;
+            dims.iter()
+                .map(|&d| usize::try_from(d))
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| Error::SparseTensor {
+                    reason: format!(
+                        "{what} must not have negative sizes, got {:?}",
+                        dims.iter().collect::<Vec<_>>()
+                    ),
+                })
         };
         let indices = matrix(&indices).ok_or_else(|| bad("indices"))?;
         let dense_shape = shape_of(&dense_shape, "dense_shape")?;
@@ -664,6 +673,10 @@ impl EmbeddingLookupOptions {
         let w_shape = w_shape
             .map(|v| shape_of(&v, "sp_weights' dense_shape"))
             .transpose()?;
+        // The typed lookup compares the batch size; the whole dense shape is compared here.
+        if w_shape.as_ref().is_some_and(|w| *w != dense_shape) {
+            return Err(weights_mismatch());
+        }
         let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;

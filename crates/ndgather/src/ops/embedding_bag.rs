@@ -434,7 +434,7 @@ impl EmbeddingBag {
     /// # Errors
     /// Those of [`EmbeddingBag::bag`], and [`Error::DTypeMismatch`] for inputs of other
     /// dtypes.
-    pub fn bag_views(
+    pub(crate) fn bag_views(
         &self,
         shards: &[TensorView<'_>],
         input: &TensorView<'_>,

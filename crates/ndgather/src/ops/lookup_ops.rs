@@ -138,11 +138,12 @@ const LOOKUP_SPARSE: Signature = Signature {
         ),
     ],
     attrs: &[
+        // The op checks the name itself, in TensorFlow's words.
         AttrDef::with_default(
             "combiner",
-            AttrKind::Str(&["sum", "mean", "sqrtn"]),
+            AttrKind::Str(&[]),
             "mean",
-            "how a row's embeddings combine",
+            "how a row's embeddings combine: sum, mean or sqrtn",
         ),
         STRATEGY,
         MAX_NORM,
@@ -164,8 +165,12 @@ impl OpDef for LookupSparse {
 
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
         let a = Parsed::new(self.name(), &self.signature(), attrs)?;
-        let combiner = Combiner::from_name(a.str("combiner", "mean"))
-            .ok_or(Error::Internal("choices checked by the signature"))?;
+        let given = a.str("combiner", "mean");
+        let combiner = Combiner::from_name(given).ok_or_else(|| Error::Attribute {
+            op: "embedding_lookup_sparse",
+            attr: "combiner".into(),
+            reason: format!("must be one of 'mean', 'sqrtn' or 'sum', got {given}"),
+        })?;
         Ok(Box::new(LookupSparse {
             lookup: lookup_of(&a)?,
             combiner,
@@ -220,11 +225,12 @@ const BAG: Signature = Signature {
         ),
     ],
     attrs: &[
+        // The op checks the name itself, in PyTorch's words.
         AttrDef::with_default(
             "mode",
-            AttrKind::Str(&["sum", "mean", "max"]),
+            AttrKind::Str(&[]),
             "mean",
-            "how a bag's rows reduce",
+            "how a bag's rows reduce: sum, mean or max",
         ),
         MAX_NORM,
         AttrDef::optional(
@@ -259,7 +265,7 @@ impl OpDef for EmbeddingBag {
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
         let a = Parsed::new(self.name(), &self.signature(), attrs)?;
         let mode = BagMode::from_name(a.str("mode", "mean"))
-            .ok_or(Error::Internal("choices checked by the signature"))?;
+            .ok_or_else(|| Error::TorchValue("mode has to be one of sum, mean or max".into()))?;
         let strategy = PartitionStrategy::from_name(a.str("partition_strategy", "mod"))
             .ok_or(Error::Internal("choices checked by the signature"))?;
         Ok(Box::new(

@@ -132,7 +132,7 @@ impl OpDef for ReadGrad {
         let (indices, grad) = (inputs.tensor(0)?, inputs.tensor(1)?);
         let result = self
             .forward
-            .params_grad(&self.params_shape, indices, grad)?;
+            .params_grad(self.name(), &self.params_shape, indices, grad)?;
         deliver(self.name(), result, out)
     }
 }

@@ -146,7 +146,7 @@ impl OpDef for Op {
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
-        match (inputs.get(0), inputs.get(1)) {
+        match (inputs.get(0)?, inputs.get(1)?) {
             (Input::Tensor(p), Input::Tensor(i)) => {
                 Ok(Op::run(self, p.clone(), i, out)?.map(Value::Dense))
             }
@@ -198,10 +198,14 @@ impl OpDef for Op {
         true
     }
 
+    fn grad_reads_output(&self) -> bool {
+        false
+    }
+
     fn grad(
         &self,
         inputs: &[Input<'_>],
-        _output: &TensorView<'_>,
+        _output: Option<&TensorView<'_>>,
         upstream: &TensorView<'_>,
     ) -> Result<Vec<Option<Tensor>>> {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
@@ -215,7 +219,7 @@ impl OpDef for Op {
                 supported: crate::DType::names_where(crate::DType::has_grad),
             });
         }
-        let dparams = self.params_grad(params.shape(), indices, upstream)?;
+        let dparams = self.params_grad("gradient", params.shape(), indices, upstream)?;
         Ok(vec![Some(dparams), None])
     }
 }
@@ -251,9 +255,10 @@ impl Op {
     }
 
     /// The gradient with respect to params of `params_shape` (not read), for `upstream` of
-    /// any number type (the sums of integers wrap).
+    /// any number type (the sums of integers wrap); `op` names the op in a dtype error.
     pub(super) fn params_grad(
         &self,
+        op: &'static str,
         params_shape: &[usize],
         indices: &TensorView<'_>,
         upstream: &TensorView<'_>,
@@ -264,7 +269,7 @@ impl Op {
                     index i => Tensor::from($o.grad(params_shape, i, g)?),
                     else dtype => return Err(Error::IndicesNotInteger { dtype })),
                 else dtype => return Err(Error::NoKernel {
-                    op: "gradient", dtype, supported: crate::DType::names_where(crate::DType::is_number) }))
+                    op, dtype, supported: crate::DType::names_where(crate::DType::is_number) }))
             };
         }
         Ok(match self {

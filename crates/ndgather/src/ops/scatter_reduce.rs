@@ -32,19 +32,27 @@
 //!   [`Error::TorchIndex`], [`Error::TorchRuntime`],
 //!   [`Error::TorchNotImplemented`].
 //!
+//! The op is a value of the registry ([`crate::registry`]): it runs through
+//! [`OpDef::run`](crate::OpDef::run), into a new tensor or in place.
+//!
 //! ```
 //! use ndgather::ndarray::array;
 //! use ndgather::scatter_reduce::{Reduction, ScatterReduce};
-//! use ndgather::Tensor;
+//! use ndgather::{OpDef, Out, Tensor, TensorView};
 //!
 //! let input = array![1.0f32, 2.0, 3.0, 4.0].into_dyn();
 //! let index = array![0i64, 1, 0, 1, 2, 1].into_dyn();
 //! let src = array![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0].into_dyn();
+//! let inputs = [
+//!     TensorView::from(input.view()).into(),
+//!     TensorView::from(index.view()).into(),
+//!     TensorView::from(src.view()).into(),
+//! ];
 //! let sum = ScatterReduce::new(0, Reduction::Sum);
-//! let out = sum.run(input.view().into(), &index.view().into(), &src.view().into())?;
+//! let out = sum.run(&inputs, Out::New)?.unwrap().into_dense()?;
 //! assert_eq!(out, Tensor::from(array![5.0f32, 14.0, 8.0, 4.0].into_dyn()));
 //! let mean = ScatterReduce::new(0, Reduction::Mean).include_self(false);
-//! let out = mean.run(input.view().into(), &index.view().into(), &src.view().into())?;
+//! let out = mean.run(&inputs, Out::New)?.unwrap().into_dense()?;
 //! assert_eq!(out, Tensor::from(array![2.0f32, 4.0, 5.0, 4.0].into_dyn()));
 //! # Ok::<(), ndgather::Error>(())
 //! ```
@@ -261,7 +269,7 @@ impl ScatterReduce {
     /// shapes PyTorch refuses, `src` of another dtype, indices not of an integer dtype, and
     /// bad indices under `BadIndices::Error`; [`Error::TorchNotImplemented`] for a
     /// dtype the reduction does not take.
-    pub fn run(
+    pub(crate) fn run_new(
         &self,
         input: TensorView<'_>,
         index: &TensorView<'_>,
@@ -278,8 +286,8 @@ impl ScatterReduce {
     /// is unchanged.
     ///
     /// # Errors
-    /// As [`Self::run`].
-    pub fn run_into(
+    /// As [`Self::run_new`].
+    pub(crate) fn run_in_place(
         &self,
         input: TensorViewMut<'_>,
         index: &TensorView<'_>,

@@ -756,10 +756,11 @@ impl OpDef for Segment {
     fn grad(
         &self,
         inputs: &[Input<'_>],
-        output: &TensorView<'_>,
+        output: Option<&TensorView<'_>>,
         upstream: &TensorView<'_>,
     ) -> Result<Vec<Option<Tensor>>> {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        let output = crate::ops::contract::read_output(output)?;
         let data = self.grad_views(inputs.tensor(0)?, inputs.tensor(1)?, output, upstream)?;
         Ok(vec![Some(data), None])
     }

@@ -20,26 +20,36 @@
 //!   integers and real floats (the table's `number` and `ordered` roles). Others get
 //!   TensorFlow's `NotFoundError` wording ([`Error::NoKernel`]).
 //!
+//! The op is a value of the registry ([`crate::registry`]): it runs through
+//! [`OpDef::run`](crate::OpDef::run), into a new tensor or in place ([`Out::InPlace`], with
+//! its tensor input left out).
+//!
 //! ```
 //! use ndgather::ndarray::array;
+//! use ndgather::registry::Input;
 //! use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
-//! use ndgather::{Tensor, TensorView};
+//! use ndgather::{OpDef, Out, Tensor, TensorView};
 //!
 //! let tensor = array![[1.0f32, 1.0], [2.0, 2.0], [3.0, 3.0]].into_dyn();
 //! let indices = array![[2i64], [0], [2]].into_dyn();
 //! let updates = array![[10.0f32, 20.0], [30.0, 40.0], [50.0, 60.0]].into_dyn();
+//! let (i, u) = (TensorView::from(indices.view()), TensorView::from(updates.view()));
 //! let add = TensorScatter::new(ScatterKind::Add);
-//! let out = add.run(tensor.view().into(), &indices.view().into(), &updates.view().into())?;
+//! let inputs = [TensorView::from(tensor.view()).into(), i.clone().into(), u.clone().into()];
+//! let out = add.run(&inputs, Out::New)?.unwrap().into_dense()?;
 //! assert_eq!(out, Tensor::from(array![[31.0f32, 41.0], [2.0, 2.0], [63.0, 83.0]].into_dyn()));
 //!
 //! // In place: the caller's array is written, and left as it was on error.
 //! let mut table = tensor.clone();
 //! let update = TensorScatter::new(ScatterKind::Update);
-//! update.run_into(table.view_mut().into(), &indices.view().into(), &updates.view().into())?;
+//! let in_place = [Input::None, i.into(), u.into()];
+//! update.run(&in_place, Out::InPlace(table.view_mut().into()))?;
 //! assert_eq!(table, array![[30.0f32, 40.0], [2.0, 2.0], [50.0, 60.0]].into_dyn());
-//! let bad = array![[3i64]].into_dyn();
-//! let err = update.run_into(table.view_mut().into(), &bad.view().into(), &TensorView::from(array![[0.0f32, 0.0]].into_dyn().view()));
+//! let (bad, zeros) = (array![[3i64]].into_dyn(), array![[0.0f32, 0.0]].into_dyn());
+//! let refused = [Input::None, TensorView::from(bad.view()).into(), TensorView::from(zeros.view()).into()];
+//! let err = update.run(&refused, Out::InPlace(table.view_mut().into()));
 //! assert_eq!(err.unwrap_err().to_string(), "indices[0] = [3] does not index into shape [3,2]");
+//! assert_eq!(table, array![[30.0f32, 40.0], [2.0, 2.0], [50.0, 60.0]].into_dyn());
 //! # Ok::<(), ndgather::Error>(())
 //! ```
 
@@ -217,7 +227,7 @@ impl TensorScatter {
     /// [`Error::InputDType`] for updates of another dtype than `tensor`;
     /// [`Error::IndicesNotInteger`]; [`Error::TensorScatterShape`];
     /// [`Error::BadScatterIndex`] under `BadIndices::Error`.
-    pub fn run(
+    pub(crate) fn run_new(
         &self,
         tensor: TensorView<'_>,
         indices: &TensorView<'_>,
@@ -235,8 +245,8 @@ impl TensorScatter {
     /// error `tensor` is unchanged.
     ///
     /// # Errors
-    /// As [`Self::run`].
-    pub fn run_into(
+    /// As [`Self::run_new`].
+    pub(crate) fn run_in_place(
         &self,
         tensor: TensorViewMut<'_>,
         indices: &TensorView<'_>,
@@ -282,11 +292,13 @@ impl TensorScatter {
     /// ```
     /// use ndgather::ndarray::array;
     /// use ndgather::tensor_scatter::{ScatterKind, TensorScatter};
-    /// use ndgather::Tensor;
+    /// use ndgather::{OpDef, Out, Tensor, TensorView};
     ///
     /// let (t, i, u) = (array![1.0f64, 5.0, 3.0].into_dyn(), array![[1i64], [1]].into_dyn(), array![2.0f64, 5.0].into_dyn());
     /// let op = TensorScatter::new(ScatterKind::Min);
-    /// let out = op.run(t.view().into(), &i.view().into(), &u.view().into())?;
+    /// let (tv, iv, uv) = (TensorView::from(t.view()), TensorView::from(i.view()), TensorView::from(u.view()));
+    /// let inputs = [tv.into(), iv.into(), uv.into()];
+    /// let out = op.run(&inputs, Out::New)?.unwrap().into_dense()?;
     /// let upstream = array![1.0f64, 1.0, 1.0].into_dyn();
     /// let (dt, du) = op.grad(&t.view().into(), &i.view().into(), &u.view().into(), &out.view(), &upstream.view().into())?;
     /// assert_eq!(dt, Tensor::from(array![1.0f64, 0.0, 1.0].into_dyn()));
@@ -338,7 +350,7 @@ impl TensorScatter {
         match self.kind {
             ScatterKind::Update => {
                 let zeros = Tensor::zeros(dtype, updates.shape())?;
-                let cleared = self.run(upstream.clone(), indices, &zeros.view())?;
+                let cleared = self.run_new(upstream.clone(), indices, &zeros.view())?;
                 Ok((cleared, picked(upstream.clone())?))
             }
             ScatterKind::Add => Ok((upstream.to_tensor(), picked(upstream.clone())?)),
@@ -380,7 +392,7 @@ impl TensorScatter {
             .map_collect(indicator);
         // The updates' indicators added into the tensor's places (TF's scatter_nd of them).
         let add = TensorScatter::new(ScatterKind::Add).bad_indices(self.bad_indices);
-        let counts = add.run(
+        let counts = add.run_new(
             T::into_view(x_ind.view()),
             indices,
             &T::into_view(y_ind.view()),

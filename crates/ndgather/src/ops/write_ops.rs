@@ -25,7 +25,7 @@ fn run_write(
     new: impl FnOnce(TensorView<'_>, &TensorView<'_>, &TensorView<'_>) -> Result<Tensor>,
     in_place: impl FnOnce(TensorViewMut<'_>, &TensorView<'_>, &TensorView<'_>) -> Result<()>,
 ) -> Result<Option<Value>> {
-    check_written(op, inputs.get(0), &out)?;
+    check_written(op, inputs.get(0)?, &out)?;
     let (indices, values) = (inputs.tensor(1)?, inputs.tensor(2)?);
     match out {
         Out::InPlace(target) => in_place(target, indices, values).map(|()| None),
@@ -128,8 +128,8 @@ impl OpDef for TensorScatter {
             self.name(),
             &inputs,
             out,
-            |t, i, u| TensorScatter::run(self, t, i, u),
-            |t, i, u| self.run_into(t, i, u),
+            |t, i, u| self.run_new(t, i, u),
+            |t, i, u| self.run_in_place(t, i, u),
         )
     }
 
@@ -140,10 +140,11 @@ impl OpDef for TensorScatter {
     fn grad(
         &self,
         inputs: &[Input<'_>],
-        output: &TensorView<'_>,
+        output: Option<&TensorView<'_>>,
         upstream: &TensorView<'_>,
     ) -> Result<Vec<Option<Tensor>>> {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        let output = crate::ops::contract::read_output(output)?;
         let (t, i, u) = (inputs.tensor(0)?, inputs.tensor(1)?, inputs.tensor(2)?);
         let (dt, du) = TensorScatter::grad(self, t, i, u, output, upstream)?;
         Ok(vec![Some(dt), None, Some(du)])
@@ -219,8 +220,8 @@ impl OpDef for ScatterReduce {
             self.name(),
             &inputs,
             out,
-            |t, i, u| ScatterReduce::run(self, t, i, u),
-            |t, i, u| self.run_into(t, i, u),
+            |t, i, u| self.run_new(t, i, u),
+            |t, i, u| self.run_in_place(t, i, u),
         )
     }
 }

@@ -2,6 +2,8 @@
 pub mod case_file;
 #[allow(dead_code)]
 pub mod reference;
+#[allow(dead_code)]
+pub mod write_ops;
 
 /// A small deterministic generator (xorshift), for random calls from a seed.
 #[allow(dead_code)]
