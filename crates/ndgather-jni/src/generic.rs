@@ -46,7 +46,7 @@ pub extern "system" fn Java_org_ndgather_Native_opBuild<'l>(
             // Before anything is sized by a caller's length.
             return Err(Failure::Argument(format!(
                 "{name}: takes {} inputs, got {n}",
-                sig.inputs.len()
+                sig.input_count()
             )));
         }
         let mut given = Vec::with_capacity(sig.inputs.len());

@@ -262,3 +262,33 @@ fn a_graph_refuses_what_the_static_shapes_already_show() {
         "{err}"
     );
 }
+
+/// `Scope::op` takes a call that leaves out optional inputs at the end, as the core's run
+/// does: embedding_lookup_sparse with the 5 inputs it had before the weights' sparse form.
+#[test]
+fn optional_inputs_at_the_end_may_be_left_out() {
+    let scope = Scope::eager();
+    let table = scope.constant(Tensor::from(array![[1.0f32], [2.0], [4.0]].into_dyn()));
+    let indices = scope.constant(Tensor::from(array![[0i64, 0], [1, 0]].into_dyn()));
+    let ids = scope.constant(Tensor::from(array![2i64, 0].into_dyn()));
+    let shape = scope.constant(Tensor::from(array![2i64, 1].into_dyn()));
+    let attrs = Attrs::new().with("combiner", Attr::Str("sum".into()));
+    let inputs = [
+        NodeInput::List(vec![table]),
+        (&indices).into(),
+        (&ids).into(),
+        (&shape).into(),
+        NodeInput::Absent,
+    ];
+    let out = scope
+        .op("embedding_lookup_sparse", &inputs, &attrs)
+        .unwrap();
+    assert_eq!(
+        out.value(),
+        Some(Tensor::from(array![[4.0f32], [1.0]].into_dyn()))
+    );
+    let err = scope
+        .op("embedding_lookup_sparse", &inputs[..3], &attrs)
+        .unwrap_err();
+    assert!(err.to_string().contains("takes 4 to 7 inputs"), "{err}");
+}

@@ -104,7 +104,12 @@ fn attributes_are_checked_against_the_signature() {
         .unwrap()
         .with_attrs(&Attrs::new().with("bad_indices", Attr::Str("wrapp".into())))
         .unwrap_err();
-    assert!(err.to_string().contains("choose one of"), "{err}");
+    assert!(
+        err.to_string().contains(
+            "must be one of 'error', 'ignore', 'clamp', 'negative', 'wrap' or 'fill', got wrapp"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -191,6 +196,10 @@ fn each_op_by_name_equals_its_typed_door() {
     ];
     let direct = value(&TensorScatter::new(ScatterKind::Add), &inputs).unwrap();
     assert_eq!(got, direct);
+    assert_eq!(
+        got,
+        t(array![[1.0f32, 2.0], [13.0, 24.0], [5.0, 6.0]].into_dyn())
+    );
     // Every policy the op value takes, by name too: index 7 is out of range.
     let far = t(array![[7i64]].into_dyn());
     for &policy in ndgather::BadIndices::ALL {

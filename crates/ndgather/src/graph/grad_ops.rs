@@ -383,3 +383,36 @@ impl<T: GradElement> TakeAlongAxis<T> {
         add_grad(scope, self.output(), upstream.as_output())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::GatherOpOptions;
+    use crate::tensor_scatter::{ScatterKind, TensorScatter};
+    use crate::types::dtype::Tensor;
+    use ndarray::{arr0, array};
+
+    /// A gather's gradient reads the gather's inputs, not its output, so a graph does not
+    /// compute the gather to differentiate it; a tensor_scatter_nd_max's reads its output.
+    #[test]
+    fn a_gradient_reads_the_forward_output_only_where_it_needs_it() {
+        let g = Scope::graph();
+        let params = g.placeholder(DType::F32, Shape::unknown()).unwrap();
+        let ids = g.constant(Tensor::from(array![0i32].into_dyn()));
+        let axis = g.constant(Tensor::from(arr0(0i32).into_dyn()));
+        let rows = g
+            .gather(&params, &ids, &axis, GatherOpOptions::new())
+            .unwrap();
+        let up = g.constant(Tensor::from(array![1.0f32].into_dyn()));
+        let grad = g.gradient(&rows, &up).unwrap();
+        let indices = g.constant(Tensor::from(array![[0i64]].into_dyn()));
+        let max = TensorScatter::new(ScatterKind::Max);
+        let scattered = g.tensor_scatter(&params, &indices, &up, max).unwrap();
+        let [dt, _] = g.tensor_scatter_grad(&scattered, &up).unwrap();
+        let graph = lock(&g.graph);
+        let reads = |n: usize| graph.nodes[n].kind.inputs(&graph.nodes);
+        assert!(!reads(grad.node).contains(&rows.node));
+        assert!(reads(grad.node).contains(&params.node));
+        assert!(reads(dt.node).contains(&scattered.node));
+    }
+}

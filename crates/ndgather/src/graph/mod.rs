@@ -28,8 +28,9 @@
 //! node of an op holds the op's value from the registry and its inputs, with no arm of its
 //! own: the typed ops ([`Gather::create`], [`Scope::embedding_bag`], ...) are sugar that
 //! check their typed inputs, name the node's type as TensorFlow does (`GatherV2`) and add
-//! such a node. A `GatherV2` axis that is not a constant is fed when the graph runs, as
-//! TensorFlow's axis input is. Beyond TF
+//! such a node. In a graph a `GatherV2` axis is read when the graph runs, as TensorFlow's
+//! axis input is, so a feed may replace even a constant one; the static shape is inferred
+//! from a constant axis, as TensorFlow infers it. Beyond TF
 //! Java, `GatherNd` takes `batch_dims` (Python's `tf.gather_nd` has it), and
 //! [`crate::BadIndices::Clamp`], [`crate::BadIndices::Negative`] and [`crate::BadIndices::Wrap`] are
 //! accepted as policies.

@@ -128,12 +128,13 @@ impl NodeKind {
 
 impl NodeKind {
     /// The nodes whose values this one's evaluation reads (for a gradient: the upstream
-    /// gradient and the forward op's inputs, not the forward op itself).
+    /// gradient, the forward op's inputs, and the forward op itself only where its gradient
+    /// reads its output).
     pub(crate) fn inputs(&self, nodes: &[Node]) -> Vec<usize> {
         match self {
             NodeKind::Constant | NodeKind::Placeholder => vec![],
-            // The forward node's own value too: min and max compare with it, and a
-            // registered op's gradient may read its output.
+            // The forward node's own value where its gradient reads it: min and max compare
+            // with it; a gather's gradient does not.
             NodeKind::RegisteredGrad { forward, grad, .. } => {
                 let node = nodes.get(*forward);
                 let reads = node.is_some_and(|f| f.kind.grad_reads_output());
@@ -355,9 +356,11 @@ fn run_registered_grad<'v>(
             "node {forward} is not a registered op"
         )));
     };
+    // Whether the output is read is the stored op's answer, as `inputs` gives it.
+    let reads = op.grad_reads_output();
     let op = configured(op, fed, values)?;
     let args = input_values(inputs, values)?;
-    let output = match op.grad_reads_output() {
+    let output = match reads {
         true => Some(values.value(forward)?),
         false => None,
     };

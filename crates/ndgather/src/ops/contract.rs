@@ -243,6 +243,15 @@ impl Signature {
             .rposition(|d| d.kind != InputKind::Optional)
             .map_or(0, |k| k + 1)
     }
+
+    /// How many inputs a run takes, in words: `"2"`, or `"4 to 7"` where optional inputs at
+    /// the end may be left out.
+    pub fn input_count(&self) -> String {
+        match (self.least_inputs(), self.inputs.len()) {
+            (least, all) if least < all => format!("{least} to {all}"),
+            (_, all) => all.to_string(),
+        }
+    }
 }
 
 /// A map of attribute values by name, as a front end collects them.
@@ -419,6 +428,15 @@ impl<'a> Parsed<'a> {
     }
 }
 
+/// `'a', 'b' or 'c'`, as TensorFlow lists the names an argument takes.
+fn one_of(choices: &[&str]) -> String {
+    let quoted: Vec<String> = choices.iter().map(|c| format!("'{c}'")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
+}
+
 fn check_kind(op: &'static str, def: &AttrDef, value: &Attr) -> Result<()> {
     let ok = match (def.kind, value) {
         (AttrKind::Int, Attr::Int(_))
@@ -431,7 +449,7 @@ fn check_kind(op: &'static str, def: &AttrDef, value: &Attr) -> Result<()> {
                 return Err(attr_error(
                     op,
                     def.name,
-                    format!("got {s:?}; choose one of {}", choices.join(", ")),
+                    format!("must be one of {}, got {s}", one_of(choices)),
                 ));
             }
             true
@@ -524,7 +542,7 @@ impl<'i, 'a> Inputs<'i, 'a> {
                 input: String::new(),
                 reason: format!(
                     "takes {} inputs ({}), got {}",
-                    names.len(),
+                    signature.input_count(),
                     names.join(", "),
                     inputs.len()
                 ),
@@ -771,7 +789,7 @@ pub trait OpDef: fmt::Debug + Send + Sync {
     ///
     /// # Errors
     /// [`Error::NoGradient`] for an op without a registered gradient; the op's own
-    /// ([`Error::Internal`] for an output it reads that is not given).
+    /// ([`Error::OpInput`] for an output it reads that is not given).
     fn grad(
         &self,
         inputs: &[Input<'_>],
@@ -785,11 +803,14 @@ pub trait OpDef: fmt::Debug + Send + Sync {
 
 /// The output a gradient reads, or the error for one not given.
 pub(crate) fn read_output<'o, 'v>(
+    op: &'static str,
     output: Option<&'o TensorView<'v>>,
 ) -> Result<&'o TensorView<'v>> {
-    output.ok_or(Error::Internal(
-        "the gradient reads the op's output, which was not given",
-    ))
+    output.ok_or_else(|| Error::OpInput {
+        op,
+        input: "output".into(),
+        reason: "its gradient reads the op's output: give it".into(),
+    })
 }
 
 /// Delivers an op's new result into `out`: returned for `New` and `Reuse`, copied into the
@@ -871,6 +892,6 @@ pub(crate) fn count_error(op: &dyn OpDef, found: usize) -> Error {
     Error::OpInput {
         op: op.name(),
         input: String::new(),
-        reason: format!("takes {} inputs, got {found}", op.signature().inputs.len()),
+        reason: format!("takes {} inputs, got {found}", op.signature().input_count()),
     }
 }

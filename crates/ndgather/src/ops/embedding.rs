@@ -628,7 +628,7 @@ impl EmbeddingLookupOptions {
     }
 
     /// [`EmbeddingLookupOptions::lookup_sparse`] on dtype-erased views: `indices` an `int64`
-    /// matrix, `values` `int32` or `int64`, `dense_shape` `int64`; the weights' `indices`,
+    /// matrix, `values` of any integer dtype, `dense_shape` `int64`; the weights' `indices`,
     /// `values` (of the shards' dtype) and `dense_shape`, where their indices and shape
     /// default to the ids' (no values: weights of 1).
     pub(crate) fn lookup_sparse_views(
@@ -673,10 +673,6 @@ impl EmbeddingLookupOptions {
         let w_shape = w_shape
             .map(|v| shape_of(&v, "sp_weights' dense_shape"))
             .transpose()?;
-        // The typed lookup compares the batch size; the whole dense shape is compared here.
-        if w_shape.as_ref().is_some_and(|w| *w != dense_shape) {
-            return Err(weights_mismatch());
-        }
         let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;

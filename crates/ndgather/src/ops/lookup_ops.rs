@@ -79,7 +79,6 @@ impl OpDef for EmbeddingLookupOptions {
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
         let dtype = shards_dtype(self, inputs, 2)?;
-        // The list's facts are the shards' (all but the last fact), then the ids'.
         Ok(Fact {
             dtype,
             shape: Shape::unknown(),
@@ -114,7 +113,7 @@ const LOOKUP_SPARSE: Signature = Signature {
         InputDef::new(
             "sp_ids_values",
             InputKind::Tensor,
-            "the sparse ids' values, int32 or int64",
+            "the sparse ids' values, of an integer dtype",
         ),
         InputDef::new(
             "sp_ids_dense_shape",
@@ -134,16 +133,15 @@ const LOOKUP_SPARSE: Signature = Signature {
         InputDef::new(
             "sp_weights_dense_shape",
             InputKind::Optional,
-            "the weights' dense shape, which must be the ids' (none: the ids')",
+            "the weights' dense shape, whose batch size must be the ids' (none: the ids')",
         ),
     ],
     attrs: &[
-        // The op checks the name itself, in TensorFlow's words.
         AttrDef::with_default(
             "combiner",
-            AttrKind::Str(&[]),
+            AttrKind::Str(&["mean", "sqrtn", "sum"]),
             "mean",
-            "how a row's embeddings combine: sum, mean or sqrtn",
+            "how a row's embeddings combine",
         ),
         STRATEGY,
         MAX_NORM,
@@ -165,12 +163,8 @@ impl OpDef for LookupSparse {
 
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
         let a = Parsed::new(self.name(), &self.signature(), attrs)?;
-        let given = a.str("combiner", "mean");
-        let combiner = Combiner::from_name(given).ok_or_else(|| Error::Attribute {
-            op: "embedding_lookup_sparse",
-            attr: "combiner".into(),
-            reason: format!("must be one of 'mean', 'sqrtn' or 'sum', got {given}"),
-        })?;
+        let combiner = Combiner::from_name(a.str("combiner", "mean"))
+            .ok_or(Error::Internal("choices checked by the signature"))?;
         Ok(Box::new(LookupSparse {
             lookup: lookup_of(&a)?,
             combiner,
@@ -225,12 +219,11 @@ const BAG: Signature = Signature {
         ),
     ],
     attrs: &[
-        // The op checks the name itself, in PyTorch's words.
         AttrDef::with_default(
             "mode",
-            AttrKind::Str(&[]),
+            AttrKind::Str(&["sum", "mean", "max"]),
             "mean",
-            "how a bag's rows reduce: sum, mean or max",
+            "how a bag's rows reduce",
         ),
         MAX_NORM,
         AttrDef::optional(
@@ -265,7 +258,7 @@ impl OpDef for EmbeddingBag {
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
         let a = Parsed::new(self.name(), &self.signature(), attrs)?;
         let mode = BagMode::from_name(a.str("mode", "mean"))
-            .ok_or_else(|| Error::TorchValue("mode has to be one of sum, mean or max".into()))?;
+            .ok_or(Error::Internal("choices checked by the signature"))?;
         let strategy = PartitionStrategy::from_name(a.str("partition_strategy", "mod"))
             .ok_or(Error::Internal("choices checked by the signature"))?;
         Ok(Box::new(

@@ -760,7 +760,7 @@ impl OpDef for Segment {
         upstream: &TensorView<'_>,
     ) -> Result<Vec<Option<Tensor>>> {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
-        let output = crate::ops::contract::read_output(output)?;
+        let output = crate::ops::contract::read_output(self.name(), output)?;
         let data = self.grad_views(inputs.tensor(0)?, inputs.tensor(1)?, output, upstream)?;
         Ok(vec![Some(data), None])
     }

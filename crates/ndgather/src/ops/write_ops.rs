@@ -144,7 +144,7 @@ impl OpDef for TensorScatter {
         upstream: &TensorView<'_>,
     ) -> Result<Vec<Option<Tensor>>> {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
-        let output = crate::ops::contract::read_output(output)?;
+        let output = crate::ops::contract::read_output(self.name(), output)?;
         let (t, i, u) = (inputs.tensor(0)?, inputs.tensor(1)?, inputs.tensor(2)?);
         let (dt, du) = TensorScatter::grad(self, t, i, u, output, upstream)?;
         Ok(vec![Some(dt), None, Some(du)])
