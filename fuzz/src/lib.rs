@@ -9,9 +9,10 @@
 //! for the path for small calls), they must agree.
 
 use ndarray::{ArrayD, IxDyn};
+use ndgather::registry::{Input, Value};
 use ndgather::{
     memory::RawView, shape::checked_numel, Error, FillValue, GatherNdOptions, GatherOptions, Op,
-    Out, Params, RaggedOperand, RaggedView, RowSplits, TakeAlongAxisOptions, Tensor, TensorView,
+    OpDef, Out, Params, RaggedView, RowSplits, TakeAlongAxisOptions, Tensor, TensorView,
 };
 use ndgather_cli::error::CliError;
 use ndgather_cli::inplace::Buffer;
@@ -324,14 +325,14 @@ fn operand<T: ndgather::TensorElement>(
 }
 
 /// A ragged tensor's view, or the dense values' (`None` for splits it refuses).
-fn view<'a>(values: &'a Tensor, splits: &'a [RowSplits<'static>]) -> Option<RaggedOperand<'a>> {
+fn view<'a>(values: &'a Tensor, splits: &'a [RowSplits<'static>]) -> Option<Input<'a>> {
     if splits.is_empty() {
-        return Some(RaggedOperand::from(values.view()));
+        return Some(Input::Tensor(values.view()));
     }
     let splits = splits.iter().map(RowSplits::view).collect();
     RaggedView::new(values.view(), splits)
         .ok()
-        .map(RaggedOperand::Ragged)
+        .map(Input::Ragged)
 }
 
 /// Gathers with ragged params and indices (valid and invalid splits, int32 and int64):
@@ -348,12 +349,8 @@ pub fn ragged(data: &[u8]) {
     let (Some(params), Some(indices)) = (view(&pvalues, &psplits), view(&ivalues, &isplits)) else {
         return;
     };
-    // A result without splits is dense: only a ragged one has splits to check.
-    if let Some(out) = op
-        .run_ragged(params, indices)
-        .ok()
-        .filter(|out| !out.splits.is_empty())
-    {
+    // A dense result has no splits: only a ragged one has splits to check.
+    if let Ok(Some(Value::Ragged(out))) = OpDef::run(&op, &[params, indices], Out::New) {
         let splits = out.splits.iter().map(RowSplits::view).collect();
         if let Err(e) = RaggedView::new(out.values.view(), splits) {
             panic!("the result is not a valid ragged tensor: {e}");

@@ -360,10 +360,10 @@ fn run_ragged(inputs: Inputs, call: Op, which: &[String]) -> Result<(), CliError
     let indices = ragged::Loaded::load("indices", &inputs.indices, is("indices"))?;
     let result = ragged::run(&call, &params, &indices)?;
     match inputs.output {
-        Some(path) => ragged::save(&result, &path, save),
+        Some(path) => ragged::save(result, &path, save),
         None => emit(
             &mut std::io::stdout().lock(),
-            &ragged::print(&result, &inputs.print.options()),
+            &ragged::print(result, &inputs.print.options()),
         ),
     }
 }
@@ -574,10 +574,10 @@ fn run_generated(
     let print = PrintArgs::from_arg_matches(matches).map_err(|e| CliError::Usage(e.to_string()))?;
     let result = op_commands::run(op, matches)?;
     match matches.get_one::<PathBuf>("output") {
-        Some(path) => save(&result, path),
+        Some(path) => ragged::save(result, path, save),
         None => emit(
             &mut std::io::stdout().lock(),
-            &print::format(&result, &print.options()),
+            &ragged::print(result, &print.options()),
         ),
     }
 }

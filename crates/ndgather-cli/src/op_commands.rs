@@ -9,7 +9,7 @@ use crate::error::CliError;
 use crate::source;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use ndgather::registry::{self, AttrKind, Attrs, Input, InputKind};
+use ndgather::registry::{self, AttrKind, Attrs, Input, InputKind, Value};
 use ndgather::{OpDef, Out, Tensor};
 
 /// The subcommand's name of an op: its name with dashes.
@@ -49,6 +49,7 @@ fn subcommand(op: &dyn OpDef, name: String) -> Command {
             ));
         cmd = cmd.arg(match input.kind {
             InputKind::List => arg.action(ArgAction::Append).required(true),
+            InputKind::OptionalList => arg.action(ArgAction::Append),
             InputKind::Optional => arg,
             _ => arg.required(true),
         });
@@ -84,7 +85,7 @@ pub fn op_of(name: &str) -> Option<&'static dyn OpDef> {
 }
 
 /// Runs a generated subcommand: loads its inputs, parses its attributes, runs the op.
-pub fn run(op: &'static dyn OpDef, matches: &ArgMatches) -> Result<Tensor, CliError> {
+pub fn run(op: &'static dyn OpDef, matches: &ArgMatches) -> Result<Value, CliError> {
     let sig = op.signature();
     let mut attrs = Attrs::new();
     for attr in sig.attrs {
@@ -127,12 +128,12 @@ pub fn run(op: &'static dyn OpDef, matches: &ArgMatches) -> Result<Tensor, CliEr
         .zip(&loaded)
         .map(|(def, tensors)| match (def.kind, tensors.as_slice()) {
             (InputKind::List, all) => Input::List(all.iter().map(Tensor::view).collect()),
+            (InputKind::OptionalList, []) => Input::None,
+            (InputKind::OptionalList, all) => Input::List(all.iter().map(Tensor::view).collect()),
             (_, [one]) => Input::Tensor(one.view()),
             _ => Input::None,
         })
         .collect();
-    let value = op
-        .run(&inputs, Out::New)?
-        .ok_or_else(|| CliError::Internal("a new result was not returned".into()))?;
-    Ok(value.into_dense()?)
+    op.run(&inputs, Out::New)?
+        .ok_or_else(|| CliError::Internal("a new result was not returned".into()))
 }

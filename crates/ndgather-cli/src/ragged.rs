@@ -1,14 +1,17 @@
 //! Ragged operands (`--ragged`): a ragged tensor is a `.npz` archive of its flat `values`
 //! and its `row_splits` (then `row_splits_1`, `row_splits_2`, … for more ragged dimensions,
 //! outermost first), as `np.savez(path, values=rt.flat_values, row_splits=rt.row_splits)`
-//! writes it. A ragged result is written the same way, or printed as its values and splits.
+//! writes it. A ragged result is written the same way, or printed as its values and splits;
+//! so is any result of several tensors (a gradient per shard), by the names
+//! `Value::into_parts` gives.
 
 use crate::archive;
 use crate::error::CliError;
 use crate::npy;
 use crate::print::{array_str, format, PrintOptions};
 use crate::source;
-use ndgather::{Op, Ragged, RaggedOperand, RaggedView, RowSplits, Tensor};
+use ndgather::registry::{Input, Value};
+use ndgather::{Op, OpDef, Out, RaggedView, RowSplits, Tensor};
 use std::io::Write;
 use std::path::Path;
 
@@ -67,109 +70,100 @@ impl Loaded {
     }
 
     /// The operand: the values, or the checked ragged tensor.
-    pub fn operand(&self) -> Result<RaggedOperand<'_>, CliError> {
+    pub fn operand(&self) -> Result<Input<'_>, CliError> {
         if self.splits.is_empty() {
-            return Ok(RaggedOperand::from(self.values.view()));
+            return Ok(Input::Tensor(self.values.view()));
         }
         let splits = self
             .splits
             .iter()
-            .map(|s| match s {
-                Tensor::I32(a) => a.as_slice().map(RowSplits::from),
-                Tensor::I64(a) => a.as_slice().map(RowSplits::from),
-                _ => None,
-            })
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| CliError::Internal("row splits are 1-D int arrays".into()))?;
-        Ok(RaggedOperand::Ragged(RaggedView::new(
-            self.values.view(),
-            splits,
-        )?))
+            .map(|s| RowSplits::from_view(&s.view()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Input::Ragged(RaggedView::new(self.values.view(), splits)?))
     }
 }
 
-/// Runs `op` on the loaded operands.
-pub fn run(op: &Op, params: &Loaded, indices: &Loaded) -> Result<Ragged, CliError> {
-    Ok(op.run_ragged(params.operand()?, indices.operand()?)?)
+/// Runs `op` on the loaded operands, through the registered op's `run`.
+pub fn run(op: &Op, params: &Loaded, indices: &Loaded) -> Result<Value, CliError> {
+    OpDef::run(op, &[params.operand()?, indices.operand()?], Out::New)?
+        .ok_or_else(|| CliError::Internal("a new result was not returned".into()))
 }
 
-/// A splits vector as a tensor, to write or print.
-fn splits_tensor(s: &RowSplits) -> Tensor {
-    match s {
-        RowSplits::I32(v) => Tensor::from(ndarray::Array1::from(v.to_vec()).into_dyn()),
-        RowSplits::I64(v) => Tensor::from(ndarray::Array1::from(v.to_vec()).into_dyn()),
-    }
-}
-
-/// The result printed: a dense one as any array, a ragged one as its values and splits.
+/// The result printed: a dense one as any array, a ragged one as its values and splits,
+/// one of several tensors (a gradient per shard) as each, named.
 ///
 /// ```
-/// use ndgather::{ndarray::array, Ragged, RowSplits, Tensor};
+/// use ndgather::{ndarray::array, registry::Value, Ragged, RowSplits, Tensor};
 /// use ndgather_cli::{print::PrintOptions, ragged::print};
 /// let r = Ragged {
 ///     values: Tensor::from(array![3.5f32, 1.5, 2.5].into_dyn()),
 ///     splits: vec![RowSplits::from(vec![0i64, 1, 3])],
 /// };
-/// assert_eq!(print(&r, &PrintOptions::default()),
+/// assert_eq!(print(Value::Ragged(r), &PrintOptions::default()),
 ///            "ragged_rank=1 values: shape=(3,) dtype=float32\n\
 ///             values:\n[3.5 1.5 2.5]\nrow_splits:\n[0 1 3]");
 /// ```
-pub fn print(result: &Ragged, options: &PrintOptions) -> String {
-    if result.splits.is_empty() {
-        return format(&result.values, options);
+pub fn print(result: Value, options: &PrintOptions) -> String {
+    let mut text = match &result {
+        Value::Ragged(r) if !r.splits.is_empty() => {
+            let header = format(&r.values, options);
+            let header = header.lines().next().unwrap_or_default().to_string();
+            format!("ragged_rank={} values: {header}\n", r.ragged_rank())
+        }
+        _ => String::new(),
+    };
+    let parts = result.into_parts();
+    if let [(name, one)] = parts.as_slice() {
+        if name.is_empty() || name == "values" {
+            return format(one, options);
+        }
     }
-    let header = format(&result.values, options);
-    let header = header.lines().next().unwrap_or_default();
-    let mut text = format!(
-        "ragged_rank={} values: {header}\nvalues:\n{}",
-        result.ragged_rank(),
-        array_str(&result.values, options)
-    );
-    for (k, s) in result.splits.iter().enumerate() {
-        text.push_str(&format!(
-            "\n{}:\n{}",
-            member(k),
-            array_str(&splits_tensor(s), options)
-        ));
-    }
+    let each: Vec<String> = parts
+        .iter()
+        .map(|(name, t)| format!("{name}:\n{}", array_str(t, options)))
+        .collect();
+    text.push_str(&each.join("\n"));
     text
 }
 
-/// Writes the result to `path`: a ragged one as a `.npz` of its values and splits, a dense
-/// one as `.npy` (by `save`).
+/// Writes the result to `path`: a dense one as `.npy` (by `save`), one of several tensors
+/// as a `.npz` of them (a ragged one: its values and splits).
 pub fn save(
-    result: &Ragged,
+    result: Value,
     path: &Path,
     save: impl Fn(&Tensor, &Path) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
-    if result.splits.is_empty() {
-        return save(&result.values, path);
+    let ragged = matches!(&result, Value::Ragged(_));
+    let mut parts = result.into_parts();
+    if let [(name, _)] = parts.as_slice() {
+        if name.is_empty() || name == "values" {
+            let (_, one) = parts.remove(0);
+            return save(&one, path);
+        }
     }
     let label = path.display().to_string();
     if path.extension().is_none_or(|e| e != "npz") {
-        return Err(CliError::Usage(format!(
-            "-o {label}: the result is ragged; write it to a .npz (its values and row_splits)"
-        )));
+        let what = match ragged {
+            true => "the result is ragged; write it to a .npz (its values and row_splits)",
+            false => "the result is several arrays; write it to a .npz",
+        };
+        return Err(CliError::Usage(format!("-o {label}: {what}")));
     }
-    crate::output::write_file(path, |file| write_npz(file, &label, result))
+    crate::output::write_file(path, |file| write_npz(file, &label, &parts))
 }
 
-/// Writes a ragged result as a `.npz` of its values and splits, each member stored.
-fn write_npz(file: &mut std::fs::File, label: &str, result: &Ragged) -> Result<(), CliError> {
+/// Writes named tensors as a `.npz`, each member stored.
+fn write_npz(
+    file: &mut std::fs::File,
+    label: &str,
+    members: &[(String, Tensor)],
+) -> Result<(), CliError> {
     let mut zip = zip::ZipWriter::new(file);
     let stored = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Stored)
         .large_file(true);
-    let mut members = vec![("values".to_string(), result.values.clone())];
-    members.extend(
-        result
-            .splits
-            .iter()
-            .enumerate()
-            .map(|(k, s)| (member(k), splits_tensor(s))),
-    );
     let bad = |e: zip::result::ZipError| CliError::npy(label, format!("writing .npz: {e}"));
-    for (name, tensor) in &members {
+    for (name, tensor) in members {
         zip.start_file(format!("{name}.npy"), stored).map_err(bad)?;
         npy::write(&mut zip, label, tensor, &npy::type_str(tensor))?;
     }

@@ -151,3 +151,41 @@ fn write_ops_and_embedding_bag_from_the_command_line() {
         .success()
         .stdout(predicate::str::contains("[[1. 0. 2.]\n [1. 0. 2.]]"));
 }
+
+/// A gradient per shard: printed by name, and written as a `.npz` of them (one `.npy` is
+/// refused).
+#[test]
+fn a_result_of_several_arrays_prints_and_saves_each() {
+    let lookup = [
+        "embedding-lookup-grad",
+        "--params",
+        "[[0.0], [0.0]]",
+        "--params",
+        "[[0.0]]",
+        "--ids",
+        "[2, 1, 2]",
+        "--grad",
+        "[[1.0], [2.0], [3.0]]",
+    ];
+    bin()
+        .args(lookup)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("indices_0:\n[1 1]"))
+        .stdout(predicate::str::contains("values_1:\n[[2.]]"))
+        .stdout(predicate::str::contains("dense_shape_1:\n[1 1]"));
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("g.npy");
+    bin()
+        .args(lookup)
+        .arg("-o")
+        .arg(&npy)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("write it to a .npz"));
+    let npz = dir.path().join("g.npz");
+    bin().args(lookup).arg("-o").arg(&npz).assert().success();
+    let names = ndgather_cli::archive::npz_names(&npz).unwrap();
+    assert_eq!(names.len(), 6, "{names:?}");
+    assert!(names.contains(&"values_0".to_string()), "{names:?}");
+}

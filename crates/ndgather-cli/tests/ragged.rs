@@ -62,7 +62,12 @@ fn write(dir: &Path, name: &str, v: &Value) -> (PathBuf, bool) {
         values,
         splits: parts,
     };
-    ragged::save(&r, &path, |_, _| unreachable!()).unwrap();
+    ragged::save(
+        ndgather::registry::Value::Ragged(r),
+        &path,
+        |_, _| unreachable!(),
+    )
+    .unwrap();
     (path, true)
 }
 
@@ -167,7 +172,12 @@ fn a_ragged_result_needs_an_npz() {
         splits: vec![RowSplits::from(vec![0i64, 1, 3])],
     };
     let p = dir.path().join("p.npz");
-    ragged::save(&r, &p, |_, _| unreachable!()).unwrap();
+    ragged::save(
+        ndgather::registry::Value::Ragged(r),
+        &p,
+        |_, _| unreachable!(),
+    )
+    .unwrap();
     bin()
         .args([
             "gather",

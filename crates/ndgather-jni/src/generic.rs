@@ -61,6 +61,10 @@ pub extern "system" fn Java_org_ndgather_Native_opBuild<'l>(
                 .map(|&h| lease::<AnyOutput>(h).map(|o| AnyOutput::clone(&o)))
                 .collect::<Result<Vec<_>>>()?;
             let list = sig.inputs.get(k as usize).map(|d| d.kind) == Some(InputKind::List);
+            // An optional list given no handles is left out.
+            let list = list
+                || (sig.inputs.get(k as usize).map(|d| d.kind) == Some(InputKind::OptionalList)
+                    && !handles.is_empty());
             given.push(match (list, <[AnyOutput; 1]>::try_from(outputs)) {
                 (true, Ok([one])) => NodeInput::List(vec![one]),
                 (true, Err(all)) => NodeInput::List(all),

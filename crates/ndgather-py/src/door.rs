@@ -6,11 +6,11 @@ use crate::errors::to_py;
 use crate::host::NumpyHost;
 use crate::output::array_from_vec;
 use crate::raw::{self, typed_view, Raw};
-use crate::{dtypes, into_vec, moved};
+use crate::{dtypes, into_vec, moved, output, pool, ragged};
 use ndarray::ArrayViewD;
 use ndgather::registry::{self, Attr, Attrs, Fact, Input, InputKind, Value};
-use ndgather::{DType, Out, Tensor, TensorView};
-use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
+use ndgather::{DType, OpDef, Out, Tensor, TensorView};
+use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
@@ -51,10 +51,12 @@ fn view<'a>(
         else Err(PyTypeError::new_err("checked dtype")))
 }
 
-/// One input as the caller gave it: an array, a list of arrays, or none.
+/// One input as the caller gave it: an array, a list of arrays, a ragged tensor (its flat
+/// values, then its row splits), or none.
 enum Slot<'py> {
     One(Bound<'py, PyUntypedArray>),
     List(Vec<Bound<'py, PyUntypedArray>>),
+    Ragged(Vec<Bound<'py, PyUntypedArray>>),
     None,
 }
 
@@ -64,6 +66,30 @@ fn slot<'py>(op: &str, what: &str, object: &Bound<'py, PyAny>) -> PyResult<Slot<
     }
     if let Ok(array) = object.cast::<PyUntypedArray>() {
         return Ok(Slot::One(array.clone()));
+    }
+    if let Ok(dict) = object.cast::<PyDict>() {
+        // A ragged tensor: {"values": array, "row_splits": [array, ...]}.
+        let array = |item: Option<Bound<'py, PyAny>>, part: &str| {
+            item.and_then(|a| a.cast_into::<PyUntypedArray>().ok())
+                .ok_or_else(|| {
+                    PyTypeError::new_err(format!(
+                        "{op}: a ragged {what} is a dict of 'values', a NumPy array, and \
+                     'row_splits', a list of them ({part} is not)"
+                    ))
+                })
+        };
+        let mut parts = vec![array(dict.get_item("values")?, "values")?];
+        let splits = dict.get_item("row_splits")?;
+        let splits = match &splits {
+            Some(s) => s
+                .try_iter()
+                .map_err(|_| array(None, "row_splits").unwrap_err())?,
+            None => return Err(array(None, "row_splits").unwrap_err()),
+        };
+        for s in splits {
+            parts.push(array(Some(s?), "row_splits")?);
+        }
+        return Ok(Slot::Ragged(parts));
     }
     let items: Vec<Bound<'py, PyAny>> = if let Ok(list) = object.cast::<PyList>() {
         list.iter().collect()
@@ -88,11 +114,25 @@ fn slot<'py>(op: &str, what: &str, object: &Bound<'py, PyAny>) -> PyResult<Slot<
 }
 
 impl<'py> Slot<'py> {
+    /// The slot as an operand that may be ragged: an array, or a ragged tensor's values and
+    /// splits; `None` for a list or none, which the op's own check refuses.
+    fn operand(&self) -> Option<ragged::Operand<'_, 'py>> {
+        match self {
+            Slot::One(a) => Some((a, None)),
+            Slot::Ragged(parts) => parts.split_first().map(|(v, s)| (v, Some(s))),
+            _ => None,
+        }
+    }
+
+    fn ragged(&self) -> bool {
+        matches!(self, Slot::Ragged(_))
+    }
+
     /// The slot's arrays.
     fn arrays(&self) -> &[Bound<'py, PyUntypedArray>] {
         match self {
             Slot::One(a) => std::slice::from_ref(a),
-            Slot::List(l) => l.as_slice(),
+            Slot::List(l) | Slot::Ragged(l) => l.as_slice(),
             Slot::None => &[],
         }
     }
@@ -157,9 +197,11 @@ fn attrs(op: &str, dict: Option<&Bound<'_, PyDict>>) -> PyResult<Attrs> {
 }
 
 /// Runs the registered op `name` on `inputs` (in the op's order: arrays, lists of arrays
-/// for the list inputs, None for optional ones) with `attrs`. Into a new array; into `out`
-/// (unchanged on error; then None is returned); or, with `in_place`, into `out` as the
-/// tensor the op writes (its first input then None).
+/// for the list inputs, None for optional ones, `{"values": array, "row_splits": [arrays]}`
+/// for a ragged one) with `attrs`. Into a new result (an array; `(values, [row_splits])`
+/// where an operand is ragged; a list of arrays, or of `(indices, values, dense_shape)`, for
+/// a gradient per shard); into `out` (unchanged on error; then None is returned); or, with
+/// `in_place`, into `out` as the tensor the op writes (its first input then None).
 #[pyfunction]
 #[pyo3(signature = (name, inputs, attrs=None, out=None, in_place=false))]
 pub(crate) fn run_op<'py>(
@@ -211,7 +253,37 @@ pub(crate) fn run_op<'py>(
         let result = moved::run(py, op.as_ref(), (params, indices), out, not_integer)?;
         return Ok(out.is_none().then_some(result));
     }
+    // The same ops where an operand is ragged: `(values, [row_splits, ...])` back, always
+    // new (a ragged walk writes no caller's buffer of records).
+    if let (Some(InputKind::Elements), [p, i], false) = (
+        signature.inputs.first().map(|d| d.kind),
+        slots.as_slice(),
+        in_place,
+    ) {
+        if let (Some(p), Some(i), true) = (p.operand(), i.operand(), p.ragged() || i.ragged()) {
+            if out.is_some() {
+                return Err(PyValueError::new_err(format!(
+                    "{name}: out is not taken where an operand is ragged; the result is new"
+                )));
+            }
+            moved::settle_fill(&mut attrs, p.0)?;
+            let op = def.with_attrs(&attrs).map_err(to_py)?;
+            return ragged::run_moved(py, op.as_ref(), p, i).map(Some);
+        }
+    }
     let op = def.with_attrs(&attrs).map_err(to_py)?;
+    if let Some(target) = out {
+        let t = Raw::of(target);
+        let mut arrays = slots.iter().flat_map(Slot::arrays);
+        if arrays.any(|a| t.may_overlap(&Raw::of(a))) {
+            return Err(PyValueError::new_err(format!(
+                "{name}: out shares memory with an input; pass separate arrays"
+            )));
+        }
+        if in_place && written_as_units(py, op.as_ref(), &slots, target)? {
+            return Ok(None);
+        }
+    }
     let copies = slots
         .iter()
         .zip(names)
@@ -231,6 +303,12 @@ pub(crate) fn run_op<'py>(
                     .ok_or_else(|| PyValueError::new_err("empty slot"))??,
             ),
             Slot::List(_) => Input::List(each.collect::<PyResult<_>>()?),
+            Slot::Ragged(parts) => {
+                let values = each
+                    .next()
+                    .ok_or_else(|| PyValueError::new_err("empty slot"))??;
+                ragged::input(values, &parts[1..])?
+            }
             Slot::None => Input::None,
         });
     }
@@ -246,13 +324,6 @@ pub(crate) fn run_op<'py>(
         let value = op.run_hosted(&views, Out::New, &mut host).map_err(to_py)?;
         return to_numpy(py, value, like).map(Some);
     };
-    let t = Raw::of(target);
-    let mut arrays = slots.iter().flat_map(Slot::arrays);
-    if arrays.any(|a| t.may_overlap(&Raw::of(a))) {
-        return Err(PyValueError::new_err(format!(
-            "{name}: out shares memory with an input; pass separate arrays"
-        )));
-    }
     let dtype = dtypes::dtype_of(target).filter(|d| d.is_plain());
     match dtype {
         Some(dtype) => ndgather::with_dtype!(dtype, plain T => {
@@ -285,6 +356,86 @@ pub(crate) fn run_op<'py>(
     Ok(None)
 }
 
+/// Writes in place a `target` of a dtype the core's table lacks (objects, datetimes, …) of
+/// 1, 2, 4 or 8 bytes, as unsigned integers of its size, where every input of its dtype is
+/// one the op moves without reading (an `Elements` input: `put_along_axis`'s values).
+/// Objects move as their addresses with the GIL held, on a copy of the target's, then are
+/// stored with their references counted. Returns whether it applied.
+fn written_as_units<'py>(
+    py: Python<'py>,
+    op: &dyn OpDef,
+    slots: &[Slot<'py>],
+    target: &Bound<'py, PyUntypedArray>,
+) -> PyResult<bool> {
+    let dtype = target.dtype();
+    if dtypes::dtype_of(target).is_some() {
+        return Ok(false);
+    }
+    let defs = op.signature().inputs;
+    let same = |a: &Bound<'py, PyUntypedArray>| a.dtype().is_equiv_to(&dtype);
+    for (k, s) in slots.iter().enumerate() {
+        let moved = defs.get(k).map(|d| d.kind) == Some(InputKind::Elements);
+        match s {
+            Slot::One(a) if same(a) && !moved => return Ok(false),
+            Slot::One(_) | Slot::None => {}
+            _ => return Ok(false),
+        }
+    }
+    let objects = dtype.has_object();
+    if objects {
+        for a in std::iter::once(target).chain(slots.iter().flat_map(Slot::arrays)) {
+            if same(a) {
+                moved::check_objects("put", a, None)?;
+            }
+        }
+    }
+    macro_rules! run_as {
+        ($U:ty) => {{
+            let mut copies = Vec::with_capacity(slots.len());
+            for s in slots {
+                copies.push(match s {
+                    Slot::One(a) if !same(a) => copy_if_bool(op.name(), "input", a)?,
+                    _ => None,
+                });
+            }
+            let mut views = Vec::with_capacity(slots.len());
+            for (s, c) in slots.iter().zip(&copies) {
+                views.push(match s {
+                    Slot::One(a) if same(a) => Input::Tensor(raw::typed_view::<$U>(a)?.into()),
+                    Slot::One(a) => Input::Tensor(view(a, c)?),
+                    _ => Input::None,
+                });
+            }
+            if objects {
+                // Every check runs on the copy before a slot of the target changes.
+                let current = raw::typed_view::<$U>(target)?;
+                let mut slots = ndarray::ArrayD::from_shape_vec(
+                    current.raw_dim(),
+                    current.iter().copied().collect(),
+                )
+                .map_err(|e| PyValueError::new_err(format!("internal error: {e}")))?;
+                pool::in_callers_pool(|| op.run(&views, Out::InPlace(slots.view_mut().into())))
+                    .map_err(to_py)?;
+                let objects = output::object_references(py, slots.iter().map(|&p| p as u64));
+                output::store_objects(py, target, objects)?;
+            } else {
+                let target = raw::typed_view_mut::<$U>(target)?;
+                let mut host = NumpyHost::new(py, None, true);
+                op.run_hosted(&views, Out::InPlace(target.into()), &mut host)
+                    .map_err(to_py)?;
+            }
+            Ok(true)
+        }};
+    }
+    match dtype.itemsize() {
+        1 if !objects => run_as!(u8),
+        2 if !objects => run_as!(u16),
+        4 if !objects => run_as!(u32),
+        8 => run_as!(u64),
+        _ => Ok(false),
+    }
+}
+
 /// `tensor`'s bytes written into `target`, a bool array of its shape.
 fn write_back(target: &Bound<'_, PyUntypedArray>, tensor: &Tensor) -> PyResult<()> {
     let bytes = tensor.to_bytes().map_err(to_py)?;
@@ -302,15 +453,14 @@ pub(crate) fn dense(value: Option<Value>) -> PyResult<Tensor> {
         .map_err(to_py)
 }
 
-/// A result as a NumPy array, of the dtype object in `like` of its dtype, if any.
-fn to_numpy<'py>(
+/// A tensor as a NumPy array, of the dtype object in `like` of its dtype, if any.
+fn array<'py>(
     py: Python<'py>,
-    value: Option<Value>,
-    like: Vec<(DType, Bound<'py, PyArrayDescr>)>,
+    tensor: Tensor,
+    like: &[(DType, Bound<'py, PyArrayDescr>)],
 ) -> PyResult<Bound<'py, PyAny>> {
-    let tensor = dense(value)?;
-    let descr = match like.into_iter().find(|(dtype, _)| *dtype == tensor.dtype()) {
-        Some((_, descr)) => descr,
+    let descr = match like.iter().find(|(dtype, _)| *dtype == tensor.dtype()) {
+        Some((_, descr)) => descr.clone(),
         None => {
             let numpy = py.import("numpy")?;
             numpy
@@ -322,6 +472,43 @@ fn to_numpy<'py>(
     let shape = tensor.shape().to_vec();
     ndgather::with_tensor!(Tensor, tensor, fixed a => array_from_vec(py, &descr, &shape, into_vec(a)),
         else dtype => Err(PyTypeError::new_err(format!("no NumPy array of {dtype}"))))
+}
+
+/// A result in Python: a dense one as a NumPy array; a ragged one as `(values,
+/// [row_splits, ...])`; a list as a list of arrays; sparse gradients as a list of
+/// `(indices, values, dense_shape)`, TensorFlow's `IndexedSlices` parts.
+fn to_numpy<'py>(
+    py: Python<'py>,
+    value: Option<Value>,
+    like: Vec<(DType, Bound<'py, PyArrayDescr>)>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let value = value
+        .ok_or_else(|| PyValueError::new_err("internal error: a new result was not returned"))?;
+    match value {
+        Value::Dense(t) => array(py, t, &like),
+        Value::List(l) => {
+            let arrays = l
+                .into_iter()
+                .map(|t| array(py, t, &like))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(PyList::new(py, arrays)?.into_any())
+        }
+        Value::Sparse(s) => {
+            let parts = s
+                .into_iter()
+                .map(|g| {
+                    let indices: Vec<i64> = g.indices.iter().map(|&i| i as i64).collect();
+                    let indices = numpy::PyArray1::from_vec(py, indices).into_any();
+                    let values = array(py, g.values, &like)?;
+                    Ok((indices, values, g.dense_shape)
+                        .into_pyobject(py)?
+                        .into_any())
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(PyList::new(py, parts)?.into_any())
+        }
+        other => ragged::result_to_py(py, other, |t| array(py, t, &like)),
+    }
 }
 
 /// One op's row: name, summary, inputs with their kinds, attributes with kind, default and

@@ -1,6 +1,5 @@
-//! NumPy dtypes to the core's dtype table: which arrays are indices and real floats (the
-//! lookups' gradients, which keep bindings of their own), each dispatched to its Rust type by
-//! `ndgather::with_dtype!`, and which dtypes the door lends to ops by name. Gathers need no
+//! NumPy dtypes to the core's dtype table: which arrays are indices, each dispatched to its
+//! Rust type by `ndgather::with_dtype!`, and which dtypes the door lends to ops by name. Gathers need no
 //! table: they lend any dtype to the core as its bytes (`moved.rs`), which the core moves in
 //! the unit it chooses.
 
@@ -40,25 +39,6 @@ macro_rules! with_indices {
     }};
 }
 pub(crate) use with_indices;
-
-/// Runs `$body` with `$T` the Rust type of the floating-point array `$array` (a dtype of the
-/// core's `real` role: float16, bfloat16, float32, float64 in native byte order), or returns
-/// a `TypeError`.
-macro_rules! with_float_type {
-    ($array:expr, $T:ident => $body:expr) => {{
-        let array: &Bound<'_, numpy::PyUntypedArray> = $array;
-        let error = || pyo3::exceptions::PyTypeError::new_err(format!(
-            "embedding tables must be {}, got dtype {}",
-            ndgather::DType::names_where(ndgather::DType::is_real),
-            array.dtype()
-        ));
-        match $crate::dtypes::dtype_of(array) {
-            Some(dtype) => ndgather::with_dtype!(dtype, real $T => $body, else Err(error())),
-            None => Err(error()),
-        }
-    }};
-}
-pub(crate) use with_float_type;
 
 /// The dtype of a fixed-width NumPy array in native byte order (ml_dtypes' types too);
 /// `None` for any other.

@@ -12,18 +12,14 @@ mod pool;
 mod ragged;
 mod raw;
 
-use dtypes::{dims, index_view, with_float_type, with_indices};
+use dtypes::{dims, with_indices};
 use errors::{to_py, InvalidArgumentError};
-use ndarray::{ArrayD, ArrayViewD};
-use ndgather::embedding::{Combiner, EmbeddingLookupOptions, PartitionStrategy, SparseIds};
-use ndgather::embedding_bag::{BagMode, EmbeddingBag};
-use ndgather::{
-    BadIndices, DType, GatherNdOptions, GatherOptions, Op, TakeAlongAxisOptions, TensorView,
-};
-use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use ndarray::ArrayD;
+use ndgather::embedding::PartitionStrategy;
+use ndgather::{BadIndices, GatherNdOptions, GatherOptions, Op, TakeAlongAxisOptions};
+use numpy::{PyArray1, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use raw::{typed_view, Plain, Raw};
 
 pub(crate) fn policy(name: &str) -> PyResult<BadIndices> {
     BadIndices::from_name(name).ok_or_else(|| {
@@ -135,19 +131,6 @@ fn take_along_axis<'py>(
     )
 }
 
-/// The indices of take_along_axis or put_along_axis: indices that are not integers are the
-/// core's error for them, in NumPy's words and order (NumPy raises `IndexError`).
-fn along_indices<'a>(
-    options: &TakeAlongAxisOptions,
-    params_rank: usize,
-    indices: &'a Bound<'_, PyUntypedArray>,
-) -> PyResult<TensorView<'a>> {
-    if !dtypes::dtype_of(indices).is_some_and(DType::is_index) {
-        return Err(to_py(options.non_integer_indices(params_rank)));
-    }
-    index_view("indices", indices)
-}
-
 /// What `resolve_gather` / `resolve_gather_nd` return: the output shape, where each index
 /// reads (an `int64` array of `indices`' shape; -1 for a slice the policy leaves
 /// default-filled), the normalised axis and batch_dims.
@@ -208,286 +191,6 @@ fn resolve_gather_nd<'py>(
     let result =
         with_indices!(indices, i => Ok(pool::detached(py, || options.resolve(&shape, &i))))?;
     to_py_resolved(py, indices, result.map_err(to_py)?)
-}
-
-/// The shards of an embedding table as views of one float type `T`; all must share the
-/// first one's dtype.
-fn shard_views<'a, T: Plain>(
-    shards: &'a [Bound<'_, PyUntypedArray>],
-) -> PyResult<Vec<ArrayViewD<'a, T>>> {
-    let dtype = shards[0].dtype();
-    shards
-        .iter()
-        .enumerate()
-        .map(|(p, shard)| {
-            if !shard.dtype().is_equiv_to(&dtype) {
-                return Err(PyTypeError::new_err(format!(
-                    "shard {p} has dtype {}, shard 0 {dtype}: all shards must have one dtype",
-                    shard.dtype()
-                )));
-            }
-            typed_view::<T>(shard)
-        })
-        .collect()
-}
-
-fn lookup_options(
-    partition_strategy: &str,
-    max_norm: Option<f64>,
-) -> PyResult<EmbeddingLookupOptions> {
-    let strategy = strategy(partition_strategy)?;
-    Ok(EmbeddingLookupOptions::new()
-        .partition_strategy(strategy)
-        .max_norm(max_norm))
-}
-
-fn no_shards() -> PyErr {
-    InvalidArgumentError::new_err("Need at least one param")
-}
-
-/// Sparse ids `(indices, values, dense_shape)` and optional weights, checked by the core.
-type PySparse<'py> = (
-    Bound<'py, PyUntypedArray>,
-    Bound<'py, PyUntypedArray>,
-    Vec<i64>,
-);
-
-/// The gradient of `embedding_lookup` for each shard, as `(indices, values, dense_shape)`;
-/// see `ndgather.embedding_lookup_grad`.
-#[pyfunction]
-#[pyo3(signature = (shards, ids, grad, partition_strategy, max_norm))]
-fn embedding_lookup_grad<'py>(
-    py: Python<'py>,
-    shards: Vec<Bound<'py, PyUntypedArray>>,
-    ids: &Bound<'py, PyUntypedArray>,
-    grad: &Bound<'py, PyUntypedArray>,
-    partition_strategy: &str,
-    max_norm: Option<f64>,
-) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let lookup = lookup_options(partition_strategy, max_norm)?;
-    let first = shards.first().ok_or_else(no_shards)?;
-    with_float_type!(first, T => {
-        let views = shard_views::<T>(&shards)?;
-        let g = typed_view::<T>(grad)?;
-        let slices = with_indices!(ids, i => Ok(pool::detached(py, || lookup.lookup_grad(&views, &i, &g))))?;
-        slices_to_py(py, &first.dtype(), slices.map_err(to_py)?)
-    })
-}
-
-/// The gradient of PyTorch's `embedding_bag` for the upstream `grad`, as `(indices, values,
-/// dense_shape)` per shard (`dense`: one array per shard); see `ndgather.embedding_bag_grad`.
-/// `offsets` has `input`'s dtype. (A result per shard is no value of the registry, so the
-/// gradients of the lookups keep bindings of their own.)
-#[pyfunction]
-#[pyo3(signature = (shards, input, offsets, mode, per_sample_weights, padding_idx,
-                    include_last_offset, max_norm, partition_strategy, bad_indices, grad, dense))]
-#[allow(clippy::too_many_arguments)]
-fn embedding_bag_grad<'py>(
-    py: Python<'py>,
-    shards: Vec<Bound<'py, PyUntypedArray>>,
-    input: &Bound<'py, PyUntypedArray>,
-    offsets: Option<Bound<'py, PyUntypedArray>>,
-    mode: &str,
-    per_sample_weights: Option<Bound<'py, PyUntypedArray>>,
-    padding_idx: Option<i64>,
-    include_last_offset: bool,
-    max_norm: Option<f64>,
-    partition_strategy: &str,
-    bad_indices: &str,
-    grad: Bound<'py, PyUntypedArray>,
-    dense: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    let mode = BagMode::from_name(mode)
-        .ok_or_else(|| PyValueError::new_err("mode has to be one of sum, mean or max"))?;
-    let bag = EmbeddingBag::new(mode)
-        .partition_strategy(strategy(partition_strategy)?)
-        .max_norm(max_norm)
-        .padding_idx(padding_idx)
-        .include_last_offset(include_last_offset)
-        .bad_indices(policy(bad_indices)?);
-    let first = shards.first().ok_or_else(no_shards)?;
-    let dtype = first.dtype();
-    with_float_type!(first, T => {
-        let views = shard_views::<T>(&shards)?;
-        let weights = per_sample_weights.as_ref().map(typed_view::<T>).transpose()?;
-        let g = typed_view::<T>(&grad)?;
-        with_indices!(input, i => {
-            // `T` is the ids' type here: the offsets are made of it.
-            let offsets = match &offsets {
-                Some(o) => Some(typed_view::<T>(o)?.into_dimensionality::<ndarray::Ix1>()
-                    .map_err(|_| PyValueError::new_err("offsets has to be a 1D Tensor"))?),
-                None => None,
-            };
-            let (o, w) = (offsets.as_ref(), weights.as_ref());
-            let slices = pool::detached(py, || bag.bag_grad(&views, &i, o, w, &g))
-                .map_err(to_py)?;
-            let parts = if dense {
-                slices
-                    .iter()
-                    .map(|s| {
-                        let d = s.to_dense().map_err(to_py)?;
-                        let shape = d.shape().to_vec();
-                        output::array_from_vec(py, &dtype, &shape, into_vec(d))
-                    })
-                    .collect::<PyResult<Vec<_>>>()?
-            } else {
-                slices_to_py(py, &dtype, slices)?
-            };
-            Ok(pyo3::types::PyList::new(py, parts)?.into_any())
-        })
-    })
-}
-
-pub(crate) fn slices_to_py<'py, T: Plain>(
-    py: Python<'py>,
-    dtype: &Bound<'py, numpy::PyArrayDescr>,
-    slices: Vec<ndgather::grad::IndexedSlices<T>>,
-) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    slices
-        .into_iter()
-        .map(|s| {
-            let indices: Vec<i64> = s.indices.iter().map(|&i| i as i64).collect();
-            let indices = PyArray1::from_vec(py, indices).into_any();
-            let shape = s.values.shape().to_vec();
-            let values = output::array_from_vec(py, dtype, &shape, into_vec(s.values))?;
-            let tuple = (indices, values, s.dense_shape).into_pyobject(py)?;
-            Ok(tuple.into_any())
-        })
-        .collect()
-}
-
-/// The gradient of `embedding_lookup_sparse` for each shard; see
-/// `ndgather.embedding_lookup_sparse_grad`.
-#[pyfunction]
-#[pyo3(signature = (shards, sp_ids, sp_weights, grad, combiner, partition_strategy, max_norm))]
-#[allow(clippy::too_many_arguments)]
-fn embedding_lookup_sparse_grad<'py>(
-    py: Python<'py>,
-    shards: Vec<Bound<'py, PyUntypedArray>>,
-    sp_ids: PySparse<'py>,
-    sp_weights: Option<PySparse<'py>>,
-    grad: &Bound<'py, PyUntypedArray>,
-    combiner: &str,
-    partition_strategy: &str,
-    max_norm: Option<f64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let lookup = lookup_options(partition_strategy, max_norm)?;
-    let combiner = Combiner::from_name(combiner).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner:?}"
-        ))
-    })?;
-    let first = shards.first().ok_or_else(no_shards)?;
-    let matrix = |a: &Bound<'py, PyUntypedArray>| -> PyResult<ndarray::Array2<i64>> {
-        let v = typed_view::<i64>(a)?;
-        v.into_dimensionality::<ndarray::Ix2>()
-            .map(|v| v.to_owned())
-            .map_err(|_| {
-                InvalidArgumentError::new_err("sparse indices must be a matrix [nnz, rank]")
-            })
-    };
-    let (ids_indices, ids_values, ids_shape) = &sp_ids;
-    let id_matrix = matrix(ids_indices)?;
-    let dense_shape = dims("dense_shape", ids_shape)?;
-    with_float_type!(first, T => {
-        let views = shard_views::<T>(&shards)?;
-        let weights = match &sp_weights {
-            Some((w_indices, w_values, w_shape)) => {
-                let w_matrix = matrix(w_indices)?;
-                let w_values = typed_view::<T>(w_values)?
-                    .into_dimensionality::<ndarray::Ix1>()
-                    .map_err(|_| InvalidArgumentError::new_err("sparse values must be a vector"))?
-                    .to_owned();
-                Some((w_matrix, w_values, dims("dense_shape", w_shape)?))
-            }
-            None => None,
-        };
-        let sp_w = match &weights {
-            Some((m, v, shape)) => Some(SparseIds::new(m.view(), v.view(), shape).map_err(to_py)?),
-            None => None,
-        };
-        let g = typed_view::<T>(grad)?;
-        with_indices!(ids_values, i => {
-            let i = i.into_dimensionality::<ndarray::Ix1>()
-                .map_err(|_| InvalidArgumentError::new_err("sparse values must be a vector"))?;
-            let sp = SparseIds::new(id_matrix.view(), i.view(), &dense_shape).map_err(to_py)?;
-            let slices = pool::detached(py, || lookup.lookup_sparse_grad(&views, &sp, sp_w.as_ref(), combiner, &g));
-            let list = slices_to_py(py, &first.dtype(), slices.map_err(to_py)?)?;
-            Ok(pyo3::types::PyList::new(py, list)?.into_any())
-        })
-    })
-}
-
-/// NumPy's `put_along_axis`, in place; see `ndgather.put_along_axis`. `values` has `arr`'s
-/// dtype (the wrapper converts it). Dtypes of the table are written as themselves; others of
-/// 1, 2, 4 or 8 bytes (bool, datetimes) as unsigned integers of their size, since putting
-/// moves elements and never reads their values.
-#[pyfunction]
-#[pyo3(signature = (arr, indices, values, axis, bad_indices))]
-fn put_along_axis(
-    py: Python<'_>,
-    arr: &Bound<'_, PyUntypedArray>,
-    indices: &Bound<'_, PyUntypedArray>,
-    values: &Bound<'_, PyUntypedArray>,
-    axis: i64,
-    bad_indices: &str,
-) -> PyResult<()> {
-    let options = TakeAlongAxisOptions::new(axis).bad_indices(policy(bad_indices)?);
-    let a = Raw::of(arr);
-    if a.may_overlap(&Raw::of(indices)) || a.may_overlap(&Raw::of(values)) {
-        return Err(PyValueError::new_err(
-            "arr shares memory with indices or values; pass separate arrays",
-        ));
-    }
-    let idx = along_indices(&options, arr.ndim(), indices)?;
-    if arr.dtype().has_object() {
-        return put_objects(py, &options, arr, &idx, values);
-    }
-    let table = dtypes::dtype_of(arr).filter(|d| d.is_plain());
-    let unit = match (table, arr.dtype().itemsize()) {
-        (Some(d), _) => d,
-        (None, 1) => DType::U8,
-        (None, 2) => DType::U16,
-        (None, 4) => DType::U32,
-        (None, 8) => DType::U64,
-        (None, _) => {
-            return Err(PyTypeError::new_err(format!(
-                "put_along_axis does not take arrays of dtype {}",
-                arr.dtype()
-            )))
-        }
-    };
-    ndgather::with_dtype!(unit, plain T => {
-        let target = raw::typed_view_mut::<T>(arr)?;
-        let source = typed_view::<T>(values)?;
-        pool::detached(py, || options.put_along_axis(target.into(), &idx, &source.into()))
-            .map_err(to_py)
-    }, else Err(PyTypeError::new_err(format!("no plain dtype {unit}"))))
-}
-
-/// `put_along_axis` into an object array: the put runs on a copy of the slots' addresses
-/// (so every check runs before a slot changes), and the result is stored with its references
-/// counted (`output::store_objects`). `values` must hold objects too.
-fn put_objects(
-    py: Python<'_>,
-    options: &TakeAlongAxisOptions,
-    arr: &Bound<'_, PyUntypedArray>,
-    idx: &TensorView<'_>,
-    values: &Bound<'_, PyUntypedArray>,
-) -> PyResult<()> {
-    dtypes::object_array("arr", arr)?;
-    dtypes::object_array("values", values)?;
-    // A copy in row-major order (ndarray's `to_owned` refuses the stand-in strides that
-    // `raw.rs` gives a view of no elements).
-    let current = typed_view::<u64>(arr)?;
-    let mut slots = ArrayD::from_shape_vec(current.raw_dim(), current.iter().copied().collect())
-        .map_err(|e| PyValueError::new_err(format!("internal error: {e}")))?;
-    let source = typed_view::<u64>(values)?;
-    // With the GIL held, so that no object named in `slots` or `source` is freed meanwhile.
-    pool::in_callers_pool(|| options.put_along_axis(slots.view_mut().into(), idx, &source.into()))
-        .map_err(to_py)?;
-    let objects = output::object_references(py, slots.iter().copied());
-    output::store_objects(py, arr, objects)
 }
 
 fn strategy(name: &str) -> PyResult<PartitionStrategy> {
@@ -580,15 +283,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gather, m)?)?;
     m.add_function(wrap_pyfunction!(gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(take_along_axis, m)?)?;
-    m.add_function(wrap_pyfunction!(embedding_lookup_grad, m)?)?;
-    m.add_function(wrap_pyfunction!(embedding_bag_grad, m)?)?;
-    m.add_function(wrap_pyfunction!(embedding_lookup_sparse_grad, m)?)?;
     m.add_function(wrap_pyfunction!(door::run_op, m)?)?;
     m.add_function(wrap_pyfunction!(door::op_signatures, m)?)?;
-    m.add_function(wrap_pyfunction!(put_along_axis, m)?)?;
-    m.add_function(wrap_pyfunction!(ragged::ragged_gather, m)?)?;
     m.add_function(wrap_pyfunction!(ragged::ragged_check, m)?)?;
-    m.add_function(wrap_pyfunction!(ragged::ragged_gather_grad, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(set_output_cache_limit, m)?)?;

@@ -1,50 +1,32 @@
-//! Ragged gathers: `tf.gather` and `tf.gather_nd` where params or indices is ragged. The
-//! Python layer hands over each operand's flat values and row splits as NumPy arrays (views
-//! of a `tf.RaggedTensor`'s, an Arrow list array's or an `ndgather.Ragged`'s buffers); the
-//! core checks and runs the call.
+//! Ragged operands at the door: the Python layer hands over a ragged operand as
+//! `{"values": ..., "row_splits": [...]}`, NumPy arrays viewing a `tf.RaggedTensor`'s, an
+//! Arrow list array's or an `ndgather.Ragged`'s buffers. Here they become the core's
+//! ragged inputs; the registered op checks and runs the call.
 
-use crate::dtypes::{index_view, with_float_type};
+use crate::dtypes::index_view;
 use crate::errors::to_py;
-use crate::moved::{self, fill_policy};
-use crate::raw::{typed_view, Raw};
-use crate::{policy, pool, slices_to_py};
-use ndgather::memory::RawView;
-use ndgather::{
-    BadIndices, FillValue, GatherNdOptions, GatherOptions, Op, Params, Ragged, RaggedOperand,
-    RaggedView, RowSplits, TensorView,
-};
+use crate::moved;
+use crate::pool;
+use crate::raw::Raw;
+use ndgather::registry::{Input, Value};
+use ndgather::{OpDef, Out, RaggedView, RowSplits, Tensor, TensorView};
 use numpy::{PyArray1, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
-/// Row splits read in place: C-contiguous `int32` or `int64` arrays.
-fn splits_views<'a>(arrays: &'a [Bound<'_, PyUntypedArray>]) -> PyResult<Vec<RowSplits<'a>>> {
+/// Row splits read in place, as the core reads them (`RowSplits::from_view`: contiguous
+/// 1-d `int32` or `int64`).
+pub(crate) fn splits_views<'a>(
+    arrays: &'a [Bound<'_, PyUntypedArray>],
+) -> PyResult<Vec<RowSplits<'a>>> {
     arrays
         .iter()
-        .map(|a| {
-            let not = || {
-                PyTypeError::new_err(format!(
-                    "row_splits must be a C-contiguous array of int32 or int64, got dtype {}",
-                    a.dtype()
-                ))
-            };
-            if !a.is_c_contiguous() || a.ndim() != 1 {
-                return Err(not());
-            }
-            match a.dtype().num() {
-                n if n == numpy::dtype::<i64>(a.py()).num() => Ok(RowSplits::from(
-                    typed_view::<i64>(a)?.to_slice().ok_or_else(not)?,
-                )),
-                n if n == numpy::dtype::<i32>(a.py()).num() => Ok(RowSplits::from(
-                    typed_view::<i32>(a)?.to_slice().ok_or_else(not)?,
-                )),
-                _ => Err(not()),
-            }
-        })
+        .map(|a| RowSplits::from_view(&index_view("row_splits", a)?).map_err(to_py))
         .collect()
 }
 
-/// The result's row splits as NumPy arrays (the vectors themselves, not copies).
+/// A result's row splits as NumPy arrays (the vectors themselves, not copies).
 fn splits_to_py<'py>(py: Python<'py>, splits: Vec<RowSplits<'static>>) -> Vec<Bound<'py, PyAny>> {
     splits
         .into_iter()
@@ -55,89 +37,24 @@ fn splits_to_py<'py>(py: Python<'py>, splits: Vec<RowSplits<'static>>) -> Vec<Bo
         .collect()
 }
 
-/// The op of a ragged call: `"gather"` or `"gather_nd"`.
-fn ragged_op(
-    op: &str,
-    axis: Option<i64>,
-    batch_dims: i64,
-    policy: BadIndices,
-    fill: FillValue,
-) -> Op {
-    match op {
-        "gather" => {
-            let mut o = GatherOptions::new()
-                .batch_dims(batch_dims)
-                .bad_indices(policy)
-                .fill_value(fill);
-            if let Some(axis) = axis {
-                o = o.axis(axis);
-            }
-            Op::Gather(o)
-        }
-        _ => Op::GatherNd(
-            GatherNdOptions::new()
-                .batch_dims(batch_dims)
-                .bad_indices(policy)
-                .fill_value(fill),
-        ),
-    }
-}
-
-/// Indices as an operand: dense, or ragged with `splits`.
-fn indices_operand<'a>(
-    indices: &'a Bound<'_, PyUntypedArray>,
-    splits: &'a [Bound<'_, PyUntypedArray>],
-) -> PyResult<RaggedOperand<'a>> {
-    let splits = splits_views(splits)?;
-    let idx = index_view("indices", indices)?;
-    Ok(match splits.is_empty() {
-        true => RaggedOperand::from(idx),
-        false => RaggedOperand::Ragged(RaggedView::new(idx, splits).map_err(to_py)?),
-    })
-}
-
-/// The gradient of a ragged gather with respect to params' flat values, for the upstream
-/// gradient `grad` of the result's flat values: `(indices, values, dense_shape)`, as
-/// TensorFlow's `IndexedSlices`.
-#[pyfunction]
-#[pyo3(signature = (op, params, params_splits, indices, indices_splits, axis, batch_dims, bad_indices, grad))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn ragged_gather_grad<'py>(
+/// A ragged result as `(values, [row_splits, ...])`, its values made by `values`.
+pub(crate) fn result_to_py<'py>(
     py: Python<'py>,
-    op: &str,
-    params: &Bound<'py, PyUntypedArray>,
-    params_splits: Vec<Bound<'py, PyUntypedArray>>,
-    indices: &Bound<'py, PyUntypedArray>,
-    indices_splits: Vec<Bound<'py, PyUntypedArray>>,
-    axis: Option<i64>,
-    batch_dims: i64,
-    bad_indices: &str,
-    grad: &Bound<'py, PyUntypedArray>,
+    value: Value,
+    values: impl FnOnce(Tensor) -> PyResult<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let op = ragged_op(
-        op,
-        axis,
-        batch_dims,
-        policy(bad_indices)?,
-        FillValue::default(),
-    );
-    let psplits = splits_views(&params_splits)?;
-    let indices_operand = indices_operand(indices, &indices_splits)?;
-    // Only params' shape and splits matter: its values are seen as bytes.
-    let view = TensorView::from(Raw::of(params).view::<u8>()?);
-    with_float_type!(grad, T => {
-        let g = typed_view::<T>(grad)?;
-        let slices = pool::detached(py, || {
-            let params_operand = match psplits.is_empty() {
-                true => RaggedOperand::Dense(Params::records(view)),
-                false => RaggedOperand::Ragged(RaggedView::records(view, psplits)?),
-            };
-            op.ragged_grad(params_operand, indices_operand, &g)
-        })
-        .map_err(to_py)?;
-        let mut out = slices_to_py(py, &grad.dtype(), vec![slices])?;
-        out.pop().ok_or_else(|| to_py(ndgather::Error::Internal("one gradient")))
-    })
+    let (flat, splits) = match value {
+        Value::Ragged(r) => (r.values, r.splits),
+        Value::Dense(t) => (t, vec![]),
+        _ => return Err(PyValueError::new_err("internal error: a gather's result")),
+    };
+    let values = values(flat)?;
+    let splits = splits_to_py(py, splits);
+    Ok(PyTuple::new(
+        py,
+        [values, pyo3::types::PyList::new(py, splits)?.into_any()],
+    )?
+    .into_any())
 }
 
 /// Checks `values` and `row_splits` as a ragged tensor (TensorFlow's `from_row_splits`
@@ -152,54 +69,61 @@ pub(crate) fn ragged_check(
     Ok(())
 }
 
-/// A ragged `tf.gather` (`op="gather"`) or `tf.gather_nd`; an operand with no splits is
-/// dense. Returns the result's values and row splits (none where the result is dense).
-#[pyfunction]
-#[pyo3(signature = (op, params, params_splits, indices, indices_splits, axis, batch_dims, bad_indices, fill))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn ragged_gather<'py>(
+/// An operand of [`run_moved`]: its array, and its row splits where it is ragged.
+pub(crate) type Operand<'a, 'py> = (
+    &'a Bound<'py, PyUntypedArray>,
+    Option<&'a [Bound<'py, PyUntypedArray>]>,
+);
+
+/// An op that moves params' elements (gather, gather_nd) where an operand is ragged:
+/// `params` lent as its bytes, whatever its dtype; `indices` of an integer dtype. Returns
+/// `(values, [row_splits, ...])`.
+pub(crate) fn run_moved<'py>(
     py: Python<'py>,
-    op: &str,
-    params: &Bound<'py, PyUntypedArray>,
-    params_splits: Vec<Bound<'py, PyUntypedArray>>,
-    indices: &Bound<'py, PyUntypedArray>,
-    indices_splits: Vec<Bound<'py, PyUntypedArray>>,
-    axis: Option<i64>,
-    batch_dims: i64,
-    bad_indices: &str,
-    fill: Option<Vec<u8>>,
-) -> PyResult<(Bound<'py, PyAny>, Vec<Bound<'py, PyAny>>)> {
-    let (policy, fill) = fill_policy(bad_indices, fill, params)?;
-    let op = ragged_op(op, axis, batch_dims, policy, fill);
-    let psplits = splits_views(&params_splits)?;
-    let indices_operand = indices_operand(indices, &indices_splits)?;
-    let raw = Raw::of(params).raw();
-    if params.dtype().has_object() {
-        moved::check_objects("params", params, None)?;
+    op: &dyn OpDef,
+    (p_values, p_splits): Operand<'_, 'py>,
+    (i_values, i_splits): Operand<'_, 'py>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let p_splits = p_splits.map(splits_views).transpose()?;
+    let i_splits = i_splits.map(splits_views).transpose()?;
+    let raw = Raw::of(p_values).raw();
+    let names = op.signature().inputs;
+    let what = |k: usize| names.get(k).map_or("input", |d| d.name);
+    let idx = index_view(what(1), i_values)?;
+    let run = || -> ndgather::Result<Option<Value>> {
+        let params = match p_splits {
+            None => Input::Records(raw),
+            Some(splits) => Input::Ragged(RaggedView::of_raw(raw, splits)?),
+        };
+        let indices = match i_splits {
+            None => Input::Tensor(idx),
+            Some(splits) => Input::Ragged(RaggedView::new(idx, splits)?),
+        };
+        op.run(&[params, indices], Out::New)
+    };
+    let missing = || PyValueError::new_err("internal error: a new result was not returned");
+    if p_values.dtype().has_object() {
+        moved::check_objects(what(0), p_values, None)?;
         // Python objects are gathered as their addresses with the GIL held, so that none
-        // is freed meanwhile, then stored with a reference each (as `gather` does).
-        let result =
-            pool::in_callers_pool(|| run(op, raw, psplits, indices_operand)).map_err(to_py)?;
-        // References first (`moved::objects`): the allocations below may run the garbage
-        // collector.
-        let values = moved::objects(py, result.values, None)?;
-        return Ok((values, splits_to_py(py, result.splits)));
+        // is freed meanwhile, then stored with a reference each (as a dense gather does).
+        let value = pool::in_callers_pool(run)
+            .map_err(to_py)?
+            .ok_or_else(missing)?;
+        return result_to_py(py, value, |t| moved::objects(py, t, None));
     }
-    let result = pool::detached(py, || run(op, raw, psplits, indices_operand)).map_err(to_py)?;
-    let splits = splits_to_py(py, result.splits);
-    Ok((moved::to_numpy(params, result.values)?, splits))
+    let value = pool::detached(py, run)
+        .map_err(to_py)?
+        .ok_or_else(missing)?;
+    result_to_py(py, value, |t| moved::to_numpy(p_values, t))
 }
 
-/// The core's ragged gather on params of any element (`raw`, with `splits` where ragged).
-fn run<'a>(
-    op: Op,
-    raw: RawView<'a>,
-    splits: Vec<RowSplits<'a>>,
-    indices: RaggedOperand<'_>,
-) -> ndgather::Result<Ragged> {
-    let params = match splits.is_empty() {
-        true => RaggedOperand::Dense(Params::raw(raw)),
-        false => RaggedOperand::Ragged(RaggedView::of_raw(raw, splits)?),
-    };
-    op.run_ragged(params, indices)
+/// A view of a ragged slot's `[values, splits...]` for ops that read values as numbers.
+pub(crate) fn input<'a>(
+    values: TensorView<'a>,
+    splits: &'a [Bound<'_, PyUntypedArray>],
+) -> PyResult<Input<'a>> {
+    let splits = splits_views(splits)?;
+    Ok(Input::Ragged(
+        RaggedView::new(values, splits).map_err(to_py)?,
+    ))
 }

@@ -60,12 +60,6 @@ impl<'a> Raw<'a> {
         self.view.may_overlap(&other.view)
     }
 
-    /// A read-only view of the elements as records of `U` units; an error (a bug of the
-    /// caller) where `U` is wider than [`Raw::unit_size`].
-    pub(crate) fn view<U: Plain>(&self) -> PyResult<ArrayViewD<'a, U>> {
-        self.view.units::<U>().ok_or_else(|| self.misfit::<U>())
-    }
-
     /// The core's raw view of the elements.
     pub(crate) fn raw(&self) -> RawView<'a> {
         self.view.clone()

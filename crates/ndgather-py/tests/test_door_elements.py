@@ -101,3 +101,101 @@ def test_the_doors_errors_are_the_functions():
     with pytest.raises(ng.InvalidArgumentError):
         run_op("gather", [p, np.array([0, 9])], out=out)
     assert (out == 7).all()
+
+
+@pytest.mark.parametrize("params", PARAMS[:6], ids=lambda p: str(p.dtype))
+def test_a_ragged_operand_through_the_door_gathers_any_dtype(params):
+    # params' rows 0..3 as a ragged tensor of rows [0], [1, 2], [], [3]
+    ragged = {"values": params, "row_splits": [np.array([0, 1, 3, 3, 4])]}
+    values, splits = run_op("gather", [ragged, np.array([1, 3, 1])])
+    assert values.dtype == params.dtype
+    assert values.tobytes() == params[[1, 2, 3, 1, 2]].tobytes()
+    assert [s.tolist() for s in splits] == [[0, 2, 3, 5]]
+    # ragged indices into dense params: a ragged result of params' rows
+    idx = {"values": np.array([3, 0, 0]), "row_splits": [np.array([0, 1, 3], dtype="i4")]}
+    values, splits = run_op("gather", [params, idx])
+    assert values.tobytes() == params[[3, 0, 0]].tobytes()
+    assert [s.tolist() for s in splits] == [[0, 1, 3]]
+
+
+def test_ragged_objects_keep_their_counts():
+    item = object()
+    params = np.array([item, None, item], dtype=object)
+    before = sys.getrefcount(item)
+    values, _ = run_op("gather", [{"values": params, "row_splits": [np.array([0, 2, 3])]},
+                                  np.array([1, 0, 1])])
+    assert list(values) == [item, item, None, item]
+    assert sys.getrefcount(item) == before + 3
+    del values
+    assert sys.getrefcount(item) == before
+
+
+@pytest.mark.parametrize("bad", [
+    {"row_splits": [np.array([0, 1])]},                      # no values
+    {"values": np.zeros(1)},                                 # no row_splits
+    {"values": [1.0], "row_splits": [np.array([0, 1])]},     # values not an array
+    {"values": np.zeros(1), "row_splits": 3},                # splits not a sequence
+    {"values": np.zeros(1), "row_splits": [[0, 1]]},         # a split not an array
+])
+def test_a_malformed_ragged_operand_is_a_type_error(bad):
+    with pytest.raises(TypeError, match="ragged params is a dict"):
+        run_op("gather", [bad, np.array([0])])
+
+
+@pytest.mark.parametrize("splits", [
+    np.array([0.0, 1.0]), np.array([[0, 1]]), np.array([0, 5, 1, 0])[::2],
+    np.array([0, 2]),  # past the values' rows
+    np.array([1, 1]),  # not starting at 0
+])
+def test_bad_row_splits_are_refused_before_anything_runs(splits):
+    with pytest.raises((TypeError, ValueError)):
+        run_op("gather", [{"values": np.zeros(1), "row_splits": [splits]}, np.array([0])])
+    with pytest.raises((TypeError, ValueError)):
+        run_op("gather_grad", [np.array([0]), np.ones(1), [splits]], {"params_shape": [1]})
+
+
+def test_a_ragged_result_goes_into_no_out_buffer():
+    ragged = {"values": np.zeros(3), "row_splits": [np.array([0, 1, 3])]}
+    with pytest.raises(ValueError, match="out is not taken"):
+        run_op("gather", [ragged, np.array([0])], out=np.zeros(1))
+
+
+def test_the_lookups_gradients_by_name_are_the_functions():
+    table = np.arange(6.0).reshape(3, 2)
+    shards = [table[0::2], table[1::2]]
+    grad = np.arange(6.0).reshape(3, 2)
+    by_name = run_op("embedding_lookup_grad", [shards, np.array([2, 1, 2]), grad])
+    functions = ng.embedding_lookup_grad(shards, [2, 1, 2], grad)
+    assert len(by_name) == len(functions) == 2
+    for (i, v, s), (fi, fv, fs) in zip(by_name, functions):
+        assert i.tolist() == fi.tolist() and v.tobytes() == fv.tobytes() and s == fs
+    assert by_name[1][0].tolist() == [0] and by_name[1][2] == [1, 2]
+    dense = ng.embedding_bag_grad(table, [0, 2, 2], [0, 1], np.ones((2, 2)), mode="sum")
+    assert [d.tolist() for d in dense] == [[[1.0, 1.0], [0.0, 0.0], [2.0, 2.0]]]
+    with pytest.raises(ValueError, match="several tensors"):
+        run_op("embedding_lookup_grad", [shards, np.array([0]), np.ones((1, 2))],
+               out=np.zeros((1, 2)))
+
+
+def test_ragged_gather_grad_of_dense_operands_is_still_sparse():
+    # An Arrow fixed-size list or a plain array: both operands dense, IndexedSlices back.
+    rows, values, shape = ng.ragged_gather_grad(np.array([1.0, 2.0, 3.0]), [1, 1, 0],
+                                                np.ones(3))
+    assert rows.tolist() == [1, 1, 0] and values.tolist() == [1.0] * 3 and shape == [3]
+    # The same through gather_grad: an empty splits list asks for the sparse form.
+    rows, _, shape = ng.gather_grad([1], [0, 0], np.ones(2), params_row_splits=[])
+    assert rows.tolist() == [0, 0] and shape == [1]
+    assert ng.gather_grad([1], [0, 0], np.ones(2)).tolist() == [2.0]
+
+
+def test_a_ragged_gradient_of_an_overflowing_shape_is_an_error():
+    with pytest.raises(ng.InvalidArgumentError):
+        ng.gather_grad([2**40, 2**40], [0], np.ones(1), params_row_splits=[[0, 1]])
+
+
+def test_ragged_operands_must_be_arrays_or_ragged_dicts():
+    ragged = {"values": np.array([0]), "row_splits": [np.array([0, 1])]}
+    for bad in ([None, ragged], [[], ragged], [ragged, None]):
+        with pytest.raises((TypeError, ValueError)) as e:
+            run_op("gather", bad)
+        assert "internal" not in str(e.value)

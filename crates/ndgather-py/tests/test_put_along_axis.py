@@ -72,3 +72,21 @@ def test_values_that_cannot_be_cast_come_after_numpys_index_checks():
             np.put_along_axis(b, indices, values, axis)
         assert isinstance(ours.value, type(numpys.value)), (ours.value, numpys.value)
         assert not a.any()
+
+
+def test_by_name_a_dtype_outside_the_table_moves_only_through_moved_inputs():
+    # put_along_axis moves its values without reading them: datetimes and objects go in as
+    # units of their size (objects with their references counted).
+    a = np.arange(4).astype("datetime64[s]")
+    v = np.array(["2001-01-01"], dtype="datetime64[s]")
+    ng._core.run_op("put_along_axis", [None, np.array([2]), v], {"axis": 0}, a, True)
+    assert a[2] == v[0] and a[0] == np.datetime64(0, "s")
+    # A write op that reads its updates (an add) never takes objects or datetimes.
+    objs = np.array([1, 2, 3], dtype=object)
+    with pytest.raises(TypeError, match="ndgather takes arrays of"):
+        ng._core.run_op("tensor_scatter_nd_add", [None, np.array([[0]]), objs[:1].copy()],
+                        None, objs, True)
+    assert objs.tolist() == [1, 2, 3]
+    with pytest.raises(TypeError):
+        ng._core.run_op("tensor_scatter_nd_update", [None, np.array([[0]]), v.copy()],
+                        None, a, True)

@@ -131,7 +131,7 @@ mod types;
 
 pub use ops::contract::OpDef;
 pub use ops::gather::{gather, gather_nd, Element, GatherNdOptions, GatherOptions, Resolved};
-pub use ops::ragged_gather::RaggedOperand;
+pub(crate) use ops::ragged_gather::RaggedOperand;
 pub use ops::registry;
 pub use ops::take_along_axis::TakeAlongAxisOptions;
 pub use ops::{embedding, embedding_bag, grad, scatter, scatter_reduce, segment, tensor_scatter};

@@ -292,3 +292,23 @@ fn optional_inputs_at_the_end_may_be_left_out() {
         .unwrap_err();
     assert!(err.to_string().contains("takes 4 to 7 inputs"), "{err}");
 }
+
+/// The lookups' gradients give a tensor per shard: a graph node, which has one output,
+/// refuses them when it is built, saying why, in eager and graph scopes alike.
+#[test]
+fn an_op_of_several_results_is_refused_by_a_node() {
+    for scope in [Scope::eager(), Scope::graph()] {
+        let table = scope.constant(Tensor::from(array![[1.0f32], [2.0]].into_dyn()));
+        let ids = scope.constant(Tensor::from(array![1i64].into_dyn()));
+        let grad = scope.constant(Tensor::from(array![[1.0f32]].into_dyn()));
+        let inputs = [
+            NodeInput::List(vec![table.clone()]),
+            (&ids).into(),
+            (&grad).into(),
+        ];
+        let err = scope
+            .op("embedding_lookup_grad", &inputs, &Attrs::new())
+            .unwrap_err();
+        assert!(err.to_string().contains("a tensor per shard"), "{err}");
+    }
+}

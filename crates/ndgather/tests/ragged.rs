@@ -9,11 +9,113 @@ mod common;
 use common::Rng;
 
 use common::case_file::{same, tensor};
+use ndgather::grad::IndexedSlices;
+use ndgather::registry::{self, Attr, Attrs, Input};
 use ndgather::{
-    BadIndices, DType, Error, GatherNdOptions, GatherOptions, Op, Ragged, RaggedOperand,
+    ArrayElement, BadIndices, DType, Error, GatherNdOptions, GatherOptions, Op, OpDef, Out, Ragged,
     RaggedView, RowSplits, Tensor,
 };
 use serde_json::Value;
+
+/// A ragged gather and its gradient through the registered ops' `run`, the one door of every
+/// front end: the result as ragged (a dense one has no splits), the gradient as typed
+/// slices (none where both operands are dense: that gradient is dense).
+trait RunRagged {
+    fn run_ragged<'a>(
+        &self,
+        params: impl Into<Input<'a>>,
+        indices: impl Into<Input<'a>>,
+    ) -> Result<Ragged, Error>;
+
+    fn ragged_grad<'a, T: ArrayElement>(
+        &self,
+        params: impl Into<Input<'a>>,
+        indices: impl Into<Input<'a>>,
+        upstream: &ndarray::ArrayViewD<'a, T>,
+    ) -> Result<Option<IndexedSlices<T>>, Error>;
+}
+
+impl RunRagged for Op {
+    fn run_ragged<'a>(
+        &self,
+        params: impl Into<Input<'a>>,
+        indices: impl Into<Input<'a>>,
+    ) -> Result<Ragged, Error> {
+        match OpDef::run(self, &[params.into(), indices.into()], Out::New)? {
+            Some(registry::Value::Ragged(r)) => Ok(r),
+            Some(registry::Value::Dense(values)) => Ok(Ragged {
+                values,
+                splits: vec![],
+            }),
+            other => panic!("a ragged gather gave {other:?}"),
+        }
+    }
+
+    fn ragged_grad<'a, T: ArrayElement>(
+        &self,
+        params: impl Into<Input<'a>>,
+        indices: impl Into<Input<'a>>,
+        upstream: &ndarray::ArrayViewD<'a, T>,
+    ) -> Result<Option<IndexedSlices<T>>, Error> {
+        use std::borrow::Cow;
+        let borrowed = |s: &RowSplits<'a>| -> ndgather::TensorView<'a> {
+            match s {
+                RowSplits::I32(Cow::Borrowed(v)) => ndarray::ArrayView1::from(*v).into_dyn().into(),
+                RowSplits::I64(Cow::Borrowed(v)) => ndarray::ArrayView1::from(*v).into_dyn().into(),
+                _ => panic!("the tests' splits are borrowed"),
+            }
+        };
+        // Splits given only for a ragged params (given, they ask for the sparse form).
+        let (shape, splits) = match params.into() {
+            Input::Tensor(t) => (t.shape().to_vec(), Input::None),
+            Input::Ragged(r) => (
+                r.values().shape().to_vec(),
+                Input::List(r.splits().iter().map(borrowed).collect()),
+            ),
+            other => panic!("params {other:?}"),
+        };
+        let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        let (name, options) = match self {
+            Op::Gather(o) => {
+                let mut a = Attrs::new().with("batch_dims", Attr::Int(o.batch_dims));
+                if let Some(axis) = o.axis {
+                    a = a.with("axis", Attr::Int(axis));
+                }
+                (
+                    "gather_grad",
+                    a.with("bad_indices", Attr::Str(o.bad_indices.name().into())),
+                )
+            }
+            Op::GatherNd(o) => (
+                "gather_nd_grad",
+                Attrs::new()
+                    .with("batch_dims", Attr::Int(o.batch_dims))
+                    .with("bad_indices", Attr::Str(o.bad_indices.name().into())),
+            ),
+            _ => panic!("no ragged take_along_axis"),
+        };
+        let op =
+            registry::find(name)?.with_attrs(&options.with("params_shape", Attr::Ints(shape)))?;
+        let inputs = [
+            indices.into(),
+            T::into_view(upstream.clone()).into(),
+            splits,
+        ];
+        match op.run(&inputs, Out::New)? {
+            Some(registry::Value::Sparse(mut g)) => {
+                let g = g.remove(0);
+                let values = T::from_tensor_owned(g.values).unwrap_or_else(|_| panic!("dtype"));
+                Ok(Some(IndexedSlices {
+                    indices: g.indices,
+                    values,
+                    dense_shape: g.dense_shape,
+                }))
+            }
+            Some(registry::Value::Dense(_)) => Ok(None),
+            other => panic!("a ragged gradient gave {other:?}"),
+        }
+    }
+}
 
 fn cases() -> Vec<Value> {
     let text = include_str!("data/ragged_cases.json");
@@ -42,12 +144,12 @@ fn row_splits(t: &Tensor) -> RowSplits<'_> {
     }
 }
 
-fn operand(o: &Owned) -> RaggedOperand<'_> {
+fn operand(o: &Owned) -> Input<'_> {
     if o.splits.is_empty() {
-        return RaggedOperand::from(o.values.view());
+        return Input::from(o.values.view());
     }
     let splits = o.splits.iter().map(row_splits).collect();
-    RaggedOperand::Ragged(RaggedView::new(o.values.view(), splits).unwrap())
+    Input::Ragged(RaggedView::new(o.values.view(), splits).unwrap())
 }
 
 fn op_of(case: &Value) -> Op {
@@ -302,12 +404,18 @@ fn gradients_equal_tensorflows() {
         let op = op_of(case);
         let got = match &upstream {
             Tensor::F32(u) => {
-                let g = op.ragged_grad(operand(&p), operand(&i), &u.view()).unwrap();
+                let g = op
+                    .ragged_grad(operand(&p), operand(&i), &u.view())
+                    .unwrap()
+                    .unwrap();
                 let dense = g.to_dense().unwrap();
                 Tensor::from(dense.into_shape_with_order(want.shape()).unwrap())
             }
             Tensor::F64(u) => {
-                let g = op.ragged_grad(operand(&p), operand(&i), &u.view()).unwrap();
+                let g = op
+                    .ragged_grad(operand(&p), operand(&i), &u.view())
+                    .unwrap()
+                    .unwrap();
                 let dense = g.to_dense().unwrap();
                 Tensor::from(dense.into_shape_with_order(want.shape()).unwrap())
             }
@@ -470,10 +578,10 @@ proptest::proptest! {
         let slice = (axis < ragged_rank, inner && axis == ragged_rank);
         let want = ref_gather(&params, &indices, axis, bd, policy, slice);
         let p = RaggedView::new(values.view(), splits.iter().map(|s| RowSplits::from(&s[..])).collect()).unwrap();
-        let i: RaggedOperand = if index_splits.is_empty() {
-            RaggedOperand::from(index_values.view())
+        let i: Input = if index_splits.is_empty() {
+            Input::from(index_values.view())
         } else {
-            RaggedOperand::Ragged(RaggedView::new(index_values.view(), vec![RowSplits::from(&index_splits[0][..])]).unwrap())
+            Input::Ragged(RaggedView::new(index_values.view(), vec![RowSplits::from(&index_splits[0][..])]).unwrap())
         };
         let op = Op::Gather(GatherOptions::new().axis(axis as i64).batch_dims(bd as i64).bad_indices(policy));
         let got = op.run_ragged(p, i);
@@ -533,13 +641,14 @@ proptest::proptest! {
     /// any axis, batch_dims and index values): a result or an error, never a panic.
     #[test]
     fn any_call_is_a_result_or_an_error(seed in 1u64..u64::MAX) {
+        let upstream = ndarray::ArrayD::<f32>::zeros(ndarray::IxDyn(&[2]));
         let mut rng = Rng(seed);
         let (rank, inner) = (rng.below(3), rng.below(2) == 1);
         let (values, splits) = random_ragged(&mut rng, rank, inner);
         let params = if splits.is_empty() {
-            RaggedOperand::from(values.view())
+            Input::from(values.view())
         } else {
-            RaggedOperand::Ragged(RaggedView::new(values.view(), splits.iter().map(|s| RowSplits::from(&s[..])).collect()).unwrap())
+            Input::Ragged(RaggedView::new(values.view(), splits.iter().map(|s| RowSplits::from(&s[..])).collect()).unwrap())
         };
         let scalar = Tensor::from_shape_vec(&[], vec![1.5f32]).unwrap();
         let ragged_indices = rng.below(2) == 0;
@@ -553,8 +662,8 @@ proptest::proptest! {
         let data: Vec<i64> = (0..n).map(|_| rng.below(12) as i64 - 6).collect();
         let index_values = Tensor::from_shape_vec(&shape, data).unwrap();
         let indices = match ragged_indices {
-            true => RaggedOperand::Ragged(RaggedView::new(index_values.view(), vec![RowSplits::from(&isplits[0][..])]).unwrap()),
-            false => RaggedOperand::from(index_values.view()),
+            true => Input::Ragged(RaggedView::new(index_values.view(), vec![RowSplits::from(&isplits[0][..])]).unwrap()),
+            false => Input::from(index_values.view()),
         };
         let (axis, bd) = (rng.below(7) as i64 - 3, rng.below(5) as i64 - 2);
         let policy = BadIndices::ALL[rng.below(BadIndices::ALL.len())];
@@ -565,8 +674,7 @@ proptest::proptest! {
         ];
         for op in ops {
             let _ = op.run_ragged(params.clone(), indices.clone());
-            let _ = op.run_ragged(RaggedOperand::from(scalar.view()), indices.clone());
-            let upstream = ndarray::ArrayD::<f32>::zeros(ndarray::IxDyn(&[2]));
+            let _ = op.run_ragged(Input::from(scalar.view()), indices.clone());
             let _ = op.ragged_grad(params.clone(), indices.clone(), &upstream.view());
         }
     }
@@ -609,20 +717,24 @@ fn billions_of_empty_rows_answer_at_once() {
             .unwrap();
         assert_eq!(out.values.shape(), &[1 << 40, 0]);
     }
-    // The gradient's slices would need one index per row, 8 TiB: refused at once.
+    // Two dense operands' gradient is the dense one: no element, nothing walked.
     let upstream = ndarray::ArrayD::<f32>::zeros(ndarray::IxDyn(&[1 << 40, 0]));
     let fill = GatherOptions::new().axis(1).bad_indices(BadIndices::Fill);
-    let err = Op::Gather(fill)
-        .ragged_grad(params.view(), zero.view(), &upstream.view())
-        .unwrap_err();
-    assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
+    let dense = Op::Gather(fill).ragged_grad(params.view(), zero.view(), &upstream.view());
+    assert!(dense.unwrap().is_none());
 
     let values = Tensor::from_shape_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
     let splits = [0i64, 1, 4];
     let ragged = RaggedView::new(values.view(), vec![splits[..].into()]).unwrap();
     let idx = Tensor::from_shape_vec(&[1 << 40, 0], Vec::<i64>::new()).unwrap();
     let err = Op::Gather(GatherOptions::new())
-        .run_ragged(ragged, idx.view())
+        .run_ragged(ragged.clone(), idx.view())
+        .unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
+    // The gradient's slices would need one index per row, 8 TiB: refused at once.
+    let upstream = ndarray::ArrayD::<f32>::zeros(ndarray::IxDyn(&[0]));
+    let err = Op::Gather(GatherOptions::new())
+        .ragged_grad(ragged, idx.view(), &upstream.view())
         .unwrap_err();
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
 }

@@ -45,6 +45,9 @@ fn names_are_unique_and_found() {
         "gather_grad",
         "gather_nd_grad",
         "take_along_axis_grad",
+        "embedding_lookup_grad",
+        "embedding_lookup_sparse_grad",
+        "embedding_bag_grad",
     ] {
         assert!(
             names.contains(&expected),
@@ -530,4 +533,89 @@ fn sparse_lookup_checks_the_weights_sparse_form() {
     assert!(err.to_string().contains("same indices"), "{err}");
     let err = run_with(None, Some(&indices)).unwrap_err();
     assert!(err.to_string().contains("no values"), "{err}");
+}
+
+#[test]
+fn lookup_grads_by_name_equal_the_typed_gradients() {
+    use ndgather::embedding::EmbeddingLookupOptions;
+    use ndgather::embedding_bag::{BagMode, EmbeddingBag};
+    use ndgather::registry::{SparseGrad, Value};
+    // A table of three rows in two shards by "mod": rows 0 and 2, then row 1.
+    let s0 = array![[1.0f32, 2.0], [5.0, 6.0]].into_dyn();
+    let s1 = array![[3.0f32, 4.0]].into_dyn();
+    let ids = array![2i64, 1, 2].into_dyn();
+    let grad = array![[1.0f32, 1.0], [2.0, 2.0], [3.0, 3.0]].into_dyn();
+    let typed = EmbeddingLookupOptions::new()
+        .lookup_grad(&[s0.view(), s1.view()], &ids, &grad)
+        .unwrap();
+    let (t0, t1, ti, tg) = (
+        t(s0.clone()),
+        t(s1.clone()),
+        t(ids.clone()),
+        t(grad.clone()),
+    );
+    let op = registry::find("embedding_lookup_grad").unwrap();
+    let inputs = [
+        Input::List(vec![t0.view(), t1.view()]),
+        Input::from(ti.view()),
+        Input::from(tg.view()),
+    ];
+    let Some(Value::Sparse(by_name)) = op.run(&inputs, Out::New).unwrap() else {
+        panic!("a sparse gradient per shard");
+    };
+    let want: Vec<SparseGrad> = typed.into_iter().map(SparseGrad::from).collect();
+    assert_eq!(by_name, want);
+    assert_eq!(by_name[1].indices, [0]);
+    assert_eq!(by_name[1].dense_shape, [1, 2]);
+    assert_eq!(by_name[1].values, t(array![[2.0f32, 2.0]].into_dyn()));
+    // Several tensors go into no caller's buffer.
+    let mut buffer = Tensor::zeros(DType::F32, &[3, 2]).unwrap();
+    let err = op.run(&inputs, Out::Into(buffer.view_mut())).unwrap_err();
+    assert!(err.to_string().contains("several tensors"), "{err}");
+
+    // embedding_bag's dense gradient, PyTorch's default: bags [0] and [2, 2], summed.
+    let table = ndgather::ndarray::ArrayD::<f64>::zeros(ndgather::ndarray::IxDyn(&[3, 1]));
+    let (input, offsets) = (array![0i64, 2, 2].into_dyn(), array![0i64, 1]);
+    let upstream = array![[1.0f64], [1.0]].into_dyn();
+    let bag = EmbeddingBag::new(BagMode::Sum);
+    let typed = bag
+        .bag_grad(
+            &[table.view()],
+            &input.view(),
+            Some(&offsets.view()),
+            None,
+            &upstream.view(),
+        )
+        .unwrap();
+    let (tt, tin, toff, tup) = (
+        t(table.clone()),
+        t(input.clone()),
+        t(offsets.clone().into_dyn()),
+        t(upstream.clone()),
+    );
+    let inputs = [
+        Input::List(vec![tt.view()]),
+        Input::from(tin.view()),
+        Input::from(tup.view()),
+        Input::from(toff.view()),
+    ];
+    for sparse in [false, true] {
+        let attrs = Attrs::new()
+            .with("mode", Attr::Str("sum".into()))
+            .with("sparse", Attr::Bool(sparse));
+        let op = registry::find("embedding_bag_grad")
+            .unwrap()
+            .with_attrs(&attrs)
+            .unwrap();
+        match op.run(&inputs, Out::New).unwrap() {
+            Some(Value::List(dense)) if !sparse => {
+                assert_eq!(dense, vec![t(typed[0].to_dense().unwrap())]);
+                assert_eq!(dense[0], t(array![[1.0f64], [0.0], [2.0]].into_dyn()));
+            }
+            Some(Value::Sparse(slices)) if sparse => {
+                assert_eq!(slices, vec![SparseGrad::from(typed[0].clone())]);
+            }
+            other => panic!("sparse={sparse}: {other:?}"),
+        }
+    }
 }

@@ -186,6 +186,13 @@ def _flat_indices(indices: ArrayLike) -> None:
         raise ValueError("when axis=None, `indices` must have a single dimension.")
 
 
+def _put_along_axis(target: np.ndarray, indices: ArrayLike, values: np.ndarray, axis: int,
+                    bad_indices: str) -> None:
+    """The registered ``put_along_axis``, writing ``target`` in place."""
+    _core.run_op("put_along_axis", [None, _indices(indices), values],
+                 {"axis": axis, "bad_indices": bad_indices}, target, True)
+
+
 def _index_errors_first(target: np.ndarray, indices: ArrayLike, axis: int) -> None:
     """Raises the axis or indices error, if any, of a ``put_along_axis`` whose values could
     not be cast: NumPy checks those before it reads a value. The core's own checks run on
@@ -193,8 +200,7 @@ def _index_errors_first(target: np.ndarray, indices: ArrayLike, axis: int) -> No
     broadcast error is the values', and the caller raises the cast's instead."""
     with _numpy_errors(axis, target.ndim):
         try:
-            _core.put_along_axis(target, _indices(indices), np.empty(0, target.dtype), axis,
-                                 "error")
+            _put_along_axis(target, indices, np.empty(0, target.dtype), axis, "error")
         except InvalidArgumentError as e:
             if not str(e).startswith("shape mismatch: value array"):
                 raise
@@ -443,7 +449,8 @@ def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
 
 def gather_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike,
                 axis: Optional[int] = None, batch_dims: int = 0, *,
-                bad_indices: BadIndices = "error") -> np.ndarray:
+                bad_indices: BadIndices = "error",
+                params_row_splits: Optional[Sequence[ArrayLike]] = None) -> Any:
     """The gradient of :func:`gather` with respect to ``params``.
 
     Zeros of ``params_shape`` with each slice of ``grad`` (the upstream gradient, of the
@@ -458,18 +465,34 @@ def gather_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike
       batch_dims: as in :func:`gather`.
       bad_indices: the forward gather's policy: indices it clamps or wraps pass their
         gradient to where they read; slices it fills (``"ignore"``, ``"fill"``) pass none.
+      params_row_splits: for a ragged ``params``, its row splits (``params_shape`` is then
+        its flat values' shape): the gradient is then that of :func:`ragged_gather_grad`.
 
     Returns:
-      An array of ``params_shape`` and ``grad``'s dtype.
+      An array of ``params_shape`` and ``grad``'s dtype; for a ragged ``params``,
+      ``(indices, values, dense_shape)`` over its flat values.
 
     >>> import numpy as np, ndgather as ng
     >>> ng.gather_grad((2, 3), [2, 2, 0], np.ones((2, 3)), axis=1)
     array([[1., 0., 2.],
            [1., 0., 2.]])
+    >>> ng.gather_grad([3], [1, 1, 0], np.ones(5), params_row_splits=[[0, 1, 3]])
+    (array([1, 2, 1, 2, 0]), array([1., 1., 1., 1., 1.]), [3])
     """
-    r = _core.run_op("gather_grad", [_indices(indices), _numbers(grad)],
-                     {"params_shape": list(params_shape), "axis": axis,
-                      "batch_dims": batch_dims, "bad_indices": bad_indices})
+    return _read_grad("gather_grad", indices, grad, params_row_splits,
+                      {"params_shape": list(params_shape), "axis": axis,
+                       "batch_dims": batch_dims, "bad_indices": bad_indices})
+
+
+def _read_grad(name: str, indices: ArrayLike, grad: ArrayLike,
+               params_row_splits: Optional[Sequence[ArrayLike]], attrs: dict) -> Any:
+    """A read op's gradient by name: dense, or over a ragged params' flat values."""
+    splits = None
+    if params_row_splits is not None:
+        splits = [_ragged._splits(s) for s in params_row_splits]
+    r = _core.run_op(name, [_indices(indices), _numbers(grad), splits], attrs)
+    if isinstance(r, list):
+        return r[0]
     return _like(grad, r)
 
 
@@ -486,7 +509,7 @@ def ragged_gather_grad(params: Any, indices: Any, grad: Any, *, op: str = "gathe
     Args:
       params, indices: the gather's operands, as :func:`gather` takes them.
       grad: the upstream gradient: the result's form (its flat values are used) or its flat
-        values, of a floating dtype.
+        values, of a number dtype.
       op, axis, batch_dims, bad_indices: the gather's. Slices a policy fills pass no
         gradient (their row is ``dense_shape[0]``, past the end).
 
@@ -503,21 +526,23 @@ def ragged_gather_grad(params: Any, indices: Any, grad: Any, *, op: str = "gathe
 
 
 def gather_nd_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike,
-                   batch_dims: int = 0, *, bad_indices: BadIndices = "error") -> np.ndarray:
+                   batch_dims: int = 0, *, bad_indices: BadIndices = "error",
+                   params_row_splits: Optional[Sequence[ArrayLike]] = None) -> Any:
     """The gradient of :func:`gather_nd` with respect to ``params``.
 
     Zeros of ``params_shape`` with each slice of ``grad`` added at its index vector
-    (TensorFlow's ``scatter_nd``, with batch dimensions).
+    (TensorFlow's ``scatter_nd``, with batch dimensions). Given ``params_row_splits`` (a
+    ragged ``params``, ``params_shape`` its flat values' shape; even ``[]``), the gradient
+    over the flat values as ``(indices, values, dense_shape)``, as :func:`ragged_gather_grad`.
 
     >>> import numpy as np, ndgather as ng
     >>> ng.gather_nd_grad((2, 3), [[1, 2], [1, 2], [0, 0]], np.ones(3))
     array([[1., 0., 0.],
            [0., 0., 2.]])
     """
-    r = _core.run_op("gather_nd_grad", [_indices(indices), _numbers(grad)],
-                     {"params_shape": list(params_shape), "batch_dims": batch_dims,
-                      "bad_indices": bad_indices})
-    return _like(grad, r)
+    return _read_grad("gather_nd_grad", indices, grad, params_row_splits,
+                      {"params_shape": list(params_shape), "batch_dims": batch_dims,
+                       "bad_indices": bad_indices})
 
 
 def take(x: ArrayLike, indices: ArrayLike, /, *, axis: Optional[int] = None,
@@ -690,7 +715,7 @@ def put_along_axis(arr: np.ndarray, indices: ArrayLike, values: ArrayLike,
         # NumPy reads every value before it writes one; a copy does the same here.
         v = v.copy()
     with _numpy_errors(axis, target.ndim):
-        _core.put_along_axis(target, _indices(indices), v, axis, bad_indices)
+        _put_along_axis(target, indices, v, axis, bad_indices)
     if not np.may_share_memory(target, a):
         a[...] = target.reshape(a.shape)
 
@@ -796,9 +821,9 @@ def embedding_lookup_grad(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLik
     [(array([2, 0, 2]), [[1.0], [1.0], [1.0]], [3, 1])]
     """
     shards = _shards(params)
-    return [tuple(t) for t in _core.embedding_lookup_grad(
-        shards, _indices(ids), np.require(grad, shards[0].dtype, ["C", "A"]),
-        partition_strategy, max_norm)]
+    g = np.require(grad, shards[0].dtype, ["C", "A"])
+    return _core.run_op("embedding_lookup_grad", [shards, _indices(ids), g],
+                        {"partition_strategy": partition_strategy, "max_norm": max_norm})
 
 
 def embedding_lookup_sparse(params: ArrayLike | Sequence[ArrayLike], sp_ids: Sparse,
@@ -867,10 +892,14 @@ def embedding_lookup_sparse_grad(params: ArrayLike | Sequence[ArrayLike], sp_ids
     [(array([2, 0]), [[2.0], [1.0]])]
     """
     shards = _shards(params)
-    return [tuple(t) for t in _core.embedding_lookup_sparse_grad(
-        shards, _sparse(sp_ids, "sp_ids"), _sparse(sp_weights, "sp_weights", shards[0].dtype),
-        np.require(grad, shards[0].dtype, ["C", "A"]), combiner, partition_strategy,
-        max_norm)]
+    i, v, shape = _sparse(sp_ids, "sp_ids")
+    w_i, w_v, w_shape = _sparse(sp_weights, "sp_weights", shards[0].dtype) or (None, None, None)
+    as_shape = lambda d: None if d is None else np.asarray(d, np.int64)  # noqa: E731
+    g = np.require(grad, shards[0].dtype, ["C", "A"])
+    return _core.run_op("embedding_lookup_sparse_grad",
+                        [shards, i, v, as_shape(shape), g, w_v, w_i, as_shape(w_shape)],
+                        {"combiner": combiner, "partition_strategy": partition_strategy,
+                         "max_norm": max_norm})
 
 
 def _bag_args(params, input, offsets, per_sample_weights):
@@ -977,11 +1006,13 @@ def embedding_bag_grad(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike
     """
     shards, ids, offsets, weights = _bag_args(params, input, offsets, per_sample_weights)
     g = np.require(_array(grad), shards[0].dtype, ["A"])
-    parts = _core.embedding_bag_grad(shards, ids, offsets, mode, weights, padding_idx,
-                                     include_last_offset, max_norm, partition_strategy,
-                                     bad_indices, g, not sparse)
+    parts = _core.run_op("embedding_bag_grad", [shards, ids, g, offsets, weights],
+                         {"mode": mode, "padding_idx": padding_idx,
+                          "include_last_offset": include_last_offset, "max_norm": max_norm,
+                          "partition_strategy": partition_strategy,
+                          "bad_indices": bad_indices, "sparse": sparse})
     if sparse:
-        return [tuple(t) for t in parts]
+        return parts
     return [_like(grad, p) for p in parts]
 
 

@@ -231,33 +231,54 @@ def _rebuild(kind: str, values: np.ndarray, splits: list[np.ndarray]) -> Any:
     return Ragged._result(values, splits) if splits else values
 
 
+def _operand(values: np.ndarray, splits: list) -> Any:
+    """An operand as the door takes it: an array where dense, else a dict of its flat values
+    and row splits."""
+    if not splits:
+        return values
+    return {"values": values, "row_splits": [_splits(s) for s in splits]}
+
+
 def _operands(params: Any, indices: Any, as_array: Any, as_indices: Any) -> tuple:
-    """The arguments of a ragged call: params' values and splits, indices' values and
-    splits, as the extension takes them; and the form the result follows (params' where
-    params is ragged, else indices')."""
+    """The operands of a ragged call as the door takes them, params' flat values, and the
+    form the result follows (params' where params is ragged, else indices')."""
     pk, ik = _kind(params), _kind(indices)
     pvalues, psplits = _parts(params, pk)
     ivalues, isplits = _parts(indices, ik)
-    args = (as_array(pvalues), [_splits(s) for s in psplits], as_indices(ivalues),
-            [_splits(s) for s in isplits])
-    return args, pk or ik or "ragged"
+    pvalues = as_array(pvalues)
+    operands = [_operand(pvalues, psplits), _operand(as_indices(ivalues), isplits)]
+    return operands, pvalues, psplits, pk or ik or "ragged"
+
+
+def _attrs(axis: Optional[int], batch_dims: int, bad_indices: str) -> dict:
+    attrs: dict = {"batch_dims": batch_dims, "bad_indices": bad_indices}
+    if axis is not None:
+        attrs["axis"] = axis
+    return attrs
 
 
 def call(op: str, params: Any, indices: Any, axis: Optional[int], batch_dims: int,
          bad_indices: str, fill_value: Any, as_array: Any, as_indices: Any,
          fill: Any) -> Any:
     """A gather with a ragged operand, its result in the form of the operand it follows."""
-    args, form = _operands(params, indices, as_array, as_indices)
-    values, splits = _core.ragged_gather(op, *args, axis, batch_dims, bad_indices,
-                                         fill(bad_indices, fill_value, args[0].dtype))
+    operands, pvalues, _, form = _operands(params, indices, as_array, as_indices)
+    attrs = _attrs(axis, batch_dims, bad_indices)
+    attrs["fill_value"] = fill(bad_indices, fill_value, pvalues.dtype)
+    r = _core.run_op(op, operands, attrs)
+    # Dense operands (an Arrow fixed-size list is one) give a dense result.
+    values, splits = r if isinstance(r, tuple) else (r, [])
     return _rebuild(form, values, splits)
 
 
 def grad(op: str, params: Any, indices: Any, upstream: Any, axis: Optional[int],
          batch_dims: int, bad_indices: str, as_array: Any, as_indices: Any,
          as_numbers: Any) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """The gradient of a ragged gather over params' flat values, as IndexedSlices."""
-    args, _ = _operands(params, indices, as_array, as_indices)
+    """The gradient of a ragged gather over params' flat values, as IndexedSlices: the
+    registered gradient op, from params' flat values' shape and row splits."""
+    operands, pvalues, psplits, _ = _operands(params, indices, as_array, as_indices)
     upstream_values, _ = _parts(upstream, _kind(upstream))
-    return _core.ragged_gather_grad(op, *args, axis, batch_dims, bad_indices,
-                                    as_numbers(upstream_values))
+    attrs = _attrs(axis, batch_dims, bad_indices)
+    attrs["params_shape"] = list(pvalues.shape)
+    inputs = [operands[1], as_numbers(upstream_values), [_splits(s) for s in psplits]]
+    (slices,) = _core.run_op(op + "_grad", inputs, attrs)
+    return slices

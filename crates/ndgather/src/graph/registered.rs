@@ -62,6 +62,16 @@ impl Scope {
     pub fn op(&self, name: &str, inputs: &[NodeInput], attrs: &Attrs) -> OpResult<AnyOutput> {
         let def = registry::find(name)?;
         let op: Arc<dyn OpDef> = Arc::from(def.with_attrs(attrs)?);
+        if !op.one_result() {
+            return Err(Error::OpInput {
+                op: op.name(),
+                input: String::new(),
+                reason: "gives a tensor per shard, which a graph node (one output) cannot \
+                         hold; run it eagerly, through the registry"
+                    .into(),
+            }
+            .into());
+        }
         let signature = op.signature();
         let defs = signature.inputs;
         if inputs.len() > defs.len() || inputs.len() < signature.least_inputs() {
@@ -84,13 +94,14 @@ impl Scope {
                     InputKind::Tensor | InputKind::MaybeRagged | InputKind::Elements,
                 ) => Slot::One(given(o)?),
                 (NodeInput::One(o), InputKind::Optional) => Slot::One(given(o)?),
-                (NodeInput::Absent, InputKind::Optional) => Slot::Absent,
-                (NodeInput::List(v), InputKind::List) => {
+                (NodeInput::Absent, kind) if kind.may_be_none() => Slot::Absent,
+                (NodeInput::List(v), InputKind::List | InputKind::OptionalList) => {
                     Slot::List(v.iter().map(given).collect::<OpResult<_>>()?)
                 }
                 _ => {
                     let wants = match def.kind {
                         InputKind::List => "a list of tensors",
+                        InputKind::OptionalList => "a list of tensors or none",
                         InputKind::Optional => "a tensor or none",
                         _ => "one tensor",
                     };

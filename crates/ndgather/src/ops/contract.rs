@@ -19,9 +19,10 @@
 //! ```
 
 use crate::mem::raw_view::RawView;
+use crate::ops::grad::IndexedSlices;
 use crate::ops::Out;
 use crate::shape::Shape;
-use crate::types::dtype::{DType, Tensor, TensorView};
+use crate::types::dtype::{DType, Tensor, TensorElement, TensorView};
 use crate::types::error::{Error, Result};
 use crate::types::index::BadIndices;
 use crate::types::ragged::{Ragged, RaggedView};
@@ -191,6 +192,16 @@ pub enum InputKind {
     Optional,
     /// A list of dense tensors (an embedding table's shards).
     List,
+    /// A list of dense tensors, or none (a ragged operand's row splits, for a dense one
+    /// none or an empty list).
+    OptionalList,
+}
+
+impl InputKind {
+    /// Whether the input may be none (and so left out at the end of a run's inputs).
+    pub fn may_be_none(self) -> bool {
+        matches!(self, InputKind::Optional | InputKind::OptionalList)
+    }
 }
 
 /// The bad-index policy attribute the gather, write and lookup ops share.
@@ -240,7 +251,7 @@ impl Signature {
     pub fn least_inputs(&self) -> usize {
         self.inputs
             .iter()
-            .rposition(|d| d.kind != InputKind::Optional)
+            .rposition(|d| !d.kind.may_be_none())
             .map_or(0, |k| k + 1)
     }
 
@@ -559,6 +570,7 @@ impl<'i, 'a> Inputs<'i, 'a> {
                     )
                     | (InputKind::Optional, Input::Tensor(_) | Input::None)
                     | (InputKind::List, Input::List(_))
+                    | (InputKind::OptionalList, Input::List(_) | Input::None)
             );
             if !ok {
                 return Err(Error::OpInput {
@@ -604,11 +616,16 @@ impl<'i, 'a> Inputs<'i, 'a> {
         self.inputs.get(k).ok_or_else(|| self.kind_error(k))
     }
 
+    /// The error for input `k` missing or of another kind (an op asking past its signature
+    /// is a bug of the op, reported as such rather than a panic).
     fn kind_error(&self, k: usize) -> Error {
-        Error::OpInput {
-            op: self.op,
-            input: self.defs[k].name.to_string(),
-            reason: format!("expected {}", input_kind_name(self.defs[k].kind)),
+        match self.defs.get(k) {
+            Some(def) => Error::OpInput {
+                op: self.op,
+                input: def.name.to_string(),
+                reason: format!("expected {}", input_kind_name(def.kind)),
+            },
+            None => Error::Internal("an input past the op's signature"),
         }
     }
 }
@@ -620,10 +637,13 @@ fn input_kind_name(kind: InputKind) -> &'static str {
         InputKind::Elements => "a dense or ragged tensor, or records",
         InputKind::Optional => "a dense tensor or none",
         InputKind::List => "a list of dense tensors",
+        InputKind::OptionalList => "a list of dense tensors or none",
     }
 }
 
-/// An op's result: a dense tensor, or a ragged one (a gather with a ragged operand).
+/// An op's result: a dense tensor, a ragged one (a gather with a ragged operand), or a
+/// gradient with respect to a list of tensors (an embedding table's shards), dense or
+/// sparse.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Value {
@@ -631,6 +651,11 @@ pub enum Value {
     Dense(Tensor),
     /// A ragged tensor.
     Ragged(Ragged),
+    /// One dense tensor per tensor of a list input.
+    List(Vec<Tensor>),
+    /// One sparse gradient per tensor of an input (TensorFlow's `IndexedSlices`): per shard
+    /// of a table, or the one of a ragged gather's params.
+    Sparse(Vec<SparseGrad>),
 }
 
 impl Value {
@@ -646,6 +671,84 @@ impl Value {
                 check: "to_tensor",
                 reason: "the result is ragged where a dense tensor was asked for".into(),
             }),
+            Value::List(_) | Value::Sparse(_) => Err(Error::OpInput {
+                op: "result",
+                input: String::new(),
+                reason: "the result is several tensors (one per shard), which no one \
+                         tensor or buffer holds"
+                    .into(),
+            }),
+        }
+    }
+
+    /// The result as named tensors, for a front end that writes or prints arrays: a dense
+    /// result is one, `""`; a ragged one its `values` and `row_splits` (`row_splits_1`, …
+    /// beyond the first); a list `0`, `1`, …; sparse gradients `indices_k`, `values_k` and
+    /// `dense_shape_k` (int64) for each `k`.
+    ///
+    /// ```
+    /// use ndgather::{registry::Value, Tensor};
+    /// let v = Value::List(vec![Tensor::from_shape_vec(&[1], vec![2.0f32])?]);
+    /// let names: Vec<String> = v.into_parts().into_iter().map(|(n, _)| n).collect();
+    /// assert_eq!(names, ["0"]);
+    /// # Ok::<(), ndgather::Error>(())
+    /// ```
+    pub fn into_parts(self) -> Vec<(String, Tensor)> {
+        let ints = |v: Vec<usize>| {
+            Tensor::from(ndarray::Array1::from_iter(v.into_iter().map(|d| d as i64)).into_dyn())
+        };
+        match self {
+            Value::Dense(t) => vec![(String::new(), t)],
+            Value::Ragged(r) => {
+                let mut parts = vec![("values".to_string(), r.values)];
+                parts.extend(r.splits.iter().enumerate().map(|(k, s)| {
+                    let name = match k {
+                        0 => "row_splits".to_string(),
+                        k => format!("row_splits_{k}"),
+                    };
+                    (name, s.to_tensor())
+                }));
+                parts
+            }
+            Value::List(l) => l
+                .into_iter()
+                .enumerate()
+                .map(|(k, t)| (k.to_string(), t))
+                .collect(),
+            Value::Sparse(s) => s
+                .into_iter()
+                .enumerate()
+                .flat_map(|(k, g)| {
+                    [
+                        (format!("indices_{k}"), ints(g.indices)),
+                        (format!("values_{k}"), g.values),
+                        (format!("dense_shape_{k}"), ints(g.dense_shape)),
+                    ]
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A sparse gradient of any dtype, as an op of the registry returns it: TensorFlow's
+/// `IndexedSlices`, row `indices[k]` of a tensor of `dense_shape` receiving `values[k]`
+/// (rows may repeat, and then add up). The typed form is [`IndexedSlices`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SparseGrad {
+    /// The rows touched, in the order of the forward op.
+    pub indices: Vec<usize>,
+    /// One slice per index: shape `[indices.len()] + dense_shape[1:]`.
+    pub values: Tensor,
+    /// The shape of the dense tensor.
+    pub dense_shape: Vec<usize>,
+}
+
+impl<T: TensorElement> From<IndexedSlices<T>> for SparseGrad {
+    fn from(s: IndexedSlices<T>) -> SparseGrad {
+        SparseGrad {
+            indices: s.indices,
+            values: T::into_tensor(s.values),
+            dense_shape: s.dense_shape,
         }
     }
 }
@@ -776,6 +879,12 @@ pub trait OpDef: fmt::Debug + Send + Sync {
         false
     }
 
+    /// Whether the op's result is one tensor, as a graph node's one output holds it (dense,
+    /// or ragged where an input is). The lookups' gradients give one tensor per shard.
+    fn one_result(&self) -> bool {
+        true
+    }
+
     /// Whether [`OpDef::grad`] reads the op's output (a max compares with it; a gather's
     /// gradient does not), so that a graph computes the output for it only where it is read.
     fn grad_reads_output(&self) -> bool {
@@ -811,6 +920,29 @@ pub(crate) fn read_output<'o, 'v>(
         input: "output".into(),
         reason: "its gradient reads the op's output: give it".into(),
     })
+}
+
+/// Delivers an op's new result of any kind into `out`: a dense one as [`deliver`] does;
+/// one of several tensors (ragged, a list, sparse gradients) only as a new result.
+pub(crate) fn deliver_value(
+    op: &'static str,
+    result: Value,
+    out: Out<'_>,
+) -> Result<Option<Value>> {
+    match (result, out) {
+        (Value::Dense(t), out) => deliver(op, t, out),
+        (result, Out::New) => Ok(Some(result)),
+        (result, Out::Reuse(old)) => {
+            old.recycle();
+            Ok(Some(result))
+        }
+        (_, Out::InPlace(_)) => Err(not_in_place(op)),
+        // The error of the result as one dense tensor.
+        (result, Out::Into(_) | Out::IntoRecords(_)) => Err(result
+            .into_dense()
+            .err()
+            .unwrap_or(Error::Internal("a dense result is delivered above"))),
+    }
 }
 
 /// Delivers an op's new result into `out`: returned for `New` and `Reuse`, copied into the

@@ -37,9 +37,10 @@ use embedding_arith::{count_scale, from_f64, unweighted, weight_denominator, wei
 pub use embedding_partition::PartitionStrategy;
 
 use crate::engine::layout::{into_array, row_major, Element};
+use crate::ops::contract::{SparseGrad, Value};
 use crate::ops::grad::{check_grad, IndexedSlices};
 use crate::shape::plan::unravel;
-use crate::types::dtype::{ArrayElement, DType, Tensor, TensorElement, TensorView};
+use crate::types::dtype::{ArrayElement, DType, TensorElement, TensorView};
 use crate::types::error::{Error, Result};
 use crate::types::index::IndexType;
 use ndarray::{ArrayBase, ArrayD, ArrayView1, ArrayView2, ArrayViewD, Data, Dimension};
@@ -573,6 +574,20 @@ fn float_views<'a, T: Real + ArrayElement>(
         .collect()
 }
 
+/// One view as a float type the lookups take (an upstream gradient: the table's dtype).
+pub(crate) fn float_view<'a, T: Real + ArrayElement>(
+    view: &TensorView<'a>,
+) -> Result<ArrayViewD<'a, T>> {
+    float_views::<T>(std::slice::from_ref(view)).map(|mut v| v.remove(0))
+}
+
+/// Sparse gradients, one per shard, as a result of the registry.
+pub(crate) fn sparse<T: TensorElement>(slices: Result<Vec<IndexedSlices<T>>>) -> Result<Value> {
+    Ok(Value::Sparse(
+        slices?.into_iter().map(SparseGrad::from).collect(),
+    ))
+}
+
 /// Runs `$body` with `$T` the float type of the tensor `$first` (the dtype table's `real`
 /// role), or returns op `$op`'s error for a dtype it has no kernel for.
 macro_rules! with_float {
@@ -613,17 +628,28 @@ impl EmbeddingLookupOptions {
     /// # Errors
     /// Those of [`EmbeddingLookupOptions::lookup`], [`Error::DTypeMismatch`] for shards of
     /// several dtypes, and [`Error::IndicesNotInteger`].
+    /// With `grad`, the upstream gradient of the lookup's result, its gradient with respect
+    /// to each shard ([`EmbeddingLookupOptions::lookup_grad`]) instead.
     pub(crate) fn lookup_views(
         &self,
         shards: &[TensorView<'_>],
         ids: &TensorView<'_>,
-    ) -> Result<Tensor> {
+        grad: Option<&TensorView<'_>>,
+    ) -> Result<Value> {
         let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
-        with_float!("embedding_lookup", first, T => {
+        let op = if grad.is_some() {
+            "embedding_lookup_grad"
+        } else {
+            "embedding_lookup"
+        };
+        with_float!(op, first, T => {
             let views = float_views::<T>(shards)?;
-            with_ids!(ids, i => Ok(T::into_tensor(self.lookup(&views, i)?)))
+            with_ids!(ids, i => match grad {
+                None => Ok(Value::Dense(T::into_tensor(self.lookup(&views, i)?))),
+                Some(g) => sparse(self.lookup_grad(&views, i, &float_view::<T>(g)?)),
+            })
         })
     }
 
@@ -631,14 +657,17 @@ impl EmbeddingLookupOptions {
     /// matrix, `values` of any integer dtype, `dense_shape` `int64`; the weights' `indices`,
     /// `values` (of the shards' dtype) and `dense_shape`, where their indices and shape
     /// default to the ids' (no values: weights of 1).
+    /// With `grad`, the gradient with respect to each shard instead
+    /// ([`EmbeddingLookupOptions::lookup_sparse_grad`]).
     pub(crate) fn lookup_sparse_views(
         &self,
         shards: &[TensorView<'_>],
-        sparse: [TensorView<'_>; 3],
+        ids: [TensorView<'_>; 3],
         weights: [Option<TensorView<'_>>; 3],
         combiner: Combiner,
-    ) -> Result<Tensor> {
-        let [indices, values, dense_shape] = sparse;
+        grad: Option<&TensorView<'_>>,
+    ) -> Result<Value> {
+        let [indices, values, dense_shape] = ids;
         let bad = |what: &str| Error::SparseTensor {
             reason: format!("{what} must be int64 of the right rank"),
         };
@@ -676,7 +705,11 @@ impl EmbeddingLookupOptions {
         let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
-        with_float!("embedding_lookup_sparse", first, T => {
+        let op = match grad {
+            Some(_) => "embedding_lookup_sparse_grad",
+            None => "embedding_lookup_sparse",
+        };
+        with_float!(op, first, T => {
             let views = float_views::<T>(shards)?;
             let w = match w_values {
                 Some(w) => Some(
@@ -698,7 +731,18 @@ impl EmbeddingLookupOptions {
             with_ids!(&values, v => {
                 let v = v.view().into_dimensionality::<ndarray::Ix1>().map_err(|_| bad("values"))?;
                 let sp = SparseIds::new(indices.view(), v, &dense_shape)?;
-                Ok(T::into_tensor(self.lookup_sparse(&views, &sp, sp_w.as_ref(), combiner)?))
+                match grad {
+                    None => Ok(Value::Dense(T::into_tensor(
+                        self.lookup_sparse(&views, &sp, sp_w.as_ref(), combiner)?,
+                    ))),
+                    Some(g) => sparse(self.lookup_sparse_grad(
+                        &views,
+                        &sp,
+                        sp_w.as_ref(),
+                        combiner,
+                        &float_view::<T>(g)?,
+                    )),
+                }
             })
         })
     }

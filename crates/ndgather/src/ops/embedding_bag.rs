@@ -32,12 +32,13 @@
 //! ```
 
 use crate::engine::layout::{into_array, row_major};
+use crate::ops::contract::Value;
 use crate::ops::embedding::{
-    clip_row, clip_row_grad, round, slices_per_shard, EmbeddingLookupOptions, PartitionStrategy,
-    Real, Table,
+    clip_row, clip_row_grad, round, slices_per_shard, sparse, EmbeddingLookupOptions,
+    PartitionStrategy, Real, Table,
 };
 use crate::ops::grad::{check_grad, IndexedSlices};
-use crate::types::dtype::{ArrayElement, Tensor, TensorElement, TensorView};
+use crate::types::dtype::{ArrayElement, TensorElement, TensorView};
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayD, ArrayView1, ArrayViewD};
@@ -429,7 +430,8 @@ impl EmbeddingBag {
 impl EmbeddingBag {
     /// [`EmbeddingBag::bag`] on dtype-erased views (the op API's evaluation): shards of one
     /// floating-point dtype, `input` and `offsets` of one index dtype, weights of the shards'
-    /// dtype.
+    /// dtype. With `grad`, the upstream gradient of the result, its gradient with respect
+    /// to each shard instead ([`EmbeddingBag::bag_grad`]): sparse, or (with `false`) dense.
     ///
     /// # Errors
     /// Those of [`EmbeddingBag::bag`], and [`Error::DTypeMismatch`] for inputs of other
@@ -440,10 +442,16 @@ impl EmbeddingBag {
         input: &TensorView<'_>,
         offsets: Option<&TensorView<'_>>,
         weights: Option<&TensorView<'_>>,
-    ) -> Result<Tensor> {
+        grad: Option<(&TensorView<'_>, bool)>,
+    ) -> Result<Value> {
         let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
         })?;
+        let op = if grad.is_some() {
+            "embedding_bag_grad"
+        } else {
+            "embedding_bag"
+        };
         crate::with_dtype!(first.dtype(), real T => {
             let views = shards.iter().map(typed::<T>).collect::<Result<Vec<_>>>()?;
             let weights = weights.map(typed::<T>).transpose()?;
@@ -455,9 +463,19 @@ impl EmbeddingBag {
                         })
                     })
                     .transpose()?;
-                self.bag(&views, i, offsets.as_ref(), weights.as_ref()).map(T::into_tensor)
+                let (o, w) = (offsets.as_ref(), weights.as_ref());
+                match grad {
+                    None => self.bag(&views, i, o, w).map(|t| Value::Dense(T::into_tensor(t))),
+                    Some((g, true)) => sparse(self.bag_grad(&views, i, o, w, &typed(g)?)),
+                    Some((g, false)) => Ok(Value::List(
+                        self.bag_grad(&views, i, o, w, &typed(g)?)?
+                            .iter()
+                            .map(|s| s.to_dense().map(T::into_tensor))
+                            .collect::<Result<_>>()?,
+                    )),
+                }
             }, else dtype => Err(Error::IndicesNotInteger { dtype }))
-        }, else Err(crate::ops::embedding::table_dtype("embedding_bag", first.dtype())))
+        }, else Err(crate::ops::embedding::table_dtype(op, first.dtype())))
     }
 }
 

@@ -2,35 +2,36 @@
 //! `embedding_bag`, over a table given as a list of shards.
 
 use crate::ops::contract::{
-    count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
+    count_error, deliver_value, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
     OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
 use crate::ops::embedding::{Combiner, EmbeddingLookupOptions, PartitionStrategy};
 use crate::ops::embedding_bag::{BagMode, EmbeddingBag};
 use crate::ops::Out;
 use crate::shape::Shape;
+use crate::types::dtype::TensorView;
 use crate::types::error::{Error, Result};
 use crate::types::index::BadIndices;
 
-const PARAMS: InputDef = InputDef::new(
+pub(crate) const PARAMS: InputDef = InputDef::new(
     "params",
     InputKind::List,
     "the table's shards, of one float dtype",
 );
-const STRATEGY: AttrDef = AttrDef::with_default(
+pub(crate) const STRATEGY: AttrDef = AttrDef::with_default(
     "partition_strategy",
     AttrKind::Str(&["mod", "div"]),
     "mod",
     "how rows are spread over the shards",
 );
-const MAX_NORM: AttrDef = AttrDef::optional(
+pub(crate) const MAX_NORM: AttrDef = AttrDef::optional(
     "max_norm",
     AttrKind::Float,
     "rows of a larger L2 norm are scaled down to it",
 );
 
 /// The shared attributes of a lookup.
-fn lookup_of(a: &Parsed<'_>) -> Result<EmbeddingLookupOptions> {
+pub(crate) fn lookup_of(a: &Parsed<'_>) -> Result<EmbeddingLookupOptions> {
     let strategy = PartitionStrategy::from_name(a.str("partition_strategy", "mod"))
         .ok_or(Error::Internal("choices checked by the signature"))?;
     Ok(EmbeddingLookupOptions::new()
@@ -39,14 +40,18 @@ fn lookup_of(a: &Parsed<'_>) -> Result<EmbeddingLookupOptions> {
 }
 
 /// The dtype of a list of shards' facts: the first shard's.
-fn shards_dtype(op: &dyn OpDef, inputs: &[Fact], count: usize) -> Result<Option<crate::DType>> {
+pub(crate) fn shards_dtype(
+    op: &dyn OpDef,
+    inputs: &[Fact],
+    count: usize,
+) -> Result<Option<crate::DType>> {
     if inputs.len() != count {
         return Err(count_error(op, inputs.len()));
     }
     Ok(inputs[0].dtype)
 }
 
-const LOOKUP: Signature = Signature {
+pub(crate) const LOOKUP: Signature = Signature {
     inputs: &[
         PARAMS,
         InputDef::new("ids", InputKind::Tensor, "the rows to look up"),
@@ -87,11 +92,8 @@ impl OpDef for EmbeddingLookupOptions {
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
-        deliver(
-            self.name(),
-            self.lookup_views(inputs.list(0)?, inputs.tensor(1)?)?,
-            out,
-        )
+        let result = self.lookup_views(inputs.list(0)?, inputs.tensor(1)?, None)?;
+        deliver_value(self.name(), result, out)
     }
 }
 
@@ -102,7 +104,7 @@ pub(crate) struct LookupSparse {
     pub(crate) combiner: Combiner,
 }
 
-const LOOKUP_SPARSE: Signature = Signature {
+pub(crate) const LOOKUP_SPARSE: Signature = Signature {
     inputs: &[
         PARAMS,
         InputDef::new(
@@ -148,6 +150,39 @@ const LOOKUP_SPARSE: Signature = Signature {
     ],
 };
 
+impl LookupSparse {
+    /// The op of parsed attributes.
+    pub(crate) fn parsed(a: &Parsed<'_>) -> Result<LookupSparse> {
+        let combiner = Combiner::from_name(a.str("combiner", "mean"))
+            .ok_or(Error::Internal("choices checked by the signature"))?;
+        Ok(LookupSparse {
+            lookup: lookup_of(a)?,
+            combiner,
+        })
+    }
+
+    /// The lookup, or with `grad` its gradient, on inputs in the forward op's order with
+    /// the weights' three from input `weights` on.
+    pub(crate) fn run_views(
+        &self,
+        inputs: &Inputs<'_, '_>,
+        weights: usize,
+        grad: Option<&TensorView<'_>>,
+    ) -> Result<Value> {
+        let ids = [1, 2, 3].map(|k| inputs.tensor(k).cloned());
+        let [indices, values, dense_shape] = ids;
+        // The weights' indices, values and dense shape, as the views take them.
+        let sp_weights = [1, 0, 2].map(|k| inputs.optional(weights + k).cloned());
+        self.lookup.lookup_sparse_views(
+            inputs.list(0)?,
+            [indices?, values?, dense_shape?],
+            sp_weights,
+            self.combiner,
+            grad,
+        )
+    }
+}
+
 impl OpDef for LookupSparse {
     fn name(&self) -> &'static str {
         "embedding_lookup_sparse"
@@ -163,12 +198,7 @@ impl OpDef for LookupSparse {
 
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
         let a = Parsed::new(self.name(), &self.signature(), attrs)?;
-        let combiner = Combiner::from_name(a.str("combiner", "mean"))
-            .ok_or(Error::Internal("choices checked by the signature"))?;
-        Ok(Box::new(LookupSparse {
-            lookup: lookup_of(&a)?,
-            combiner,
-        }))
+        Ok(Box::new(LookupSparse::parsed(&a)?))
     }
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
@@ -180,22 +210,11 @@ impl OpDef for LookupSparse {
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
-        let sparse = [
-            inputs.tensor(1)?.clone(),
-            inputs.tensor(2)?.clone(),
-            inputs.tensor(3)?.clone(),
-        ];
-        let weights = [5, 4, 6].map(|k| inputs.optional(k).cloned());
-        deliver(
-            self.name(),
-            self.lookup
-                .lookup_sparse_views(inputs.list(0)?, sparse, weights, self.combiner)?,
-            out,
-        )
+        deliver_value(self.name(), self.run_views(&inputs, 4, None)?, out)
     }
 }
 
-const BAG: Signature = Signature {
+pub(crate) const BAG: Signature = Signature {
     inputs: &[
         InputDef::new(
             "weight",
@@ -242,6 +261,20 @@ const BAG: Signature = Signature {
     ],
 };
 
+/// The `embedding_bag` of parsed attributes.
+pub(crate) fn bag_of(a: &Parsed<'_>) -> Result<EmbeddingBag> {
+    let mode = BagMode::from_name(a.str("mode", "mean"))
+        .ok_or(Error::Internal("choices checked by the signature"))?;
+    let strategy = PartitionStrategy::from_name(a.str("partition_strategy", "mod"))
+        .ok_or(Error::Internal("choices checked by the signature"))?;
+    Ok(EmbeddingBag::new(mode)
+        .partition_strategy(strategy)
+        .max_norm(a.opt_float("max_norm"))
+        .padding_idx(a.opt_int("padding_idx"))
+        .include_last_offset(a.flag("include_last_offset", false))
+        .bad_indices(a.policy(BadIndices::Error)?))
+}
+
 impl OpDef for EmbeddingBag {
     fn name(&self) -> &'static str {
         "embedding_bag"
@@ -257,18 +290,7 @@ impl OpDef for EmbeddingBag {
 
     fn with_attrs(&self, attrs: &Attrs) -> Result<Box<dyn OpDef>> {
         let a = Parsed::new(self.name(), &self.signature(), attrs)?;
-        let mode = BagMode::from_name(a.str("mode", "mean"))
-            .ok_or(Error::Internal("choices checked by the signature"))?;
-        let strategy = PartitionStrategy::from_name(a.str("partition_strategy", "mod"))
-            .ok_or(Error::Internal("choices checked by the signature"))?;
-        Ok(Box::new(
-            EmbeddingBag::new(mode)
-                .partition_strategy(strategy)
-                .max_norm(a.opt_float("max_norm"))
-                .padding_idx(a.opt_int("padding_idx"))
-                .include_last_offset(a.flag("include_last_offset", false))
-                .bad_indices(a.policy(BadIndices::Error)?),
-        ))
+        Ok(Box::new(bag_of(&a)?))
     }
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
@@ -280,15 +302,8 @@ impl OpDef for EmbeddingBag {
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
-        deliver(
-            self.name(),
-            self.bag_views(
-                inputs.list(0)?,
-                inputs.tensor(1)?,
-                inputs.optional(2),
-                inputs.optional(3),
-            )?,
-            out,
-        )
+        let (offsets, weights) = (inputs.optional(2), inputs.optional(3));
+        let result = self.bag_views(inputs.list(0)?, inputs.tensor(1)?, offsets, weights, None)?;
+        deliver_value(self.name(), result, out)
     }
 }

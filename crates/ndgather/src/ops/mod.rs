@@ -19,6 +19,7 @@ pub mod embedding;
 pub mod embedding_bag;
 pub(crate) mod gather;
 pub mod grad;
+pub(crate) mod lookup_grads;
 pub(crate) mod lookup_ops;
 pub(crate) mod ragged_gather;
 pub(crate) mod read_grads;

@@ -1,6 +1,7 @@
-//! Gathers on ragged operands: TensorFlow's ragged `tf.gather` and `tf.gather_nd`, run
-//! through [`Op::run_ragged`], and the `batch_dims > 0` gather_nd that TensorFlow refuses,
-//! defined as the `batch_dims = 0` gather_nd of each batch row, as for dense tensors.
+//! Gathers on ragged operands: TensorFlow's ragged `tf.gather` and `tf.gather_nd`, which
+//! the registered ops run where an input is [`Input::Ragged`](crate::registry::Input), and
+//! the `batch_dims > 0` gather_nd that TensorFlow refuses, defined as the `batch_dims = 0`
+//! gather_nd of each batch row, as for dense tensors.
 //!
 //! One walk serves every form. An operand is a tree of rows: its root's children are the
 //! rows of dimension 0, a ragged dimension's row splits give each row's children, and a
@@ -36,19 +37,22 @@ use ragged_walk::{Call, Walked};
 /// An operand of a ragged gather: a dense tensor or a ragged one.
 ///
 /// ```
-/// use ndgather::{ndarray::array, GatherOptions, Op, RaggedOperand, RaggedView, Tensor};
+/// use ndgather::registry::{Input, Value};
+/// use ndgather::{ndarray::array, GatherOptions, Op, OpDef, Out, RaggedView, Tensor};
 /// // tf.gather(tf.ragged.constant([[1, 2], [], [3, 4, 5]]), [2, 0])
 /// let values = Tensor::from(array![1i32, 2, 3, 4, 5].into_dyn());
 /// let splits = [0i64, 2, 2, 5];
 /// let params = RaggedView::new(values.view(), vec![splits[..].into()])?;
 /// let indices = Tensor::from(array![2i64, 0].into_dyn());
-/// let out = Op::Gather(GatherOptions::new()).run_ragged(params, indices.view())?;
+/// let op = Op::Gather(GatherOptions::new());
+/// let inputs = [Input::Ragged(params), Input::Tensor(indices.view())];
+/// let Some(Value::Ragged(out)) = OpDef::run(&op, &inputs, Out::New)? else { unreachable!() };
 /// assert_eq!(out.values, Tensor::from(array![3i32, 4, 5, 1, 2].into_dyn()));
 /// assert_eq!(out.splits[0].to_vec(), [0, 3, 5]);
 /// # Ok::<(), ndgather::Error>(())
 /// ```
 #[derive(Debug, Clone)]
-pub enum RaggedOperand<'a> {
+pub(crate) enum RaggedOperand<'a> {
     /// A dense tensor (or tensor of records, as params).
     Dense(Params<'a>),
     /// A ragged tensor.
@@ -201,21 +205,23 @@ impl Op {
     /// - row splits of different dtypes mix (the result's are `int64`).
     ///
     /// ```
-    /// use ndgather::{ndarray::array, GatherNdOptions, Op, RaggedView, Tensor};
+    /// use ndgather::registry::{Input, Value};
+    /// use ndgather::{ndarray::array, GatherNdOptions, Op, OpDef, Out, RaggedView, Tensor};
     /// // [[1, 2], [], [3, 4, 5]], batch_dims=1: row 0 picks its element 1, row 2 its element 2.
     /// let values = Tensor::from(array![1i32, 2, 3, 4, 5].into_dyn());
     /// let splits = [0i32, 2, 2, 5];
     /// let params = RaggedView::new(values.view(), vec![splits[..].into()])?;
     /// let indices = Tensor::from(array![[1i64], [0], [2]].into_dyn());
     /// let op = Op::GatherNd(GatherNdOptions::new().batch_dims(1));
-    /// let err = op.run_ragged(params.clone(), indices.view()).unwrap_err();
+    /// let inputs = [Input::Ragged(params), Input::Tensor(indices.view())];
+    /// let err = OpDef::run(&op, &inputs, Out::New).unwrap_err();
     /// assert_eq!(err.to_string(), "indices[1] = [0] does not index into ragged params: \
     ///                              component 0 = 0 is not in [0, 0)");
     /// let indices = Tensor::from(array![[1i64], [2]].into_dyn());
-    /// let values = Tensor::from(array![1i32, 2, 3, 4, 5].into_dyn());
     /// let params = RaggedView::new(values.view(), vec![[0i32, 2, 5][..].into()])?;
-    /// let out = op.run_ragged(params, indices.view())?;
-    /// assert_eq!((out.ragged_rank(), out.values), (0, Tensor::from(array![2i32, 5].into_dyn())));
+    /// let inputs = [Input::Ragged(params), Input::Tensor(indices.view())];
+    /// let out = OpDef::run(&op, &inputs, Out::New)?.unwrap().into_dense()?;
+    /// assert_eq!(out, Tensor::from(array![2i32, 5].into_dyn()));
     /// # Ok::<(), ndgather::Error>(())
     /// ```
     ///
@@ -225,7 +231,7 @@ impl Op {
     /// [`Error::RaggedBadIndexVector`] for the first bad index in row-major order
     /// (a ragged `indices`' position is in its flat values);
     /// [`Error::IndicesNotInteger`]; take_along_axis has no ragged form.
-    pub fn run_ragged<'p, 'i>(
+    pub(crate) fn run_ragged<'p, 'i>(
         &self,
         params: impl Into<RaggedOperand<'p>>,
         indices: impl Into<RaggedOperand<'i>>,
@@ -290,30 +296,36 @@ impl Op {
         })
     }
 
-    /// The gradient of [`Op::run_ragged`] with respect to params' flat values, for the
+    /// The gradient of `run_ragged` with respect to params' flat values, for the
     /// upstream gradient `grad` of the result's flat values: each of the result's values
     /// rows, as [`IndexedSlices`] of the rows it was read from. Rows are those of the values
     /// with their first `depth` dimensions merged, where an index picks inside the values'
     /// dimensions (`dense_shape` then has them merged; reshape its dense form to the values'
     /// shape); filled indices pass no gradient (their slot is past the last row).
     ///
+    /// Front ends reach it as the registered `gather_grad` (`gather_nd_grad`) with params'
+    /// row splits:
+    ///
     /// ```
-    /// use ndgather::{ndarray::array, GatherOptions, Op, RaggedView, Tensor};
-    /// let values = Tensor::from(array![1.0f32, 2.0, 3.0, 4.0, 5.0].into_dyn());
-    /// let splits = [0i64, 2, 2, 5];
-    /// let params = RaggedView::new(values.view(), vec![splits[..].into()])?;
+    /// use ndgather::registry::{self, Attr, Attrs, Input, Value};
+    /// use ndgather::{ndarray::array, Out, Tensor};
+    /// // params [[1, 2], [], [3, 4, 5]]: flat values of shape [5]
+    /// let splits = Tensor::from(array![0i64, 2, 2, 5].into_dyn());
     /// let indices = Tensor::from(array![2i64, 0, 2].into_dyn());
-    /// let op = Op::Gather(GatherOptions::new());
-    /// let upstream = array![1.0f32, 1.0, 1.0, 10.0, 10.0, 1.0, 1.0, 1.0].into_dyn();
-    /// let g = op.ragged_grad(params, indices.view(), &upstream.view())?;
-    /// assert_eq!(g.to_dense()?, array![10.0f32, 10.0, 2.0, 2.0, 2.0].into_dyn());
+    /// let op = registry::find("gather_grad")?
+    ///     .with_attrs(&Attrs::new().with("params_shape", Attr::Ints(vec![5])))?;
+    /// let upstream = Tensor::from(array![1.0f32, 1.0, 1.0, 10.0, 10.0, 1.0, 1.0, 1.0].into_dyn());
+    /// let inputs = [indices.view().into(), upstream.view().into(), Input::List(vec![splits.view()])];
+    /// let Some(Value::Sparse(g)) = op.run(&inputs, Out::New)? else { unreachable!() };
+    /// assert_eq!(g[0].indices, [2, 3, 4, 0, 1, 2, 3, 4]);
+    /// assert_eq!(g[0].dense_shape, [5]);
     /// # Ok::<(), ndgather::Error>(())
     /// ```
     ///
     /// # Errors
-    /// As [`Op::run_ragged`]; [`Error::GradShapeMismatch`] for a `grad` of another
+    /// As `run_ragged`; [`Error::GradShapeMismatch`] for a `grad` of another
     /// shape than the result's values.
-    pub fn ragged_grad<'p, 'i, T: Summable>(
+    pub(crate) fn ragged_grad<'p, 'i, T: Summable>(
         &self,
         params: impl Into<RaggedOperand<'p>>,
         indices: impl Into<RaggedOperand<'i>>,

@@ -20,16 +20,19 @@
 //! ```
 
 use crate::ops::contract::{
-    count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
-    OpDef, Parsed, Signature, Value, BAD_INDICES,
+    count_error, deliver, deliver_value, AttrDef, AttrKind, Attrs, Fact, Input, InputDef,
+    InputKind, Inputs, OpDef, Parsed, Signature, SparseGrad, Value, BAD_INDICES,
 };
 use crate::ops::read_ops::{
     ALONG_AXIS, BATCH_DIMS, GATHER_AXIS, GATHER_ND_OP, GATHER_OP, TAKE_ALONG_AXIS_OP,
 };
 use crate::ops::{Op, Out};
 use crate::shape::Shape;
+use crate::types::dtype::TensorView;
 use crate::types::error::{Error, Result};
-use crate::with_dtype;
+use crate::types::ragged::{RaggedView, RowSplits};
+use crate::{with_dtype, with_tensor, RaggedOperand};
+use ndarray::IxDyn;
 
 /// The gradient of a read op with respect to params of a given shape.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +53,17 @@ const INDICES: InputDef = InputDef::new(
     "indices",
     InputKind::Tensor,
     "the forward op's indices, of an integer dtype",
+);
+const MAYBE_RAGGED_INDICES: InputDef = InputDef::new(
+    "indices",
+    InputKind::MaybeRagged,
+    "the forward op's indices, of an integer dtype, dense or ragged",
+);
+const PARAMS_ROW_SPLITS: InputDef = InputDef::new(
+    "params_row_splits",
+    InputKind::OptionalList,
+    "a ragged params' row splits, params_shape its flat values' shape: given (even none), \
+     the gradient is over the flat values, sparse",
 );
 const GRAD: InputDef = InputDef::new(
     "grad",
@@ -95,14 +109,19 @@ impl OpDef for ReadGrad {
     }
 
     fn signature(&self) -> Signature {
-        let attrs: &'static [AttrDef] = match self.forward {
-            Op::Gather(_) => &[PARAMS_SHAPE, GATHER_AXIS, BATCH_DIMS, BAD_INDICES],
-            Op::GatherNd(_) => &[PARAMS_SHAPE, BATCH_DIMS, BAD_INDICES],
-            Op::TakeAlongAxis(_) => &[ARR_SHAPE, ALONG_AXIS, BAD_INDICES],
-        };
-        Signature {
-            inputs: &[INDICES, GRAD],
-            attrs,
+        match self.forward {
+            Op::Gather(_) => Signature {
+                inputs: &[MAYBE_RAGGED_INDICES, GRAD, PARAMS_ROW_SPLITS],
+                attrs: &[PARAMS_SHAPE, GATHER_AXIS, BATCH_DIMS, BAD_INDICES],
+            },
+            Op::GatherNd(_) => Signature {
+                inputs: &[MAYBE_RAGGED_INDICES, GRAD, PARAMS_ROW_SPLITS],
+                attrs: &[PARAMS_SHAPE, BATCH_DIMS, BAD_INDICES],
+            },
+            Op::TakeAlongAxis(_) => Signature {
+                inputs: &[INDICES, GRAD],
+                attrs: &[ARR_SHAPE, ALONG_AXIS, BAD_INDICES],
+            },
         }
     }
 
@@ -115,8 +134,9 @@ impl OpDef for ReadGrad {
     }
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
-        let [indices, grad] = inputs else {
-            return Err(count_error(self, inputs.len()));
+        let (indices, grad) = match (inputs, self.signature().inputs.len()) {
+            ([indices, grad], _) | ([indices, grad, _], 3) => (indices, grad),
+            _ => return Err(count_error(self, inputs.len())),
         };
         if let Some(dtype) = indices.dtype {
             with_dtype!(dtype, index _I => {}, else return Err(Error::IndicesNotInteger { dtype }));
@@ -129,10 +149,57 @@ impl OpDef for ReadGrad {
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
-        let (indices, grad) = (inputs.tensor(0)?, inputs.tensor(1)?);
-        let result = self
-            .forward
-            .params_grad(self.name(), &self.params_shape, indices, grad)?;
-        deliver(self.name(), result, out)
+        let grad = inputs.tensor(1)?;
+        // Row splits, an input of gather's and gather_nd's gradients only: given (even none,
+        // for a dense params), the gradient is over params' flat values, sparse.
+        let splits = match self.signature().inputs.len() > 2 {
+            true => match inputs.get(2) {
+                Ok(Input::List(splits)) => Some(splits.as_slice()),
+                _ => None,
+            },
+            false => None,
+        };
+        if let (Input::Tensor(indices), None) = (inputs.get(0)?, splits) {
+            let result =
+                self.forward
+                    .params_grad(self.name(), &self.params_shape, indices, grad)?;
+            return deliver(self.name(), result, out);
+        }
+        // A ragged operand: the gradient of params' flat values, sparse, from their shape
+        // (a view of one zero byte stands in for values that are never read).
+        // (ndarray sizes a view by its dimensions other than zero.)
+        let mut nonzero = self.params_shape.iter().filter(|&&d| d != 0);
+        let size = nonzero.try_fold(1usize, |n, &d| n.checked_mul(d));
+        if size.is_none_or(|n| n > isize::MAX as usize) {
+            return Err(Error::ShapeOverflow {
+                what: "params",
+                shape: self.params_shape.clone(),
+            });
+        }
+        let splits = splits.unwrap_or_default();
+        let zero = ndarray::arr0(0u8).into_dyn();
+        let values = zero
+            .broadcast(IxDyn(&self.params_shape))
+            .ok_or(Error::Internal("a scalar broadcasts to any shape"))?;
+        let values = TensorView::from(values);
+        let splits = splits
+            .iter()
+            .map(RowSplits::from_view)
+            .collect::<Result<Vec<_>>>()?;
+        let params = match splits.is_empty() {
+            true => RaggedOperand::from(values),
+            false => RaggedOperand::Ragged(RaggedView::new(values, splits)?),
+        };
+        let indices = match inputs.get(0)? {
+            Input::Ragged(r) => RaggedOperand::Ragged(r.clone()),
+            Input::Tensor(t) => RaggedOperand::from(t.clone()),
+            _ => return Err(Error::Internal("inputs checked against the signature")),
+        };
+        let op = self.name();
+        let slices = with_tensor!(TensorView, grad,
+            number g => SparseGrad::from(self.forward.ragged_grad(params, indices, g)?),
+            else dtype => return Err(Error::NoKernel {
+                op, dtype, supported: crate::DType::names_where(crate::DType::is_number) }));
+        deliver_value(op, Value::Sparse(vec![slices]), out)
     }
 }

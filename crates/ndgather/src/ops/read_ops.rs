@@ -3,8 +3,8 @@
 //! run takes the ragged walk (`ragged_gather.rs`), a dense one the kernels of `Op::run`.
 
 use crate::ops::contract::{
-    self, count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Host, Input, InputDef, InputKind,
-    Inputs, OpDef, Parsed, Signature, Value, BAD_INDICES,
+    self, count_error, deliver, deliver_value, AttrDef, AttrKind, Attrs, Fact, Host, Input,
+    InputDef, InputKind, Inputs, OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
 use crate::ops::gather::{GatherNdOptions, GatherOptions};
 use crate::ops::small_call::Small;
@@ -163,15 +163,9 @@ impl OpDef for Op {
                     }
                 }
                 let ragged = self.run_ragged(operand(p)?, operand(i)?)?;
-                if ragged.splits.is_empty() {
-                    deliver(self.name(), ragged.values, out)
-                } else {
-                    match out {
-                        Out::Into(_) | Out::IntoRecords(_) => Err(Error::NotFixedWidth {
-                            dtype: ragged.values.dtype(),
-                        }),
-                        _ => Ok(Some(Value::Ragged(ragged))),
-                    }
+                match ragged.splits.is_empty() {
+                    true => deliver(self.name(), ragged.values, out),
+                    false => deliver_value(self.name(), Value::Ragged(ragged), out),
                 }
             }
         }

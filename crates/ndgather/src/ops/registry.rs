@@ -11,6 +11,7 @@
 use crate::ops::contract::OpDef;
 use crate::ops::embedding::Combiner;
 use crate::ops::embedding_bag::{BagMode, EmbeddingBag};
+use crate::ops::lookup_grads::lookup_grads;
 use crate::ops::lookup_ops::{lookup_op, LookupSparse};
 use crate::ops::read_grads::read_grads;
 use crate::ops::read_ops::{GATHER_ND_OP, GATHER_OP, TAKE_ALONG_AXIS_OP};
@@ -22,7 +23,7 @@ use std::sync::OnceLock;
 
 pub use crate::ops::contract::{
     kind_name, Attr, AttrDef, AttrKind, Attrs, Fact, Host, Input, InputDef, InputKind, Signature,
-    Value,
+    SparseGrad, Value,
 };
 
 /// Every registered op, in a fixed order (the read ops, their gradients, the write ops, the
@@ -46,6 +47,7 @@ pub fn ops() -> &'static [Box<dyn OpDef>] {
             combiner: Combiner::Mean,
         }));
         ops.push(Box::new(EmbeddingBag::new(BagMode::Mean)));
+        ops.extend(lookup_grads().map(|op| Box::new(op) as Box<dyn OpDef>));
         ops.extend(SEGMENT_OPS.map(|op| Box::new(op) as Box<dyn OpDef>));
         ops.push(Box::new(GatherSegment::default()));
         ops

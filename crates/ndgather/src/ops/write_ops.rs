@@ -241,8 +241,8 @@ const PUT_ALONG_AXIS: Signature = Signature {
         ),
         InputDef::new(
             "values",
-            InputKind::Tensor,
-            "the values, broadcast to indices",
+            InputKind::Elements,
+            "the values, broadcast to indices (moved, never read)",
         ),
     ],
     attrs: &[

@@ -41,6 +41,36 @@ impl RowSplits<'_> {
         }
     }
 
+    /// The splits inside `view`, read in place: a contiguous 1-d tensor of `int32` or
+    /// `int64`, as TensorFlow's `row_splits` (checked against the values by
+    /// [`RaggedView::new`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRagged`] for a tensor of another dtype, rank or layout.
+    pub fn from_view<'v>(view: &TensorView<'v>) -> Result<RowSplits<'v>> {
+        let splits = match view {
+            TensorView::I32(a) if a.ndim() == 1 => a.to_slice().map(RowSplits::from),
+            TensorView::I64(a) if a.ndim() == 1 => a.to_slice().map(RowSplits::from),
+            _ => None,
+        };
+        splits.ok_or_else(|| Error::InvalidRagged {
+            check: "from_row_splits",
+            reason: format!(
+                "row_splits must be a contiguous 1-d tensor of int32 or int64, got {} of shape {:?}",
+                view.dtype(),
+                view.shape()
+            ),
+        })
+    }
+
+    /// The splits as a 1-d tensor of their dtype (a copy), to write or print.
+    pub fn to_tensor(&self) -> Tensor {
+        match self {
+            RowSplits::I32(v) => Tensor::from(ndarray::Array1::from(v.to_vec()).into_dyn()),
+            RowSplits::I64(v) => Tensor::from(ndarray::Array1::from(v.to_vec()).into_dyn()),
+        }
+    }
+
     /// Split `k` as a signed value.
     fn raw(&self, k: usize) -> i64 {
         match self {
