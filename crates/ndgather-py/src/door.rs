@@ -272,12 +272,14 @@ pub(crate) fn run_op<'py>(
         }
     }
     let op = def.with_attrs(&attrs).map_err(to_py)?;
+    dtype_error_of_the_op(op.as_ref(), &slots, out.filter(|_| in_place))?;
     if let Some(target) = out {
         let t = Raw::of(target);
         let mut arrays = slots.iter().flat_map(Slot::arrays);
         if arrays.any(|a| t.may_overlap(&Raw::of(a))) {
+            let what = if in_place { "the array written" } else { "out" };
             return Err(PyValueError::new_err(format!(
-                "{name}: out shares memory with an input; pass separate arrays"
+                "{name}: {what} shares memory with an input; pass separate arrays"
             )));
         }
         if in_place && written_as_units(py, op.as_ref(), &slots, target)? {
@@ -356,11 +358,59 @@ pub(crate) fn run_op<'py>(
     Ok(None)
 }
 
-/// Writes in place a `target` of a dtype the core's table lacks (objects, datetimes, …) of
-/// 1, 2, 4 or 8 bytes, as unsigned integers of its size, where every input of its dtype is
-/// one the op moves without reading (an `Elements` input: `put_along_axis`'s values).
-/// Objects move as their addresses with the GIL held, on a copy of the target's, then are
-/// stored with their references counted. Returns whether it applied.
+/// The op's own error for a dense input of a dtype the core's table lacks, where its
+/// inference has one that names no dtype (NumPy's `IndexError` for indices of strings, its
+/// axis error first): asked with float64 standing in for that dtype, and the in-place
+/// target's fact as the written input's. Any other error is left to the door's check.
+fn dtype_error_of_the_op(
+    op: &dyn OpDef,
+    slots: &[Slot<'_>],
+    target: Option<&Bound<'_, PyUntypedArray>>,
+) -> PyResult<()> {
+    let defs = op.signature().inputs;
+    let foreign = |k: usize, a: &Bound<'_, PyUntypedArray>| {
+        dtypes::dtype_of(a).is_none() && defs.get(k).is_some_and(|d| d.kind == InputKind::Tensor)
+    };
+    let fact = |a: &Bound<'_, PyUntypedArray>, stand_in: bool| Fact {
+        dtype: if stand_in {
+            Some(DType::F64)
+        } else {
+            dtypes::dtype_of(a)
+        },
+        shape: ndgather::shape::Shape::known(a.shape()),
+    };
+    let given = |k: usize| match slots.get(k) {
+        Some(Slot::One(a)) => Some(a),
+        _ => None,
+    };
+    if !(0..slots.len()).any(|k| given(k).is_some_and(|a| foreign(k, a))) {
+        return Ok(());
+    }
+    let facts: Vec<Fact> = (0..defs.len())
+        .map(|k| match (given(k), k, target) {
+            (Some(a), _, _) => fact(a, foreign(k, a)),
+            (None, 0, Some(t)) => fact(t, false),
+            _ => Fact::unknown(),
+        })
+        .collect();
+    // Only the errors that name the dtype as a kind (not the stand-in's name) surface.
+    match op.infer(&facts) {
+        Err(
+            e @ (ndgather::Error::AlongIndicesNotInteger
+            | ndgather::Error::AlongAxisOutOfRange { .. }),
+        ) => Err(to_py(e)),
+        _ => Ok(()),
+    }
+}
+
+/// Writes in place a `target` whose elements the core does not read as values (objects,
+/// datetimes, bools, …) of 1, 2, 4 or 8 bytes, as unsigned integers of its size, for an op
+/// that only moves elements into it: one with `Elements` inputs, which by the contract
+/// (`InputKind::Elements`) are where a written tensor's values come from (`put_along_axis`'s
+/// values). Each of them must have the target's dtype. Objects move as their addresses with
+/// the GIL held, on a copy of the target's, then are stored with their references counted.
+/// Returns whether it applied; an op that reads or combines values (no `Elements` input)
+/// never takes this path.
 fn written_as_units<'py>(
     py: Python<'py>,
     op: &dyn OpDef,
@@ -368,24 +418,32 @@ fn written_as_units<'py>(
     target: &Bound<'py, PyUntypedArray>,
 ) -> PyResult<bool> {
     let dtype = target.dtype();
-    if dtypes::dtype_of(target).is_some() {
+    if dtypes::dtype_of(target).is_some_and(DType::is_plain) {
         return Ok(false);
     }
     let defs = op.signature().inputs;
     let same = |a: &Bound<'py, PyUntypedArray>| a.dtype().is_equiv_to(&dtype);
+    let mut moves = false;
     for (k, s) in slots.iter().enumerate() {
         let moved = defs.get(k).map(|d| d.kind) == Some(InputKind::Elements);
         match s {
-            Slot::One(a) if same(a) && !moved => return Ok(false),
+            Slot::One(a) if moved && same(a) => moves = true,
+            // The values moved must be the target's own dtype (uint64 updates into objects
+            // would be stored as addresses), and nothing else may be (bool or datetime
+            // indices would be read as integers).
+            Slot::One(a) if moved || same(a) => return Ok(false),
             Slot::One(_) | Slot::None => {}
             _ => return Ok(false),
         }
+    }
+    if !moves {
+        return Ok(false);
     }
     let objects = dtype.has_object();
     if objects {
         for a in std::iter::once(target).chain(slots.iter().flat_map(Slot::arrays)) {
             if same(a) {
-                moved::check_objects("put", a, None)?;
+                moved::check_objects(op.name(), a, None)?;
             }
         }
     }

@@ -148,10 +148,15 @@ def test_a_malformed_ragged_operand_is_a_type_error(bad):
     np.array([1, 1]),  # not starting at 0
 ])
 def test_bad_row_splits_are_refused_before_anything_runs(splits):
-    with pytest.raises((TypeError, ValueError)):
-        run_op("gather", [{"values": np.zeros(1), "row_splits": [splits]}, np.array([0])])
-    with pytest.raises((TypeError, ValueError)):
-        run_op("gather_grad", [np.array([0]), np.ones(1), [splits]], {"params_shape": [1]})
+    for call in (
+        lambda: run_op("gather", [{"values": np.zeros(1), "row_splits": [splits]},
+                                  np.array([0])]),
+        lambda: run_op("gather_grad", [np.array([0]), np.ones(1), [splits]],
+                       {"params_shape": [1]}),
+    ):
+        with pytest.raises((TypeError, ValueError)) as e:
+            call()
+        assert "internal" not in str(e.value), e.value
 
 
 def test_a_ragged_result_goes_into_no_out_buffer():

@@ -81,12 +81,54 @@ def test_by_name_a_dtype_outside_the_table_moves_only_through_moved_inputs():
     v = np.array(["2001-01-01"], dtype="datetime64[s]")
     ng._core.run_op("put_along_axis", [None, np.array([2]), v], {"axis": 0}, a, True)
     assert a[2] == v[0] and a[0] == np.datetime64(0, "s")
-    # A write op that reads its updates (an add) never takes objects or datetimes.
-    objs = np.array([1, 2, 3], dtype=object)
-    with pytest.raises(TypeError, match="ndgather takes arrays of"):
-        ng._core.run_op("tensor_scatter_nd_add", [None, np.array([[0]]), objs[:1].copy()],
-                        None, objs, True)
-    assert objs.tolist() == [1, 2, 3]
+    flags = np.zeros(5, dtype=bool)
+    ng.put_along_axis(flags, np.array([1, 3]), True, axis=0)
+    assert flags.tolist() == [False, True, False, True, False]
+
+
+OBJECTS = lambda: np.array([1, 2, 3], dtype=object)  # noqa: E731
+DATES = lambda: np.arange(3).astype("datetime64[s]")  # noqa: E731
+
+
+@pytest.mark.parametrize("target", [OBJECTS, DATES], ids=["objects", "datetimes"])
+@pytest.mark.parametrize("op", ["tensor_scatter_nd_update", "tensor_scatter_nd_add",
+                                "tensor_scatter_nd_max", "put_along_axis", "scatter_reduce"])
+def test_integers_never_go_into_objects_or_datetimes(target, op):
+    # An op that reads or combines its updates takes no array the core cannot read, and
+    # one that moves them takes only the target's own dtype: uint64 "updates" into objects
+    # would be stored as addresses.
+    t = target()
+    before = t.copy()
+    u64 = np.array([1], dtype=np.uint64)
+    inputs = {"put_along_axis": [None, np.array([0]), u64],
+              "scatter_reduce": [None, np.array([0]), u64]}.get(op, [None, np.array([[0]]), u64])
+    attrs = {"put_along_axis": {"axis": 0},
+             "scatter_reduce": {"dim": 0, "reduce": "sum"}}.get(op)
     with pytest.raises(TypeError):
-        ng._core.run_op("tensor_scatter_nd_update", [None, np.array([[0]]), v.copy()],
-                        None, a, True)
+        ng._core.run_op(op, inputs, attrs, t, True)
+    assert t.tolist() == before.tolist()
+    # The same dtype into a reading op is refused too.
+    if op != "put_along_axis":
+        with pytest.raises(TypeError):
+            ng._core.run_op(op, inputs[:2] + [t[:1].copy()], attrs, t, True)
+        assert t.tolist() == before.tolist()
+
+
+def test_indices_of_strings_get_numpys_errors():
+    a = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(IndexError, match="must be an integer array"):
+        ng.put_along_axis(a, np.array([["a"]]), 1.0, axis=1)
+    with pytest.raises(np.exceptions.AxisError):
+        ng.put_along_axis(a, np.array([["a"]]), 1.0, axis=5)
+    assert a.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+def test_indices_of_the_targets_own_dtype_are_not_read_as_integers():
+    flags = np.zeros(3, dtype=bool)
+    with pytest.raises(IndexError):
+        ng.put_along_axis(flags, np.array([True]), True, axis=0)
+    assert not flags.any()
+    objs = np.array([1, 2, 3], dtype=object)
+    with pytest.raises(IndexError, match="must be an integer array"):
+        ng.put_along_axis(objs, np.array(["a"]), 5, axis=0)
+    assert objs.tolist() == [1, 2, 3]

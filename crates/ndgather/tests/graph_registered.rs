@@ -38,7 +38,12 @@ fn every_segment_op_runs_eagerly_as_the_core_runs_it() {
         let out = scope.op(name, &[(&d).into(), (&i).into()], &attrs).unwrap();
         let want = direct(name, &attrs, &[data.view().into(), ids.view().into()]);
         assert_eq!(out.value(), Some(want), "{name}");
-        assert_eq!(out.op_type(), name);
+        // The node's type in TensorFlow's form: unsorted_segment_max -> UnsortedSegmentMax.
+        let camel: String = name
+            .split('_')
+            .map(|w| w[..1].to_uppercase() + &w[1..])
+            .collect();
+        assert_eq!(out.op_type(), camel);
         ran += 1;
     }
     assert_eq!(ran, 11);
@@ -59,7 +64,8 @@ fn a_graph_infers_the_static_shape_and_a_session_runs_it() {
         )
         .unwrap();
     assert_eq!(out.shape().to_string(), "[4,2]");
-    assert_eq!(out.op_name(), "unsorted_segment_sum");
+    assert_eq!(out.op_name(), "UnsortedSegmentSum");
+    assert_eq!(out.op_type(), "UnsortedSegmentSum");
     let value = Tensor::from(array![[1.0f64, 2.0], [10.0, 20.0], [100.0, 200.0]].into_dyn());
     let feeds = Feeds::new().feed_tensor(&data, &value).unwrap();
     let got = Session::new(&graph).run_tensors(&[out], &feeds).unwrap();
@@ -311,4 +317,56 @@ fn an_op_of_several_results_is_refused_by_a_node() {
             .unwrap_err();
         assert!(err.to_string().contains("a tensor per shard"), "{err}");
     }
+}
+
+/// The typed sugar is `Scope::op`'s door: the op's inference gives the static shape (rank
+/// kept where dimensions are not known) and the node's TensorFlow type.
+#[test]
+fn the_typed_sugar_takes_the_ops_inference_and_type() {
+    use ndgather::embedding_bag::{BagMode, EmbeddingBag};
+    let graph = Scope::graph();
+    let table = graph.constant(Tensor::from(array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn()));
+    let input = graph.placeholder(DType::I64, Shape::unknown()).unwrap();
+    let offsets = graph.placeholder(DType::I64, Shape::unknown()).unwrap();
+    let bag = EmbeddingBag::new(BagMode::Sum);
+    let out = graph
+        .embedding_bag(
+            std::slice::from_ref(&table),
+            &input,
+            Some(&offsets),
+            None,
+            bag,
+        )
+        .unwrap();
+    assert_eq!(out.shape().to_string(), "[?,2]");
+    assert_eq!(out.op_type(), "EmbeddingBag");
+    // Offsets of another dtype than the input's are refused when the node is built.
+    let bad = graph.placeholder(DType::I32, Shape::unknown()).unwrap();
+    let err = graph
+        .embedding_bag(std::slice::from_ref(&table), &input, Some(&bad), None, bag)
+        .unwrap_err();
+    assert!(err.to_string().contains("int32"), "{err}");
+    // By name, the same type as the sugar gives.
+    let ids = graph.constant(Tensor::from(array![[1i64], [0]].into_dyn()));
+    let nd = graph
+        .op(
+            "gather_nd",
+            &[(&table).into(), (&ids).into()],
+            &Attrs::new(),
+        )
+        .unwrap();
+    assert_eq!(
+        (nd.op_type(), nd.shape().to_string().as_str()),
+        ("GatherNd", "[2,2]")
+    );
+    // Shards of two dtypes are refused, naming both.
+    let doubles = graph.constant(Tensor::from(array![[1.0f64, 2.0]].into_dyn()));
+    let err = graph
+        .op(
+            "embedding_lookup",
+            &[NodeInput::List(vec![table, doubles]), (&ids).into()],
+            &Attrs::new(),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("float64"), "{err}");
 }

@@ -7,7 +7,7 @@ use super::node::Slot;
 use super::op_error::OpResult;
 use super::scope::{Operand, Output, Scope};
 use crate::ops::embedding::{Combiner, EmbeddingLookupOptions as Lookup, PartitionStrategy, Real};
-use crate::ops::lookup_ops::LookupSparse;
+use crate::ops::lookup_ops::{lookup_shape, LookupSparse};
 use crate::shape::Shape;
 use crate::types::dtype::TensorElement;
 use crate::types::index::IndexType;
@@ -48,19 +48,6 @@ impl EmbeddingOpOptions {
 
 fn in_scope<T: TensorElement>(scope: &Scope, outputs: &[Output<T>]) -> OpResult<()> {
     outputs.iter().try_for_each(|o| scope.check(o))
-}
-
-/// The static shape of a lookup: `lead` (the ids' dims, or the batch's) then the rows' dims
-/// of the first shard (`first`).
-pub(crate) fn lookup_shape(lead: Option<Vec<Option<usize>>>, first: Option<Shape>) -> Shape {
-    let rows = first;
-    match (lead, rows.as_ref().and_then(|r| r.dims())) {
-        (Some(mut dims), Some(row)) if !row.is_empty() => {
-            dims.extend_from_slice(&row[1..]);
-            Shape::from_dims(dims)
-        }
-        _ => Shape::unknown(),
-    }
 }
 
 /// The values of all outputs, if every one has a value (an eager scope).
@@ -155,10 +142,8 @@ impl<T: TensorElement + Real> EmbeddingLookupSparse<T> {
         let batch = dense_shape
             .value()
             .and_then(|d| d.first().map(|&b| usize::try_from(b).ok()));
-        let shape = lookup_shape(
-            Some(vec![batch.flatten()]),
-            shards.first().map(|s| s.shape()),
-        );
+        let first = shards.first().map_or(Shape::unknown(), |s| s.shape());
+        let shape = lookup_shape(Some(vec![batch.flatten()]), &first);
         let inputs = vec![
             Slot::List(shards.iter().map(|s| s.node).collect()),
             Slot::One(indices.node),

@@ -3,7 +3,7 @@
 //! ([`super::Gather::create`], …) is sugar over these, so both check shapes and name errors
 //! the same way.
 
-use super::embedding_ops::{lookup_shape, EmbeddingOpOptions};
+use super::embedding_ops::EmbeddingOpOptions;
 use super::gather_ops::{GatherNdOpOptions, GatherOpOptions};
 use super::node::{Fed, NodeKind, Slot};
 use super::op_error::{OpError, OpResult};
@@ -56,6 +56,24 @@ impl AnyOutput {
     /// Whether `self` and `other` are outputs of the same graph.
     pub fn same_graph(&self, other: &AnyOutput) -> bool {
         Arc::ptr_eq(&self.graph, &other.graph)
+    }
+}
+
+/// One input of [`Scope::op`](Scope::op), as the op's signature takes it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum NodeInput {
+    /// One tensor.
+    One(AnyOutput),
+    /// A list of tensors (an embedding table's shards).
+    List(Vec<AnyOutput>),
+    /// An optional input left out.
+    Absent,
+}
+
+impl From<&AnyOutput> for NodeInput {
+    fn from(output: &AnyOutput) -> NodeInput {
+        NodeInput::One(output.clone())
     }
 }
 
@@ -183,23 +201,8 @@ impl Scope {
         indices: &AnyOutput,
         options: GatherNdOpOptions,
     ) -> OpResult<AnyOutput> {
-        self.check_any(params)?;
-        self.check_any(indices)?;
-        let limit = index_limit(indices.dtype())?;
-        let options = options.gather_nd;
-        let rule =
-            shape::gather_nd_shape(&params.shape(), &indices.shape(), options.batch_dims, limit)?;
-        let inputs = vec![Slot::One(params.node), Slot::One(indices.node)];
-        let op = Arc::new(Op::GatherNd(options));
-        self.add_registered(
-            "GatherNd",
-            "GatherNd",
-            op,
-            inputs,
-            None,
-            params.dtype(),
-            rule.output,
-        )
+        let op = Arc::new(Op::GatherNd(options.gather_nd));
+        self.op_value(op, &[params.into(), indices.into()])
     }
 
     /// `TakeAlongAxis` on outputs of any dtype.
@@ -209,23 +212,8 @@ impl Scope {
         indices: &AnyOutput,
         options: TakeAlongAxisOptions,
     ) -> OpResult<AnyOutput> {
-        self.check_any(arr)?;
-        self.check_any(indices)?;
-        if !indices.dtype().is_index() {
-            // NumPy's error, after its axis check where arr's rank is known.
-            return Err(options.non_integer_indices_of(arr.shape().rank()).into());
-        }
-        let shape = match (arr.shape().to_known(), indices.shape().to_known()) {
-            (Some(ps), Some(is)) => Shape::known(&options.out_shape(&ps, &is)?),
-            _ => indices
-                .shape()
-                .rank()
-                .map_or(Shape::unknown(), Shape::unknown_dims),
-        };
-        let inputs = vec![Slot::One(arr.node), Slot::One(indices.node)];
         let op = Arc::new(Op::TakeAlongAxis(options));
-        let name = "TakeAlongAxis";
-        self.add_registered(name, name, op, inputs, None, arr.dtype(), shape)
+        self.op_value(op, &[arr.into(), indices.into()])
     }
 }
 
@@ -238,29 +226,8 @@ impl Scope {
         ids: &AnyOutput,
         options: EmbeddingOpOptions,
     ) -> OpResult<AnyOutput> {
-        for s in shards.iter().chain([ids]) {
-            self.check_any(s)?;
-        }
-        index_limit(ids.dtype())?;
-        let dtype = shards.first().map_or(DType::F32, AnyOutput::dtype);
-        if let Some(s) = shards
-            .iter()
-            .find(|s| !s.dtype().is_real() || s.dtype() != dtype)
-        {
-            return Err(OpError::DType {
-                expected: format!("one of {}", DType::names_where(DType::is_real)),
-                found: s.dtype(),
-            });
-        }
-        let lead = ids.shape().dims().map(<[_]>::to_vec);
-        let shape = lookup_shape(lead, shards.first().map(AnyOutput::shape));
-        let inputs = vec![
-            Slot::List(shards.iter().map(|s| s.node).collect()),
-            Slot::One(ids.node),
-        ];
-        let name = "EmbeddingLookup";
-        let op = Arc::new(options.lookup);
-        self.add_registered(name, name, op, inputs, None, dtype, shape)
+        let inputs = [NodeInput::List(shards.to_vec()), ids.into()];
+        self.op_value(Arc::new(options.lookup), &inputs)
     }
 }
 
@@ -284,8 +251,10 @@ impl Scope {
     /// ```
     ///
     /// # Errors
-    /// [`OpError::ForeignOperand`], [`OpError::DType`] for inputs of the wrong dtypes, and in
-    /// an eager scope the op's own.
+    /// [`OpError::ForeignOperand`]; [`OpError::DType`] for shards of several dtypes; the
+    /// op's inference's ([`Error::IndicesNotInteger`], [`Error::NoKernel`] for a table that
+    /// is not of floats, [`Error::DTypeMismatch`] for weights or offsets of another dtype,
+    /// [`Error::OpInput`] for no shards); in an eager scope, the op's own.
     pub fn embedding_bag(
         &self,
         shards: &[AnyOutput],
@@ -294,51 +263,14 @@ impl Scope {
         per_sample_weights: Option<&AnyOutput>,
         bag: crate::embedding_bag::EmbeddingBag,
     ) -> OpResult<AnyOutput> {
-        for s in shards
-            .iter()
-            .chain([input])
-            .chain(offsets)
-            .chain(per_sample_weights)
-        {
-            self.check_any(s)?;
-        }
-        index_limit(input.dtype())?;
-        let dtype = shards.first().map_or(DType::F32, AnyOutput::dtype);
-        let wrong = shards
-            .iter()
-            .chain(per_sample_weights)
-            .find(|s| !s.dtype().is_real() || s.dtype() != dtype);
-        if let Some(s) = wrong {
-            return Err(OpError::DType {
-                expected: format!("one of {}", DType::names_where(DType::is_real)),
-                found: s.dtype(),
-            });
-        }
-        if let Some(o) = offsets.filter(|o| o.dtype() != input.dtype()) {
-            return Err(OpError::DType {
-                expected: input.dtype().to_string(),
-                found: o.dtype(),
-            });
-        }
-        // The bags: a 2-D input's rows, or the offsets' entries.
-        let bags = match (input.shape().dims(), offsets.map(AnyOutput::shape)) {
-            (Some([b, _]), None) => *b,
-            (_, Some(o)) => match o.dims() {
-                Some([n]) => n.map(|n| n.saturating_sub(usize::from(bag.includes_last_offset()))),
-                _ => None,
-            },
-            _ => None,
-        };
-        let shape = lookup_shape(Some(vec![bags]), shards.first().map(AnyOutput::shape));
-        let optional = |o: Option<&AnyOutput>| o.map_or(Slot::Absent, |o| Slot::One(o.node));
-        let inputs = vec![
-            Slot::List(shards.iter().map(|s| s.node).collect()),
-            Slot::One(input.node),
+        let optional = |o: Option<&AnyOutput>| o.map_or(NodeInput::Absent, NodeInput::from);
+        let inputs = [
+            NodeInput::List(shards.to_vec()),
+            input.into(),
             optional(offsets),
             optional(per_sample_weights),
         ];
-        let name = "EmbeddingBag";
-        self.add_registered(name, name, Arc::new(bag), inputs, None, dtype, shape)
+        self.op_value(Arc::new(bag), &inputs)
     }
 }
 
@@ -372,16 +304,10 @@ impl Scope {
         updates: &AnyOutput,
         op: crate::tensor_scatter::TensorScatter,
     ) -> OpResult<AnyOutput> {
-        for o in [tensor, indices, updates] {
-            self.check_any(o)?;
-        }
-        op.check_dtypes(tensor.dtype(), indices.dtype(), updates.dtype())?;
-        let inputs = [tensor, indices, updates]
-            .map(|o| Slot::One(o.node))
-            .to_vec();
-        let (dtype, shape) = (tensor.dtype(), tensor.shape());
-        let name = op.kind.tf_op();
-        self.add_registered(name, name, Arc::new(op), inputs, None, dtype, shape)
+        self.op_value(
+            Arc::new(op),
+            &[tensor.into(), indices.into(), updates.into()],
+        )
     }
 }
 

@@ -26,9 +26,9 @@
 //! op's own inference and its gradient from the op, so the segment reductions and
 //! `gather_segment` are graph ops with gradients without a line of their own here. Every
 //! node of an op holds the op's value from the registry and its inputs, with no arm of its
-//! own: the typed ops ([`Gather::create`], [`Scope::embedding_bag`], ...) are sugar that
-//! check their typed inputs, name the node's type as TensorFlow does (`GatherV2`) and add
-//! such a node. In a graph a `GatherV2` axis is read when the graph runs, as TensorFlow's
+//! own: the typed ops ([`Gather::create`], [`Scope::embedding_bag`], ...) are sugar over the
+//! same door, so the op's inference checks their inputs and gives the static shape, and its
+//! [`crate::OpDef::type_name`] the node's type, as TensorFlow names it (`GatherV2`). In a graph a `GatherV2` axis is read when the graph runs, as TensorFlow's
 //! axis input is, so a feed may replace even a constant one; the static shape is inferred
 //! from a constant axis, as TensorFlow infers it. Beyond TF
 //! Java, `GatherNd` takes `batch_dims` (Python's `tf.gather_nd` has it), and
@@ -91,12 +91,12 @@ mod session;
 
 pub use embedding_ops::{EmbeddingLookup, EmbeddingLookupSparse, EmbeddingOpOptions};
 pub use erased_ops::AnyOutput;
+pub use erased_ops::NodeInput;
 pub use gather_ops::{
     AxisType, Constant, Gather, GatherNd, GatherNdOpOptions, GatherOpOptions, Placeholder,
     TakeAlongAxis,
 };
 pub use grad_ops::GradElement;
 pub use op_error::{OpError, OpResult};
-pub use registered::NodeInput;
 pub use scope::{Operand, Output, Scope};
 pub use session::{Feeds, Session};

@@ -3,7 +3,7 @@
 //! op's `infer`, values from its `run` and gradients from its `grad`, so an op registered
 //! in the core is an op of the graph API too.
 
-use super::erased_ops::AnyOutput;
+use super::erased_ops::{AnyOutput, NodeInput};
 use super::node::{Fed, NodeKind, Slot};
 use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Scope};
@@ -13,24 +13,6 @@ use crate::shape::Shape;
 use crate::types::dtype::DType;
 use crate::types::error::Error;
 use std::sync::Arc;
-
-/// One input of [`Scope::op`], as the op's signature takes it.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum NodeInput {
-    /// One tensor.
-    One(AnyOutput),
-    /// A list of tensors (an embedding table's shards).
-    List(Vec<AnyOutput>),
-    /// An optional input left out.
-    Absent,
-}
-
-impl From<&AnyOutput> for NodeInput {
-    fn from(output: &AnyOutput) -> NodeInput {
-        NodeInput::One(output.clone())
-    }
-}
 
 impl Scope {
     /// The registered op `name` (see [`crate::registry`]) on `inputs`, in its signature's
@@ -61,7 +43,12 @@ impl Scope {
     /// (and, eagerly, from its run).
     pub fn op(&self, name: &str, inputs: &[NodeInput], attrs: &Attrs) -> OpResult<AnyOutput> {
         let def = registry::find(name)?;
-        let op: Arc<dyn OpDef> = Arc::from(def.with_attrs(attrs)?);
+        self.op_value(Arc::from(def.with_attrs(attrs)?), inputs)
+    }
+
+    /// [`Scope::op`] on a configured op value, the typed sugar's door: the node has the op's
+    /// TensorFlow type and the static shape its inference gives.
+    pub(crate) fn op_value(&self, op: Arc<dyn OpDef>, inputs: &[NodeInput]) -> OpResult<AnyOutput> {
         if !op.one_result() {
             return Err(Error::OpInput {
                 op: op.name(),
@@ -121,6 +108,23 @@ impl Scope {
                 dtype: Some(g.nodes[n].dtype),
                 shape: g.nodes[n].shape.clone(),
             };
+            // A list's tensors share one dtype (an embedding table's shards); its fact is
+            // the first's. (Row splits may mix int32 and int64.)
+            let lists = slots
+                .iter()
+                .zip(defs)
+                .filter(|(_, d)| d.kind == InputKind::List);
+            for nodes in lists.map(|(s, _)| s.nodes()) {
+                if let Some(&other) = nodes
+                    .iter()
+                    .find(|&&n| g.nodes[n].dtype != g.nodes[nodes[0]].dtype)
+                {
+                    return Err(OpError::DType {
+                        expected: g.nodes[nodes[0]].dtype.to_string(),
+                        found: g.nodes[other].dtype,
+                    });
+                }
+            }
             let facts: Vec<Fact> = slots
                 .iter()
                 .map(|s| {
@@ -146,7 +150,7 @@ impl Scope {
                 .into())
             }
         };
-        let name = op.name();
+        let name = op.type_name();
         self.add_registered(name, name, op, slots, None, dtype, fact.shape)
     }
 

@@ -187,6 +187,9 @@ pub enum InputKind {
     MaybeRagged,
     /// One dense tensor, or a ragged one, whose elements the op moves without reading
     /// them: it also takes [`Input::Records`], elements of any fixed size as their bytes.
+    /// An op that writes a tensor takes the values it writes only from such inputs, if it
+    /// has any (`put_along_axis`), so that a front end may lend elements it cannot name
+    /// (Python objects, datetimes) as units of their size.
     Elements,
     /// One dense tensor, or none.
     Optional,
@@ -877,6 +880,14 @@ pub trait OpDef: fmt::Debug + Send + Sync {
     /// does.
     fn has_grad(&self) -> bool {
         false
+    }
+
+    /// A graph node's type for the op, in TensorFlow's form: TensorFlow's own op where it
+    /// has one (`GatherV2`, `TensorScatterAdd`, `UnsortedSegmentMax`), a name of that form
+    /// where it has none (`TakeAlongAxis`, `EmbeddingLookup`, `UnsortedSegmentMean`); by
+    /// default the registered name.
+    fn type_name(&self) -> &'static str {
+        self.name()
     }
 
     /// Whether the op's result is one tensor, as a graph node's one output holds it (dense,

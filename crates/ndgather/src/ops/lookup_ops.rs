@@ -39,6 +39,38 @@ pub(crate) fn lookup_of(a: &Parsed<'_>) -> Result<EmbeddingLookupOptions> {
         .max_norm(a.opt_float("max_norm")))
 }
 
+/// The static shape of a lookup: `lead` (the ids' dims, or the batch's) then the rows' dims
+/// of the first shard (`first`).
+pub(crate) fn lookup_shape(lead: Option<Vec<Option<usize>>>, first: &Shape) -> Shape {
+    match (lead, first.dims()) {
+        (Some(mut dims), Some(row)) if !row.is_empty() => {
+            dims.extend_from_slice(&row[1..]);
+            Shape::from_dims(dims)
+        }
+        _ => Shape::unknown(),
+    }
+}
+
+/// Checks what facts tell of a lookup's dtypes: ids of an integer dtype, a table (and any
+/// weights, `also`) of one float dtype.
+fn check_lookup_dtypes(op: &'static str, ids: &Fact, table: &Fact, also: &[&Fact]) -> Result<()> {
+    if let Some(dtype) = ids.dtype.filter(|d| !d.is_index()) {
+        return Err(Error::IndicesNotInteger { dtype });
+    }
+    if let Some(dtype) = table.dtype {
+        if !dtype.is_real() {
+            return Err(crate::ops::embedding::table_dtype(op, dtype));
+        }
+        if let Some(found) = also.iter().filter_map(|f| f.dtype).find(|&d| d != dtype) {
+            return Err(Error::DTypeMismatch {
+                expected: dtype,
+                found,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The dtype of a list of shards' facts: the first shard's.
 pub(crate) fn shards_dtype(
     op: &dyn OpDef,
@@ -82,11 +114,18 @@ impl OpDef for EmbeddingLookupOptions {
         Ok(Box::new(lookup_of(&a)?))
     }
 
+    fn type_name(&self) -> &'static str {
+        "EmbeddingLookup"
+    }
+
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
         let dtype = shards_dtype(self, inputs, 2)?;
+        let (table, ids) = (&inputs[0], &inputs[1]);
+        check_lookup_dtypes(self.name(), ids, table, &[])?;
+        let lead = ids.shape.dims().map(<[_]>::to_vec);
         Ok(Fact {
             dtype,
-            shape: Shape::unknown(),
+            shape: lookup_shape(lead, &table.shape),
         })
     }
 
@@ -184,6 +223,10 @@ impl LookupSparse {
 }
 
 impl OpDef for LookupSparse {
+    fn type_name(&self) -> &'static str {
+        "EmbeddingLookupSparse"
+    }
+
     fn name(&self) -> &'static str {
         "embedding_lookup_sparse"
     }
@@ -293,10 +336,35 @@ impl OpDef for EmbeddingBag {
         Ok(Box::new(bag_of(&a)?))
     }
 
+    fn type_name(&self) -> &'static str {
+        "EmbeddingBag"
+    }
+
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
+        let dtype = shards_dtype(self, inputs, 4)?;
+        let [table, input, offsets, weights] = inputs else {
+            return Err(count_error(self, inputs.len()));
+        };
+        check_lookup_dtypes(self.name(), input, table, &[weights])?;
+        if let (Some(i), Some(o)) = (input.dtype, offsets.dtype) {
+            if o != i {
+                return Err(Error::DTypeMismatch {
+                    expected: i,
+                    found: o,
+                });
+            }
+        }
+        // The bags: a 2-d input's rows, or the offsets' entries (less the last, where it
+        // ends the input).
+        let last = usize::from(self.includes_last_offset());
+        let bags = match (input.shape.dims(), offsets.shape.dims(), offsets.dtype) {
+            (Some([b, _]), _, None) => *b,
+            (_, Some([n]), Some(_)) => n.map(|n| n.saturating_sub(last)),
+            _ => None,
+        };
         Ok(Fact {
-            dtype: shards_dtype(self, inputs, 4)?,
-            shape: Shape::unknown(),
+            dtype,
+            shape: lookup_shape(Some(vec![bags]), &table.shape),
         })
     }
 

@@ -100,6 +100,14 @@ impl OpDef for Op {
         }
     }
 
+    fn type_name(&self) -> &'static str {
+        match self {
+            Op::Gather(_) => "GatherV2",
+            Op::GatherNd(_) => "GatherNd",
+            Op::TakeAlongAxis(_) => "TakeAlongAxis",
+        }
+    }
+
     fn signature(&self) -> Signature {
         match self {
             Op::Gather(_) => GATHER,
@@ -133,9 +141,13 @@ impl OpDef for Op {
             Op::GatherNd(o) => {
                 gather_nd_shape(&params.shape, &indices.shape, o.batch_dims, limit)?.output
             }
+            // Known shapes give the output's; otherwise it has indices' rank.
             Op::TakeAlongAxis(o) => match (params.shape.to_known(), indices.shape.to_known()) {
                 (Some(p), Some(i)) => crate::shape::Shape::known(&o.out_shape(&p, &i)?),
-                _ => crate::shape::Shape::unknown(),
+                _ => indices.shape.rank().map_or(
+                    crate::shape::Shape::unknown(),
+                    crate::shape::Shape::unknown_dims,
+                ),
             },
         };
         Ok(Fact {

@@ -660,22 +660,33 @@ pub(crate) const SEGMENT_OPS: [Segment; 11] = [
     Segment::unsorted(Reduce::SqrtN, 0),
 ];
 
-impl OpDef for Segment {
-    fn name(&self) -> &'static str {
+impl Segment {
+    /// The op's registered name and its graph node's type, in TensorFlow's form.
+    fn names(&self) -> (&'static str, &'static str) {
         match (self.sorted, self.reduce) {
-            (true, Reduce::Sum) => "segment_sum",
-            (true, Reduce::Mean) => "segment_mean",
-            (true, Reduce::Max) => "segment_max",
-            (true, Reduce::Min) => "segment_min",
-            (true, Reduce::Prod) => "segment_prod",
-            (true, Reduce::SqrtN) => "segment_sqrt_n",
-            (false, Reduce::Sum) => "unsorted_segment_sum",
-            (false, Reduce::Mean) => "unsorted_segment_mean",
-            (false, Reduce::Max) => "unsorted_segment_max",
-            (false, Reduce::Min) => "unsorted_segment_min",
-            (false, Reduce::Prod) => "unsorted_segment_prod",
-            (false, Reduce::SqrtN) => "unsorted_segment_sqrt_n",
+            (true, Reduce::Sum) => ("segment_sum", "SegmentSum"),
+            (true, Reduce::Mean) => ("segment_mean", "SegmentMean"),
+            (true, Reduce::Max) => ("segment_max", "SegmentMax"),
+            (true, Reduce::Min) => ("segment_min", "SegmentMin"),
+            (true, Reduce::Prod) => ("segment_prod", "SegmentProd"),
+            (true, Reduce::SqrtN) => ("segment_sqrt_n", "SegmentSqrtN"),
+            (false, Reduce::Sum) => ("unsorted_segment_sum", "UnsortedSegmentSum"),
+            (false, Reduce::Mean) => ("unsorted_segment_mean", "UnsortedSegmentMean"),
+            (false, Reduce::Max) => ("unsorted_segment_max", "UnsortedSegmentMax"),
+            (false, Reduce::Min) => ("unsorted_segment_min", "UnsortedSegmentMin"),
+            (false, Reduce::Prod) => ("unsorted_segment_prod", "UnsortedSegmentProd"),
+            (false, Reduce::SqrtN) => ("unsorted_segment_sqrt_n", "UnsortedSegmentSqrtN"),
         }
+    }
+}
+
+impl OpDef for Segment {
+    fn type_name(&self) -> &'static str {
+        self.names().1
+    }
+
+    fn name(&self) -> &'static str {
+        self.names().0
     }
 
     fn summary(&self) -> &'static str {

@@ -118,7 +118,16 @@ impl OpDef for TensorScatter {
         ))
     }
 
+    fn type_name(&self) -> &'static str {
+        self.kind.tf_op()
+    }
+
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
+        if let [Fact { dtype: Some(t), .. }, Fact { dtype: Some(i), .. }, Fact { dtype: Some(u), .. }] =
+            inputs
+        {
+            self.check_dtypes(*t, *i, *u)?;
+        }
         written_fact(self, inputs)
     }
 
@@ -272,6 +281,12 @@ impl OpDef for PutAlongAxis {
     }
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
+        // NumPy's error for indices that are not integers, after its axis check.
+        if let [arr, Fact { dtype: Some(d), .. }, _] = inputs {
+            if !d.is_index() {
+                return Err(self.0.non_integer_indices_of(arr.shape.rank()));
+            }
+        }
         written_fact(self, inputs)
     }
 
@@ -330,6 +345,10 @@ const SCATTER_ND: Signature = Signature {
 impl OpDef for ScatterNd {
     fn name(&self) -> &'static str {
         "scatter_nd"
+    }
+
+    fn type_name(&self) -> &'static str {
+        "ScatterNd"
     }
 
     fn summary(&self) -> &'static str {

@@ -47,31 +47,6 @@ final class Native {
   static native long opGather(
       long scope, long params, long indices, long axis, long batchDims, String badIndices);
 
-  static native long opGatherNd(
-      long scope, long params, long indices, long batchDims, String badIndices);
-
-  static native long opTensorScatter(
-      long scope, String kind, long tensor, long indices, long updates, String badIndices);
-
-  static native long opTakeAlongAxis(
-      long scope, long arr, long indices, long axis, String badIndices);
-
-  static native long opEmbeddingLookup(
-      long scope, long[] shards, long ids, String partitionStrategy, double maxNorm);
-
-  static native long opEmbeddingBag(
-      long scope,
-      long[] shards,
-      long input,
-      long offsets,
-      long weights,
-      String mode,
-      long paddingIdx,
-      boolean includeLastOffset,
-      double maxNorm,
-      String partitionStrategy,
-      String badIndices);
-
   static native long[] opGradients(long scope, long[] ys, long[] xs, long[] dx);
 
   static native long opBuild(

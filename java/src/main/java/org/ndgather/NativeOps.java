@@ -4,9 +4,12 @@ import java.lang.ref.Reference;
 import java.util.List;
 
 /**
- * How the op classes of {@code org.ndgather.op} reach the core: each method converts and
- * calls one native op of the core's op API, which checks shapes and names errors. Not for
- * programs, which use {@link org.ndgather.op.Ops} or the ops' {@code create} methods.
+ * How the op classes of {@code org.ndgather.op} reach the core: each method converts its
+ * arguments and calls the generic builder ({@link #build}, the registry's op by name, as TF
+ * Java's classes call {@code GraphOperationBuilder}), or one of the few natives left (scopes,
+ * constants, placeholders, gradients, and {@code GatherV2}, whose axis is a fed operand). The
+ * core checks shapes and names errors. Not for programs, which use {@link
+ * org.ndgather.op.Ops} or the ops' {@code create} methods.
  */
 public final class NativeOps {
   private NativeOps() {}
@@ -129,7 +132,6 @@ public final class NativeOps {
     return made(scope, h, params, indices, axis);
   }
 
-  /** {@code GatherNd}. */
   /**
    * The registered op {@code op} (the generic builder): for each input of its signature, its
    * operands (one; none for an optional input left out; any number for a list), and its
@@ -155,20 +157,15 @@ public final class NativeOps {
     return made(scope, h, inputs);
   }
 
+  /** {@code GatherNd}. */
   public static <T> Output<T> gatherNd(
       org.ndgather.op.Scope scope,
       Operand<T> params,
       Operand<?> indices,
       long batchDims,
       String badIndices) {
-    long h =
-        Native.opGatherNd(
-            handle(scope),
-            params.asOutput().handle(),
-            indices.asOutput().handle(),
-            batchDims,
-            badIndices);
-    return made(scope, h, params, indices);
+    Attributes a = policy(new Attributes().put("batch_dims", Long.toString(batchDims)), badIndices);
+    return build(scope, "gather_nd", List.of(one(params), one(indices)), a.names, a.values);
   }
 
   /** The {@code tensor_scatter_nd} op of {@code kind} ("update", "add", "sub", "min", "max"). */
@@ -179,15 +176,9 @@ public final class NativeOps {
       Operand<?> indices,
       Operand<T> updates,
       String badIndices) {
-    long h =
-        Native.opTensorScatter(
-            handle(scope),
-            kind,
-            tensor.asOutput().handle(),
-            indices.asOutput().handle(),
-            updates.asOutput().handle(),
-            badIndices);
-    return made(scope, h, tensor, indices, updates);
+    Attributes a = policy(new Attributes(), badIndices);
+    List<List<Operand<?>>> inputs = List.of(one(tensor), one(indices), one(updates));
+    return build(scope, "tensor_scatter_nd_" + kind, inputs, a.names, a.values);
   }
 
   /** {@code TakeAlongAxis}. */
@@ -197,10 +188,8 @@ public final class NativeOps {
       Operand<?> indices,
       long axis,
       String badIndices) {
-    long h =
-        Native.opTakeAlongAxis(
-            handle(scope), arr.asOutput().handle(), indices.asOutput().handle(), axis, badIndices);
-    return made(scope, h, arr, indices);
+    Attributes a = policy(new Attributes().put("axis", Long.toString(axis)), badIndices);
+    return build(scope, "take_along_axis", List.of(one(arr), one(indices)), a.names, a.values);
   }
 
   /** {@code EmbeddingLookup}; {@code maxNorm} NaN for none. */
@@ -210,10 +199,12 @@ public final class NativeOps {
       Operand<?> ids,
       String partitionStrategy,
       double maxNorm) {
-    long h =
-        Native.opEmbeddingLookup(
-            handle(scope), handles(shards), ids.asOutput().handle(), partitionStrategy, maxNorm);
-    return made(scope, h, shards, ids);
+    Attributes a = new Attributes().put("partition_strategy", partitionStrategy);
+    if (!Double.isNaN(maxNorm)) {
+      a.put("max_norm", Double.toString(maxNorm));
+    }
+    return build(
+        scope, "embedding_lookup", List.of(all(shards), one(ids)), a.names, a.values);
   }
 
   /**
@@ -232,20 +223,61 @@ public final class NativeOps {
       double maxNorm,
       String partitionStrategy,
       String badIndices) {
-    long h =
-        Native.opEmbeddingBag(
-            handle(scope),
-            handles(shards),
-            input.asOutput().handle(),
-            offsets == null ? 0 : offsets.asOutput().handle(),
-            weights == null ? 0 : weights.asOutput().handle(),
-            mode,
-            paddingIdx == null ? Long.MIN_VALUE : paddingIdx,
-            includeLastOffset,
-            maxNorm,
-            partitionStrategy,
-            badIndices);
-    return made(scope, h, shards, input, offsets, weights);
+    Attributes a =
+        new Attributes()
+            .put("mode", mode)
+            .put("include_last_offset", Boolean.toString(includeLastOffset))
+            .put("partition_strategy", partitionStrategy);
+    policy(a, badIndices);
+    if (paddingIdx != null) {
+      a.put("padding_idx", Long.toString(paddingIdx));
+    }
+    if (!Double.isNaN(maxNorm)) {
+      a.put("max_norm", Double.toString(maxNorm));
+    }
+    List<List<Operand<?>>> inputs =
+        List.of(
+            all(shards),
+            one(input),
+            offsets == null ? List.of() : one(offsets),
+            weights == null ? List.of() : one(weights));
+    return build(scope, "embedding_bag", inputs, a.names, a.values);
+  }
+
+  /**
+   * {@code badIndices} as the registry names it, added to {@code a}: TF Java's upper-case
+   * names lowered, and none (the op's default) for "" or "DEFAULT".
+   */
+  private static Attributes policy(Attributes a, String badIndices) {
+    if (badIndices == null) {
+      throw new IllegalArgumentException("badIndices must not be null");
+    }
+    if (!badIndices.isEmpty() && !badIndices.equalsIgnoreCase("DEFAULT")) {
+      a.put("bad_indices", badIndices.toLowerCase(java.util.Locale.ROOT));
+    }
+    return a;
+  }
+
+  /** One operand as an input of {@link #build}. */
+  private static List<Operand<?>> one(Operand<?> operand) {
+    return List.of(operand);
+  }
+
+  /** A list of operands as one input of {@link #build}. */
+  private static List<Operand<?>> all(List<? extends Operand<?>> operands) {
+    return List.copyOf(operands);
+  }
+
+  /** Attribute names and their values as text, in order, for {@link #build}. */
+  private static final class Attributes {
+    final List<String> names = new java.util.ArrayList<>();
+    final List<String> values = new java.util.ArrayList<>();
+
+    Attributes put(String name, String value) {
+      names.add(name);
+      values.add(value);
+      return this;
+    }
   }
 
   /** {@code tf.gradients(ys, xs, dx)}: one output per x; {@code dx} null for ones. */
