@@ -368,8 +368,11 @@ fn dtype_error_of_the_op(
     target: Option<&Bound<'_, PyUntypedArray>>,
 ) -> PyResult<()> {
     let defs = op.signature().inputs;
+    // (Integers of another byte order are integers: the door's own error names that.)
     let foreign = |k: usize, a: &Bound<'_, PyUntypedArray>| {
-        dtypes::dtype_of(a).is_none() && defs.get(k).is_some_and(|d| d.kind == InputKind::Tensor)
+        dtypes::dtype_of(a).is_none()
+            && !matches!(a.dtype().kind(), b'i' | b'u')
+            && defs.get(k).is_some_and(|d| d.kind == InputKind::Tensor)
     };
     let fact = |a: &Bound<'_, PyUntypedArray>, stand_in: bool| Fact {
         dtype: if stand_in {

@@ -52,8 +52,9 @@ pub(crate) fn dtype_of(array: &Bound<'_, PyUntypedArray>) -> Option<DType> {
 
 /// The table's dtype of a NumPy dtype of any byte order; `None` for any other. NumPy's own
 /// kinds go by kind and size, read from the descriptor without a call into Python (every
-/// index and number dispatch asks); the others, ml_dtypes' types, by their name (NumPy's and
-/// ml_dtypes' names are the table's) and size.
+/// index and number dispatch asks); ml_dtypes' types by their name (ml_dtypes' names are the
+/// table's) and size. Only ml_dtypes' own types are read by name: a subclass of `np.void`
+/// named `float` has a dtype named `float64`, which may hold a Python object.
 fn table_dtype(dtype: &Bound<'_, numpy::PyArrayDescr>) -> Option<DType> {
     let size = dtype.itemsize();
     let kind = match dtype.kind() {
@@ -65,6 +66,19 @@ fn table_dtype(dtype: &Bound<'_, numpy::PyArrayDescr>) -> Option<DType> {
         _ => None,
     };
     kind.and_then(|k| DType::of(k, size)).or_else(|| {
+        if dtype.has_object() || dtype.has_fields() || dtype.has_subarray() {
+            return None;
+        }
+        let module: String = dtype
+            .getattr("type")
+            .ok()?
+            .getattr("__module__")
+            .ok()?
+            .extract()
+            .ok()?;
+        if module != "ml_dtypes" && !module.starts_with("ml_dtypes.") {
+            return None;
+        }
         let name: String = dtype.getattr("name").ok()?.extract().ok()?;
         DType::from_name(&name).filter(|d| d.size() == Some(size))
     })

@@ -129,6 +129,35 @@ def test_indices_of_the_targets_own_dtype_are_not_read_as_integers():
         ng.put_along_axis(flags, np.array([True]), True, axis=0)
     assert not flags.any()
     objs = np.array([1, 2, 3], dtype=object)
-    with pytest.raises(IndexError, match="must be an integer array"):
-        ng.put_along_axis(objs, np.array(["a"]), 5, axis=0)
+    for indices in (np.array(["a"]), np.array([0], dtype=object)):
+        with pytest.raises(IndexError, match="must be an integer array"):
+            ng.put_along_axis(objs, indices, 5, axis=0)
     assert objs.tolist() == [1, 2, 3]
+    # Integers of the other byte order are integers: the door says what it lacks.
+    a = np.zeros(3)
+    with pytest.raises(TypeError, match="byte order"):
+        ng._core.run_op("put_along_axis", [None, np.array([0], ">i8"), np.ones(1)],
+                        {"axis": 0}, a, True)
+
+
+def test_a_void_subclass_named_like_a_number_is_not_that_number():
+    # NumPy names np.void subclasses after the class: this dtype is "float64" and holds a
+    # Python object, which must never be read or written as a float.
+    class float(np.void):  # noqa: A001
+        pass
+
+    dt = np.dtype((float, [("a", "O")]))
+    assert dt.name == "float64" and dt.hasobject
+    t = np.zeros(2, dtype=dt)
+    t["a"] = [object(), object()]
+    before = [id(x) for x in t["a"]]
+    with pytest.raises(TypeError):
+        ng._core.run_op("tensor_scatter_nd_update",
+                        [None, np.array([[0]]), np.array([1.5])], None, t, True)
+    with pytest.raises(TypeError):
+        ng._core.run_op("put_along_axis", [None, np.array([0]), np.array([1.5])],
+                        {"axis": 0}, t, True)
+    assert [id(x) for x in t["a"]] == before
+    ints = np.dtype((type("int", (np.void,), {}), [("a", "O")]))
+    with pytest.raises((TypeError, IndexError)):
+        ng.gather(np.arange(3.0), np.zeros(1, dtype=ints))

@@ -340,6 +340,37 @@ fn the_typed_sugar_takes_the_ops_inference_and_type() {
         .unwrap();
     assert_eq!(out.shape().to_string(), "[?,2]");
     assert_eq!(out.op_type(), "EmbeddingBag");
+    // Bags from a 2-d input's rows, or from the offsets (less the last where it ends the
+    // input).
+    let rows = graph
+        .placeholder(DType::I64, Shape::from_dims(vec![Some(5), None]))
+        .unwrap();
+    let by_rows = graph
+        .embedding_bag(std::slice::from_ref(&table), &rows, None, None, bag)
+        .unwrap();
+    assert_eq!(by_rows.shape().to_string(), "[5,2]");
+    let four = graph
+        .placeholder(DType::I64, Shape::from_dims(vec![Some(4)]))
+        .unwrap();
+    let last = bag.include_last_offset(true);
+    let by_offsets = graph
+        .embedding_bag(
+            std::slice::from_ref(&table),
+            &input,
+            Some(&four),
+            None,
+            last,
+        )
+        .unwrap();
+    assert_eq!(by_offsets.shape().to_string(), "[3,2]");
+    // take_along_axis keeps indices' rank where dimensions are unknown.
+    let along = graph
+        .placeholder(DType::I64, Shape::from_dims(vec![None, Some(3)]))
+        .unwrap();
+    let taken = graph
+        .take_along_axis(&table, &along, ndgather::TakeAlongAxisOptions::new(1))
+        .unwrap();
+    assert_eq!(taken.shape().rank(), Some(2));
     // Offsets of another dtype than the input's are refused when the node is built.
     let bad = graph.placeholder(DType::I32, Shape::unknown()).unwrap();
     let err = graph

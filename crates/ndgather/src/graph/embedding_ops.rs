@@ -78,8 +78,9 @@ impl<T: TensorElement + Real> EmbeddingLookup<T> {
     /// along their first axis).
     ///
     /// # Errors
-    /// The lookup's errors ([`crate::Error::BadEmbeddingId`], …) in an eager scope, and
-    /// [`super::OpError::ForeignOperand`].
+    /// The lookup's errors ([`crate::Error::BadEmbeddingId`], …) in an eager scope;
+    /// [`super::OpError::ForeignOperand`]; the op's inference's when the node is built
+    /// ([`crate::Error::IndicesNotInteger`]).
     pub fn create<I: IndexType + TensorElement>(
         scope: &Scope,
         shards: &[Output<T>],

@@ -220,6 +220,11 @@ impl Scope {
 impl Scope {
     /// `EmbeddingLookup` on outputs of any dtype: `ids` of an index dtype into `shards` of
     /// one floating-point dtype (the table's `real` role).
+    ///
+    /// # Errors
+    /// [`OpError::ForeignOperand`]; [`OpError::DType`] for shards of several dtypes; the
+    /// op's inference's ([`Error::IndicesNotInteger`], [`Error::NoKernel`] for a table that
+    /// is not of floats, [`Error::OpInput`] for no shards); in an eager scope, the op's own.
     pub fn embedding_lookup(
         &self,
         shards: &[AnyOutput],

@@ -18,7 +18,7 @@
 //! | `op.output()` | [`Gather::output`], [`GatherNd::output`] |
 //! | `session.runner().feed(p, t).fetch(o).run()` | [`Session::run`] with [`Feeds`] |
 //! | the registered gradients of `GatherV2` / `GatherNd` | [`Gather::grad`], [`GatherNd::grad`] |
-//! | `g.opBuilder("UnsortedSegmentMax", name)…build()` | [`Scope::op`] with [`NodeInput`]s and [`crate::registry::Attrs`] |
+//! | `g.opBuilder("UnsortedSegmentMax", name)…build()` | [`Scope::op`] by the registered name (`"unsorted_segment_max"`) with [`NodeInput`]s and [`crate::registry::Attrs`]; the node's type is TensorFlow's |
 //! | (beyond TF Java) NumPy's `take_along_axis` | [`TakeAlongAxis::create`], [`TakeAlongAxis::grad`] |
 //!
 //! [`Scope::op`] is the generic door (TF Java's `GraphOperationBuilder`): any op of
@@ -26,9 +26,12 @@
 //! op's own inference and its gradient from the op, so the segment reductions and
 //! `gather_segment` are graph ops with gradients without a line of their own here. Every
 //! node of an op holds the op's value from the registry and its inputs, with no arm of its
-//! own: the typed ops ([`Gather::create`], [`Scope::embedding_bag`], ...) are sugar over the
-//! same door, so the op's inference checks their inputs and gives the static shape, and its
-//! [`crate::OpDef::type_name`] the node's type, as TensorFlow names it (`GatherV2`). In a graph a `GatherV2` axis is read when the graph runs, as TensorFlow's
+//! own: the typed ops ([`Scope::gather_nd`], [`Scope::embedding_bag`], ...) are sugar over
+//! the same door, so the op's inference checks their inputs and gives the static shape, and
+//! its [`crate::OpDef::type_name`] the node's type, as TensorFlow names it (`GatherNd`).
+//! Two keep code of their own: `GatherV2` ([`Gather::create`]), whose axis is fed, and
+//! [`EmbeddingLookupSparse::create`], whose static batch is a constant `dense_shape`'s
+//! value, which facts do not carry. In a graph a `GatherV2` axis is read when the graph runs, as TensorFlow's
 //! axis input is, so a feed may replace even a constant one; the static shape is inferred
 //! from a constant axis, as TensorFlow infers it. Beyond TF
 //! Java, `GatherNd` takes `batch_dims` (Python's `tf.gather_nd` has it), and

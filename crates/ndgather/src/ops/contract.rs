@@ -882,10 +882,11 @@ pub trait OpDef: fmt::Debug + Send + Sync {
         false
     }
 
-    /// A graph node's type for the op, in TensorFlow's form: TensorFlow's own op where it
-    /// has one (`GatherV2`, `TensorScatterAdd`, `UnsortedSegmentMax`), a name of that form
-    /// where it has none (`TakeAlongAxis`, `EmbeddingLookup`, `UnsortedSegmentMean`); by
-    /// default the registered name.
+    /// A graph node's type for the op: TensorFlow's own op where it has one (`GatherV2`,
+    /// `TensorScatterAdd`, `UnsortedSegmentMax`); a name of that form for the other ops of
+    /// the graph's typed sugar and the segment family (`TakeAlongAxis`, `EmbeddingLookup`,
+    /// `UnsortedSegmentMean`); otherwise, by default, the registered name
+    /// (`put_along_axis`, the gradient ops).
     fn type_name(&self) -> &'static str {
         self.name()
     }
