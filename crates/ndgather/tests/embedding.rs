@@ -16,7 +16,7 @@ fn ulps<T: Real>(got: f64, expected: f64) -> f64 {
     if got == expected || (got.is_nan() && expected.is_nan()) {
         return 0.0;
     }
-    let eps = T::from_acc(num_traits::cast(expected.abs().max(1e-30)).unwrap()).acc();
+    let eps = T::narrow(num_traits::cast(expected.abs().max(1e-30)).unwrap()).widen();
     let eps: f64 = num_traits::cast(eps).unwrap();
     let unit = match std::mem::size_of::<T>() {
         2 if std::any::type_name::<T>().contains("bf16") => 2f64.powi(-8),
@@ -39,7 +39,7 @@ fn compare<T: Real>(got: &[T], expected: &[f64], tally: &mut Tally, what: &str, 
     assert_eq!(got.len(), expected.len(), "{what}");
     let largest = expected.iter().fold(0.0f64, |m, e| m.max(e.abs()));
     for (g, &e) in got.iter().zip(expected) {
-        let g: f64 = num_traits::cast(g.acc()).unwrap();
+        let g: f64 = num_traits::cast(g.widen()).unwrap();
         let u = if by_largest && g != e {
             ulps::<T>(largest + (g - e).abs(), largest)
         } else {
@@ -139,11 +139,11 @@ fn run_case<T: Real>(case: &Value, exact_required: bool, tally: &mut Tally) {
         let (head, tail) = out.split_at(expected.len());
         compare(head, &expected, &mut local, &what, loose);
         assert!(
-            tail.iter().all(|v| num_traits::Zero::is_zero(&v.acc())),
+            tail.iter().all(|v| num_traits::Zero::is_zero(&v.widen())),
             "{what}: rows without ids are zeros"
         );
         let mut upstream = floats::<T>(&case["upstream"]).into_raw_vec_and_offset().0;
-        upstream.resize(out.len(), T::from_acc(num_traits::cast(0.0).unwrap()));
+        upstream.resize(out.len(), T::narrow(num_traits::cast(0.0).unwrap()));
         let upstream = ArrayD::from_shape_vec(
             IxDyn(&[dense_shape[0], out.len() / dense_shape[0]]),
             upstream,

@@ -21,7 +21,7 @@ fn options(case: &Value) -> EmbeddingBag {
 
 fn as_f64<T: Real>(a: impl IntoIterator<Item = T>) -> Vec<f64> {
     a.into_iter()
-        .map(|v| num_traits::cast(v.acc()).unwrap())
+        .map(|v| num_traits::cast(v.widen()).unwrap())
         .collect()
 }
 

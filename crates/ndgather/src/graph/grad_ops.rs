@@ -6,8 +6,8 @@ use super::node::{slot_nodes, NodeKind, Slot};
 use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Operand, Output, Scope};
 use super::AnyOutput;
-use crate::ops::scatter::Summable;
 use crate::shape::Shape;
+use crate::types::arith::Arith;
 use crate::types::dtype::{DType, TensorElement};
 use crate::types::error::Error;
 use std::sync::Arc;
@@ -18,7 +18,7 @@ mod sealed {
 
 /// Element types with a gradient: the dtype table's `grad` role, the floating-point and
 /// complex types (TensorFlow gives integer params no gradient).
-pub trait GradElement: TensorElement + Summable + sealed::Sealed {}
+pub trait GradElement: TensorElement + Arith + sealed::Sealed {}
 
 macro_rules! impl_grad_elements {
     ({} $($v:ident($t:ty) = $name:literal, $kind:ident, $npy:literal, $st:literal, [$($r:ident)*];)*) => {$(

@@ -397,7 +397,7 @@ impl EmbeddingLookupOptions {
         }
         let mut shape = vec![sp_ids.batch];
         shape.extend(&sparse.table.row_shape);
-        into_array(&shape, out.into_iter().map(T::from_acc).collect())
+        into_array(&shape, out.into_iter().map(T::narrow).collect())
     }
 
     /// The gradient of [`EmbeddingLookupOptions::lookup_sparse`] with respect to each shard, for
@@ -458,15 +458,15 @@ impl EmbeddingLookupOptions {
                 for (a, &gv) in acc.iter_mut().zip(g) {
                     let contribution = match den {
                         Some(den) if den == zero => zero,
-                        Some(den) => gv.acc() / den * weight,
-                        None => gv.acc() * scale * weight,
+                        Some(den) => gv.widen() / den * weight,
+                        None => gv.widen() * scale * weight,
                     };
                     *a = *a + contribution;
                 }
             }
         }
         let per_id = order.into_iter().map(|place| {
-            let g: Vec<T> = sums[&place].iter().map(|&v| T::from_acc(v)).collect();
+            let g: Vec<T> = sums[&place].iter().map(|&v| T::narrow(v)).collect();
             let g = match self.clip_norm::<T>() {
                 Some(c) => clip_row_grad::<T>(table.row(place), &g, c),
                 None => g,
@@ -513,7 +513,7 @@ impl EmbeddingLookupOptions {
             }
         }
         Ok(Sparse {
-            weights: sp_weights.map(|w| w.values.iter().map(|&v| v.acc()).collect()),
+            weights: sp_weights.map(|w| w.values.iter().map(|&v| v.widen()).collect()),
             table,
             places,
             values,

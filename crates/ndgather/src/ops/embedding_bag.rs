@@ -323,7 +323,7 @@ impl EmbeddingBag {
             .map_err(|_| Error::OutOfMemory {
                 bytes: plan.bags.len() * d * std::mem::size_of::<T>(),
             })?;
-        out.resize(plan.bags.len() * d, T::from_acc(T::Acc::zero()));
+        out.resize(plan.bags.len() * d, T::narrow(T::Acc::zero()));
         let clip = self.lookup.clip_norm::<T>();
         // PyTorch's float kernel (FBGEMM's) fuses a weighted multiply-add; with a padding_idx
         // PyTorch takes its generic kernel, which does not.
@@ -388,7 +388,7 @@ impl EmbeddingBag {
                     .map(|c| {
                         let mut best: Option<(usize, T::Acc)> = None;
                         for (&(k, _), row) in members.iter().zip(&rows) {
-                            let v = row[c].acc();
+                            let v = row[c].widen();
                             if best.is_none_or(|(_, m)| v > m) {
                                 best = Some((k, v));
                             }
@@ -402,10 +402,10 @@ impl EmbeddingBag {
             for &(k, place) in &members {
                 let row: Vec<T> = (0..d)
                     .map(|c| {
-                        let gv = g[c].acc();
+                        let gv = g[c].widen();
                         let v = match self.mode {
                             BagMode::Sum => match &weights {
-                                Some(w) => gv * w[k].acc(),
+                                Some(w) => gv * w[k].widen(),
                                 None => gv,
                             },
                             // PyTorch's backward scales by the reciprocal of the count.
@@ -413,7 +413,7 @@ impl EmbeddingBag {
                             BagMode::Max if winners[c] == k => gv,
                             BagMode::Max => zero,
                         };
-                        T::from_acc(round::<T>(v))
+                        T::narrow(round::<T>(v))
                     })
                     .collect();
                 let row = match clip {
@@ -515,7 +515,7 @@ fn reduce_bag<'r, T: Real>(
     let mut count = 0usize;
     for (k, row) in rows {
         for (a, &v) in acc.iter_mut().zip(row.iter()) {
-            let v = v.acc();
+            let v = v.widen();
             *a = match (mode, weights) {
                 (BagMode::Max, _) if count == 0 => v,
                 (BagMode::Max, _) => {
@@ -525,7 +525,7 @@ fn reduce_bag<'r, T: Real>(
                         *a
                     }
                 }
-                (_, Some(w)) => weighted_add(*a, w[k].acc(), v, fused),
+                (_, Some(w)) => weighted_add(*a, w[k].widen(), v, fused),
                 _ => *a + v,
             };
         }
@@ -538,7 +538,7 @@ fn reduce_bag<'r, T: Real>(
         acc.iter_mut().for_each(|a| *a = round::<T>(*a) / n);
     }
     for (o, a) in dst.iter_mut().zip(acc) {
-        *o = T::from_acc(a);
+        *o = T::narrow(a);
     }
 }
 

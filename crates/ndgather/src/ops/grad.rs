@@ -20,8 +20,9 @@ use crate::engine::kernel;
 use crate::engine::layout::into_array;
 use crate::engine::layout::row_major;
 use crate::mem::output::defaults as zeros;
-use crate::ops::scatter::{scatter_add, scatter_nd_batched, Summable};
+use crate::ops::scatter::{scatter_add, scatter_nd_batched};
 use crate::shape::plan::{GatherNdPlan, GatherPlan};
+use crate::types::arith::Arith;
 use crate::types::dtype::bytes_of;
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
@@ -51,7 +52,7 @@ pub fn gather_grad<T, I, SI, SG, DI, DG>(
     batch_dims: i64,
 ) -> Result<ArrayD<T>>
 where
-    T: Summable,
+    T: Arith,
     I: IndexType,
     SI: Data<Elem = I>,
     SG: Data<Elem = T>,
@@ -72,7 +73,7 @@ pub(crate) fn gather_grad_planned<T, I, SI, SG, DI, DG>(
     policy: BadIndices,
 ) -> Result<ArrayD<T>>
 where
-    T: Summable,
+    T: Arith,
     I: IndexType,
     SI: Data<Elem = I>,
     SG: Data<Elem = T>,
@@ -105,7 +106,7 @@ pub fn gather_nd_grad<T, I, SI, SG, DI, DG>(
     batch_dims: i64,
 ) -> Result<ArrayD<T>>
 where
-    T: Summable,
+    T: Arith,
     I: IndexType,
     SI: Data<Elem = I>,
     SG: Data<Elem = T>,
@@ -124,7 +125,7 @@ pub(crate) fn gather_nd_grad_with<T, I, SI, SG, DI, DG>(
     policy: BadIndices,
 ) -> Result<ArrayD<T>>
 where
-    T: Summable,
+    T: Arith,
     I: IndexType,
     SI: Data<Elem = I>,
     SG: Data<Elem = T>,
@@ -148,7 +149,7 @@ pub struct IndexedSlices<T> {
     pub dense_shape: Vec<usize>,
 }
 
-impl<T: Summable> IndexedSlices<T> {
+impl<T: Arith> IndexedSlices<T> {
     /// The dense tensor (duplicates summed in order).
     pub fn to_dense(&self) -> Result<ArrayD<T>> {
         let row_len = self.values.len() / self.indices.len().max(1);
@@ -183,7 +184,7 @@ impl<T: Summable> IndexedSlices<T> {
     }
 }
 
-fn sparse<T: Summable, SG: Data<Elem = T>, DG: Dimension>(
+fn sparse<T: Arith, SG: Data<Elem = T>, DG: Dimension>(
     rows: Vec<usize>,
     grad: &ArrayBase<SG, DG>,
     params_shape: &[usize],
@@ -209,7 +210,7 @@ pub fn gather_grad_sparse<T, I, SI, SG, DI, DG>(
     grad: &ArrayBase<SG, DG>,
 ) -> Result<IndexedSlices<T>>
 where
-    T: Summable,
+    T: Arith,
     I: IndexType,
     SI: Data<Elem = I>,
     SG: Data<Elem = T>,
@@ -235,7 +236,7 @@ pub fn gather_nd_grad_sparse<T, I, SI, SG, DI, DG>(
     grad: &ArrayBase<SG, DG>,
 ) -> Result<IndexedSlices<T>>
 where
-    T: Summable,
+    T: Arith,
     I: IndexType,
     SI: Data<Elem = I>,
     SG: Data<Elem = T>,

@@ -24,8 +24,8 @@ mod ragged_walk;
 use crate::engine::layout::{into_array, row_major};
 use crate::ops::gather::{GatherNdOptions, GatherOptions};
 use crate::ops::grad::{check_grad, IndexedSlices};
-use crate::ops::scatter::Summable;
 use crate::ops::{Op, Out, Params};
+use crate::types::arith::Arith;
 use crate::types::dtype::{DType, TensorView};
 use crate::types::error::{Error, OpKind, Result};
 use crate::types::ragged::{Ragged, RaggedView, RowSplits};
@@ -325,7 +325,7 @@ impl Op {
     /// # Errors
     /// As `run_ragged`; [`Error::GradShapeMismatch`] for a `grad` of another
     /// shape than the result's values.
-    pub(crate) fn ragged_grad<'p, 'i, T: Summable>(
+    pub(crate) fn ragged_grad<'p, 'i, T: Arith>(
         &self,
         params: impl Into<RaggedOperand<'p>>,
         indices: impl Into<RaggedOperand<'i>>,

@@ -18,33 +18,29 @@
 //! ```
 
 use crate::engine::kernel;
-use crate::engine::layout::{into_array, row_major, Element};
+use crate::engine::layout::{into_array, row_major};
 use crate::mem::output;
 use crate::shape::checked_numel;
 use crate::shape::plan::{unravel, GatherNdPlan};
+use crate::types::arith::Arith;
 use crate::types::dtype::bytes_of;
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension};
 use rayon::prelude::*;
-use std::ops::AddAssign;
-
-/// Element types that can be summed: numbers, `half`'s floats, complex numbers.
-pub trait Summable: Element + Copy + AddAssign {}
-impl<T: Element + Copy + AddAssign> Summable for T {}
 
 /// Work (source elements) below which a scatter stays on the calling thread.
 const PARALLEL_MIN_ELEMENTS: usize = 1 << 16;
 
 /// Adds source row `k` (of `row_len` elements) into output row `target(k)` for every `k` in
 /// order, skipping rows whose target is `None`. Deterministic whatever the threading.
-pub(crate) fn scatter_add<T: Summable>(
+pub(crate) fn scatter_add<T: Arith>(
     out: &mut [T],
     row_len: usize,
     src: &[T],
     target: impl Fn(usize) -> Option<usize> + Sync,
 ) {
-    scatter_rows(out, row_len, src, target, |d, s| *d += *s);
+    scatter_rows(out, row_len, src, target, |d, s| *d = d.plus(*s));
 }
 
 /// Combines source row `k` (of `row_len` elements) into output row `target(k)`, element by
@@ -131,7 +127,7 @@ pub fn scatter_nd<T, I, SI, SU, DI, DU>(
     policy: BadIndices,
 ) -> Result<ArrayD<T>>
 where
-    T: Summable,
+    T: Arith,
     I: IndexType,
     SI: Data<Elem = I>,
     SU: Data<Elem = T>,
@@ -151,7 +147,7 @@ pub(crate) fn scatter_nd_batched<T, I, SI, SU, DI, DU>(
     policy: BadIndices,
 ) -> Result<ArrayD<T>>
 where
-    T: Summable,
+    T: Arith,
     I: IndexType,
     SI: Data<Elem = I>,
     SU: Data<Elem = T>,
@@ -196,7 +192,7 @@ pub fn unsorted_segment_sum<T, I, SD, SI, DD, DI>(
     policy: BadIndices,
 ) -> Result<ArrayD<T>>
 where
-    T: Summable,
+    T: Arith,
     I: IndexType,
     SD: Data<Elem = T>,
     SI: Data<Elem = I>,

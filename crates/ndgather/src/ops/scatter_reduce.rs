@@ -59,7 +59,7 @@
 
 mod reduce_arith;
 
-use reduce_arith::{Reduce, Step};
+use crate::types::arith::Arith;
 
 use crate::engine::kernel::first_bad_vector;
 use crate::engine::layout::{row_major, update_row_major};
@@ -255,9 +255,9 @@ impl ScatterReduce {
     /// ```
     pub fn supports(&self, dtype: DType) -> bool {
         match dtype {
-            DType::Bool => <bool as Reduce>::Acc::step(self.reduce).is_some(),
+            DType::Bool => reduce_arith::step::<bool>(self.reduce).is_some(),
             _ => {
-                crate::with_dtype!(dtype, number T => <T as Reduce>::Acc::step(self.reduce).is_some(), else false)
+                crate::with_dtype!(dtype, number T => reduce_arith::step::<<T as Arith>::Acc>(self.reduce).is_some(), else false)
             }
         }
     }
@@ -400,7 +400,7 @@ impl ScatterReduce {
 
     /// The reduction into `target`: indices checked, then every value of `src` reduced
     /// into its element in the order of `index`, then means divided.
-    fn indexed<T: Reduce>(
+    fn indexed<T: Arith>(
         &self,
         mut target: ArrayViewMutD<'_, T>,
         index: &TensorView<'_>,
@@ -408,7 +408,7 @@ impl ScatterReduce {
         plan: Option<ReducePlan>,
     ) -> Result<()> {
         let Some(plan) = plan else { return Ok(()) };
-        let Some(step) = T::Acc::step(self.reduce) else {
+        let Some(step) = reduce_arith::step::<T::Acc>(self.reduce) else {
             return Err(Error::Internal("the dtype's reduction checked"));
         };
         with_tensor!(TensorView, index, index i => {
@@ -426,7 +426,7 @@ impl ScatterReduce {
         }, else dtype => Err(Error::IndicesNotInteger { dtype }))
     }
 
-    fn reduce_into<T: Reduce, I: IndexType>(
+    fn reduce_into<T: Arith, I: IndexType>(
         &self,
         out: &mut [T],
         idx: &[I],
@@ -438,18 +438,14 @@ impl ScatterReduce {
         // PyTorch's mean counts as it sums (a scatter_add of ones, in the same arithmetic),
         // then divides in the dtype: 1 for the element itself where it takes part, then 1
         // per value; a count of 0 divides by 1.
-        let start = if self.include_self {
-            T::one()
-        } else {
-            T::zero()
-        };
+        let start = if self.include_self { T::ONE } else { T::ZERO };
         let mut counts = (reduce == Reduction::Mean).then(|| vec![start; out.len()]);
-        let (one, add) = (T::one().widen(), T::Acc::step(Reduction::Sum));
+        let (one, add) = (T::ONE.widen(), reduce_arith::step::<T::Acc>(Reduction::Sum));
         T::in_acc(out, |acc| {
             if !self.include_self {
                 plan.walk(idx, policy, |t, _| {
                     if let Some(t) = t {
-                        acc[t] = T::Acc::identity(reduce)
+                        acc[t] = reduce_arith::identity(reduce)
                     }
                 });
             }
@@ -470,8 +466,8 @@ impl ScatterReduce {
         });
         if let Some(counts) = counts {
             for (o, &c) in out.iter_mut().zip(&counts) {
-                let c = if c == T::zero() { T::one() } else { c };
-                *o = T::mean(*o, c);
+                let c = if c == T::ZERO { T::ONE } else { c };
+                *o = reduce_arith::mean(*o, c);
             }
         }
     }

@@ -36,6 +36,7 @@ use crate::ops::scatter::combine_rows;
 use crate::ops::Out;
 use crate::shape::plan::unravel;
 use crate::shape::{checked_numel, Dim, Shape};
+use crate::types::arith::Arith;
 use crate::types::dtype::bytes_of;
 use crate::types::dtype::{DType, Tensor, TensorView};
 use crate::types::error::{Error, Result};
@@ -49,7 +50,6 @@ mod segment_arith;
 mod segment_grad;
 
 pub use gather_segment::GatherSegment;
-pub use segment_arith::SegmentValue;
 
 /// How a segment's rows combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -365,7 +365,7 @@ impl Segment {
         segment_ids: &ArrayBase<SI, DI>,
     ) -> Result<ArrayD<T>>
     where
-        T: SegmentValue,
+        T: Arith,
         I: IndexType,
         SD: Data<Elem = T>,
         SI: Data<Elem = I>,
@@ -388,20 +388,23 @@ impl Segment {
     }
 
     /// The steps of the reduction in `T`, for an unsorted (`sorted: false`) or sorted run.
-    pub(crate) fn steps<T: SegmentValue>(&self) -> Result<Steps<T>> {
+    pub(crate) fn steps<T: Arith>(&self) -> Result<Steps<T>> {
         let (lowest, highest) = if self.sorted {
             T::infinities()
         } else {
             T::bounds()
         };
         let missing = || Segment::no_kernel(T::DTYPE, REALS);
-        let add: fn(T, T) -> T = T::add;
-        let mul: fn(T, T) -> T = T::mul;
+        let add: fn(T, T) -> T = T::plus;
+        let mul: fn(T, T) -> T = T::times;
         let ([scalar, packet], identity) = match self.reduce {
-            Reduce::Sum | Reduce::Mean | Reduce::SqrtN => ([add, add], T::zero()),
-            Reduce::Prod => ([mul, mul], T::one()),
-            Reduce::Max => (T::max_steps().ok_or_else(missing)?, lowest),
-            Reduce::Min => (T::min_steps().ok_or_else(missing)?, highest),
+            Reduce::Sum | Reduce::Mean | Reduce::SqrtN => ([add, add], T::ZERO),
+            Reduce::Prod => ([mul, mul], T::ONE),
+            Reduce::Max => (segment_arith::max_steps::<T>().ok_or_else(missing)?, lowest),
+            Reduce::Min => (
+                segment_arith::min_steps::<T>().ok_or_else(missing)?,
+                highest,
+            ),
         };
         Ok(Steps {
             scalar,
@@ -412,7 +415,7 @@ impl Segment {
 
     /// The reduction of `plan`'s rows (`row(k)`, in `T`), without the integer mean's
     /// division.
-    pub(crate) fn reduce_rows<'s, T: SegmentValue + 's>(
+    pub(crate) fn reduce_rows<'s, T: Arith + 's>(
         &self,
         plan: &SegmentPlan,
         row: impl Fn(usize) -> &'s [T] + Sync,
@@ -442,11 +445,11 @@ impl Segment {
             for (row, &n) in out.chunks_mut(row_len).zip(&counts) {
                 let n = match self.reduce {
                     Reduce::SqrtN => {
-                        T::sqrt(n).ok_or_else(|| Segment::no_kernel(T::DTYPE, SQRT))?
+                        T::root(n).ok_or_else(|| Segment::no_kernel(T::DTYPE, SQRT))?
                     }
                     _ => n,
                 };
-                row.iter_mut().for_each(|o| *o = T::div(*o, n));
+                row.iter_mut().for_each(|o| *o = T::tf_div(*o, n));
             }
         }
         Ok(out)
@@ -454,17 +457,17 @@ impl Segment {
 
     /// Each segment's row count as TensorFlow's composition computes it: ones summed in the
     /// dtype, then at least 1.
-    pub(crate) fn counts<T: SegmentValue>(&self, plan: &SegmentPlan) -> Result<Vec<T>> {
+    pub(crate) fn counts<T: Arith>(&self, plan: &SegmentPlan) -> Result<Vec<T>> {
         let segments = plan.out_shape[0];
-        let mut counts = output::filled(&[segments], T::zero())?;
+        let mut counts = output::filled(&[segments], T::ZERO)?;
         for t in plan.targets.iter().flatten() {
-            counts[*t] = T::add(counts[*t], T::one());
+            counts[*t] = T::plus(counts[*t], T::ONE);
         }
-        let max = T::max_steps().map(|[scalar, _]| scalar);
+        let max = segment_arith::max_steps::<T>().map(|[scalar, _]| scalar);
         Ok(counts
             .into_iter()
             .map(|n| match max {
-                Some(max) => max(n, T::one()),
+                Some(max) => max(n, T::ONE),
                 None => n,
             })
             .collect())
@@ -472,7 +475,7 @@ impl Segment {
 
     /// A sorted reduction: segment by segment (runs of one id), gaps filled with 0 (1 for
     /// prod).
-    fn sorted_rows<'s, T: SegmentValue + 's>(
+    fn sorted_rows<'s, T: Arith + 's>(
         &self,
         plan: &SegmentPlan,
         row: &impl Fn(usize) -> &'s [T],
@@ -481,9 +484,9 @@ impl Segment {
     ) {
         let row_len = plan.row_len;
         let gap = if self.reduce == Reduce::Prod {
-            T::one()
+            T::ONE
         } else {
-            T::zero()
+            T::ZERO
         };
         out.iter_mut().for_each(|o| *o = gap);
         let mut start = 0;
@@ -502,8 +505,8 @@ impl Segment {
                 dst.copy_from_slice(row(start));
             } else if self.reduce == Reduce::Mean {
                 for (j, o) in dst.iter_mut().enumerate() {
-                    let sum = (0..len).fold(T::zero(), |a, k| T::add(a, rows(k)[j]));
-                    *o = T::div(sum, T::count(len));
+                    let sum = (0..len).fold(T::ZERO, |a, k| T::plus(a, rows(k)[j]));
+                    *o = T::tf_div(sum, T::count(len));
                 }
             } else {
                 eigen_rows(dst, len, rows, steps);
@@ -524,7 +527,7 @@ impl Segment {
         }, else dtype => Err(self.refusal(dtype)))
     }
 
-    fn run_typed<T: SegmentValue, I: IndexType>(
+    fn run_typed<T: Arith, I: IndexType>(
         &self,
         data: &ndarray::ArrayViewD<'_, T>,
         segment_ids: &ndarray::ArrayViewD<'_, I>,
@@ -537,11 +540,11 @@ impl Segment {
         match T::true_div() {
             Some(wide) if !self.sorted && self.reduce == Reduce::Mean => {
                 let counts = self.counts::<T>(&plan)?;
-                let mean = |k: usize| out[k].to_f64() / counts[k / row_len.max(1)].to_f64();
+                let mean = |k: usize| out[k].as_f64() / counts[k / row_len.max(1)].as_f64();
                 if wide == DType::F32 {
                     let v = (0..out.len())
                         .map(|k| {
-                            out[k].to_f64() as f32 / counts[k / row_len.max(1)].to_f64() as f32
+                            out[k].as_f64() as f32 / counts[k / row_len.max(1)].as_f64() as f32
                         })
                         .collect();
                     Ok(Tensor::from(into_array(&plan.out_shape, v)?))

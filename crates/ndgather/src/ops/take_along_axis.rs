@@ -14,8 +14,8 @@ use crate::engine::simd::prefetch::{prefetch_distance, prefetch_slice};
 use crate::mem::output;
 use crate::mem::output::Slot;
 use crate::ops::grad::check_grad;
-use crate::ops::scatter::Summable;
 use crate::shape::plan::unravel;
+use crate::types::arith::Arith;
 use crate::types::dtype::bytes_of;
 use crate::types::dtype::{TensorView, TensorViewMut};
 use crate::types::error::{Error, Result};
@@ -638,7 +638,7 @@ impl TakeAlongAxisOptions {
         grad: &ArrayBase<SG, DG>,
     ) -> Result<ArrayD<T>>
     where
-        T: Summable,
+        T: Arith,
         I: IndexType,
         SI: Data<Elem = I>,
         SG: Data<Elem = T>,
@@ -654,7 +654,7 @@ impl TakeAlongAxisOptions {
         let rows = plan.out_len / plan.row_len();
         plan.walk(&idx, self.bad_indices, 0..rows, |o, source| {
             if let Some(s) = source {
-                out[s] += upstream[o];
+                out[s] = out[s].plus(upstream[o]);
             }
         });
         into_array(params_shape, out)

@@ -61,6 +61,7 @@ use crate::ops::scatter::scatter_rows;
 use crate::ops::{fresh_copy, typed_like, Op, Out};
 use crate::shape::plan::{unravel, GatherNdPlan};
 use crate::shape::{tensor_scatter_shape, TensorScatterShape};
+use crate::types::arith::Arith;
 use crate::types::dtype::{ArrayElement, DType, Tensor, TensorView, TensorViewMut};
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
@@ -160,40 +161,6 @@ impl ScatterKind {
         }
     }
 }
-
-/// TensorFlow's arithmetic for `add` and `sub`, for every dtype of the table's `number` role:
-/// integers wrap; floats and complex numbers round after each operation.
-trait Arith: Copy {
-    fn plus(self, other: Self) -> Self;
-    fn minus(self, other: Self) -> Self;
-}
-
-macro_rules! wrapping_arith {
-    ($($t:ty),*) => {$(
-        impl Arith for $t {
-            fn plus(self, other: Self) -> Self { self.wrapping_add(other) }
-            fn minus(self, other: Self) -> Self { self.wrapping_sub(other) }
-        }
-    )*};
-}
-wrapping_arith!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-macro_rules! rounding_arith {
-    ($($t:ty),*) => {$(
-        impl Arith for $t {
-            fn plus(self, other: Self) -> Self { self + other }
-            fn minus(self, other: Self) -> Self { self - other }
-        }
-    )*};
-}
-rounding_arith!(
-    half::f16,
-    half::bf16,
-    f32,
-    f64,
-    num_complex::Complex32,
-    num_complex::Complex64
-);
 
 /// A `tensor_scatter_nd_*` op: its kind and its policy for bad index vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -377,9 +344,9 @@ impl TensorScatter {
         (y, output, grad): (ArrayViewD<'_, T>, ArrayViewD<'_, T>, ArrayViewD<'_, T>),
         indices: &TensorView<'_>,
     ) -> Result<(Tensor, Tensor)> {
-        let (zero, one) = (T::from_acc(T::Acc::zero()), T::from_acc(T::Acc::one()));
-        let indicator = |a: &T, b: &T| if a.acc() == b.acc() { one } else { zero };
-        let op = |a: T, b: T, f: fn(T::Acc, T::Acc) -> T::Acc| T::from_acc(f(a.acc(), b.acc()));
+        let (zero, one) = (T::narrow(T::Acc::zero()), T::narrow(T::Acc::one()));
+        let indicator = |a: &T, b: &T| if a.widen() == b.widen() { one } else { zero };
+        let op = |a: T, b: T, f: fn(T::Acc, T::Acc) -> T::Acc| T::narrow(f(a.widen(), b.widen()));
         let x_ind = ndarray::Zip::from(&x).and(&output).map_collect(indicator);
         let gather = Op::GatherNd(GatherNdOptions::new().bad_indices(self.bad_indices));
         let picked = |t: ArrayViewD<'_, T>| -> Result<ArrayD<T>> {

@@ -32,6 +32,8 @@ impl<T: Clone + Default + Send + Sync + 'static> Element for T {}
 ///   library are elements as they lie;
 /// - `float`: a real floating-point type whose every value is an `f64` (`FloatValue`:
 ///   printing, fill values);
+/// - `widened`: a half type, which the libraries' reductions and combiners compute in `f32`
+///   ([`Arith::Acc`](crate::Arith::Acc));
 /// - `strings`: a variable-width dtype, which a [`Tensor`] holds as a
 ///   [`Strings`](crate::Strings) (the others, the `fixed` dtypes, as an `ndarray` array).
 #[doc(hidden)]
@@ -48,8 +50,8 @@ macro_rules! __dtype_table {
             U16(u16) = "uint16", Uint, "u2", "U16", [index number ordered plain];
             U32(u32) = "uint32", Uint, "u4", "U32", [index number ordered plain];
             U64(u64) = "uint64", Uint, "u8", "U64", [index number ordered plain];
-            F16($crate::f16) = "float16", Float, "f2", "F16", [number ordered grad real plain float];
-            BF16($crate::bf16) = "bfloat16", BrainFloat, "V2", "BF16", [number ordered grad real plain float];
+            F16($crate::f16) = "float16", Float, "f2", "F16", [number ordered grad real plain float widened];
+            BF16($crate::bf16) = "bfloat16", BrainFloat, "V2", "BF16", [number ordered grad real plain float widened];
             F32(f32) = "float32", Float, "f4", "F32", [number ordered grad real plain float];
             F64(f64) = "float64", Float, "f8", "F64", [number ordered grad real plain float];
             F8E4M3($crate::F8E4M3) = "float8_e4m3fn", Float8, "V1", "F8_E4M3", [plain float];
@@ -82,6 +84,7 @@ macro_rules! __if_role {
     (real [real $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (plain [plain $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (float [float $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
+    (widened [widened $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     ($role:ident [$other:ident $($r:ident)*] $yes:tt else $no:tt) => {
         $crate::__if_role!{$role [$($r)*] $yes else $no}
     };

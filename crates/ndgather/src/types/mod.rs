@@ -3,6 +3,7 @@
 //!
 //! [`Tensor`]: crate::Tensor
 
+pub(crate) mod arith;
 pub(crate) mod dtype;
 pub(crate) mod error;
 pub(crate) mod index;

@@ -18,7 +18,7 @@ pub fn shape(v: &Value) -> Vec<usize> {
 /// Floats, written as f64 by the generator, converted to `T`.
 pub fn floats<T: Real>(v: &Value) -> ArrayD<T> {
     let data = v["data"].as_array().unwrap().iter();
-    let data = data.map(|x| T::from_acc(num_traits::cast(x.as_f64().unwrap()).unwrap()));
+    let data = data.map(|x| T::narrow(num_traits::cast(x.as_f64().unwrap()).unwrap()));
     ArrayD::from_shape_vec(IxDyn(&shape(v)), data.collect()).unwrap()
 }
 

@@ -3,46 +3,19 @@
 //! with its gradient.
 
 use super::{Combiner, Sparse};
-use crate::engine::layout::Element;
-use half::{bf16, f16};
+use crate::types::arith::Arith;
 use num_traits::{Float, One, Zero};
 
-/// Floating-point element types of embedding tables. Half types are computed in `f32`
-/// where TensorFlow does so, and round after each operation where TensorFlow computes in
-/// the type itself.
-pub trait Real: Element + Copy + crate::ops::scatter::Summable {
-    /// The type the arithmetic runs in.
-    type Acc: Float + Send + Sync;
-    /// The value in the arithmetic's type.
-    fn acc(self) -> Self::Acc;
-    /// A value of the arithmetic's type, rounded to this type.
-    fn from_acc(a: Self::Acc) -> Self;
-}
-
-macro_rules! real {
-    ($t:ty, $acc:ty, $to:expr, $from:expr) => {
-        impl Real for $t {
-            type Acc = $acc;
-            #[inline]
-            fn acc(self) -> $acc {
-                $to(self)
-            }
-            #[inline]
-            fn from_acc(a: $acc) -> $t {
-                $from(a)
-            }
-        }
-    };
-}
-real!(f32, f32, |v| v, |a| a);
-real!(f64, f64, |v| v, |a| a);
-real!(f16, f32, f16::to_f32, f16::from_f32);
-real!(bf16, f32, bf16::to_f32, bf16::from_f32);
+/// Floating-point element types of embedding tables: the types whose arithmetic
+/// ([`Arith::Acc`]) is a float. Half types are computed in `f32` where TensorFlow does so,
+/// and round after each operation where TensorFlow computes in the type itself.
+pub trait Real: Arith<Acc: Float + Send + Sync> {}
+impl<T: Arith<Acc: Float + Send + Sync>> Real for T {}
 
 /// `a op b` as TensorFlow computes it on `T`: in the arithmetic's type, rounded to `T`.
 #[inline]
 pub(crate) fn round<T: Real>(a: T::Acc) -> T::Acc {
-    T::from_acc(a).acc()
+    T::narrow(a).widen()
 }
 
 /// `x` in the arithmetic's type (rounded as a cast rounds).
@@ -85,7 +58,7 @@ pub(super) fn weighted_sum<T: Real>(
 ) -> Vec<T::Acc> {
     let d = sparse.table.row_len;
     (0..d)
-        .map(|j| sequential(range.clone().map(|k| sparse.values[k][j].acc() * w[k])))
+        .map(|j| sequential(range.clone().map(|k| sparse.values[k][j].widen() * w[k])))
         .collect()
 }
 
@@ -102,7 +75,7 @@ pub(super) fn unweighted<T: Real>(
     let row = |k: usize| &sparse.values[k0 + k];
     if num == 1 {
         for (o, v) in dst.iter_mut().zip(row(0)) {
-            *o = v.acc();
+            *o = v.widen();
         }
         return;
     }
@@ -117,7 +90,8 @@ pub(super) fn unweighted<T: Real>(
         _ => T::Acc::one(),
     };
     let scale = T::Acc::one() / m;
-    let block = |from: usize, to: usize, j: usize| sequential((from..to).map(|k| row(k)[j].acc()));
+    let block =
+        |from: usize, to: usize, j: usize| sequential((from..to).map(|k| row(k)[j].widen()));
     for (j, o) in dst.iter_mut().enumerate() {
         let mut s = block(0, first, j) * scale;
         let mut at = first;
@@ -139,7 +113,7 @@ pub(super) fn unweighted<T: Real>(
 /// `tf.clip_by_norm(t, c)` of one row, each operation in `T`: `l2 = sqrt(sum(t * t))`,
 /// then `t * c / max(l2, c)`.
 pub(crate) fn clip_row<T: Real>(row: &[T], c: T::Acc) -> Vec<T> {
-    let l2sum = sequential(row.iter().map(|&v| round::<T>(v.acc() * v.acc())));
+    let l2sum = sequential(row.iter().map(|&v| round::<T>(v.widen() * v.widen())));
     let l2sum = round::<T>(l2sum);
     let norm = if l2sum > T::Acc::zero() {
         round::<T>(l2sum.sqrt())
@@ -148,7 +122,7 @@ pub(crate) fn clip_row<T: Real>(row: &[T], c: T::Acc) -> Vec<T> {
     };
     let den = if norm.is_nan() { norm } else { norm.max(c) };
     row.iter()
-        .map(|&v| T::from_acc(round::<T>(v.acc() * c) / den))
+        .map(|&v| T::narrow(round::<T>(v.widen() * c) / den))
         .collect()
 }
 
@@ -158,7 +132,7 @@ pub(crate) fn clip_row<T: Real>(row: &[T], c: T::Acc) -> Vec<T> {
 /// `s = 0.5 * sum(((-t * c) / n) / n * g) / n`.
 pub(crate) fn clip_row_grad<T: Real>(row: &[T], g: &[T], c: T::Acc) -> Vec<T> {
     let l2sum = round::<T>(sequential(
-        row.iter().map(|&v| round::<T>(v.acc() * v.acc())),
+        row.iter().map(|&v| round::<T>(v.widen() * v.widen())),
     ));
     let n = round::<T>(l2sum.sqrt());
     // Rows within the norm (or of NaN norm) pass the gradient through.
@@ -166,17 +140,17 @@ pub(crate) fn clip_row_grad<T: Real>(row: &[T], g: &[T], c: T::Acc) -> Vec<T> {
         return g.to_vec();
     }
     let dy = round::<T>(sequential(row.iter().zip(g).map(|(&t, &gv)| {
-        let x = round::<T>(t.acc() * c);
-        round::<T>(round::<T>(round::<T>(-x / n) / n) * gv.acc())
+        let x = round::<T>(t.widen() * c);
+        round::<T>(round::<T>(round::<T>(-x / n) / n) * gv.widen())
     })));
     let half: T::Acc = from_f64(0.5);
     let s = round::<T>(round::<T>(half * dy) / n);
     row.iter()
         .zip(g)
         .map(|(&t, &gv)| {
-            let direct = round::<T>(round::<T>(gv.acc() / n) * c);
-            let through_norm = round::<T>(s * t.acc());
-            T::from_acc(round::<T>(direct + through_norm) + through_norm)
+            let direct = round::<T>(round::<T>(gv.widen() / n) * c);
+            let through_norm = round::<T>(s * t.widen());
+            T::narrow(round::<T>(direct + through_norm) + through_norm)
         })
         .collect()
 }

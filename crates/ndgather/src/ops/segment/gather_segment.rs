@@ -6,9 +6,10 @@ use crate::ops::contract::{
     deliver, not_in_place, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
     OpDef, Parsed, Signature, Value,
 };
-use crate::ops::segment::{Reduce, Segment, SegmentValue};
+use crate::ops::segment::{Reduce, Segment};
 use crate::ops::Out;
 use crate::shape::{Dim, Shape};
+use crate::types::arith::Arith;
 use crate::types::dtype::{Tensor, TensorView};
 use crate::types::error::{Error, Result};
 use crate::types::index::IndexType;
@@ -66,7 +67,7 @@ impl GatherSegment {
         dst: &ArrayBase<SI, DI>,
     ) -> Result<ArrayD<T>>
     where
-        T: SegmentValue,
+        T: Arith,
         I: IndexType,
         SX: Data<Elem = T>,
         SI: Data<Elem = I>,

@@ -9,8 +9,9 @@
 
 use crate::engine::layout::{into_array, row_major};
 use crate::mem::output;
-use crate::ops::segment::{Reduce, Segment, SegmentPlan, SegmentValue};
+use crate::ops::segment::{Reduce, Segment, SegmentPlan};
 use crate::shape::plan::unravel;
+use crate::types::arith::Arith;
 use crate::types::dtype::{Tensor, TensorElement, TensorView};
 use crate::types::error::{Error, Result};
 use crate::types::index::IndexType;
@@ -55,7 +56,7 @@ impl Segment {
         }))
     }
 
-    fn grad_typed<T: SegmentValue, I: IndexType>(
+    fn grad_typed<T: Arith, I: IndexType>(
         &self,
         data: &ArrayViewD<'_, T>,
         segment_ids: &ArrayViewD<'_, I>,
@@ -83,31 +84,29 @@ impl Segment {
         }
         let (x, out, up) = (row_major(data)?, row_major(output)?, row_major(upstream)?);
         let seg = |k: usize| plan.targets[k];
-        let mut d = output::filled(&[plan.rows, w], T::zero())?;
+        let mut d = output::filled(&[plan.rows, w], T::ZERO)?;
         match self.reduce {
-            Reduce::Sum => each(&mut d, w, |k, j| {
-                seg(k).map_or(T::zero(), |s| up[s * w + j])
-            }),
+            Reduce::Sum => each(&mut d, w, |k, j| seg(k).map_or(T::ZERO, |s| up[s * w + j])),
             Reduce::Mean | Reduce::SqrtN => {
                 let counts = self.grad_counts::<T>(&plan)?;
                 each(&mut d, w, |k, j| {
-                    seg(k).map_or(T::zero(), |s| T::div(up[s * w + j], counts[s]))
+                    seg(k).map_or(T::ZERO, |s| T::tf_div(up[s * w + j], counts[s]))
                 })
             }
             Reduce::Max | Reduce::Min => {
                 let selected =
                     |k: usize, j: usize| seg(k).is_some_and(|s| x[k * w + j] == out[s * w + j]);
-                let mut chosen = output::filled(&[segments, w], T::zero())?;
+                let mut chosen = output::filled(&[segments, w], T::ZERO)?;
                 for k in 0..plan.rows {
                     for j in 0..w {
                         if let (true, Some(s)) = (selected(k, j), seg(k)) {
-                            chosen[s * w + j] = T::add(chosen[s * w + j], T::one());
+                            chosen[s * w + j] = T::plus(chosen[s * w + j], T::ONE);
                         }
                     }
                 }
                 each(&mut d, w, |k, j| match seg(k) {
-                    Some(s) if selected(k, j) => T::div(up[s * w + j], chosen[s * w + j]),
-                    _ => T::zero(),
+                    Some(s) if selected(k, j) => T::tf_div(up[s * w + j], chosen[s * w + j]),
+                    _ => T::ZERO,
                 })
             }
             Reduce::Prod => self.prod_grad(&plan, &x, &out, &up, &mut d)?,
@@ -117,11 +116,11 @@ impl Segment {
 
     /// The counts the mean and sqrt_n divide by: the sorted mean's ones summed per segment,
     /// the unsorted composition's at least 1, square-rooted for sqrt_n.
-    fn grad_counts<T: SegmentValue>(&self, plan: &SegmentPlan) -> Result<Vec<T>> {
+    fn grad_counts<T: Arith>(&self, plan: &SegmentPlan) -> Result<Vec<T>> {
         let counts = if self.sorted {
-            let mut c = output::filled(&[plan.out_shape[0]], T::zero())?;
+            let mut c = output::filled(&[plan.out_shape[0]], T::ZERO)?;
             for s in plan.targets.iter().flatten() {
-                c[*s] = T::add(c[*s], T::one());
+                c[*s] = T::plus(c[*s], T::ONE);
             }
             c
         } else {
@@ -132,12 +131,12 @@ impl Segment {
         }
         counts
             .into_iter()
-            .map(|n| T::sqrt(n).ok_or(Error::Internal("sqrt_n takes floats only")))
+            .map(|n| T::root(n).ok_or(Error::Internal("sqrt_n takes floats only")))
             .collect()
     }
 
     /// `_SegmentProdGrad` and `_UnsortedSegmentProdGrad`.
-    fn prod_grad<T: SegmentValue>(
+    fn prod_grad<T: Arith>(
         &self,
         plan: &SegmentPlan,
         x: &[T],
@@ -146,7 +145,7 @@ impl Segment {
         d: &mut [T],
     ) -> Result<()> {
         let w = plan.row_len;
-        let zero = T::zero();
+        let zero = T::ZERO;
         let mut zeros = output::filled(&[plan.out_shape[0], w], 0usize)?;
         for k in 0..plan.rows {
             if let Some(s) = plan.targets[k] {
@@ -157,7 +156,7 @@ impl Segment {
         }
         let non_zero: Vec<T> = x
             .iter()
-            .map(|&v| if v == zero { T::one() } else { v })
+            .map(|&v| if v == zero { T::ONE } else { v })
             .collect();
         let non_zero_prod = self.reduce_rows(plan, |k| &non_zero[k * w..(k + 1) * w])?;
         // The unsorted op gathers with negative ids clipped to segment 0.
@@ -167,15 +166,15 @@ impl Segment {
             let partial = if v == zero {
                 non_zero_prod[s * w + j]
             } else if self.sorted {
-                T::div(out[s * w + j], non_zero[k * w + j])
+                T::tf_div(out[s * w + j], non_zero[k * w + j])
             } else {
-                T::div(out[s * w + j], v)
+                T::tf_div(out[s * w + j], v)
             };
             let grad = match plan.targets[k] {
                 Some(s) if zeros[s * w + j] <= 1 => up[s * w + j],
                 _ => zero,
             };
-            T::mul(grad, partial)
+            T::times(grad, partial)
         });
         Ok(())
     }
