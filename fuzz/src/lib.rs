@@ -8,11 +8,10 @@
 //! Where a second path can say what the answer is (the reference gather, the general path
 //! for the path for small calls), they must agree.
 
-use ndarray::{ArrayD, IxDyn};
 use ndgather::registry::{Input, Value};
 use ndgather::{
     memory::RawView, shape::checked_numel, Error, FillValue, GatherNdOptions, GatherOptions, Op,
-    OpDef, Out, Params, RaggedView, RowSplits, TakeAlongAxisOptions, Tensor, TensorView,
+    OpDef, Out, RaggedView, RowSplits, TakeAlongAxisOptions, Tensor,
 };
 use ndgather_cli::error::CliError;
 use ndgather_cli::inplace::Buffer;
@@ -23,6 +22,8 @@ pub mod input;
 #[allow(dead_code)]
 #[path = "../../crates/ndgather/tests/common/reference.rs"]
 mod reference;
+#[path = "../../crates/ndgather/tests/common/spaced.rs"]
+mod spaced;
 
 use input::{small_array, Bytes};
 
@@ -225,10 +226,11 @@ fn op(b: &mut Bytes<'_>) -> Op {
 }
 
 /// The path for small calls on fuzzed operands (records of 1 to 16 bytes as raw contiguous
-/// bytes, `Params::raw`; int32 or int64 indices): the same bytes and errors as the general
-/// path on a view of the same records (`Params::records`, which never takes it). A slot it
-/// leaves unwritten is an error of the fresh output's check in the checked builds that run
-/// this body.
+/// bytes, which the core takes it for; int32 or int64 indices): the same bytes and errors as
+/// the general path, which the same records take when each is followed by a gap byte (the
+/// small path reads contiguous records only). Both go through the one door, `OpDef::run`. A
+/// slot it leaves unwritten is an error of the fresh output's check in the checked builds
+/// that run this body.
 pub fn small_call(data: &[u8]) {
     let mut b = Bytes(data);
     let pshape = b.shape(4);
@@ -253,29 +255,22 @@ pub fn small_call(data: &[u8]) {
     } else {
         Tensor::from(indices.mapv(|v| v as i32))
     };
-    let mut record_shape = pshape.clone();
-    record_shape.push(itemsize);
-    let (Some(raw), Ok(records)) = (
+    let (padded, strides) = spaced::spaced(&params, &pshape, itemsize);
+    let (Some(raw), Some(spaced)) = (
         RawView::of_bytes(&params, &pshape, itemsize),
-        ArrayD::from_shape_vec(IxDyn(&record_shape), params.clone()),
+        RawView::within(&padded, 0, &pshape, &strides, itemsize),
     ) else {
         return;
     };
-    let bytes = |r: Result<Option<Tensor>, Error>| {
-        r.map(|t| {
-            let t = t.expect("a new output");
-            (
-                t.shape()[..t.shape().len() - 1].to_vec(),
-                t.to_bytes().unwrap(),
-            )
-        })
+    // The elements' bytes and shape: the records come back as units of the core's choice.
+    let run = |raw: RawView<'_>| -> Result<(Vec<usize>, Vec<u8>), Error> {
+        let inputs = [Input::Records(raw), Input::from(index_tensor.view())];
+        let t = OpDef::run(&op, &inputs, Out::New)?
+            .expect("a new output")
+            .into_dense()?;
+        Ok((t.shape()[..t.shape().len() - 1].to_vec(), t.to_bytes()?))
     };
-    let small = bytes(op.run(Params::raw(raw), &index_tensor.view(), Out::New));
-    let full = bytes(op.run(
-        Params::records(TensorView::from(records.view())),
-        &index_tensor.view(),
-        Out::New,
-    ));
+    let (small, full) = (run(raw), run(spaced));
     assert_eq!(small, full, "the small path and the general one disagree");
 }
 

@@ -11,9 +11,10 @@
 
 use crate::error::CliError;
 use ndarray::{ArrayD, IxDyn};
+use ndgather::registry::Input;
 use ndgather::{
-    Element, GatherNdOptions, GatherOptions, IndexType, Op, Out, TakeAlongAxisOptions, Tensor,
-    TensorElement, TensorViewMut,
+    Element, GatherNdOptions, GatherOptions, IndexType, Op, OpDef, Out, TakeAlongAxisOptions,
+    Tensor, TensorElement, TensorViewMut,
 };
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -216,7 +217,7 @@ fn op_of(case: &Case) -> Op {
     }
 }
 
-/// A run into a caller's typed array: through [`Op::run`] for the fixed-width dtypes, and
+/// A run into a caller's typed array: through the one door, `OpDef::run`, for the fixed-width dtypes, and
 /// through the typed API for strings, whose tensors own their bytes (so have no caller's
 /// buffer in the dtype-erased API).
 trait RunInto: TensorElement + Sized {
@@ -238,7 +239,8 @@ macro_rules! run_into_erased {
                 out: &mut ArrayD<Self>,
             ) -> ndgather::Result<()> {
                 let target = TensorViewMut::from(out.view_mut());
-                op.run(p, &i.view(), Out::Into(target)).map(drop)
+                let inputs = [Input::from(p.view()), Input::from(i.view())];
+                OpDef::run(&op, &inputs, Out::Into(target)).map(drop)
             }
         }
     )*};
@@ -287,8 +289,10 @@ where
     let op = op_of(case);
     let (p, i): (Tensor, Tensor) = (params.clone().into(), indices.clone().into());
     let fresh = || -> ndgather::Result<Tensor> {
-        let out = op.run(&p, &i.view(), Out::New)?;
-        out.ok_or(ndgather::Error::Internal("a new output"))
+        let inputs = [Input::from(p.view()), Input::from(i.view())];
+        OpDef::run(&op, &inputs, Out::New)?
+            .ok_or(ndgather::Error::Internal("a new output"))?
+            .into_dense()
     };
     let mut out = fresh()?.into_array::<T>()?;
     let bytes_moved = 2 * payload(&out) + indices.len() * std::mem::size_of::<I>();

@@ -10,7 +10,8 @@
 //! ```
 
 use crate::literal;
-use ndgather::{GatherNdOptions, GatherOptions, Tensor};
+use ndgather::registry::{self, Attr, Attrs};
+use ndgather::{Out, Tensor};
 
 /// Which op an example calls, with its options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,19 +107,28 @@ impl DocExample {
     pub fn run(&self) -> Result<Tensor, String> {
         let params = self.params.tensor()?;
         let indices = self.indices.tensor()?;
-        let out = match self.op {
+        // By name, through the registry, as every front end calls an op.
+        let (name, attrs) = match self.op {
             Op::Gather { axis, batch_dims } => {
-                let mut o = GatherOptions::new().batch_dims(batch_dims);
-                if let Some(axis) = axis {
-                    o = o.axis(axis);
+                let attrs = Attrs::new().with("batch_dims", Attr::Int(batch_dims));
+                match axis {
+                    Some(axis) => ("gather", attrs.with("axis", Attr::Int(axis))),
+                    None => ("gather", attrs),
                 }
-                params.gather(&indices, &o)
             }
-            Op::GatherNd { batch_dims } => {
-                params.gather_nd(&indices, &GatherNdOptions::new().batch_dims(batch_dims))
-            }
+            Op::GatherNd { batch_dims } => (
+                "gather_nd",
+                Attrs::new().with("batch_dims", Attr::Int(batch_dims)),
+            ),
         };
-        out.map_err(|e| e.to_string())
+        let run = || {
+            let op = registry::find(name)?.with_attrs(&attrs)?;
+            let inputs = [params.view().into(), indices.view().into()];
+            op.run(&inputs, Out::New)?
+                .ok_or(ndgather::Error::Internal("a new output"))?
+                .into_dense()
+        };
+        run().map_err(|e| e.to_string())
     }
 
     /// Runs the example and compares it with the documented result.

@@ -10,7 +10,8 @@ use crate::error::CliError;
 use memmap2::Mmap;
 use ndarray::ArrayViewD;
 use ndgather::memory::RawView;
-use ndgather::{with_dtype, DType, FillValue, Kind, Op, Out, Params, Tensor, TensorView};
+use ndgather::registry::Input;
+use ndgather::{with_dtype, DType, FillValue, Kind, Op, Tensor, TensorView};
 
 /// Bytes that stay put while views of them are used.
 pub enum Buffer {
@@ -204,9 +205,9 @@ impl InPlace {
 
     /// Runs `op` with this array as params: on the typed view where there is one, otherwise
     /// on records, whose output is then retyped (and byte-swapped) element by element.
-    pub fn gather(&self, op: &Op, indices: &TensorView<'_>) -> Result<Tensor, CliError> {
+    pub fn gather<'a>(&'a self, op: &Op, indices: &TensorView<'a>) -> Result<Tensor, CliError> {
         if let Some(view) = self.typed() {
-            return crate::source::fresh(op.run(view, indices, Out::New)?);
+            return crate::source::run_new(op, &[Input::from(view), Input::from(indices.clone())]);
         }
         // Records fill with one element's bytes, in the buffer's byte order.
         let bytes = if op.bad_indices() == ndgather::BadIndices::Fill {
@@ -221,22 +222,11 @@ impl InPlace {
             }
             None => *op,
         };
-        let records = self.records()?;
-        let out = op.run(
-            Params::records(TensorView::from(records)),
-            indices,
-            Out::New,
-        )?;
-        let out = crate::source::fresh(out)?;
-        let out = out
-            .into_array::<u8>()
-            .map_err(|e| CliError::Internal(e.to_string()))?;
-        let shape = out.shape()[..out.ndim() - 1].to_vec();
-        let mut bytes = out
-            .as_standard_layout()
-            .into_owned()
-            .into_raw_vec_and_offset()
-            .0;
+        // Records come back as units of the core's choice, with the record axis appended.
+        let records = [Input::Records(self.raw()?), Input::from(indices.clone())];
+        let out = crate::source::run_new(&op, &records)?;
+        let shape = out.shape()[..out.shape().len().saturating_sub(1)].to_vec();
+        let mut bytes = out.to_bytes()?;
         swap_parts(&mut bytes, self.part());
         self.retype(&shape, &bytes)
     }

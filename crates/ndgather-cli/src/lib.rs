@@ -3,8 +3,12 @@
 //! `.npy` reading and writing, NumPy-style printing and the benchmark harness.
 //!
 //! ```
+//! use ndgather::{registry, OpDef, Out};
 //! let t = ndgather_cli::literal::parse("[[0, 1, 2], [10, 11, 12]]").unwrap();
-//! let out = t.gather(&ndgather_cli::literal::parse("[1]").unwrap(), &ndgather::GatherOptions::new()).unwrap();
+//! let ids = ndgather_cli::literal::parse("[1]").unwrap();
+//! let gather = registry::find("gather").unwrap();
+//! let out = gather.run(&[t.view().into(), ids.view().into()], Out::New).unwrap().unwrap();
+//! let out = out.into_dense().unwrap();
 //! assert_eq!(ndgather_cli::print::format(&out, &Default::default()), "shape=(1, 3) dtype=int32\n[[10 11 12]]");
 //! ```
 

@@ -6,7 +6,8 @@ use crate::error::CliError;
 use crate::inplace::{Buffer, InPlace};
 use crate::npy;
 use memmap2::Mmap;
-use ndgather::{Op, Out, Tensor, TensorView};
+use ndgather::registry::Input;
+use ndgather::{Op, OpDef, Out, Tensor, TensorView};
 use std::io::Read;
 use std::path::Path;
 
@@ -49,9 +50,9 @@ impl Loaded {
     }
 
     /// Runs `op` with this array as params.
-    pub fn gather(&self, op: &Op, indices: &TensorView<'_>) -> Result<Tensor, CliError> {
+    pub fn gather<'a>(&'a self, op: &Op, indices: &TensorView<'a>) -> Result<Tensor, CliError> {
         match self {
-            Loaded::Owned(t) => fresh(op.run(t, indices, Out::New)?),
+            Loaded::Owned(t) => run_new(op, &[Input::from(t.view()), Input::from(indices.clone())]),
             Loaded::InPlace(data) => data.gather(op, indices),
         }
     }
@@ -206,7 +207,10 @@ pub fn load(arg: &'static str, text: &str) -> Result<Loaded, CliError> {
     ))
 }
 
-/// The tensor of a run into a new output.
-pub(crate) fn fresh(out: Option<Tensor>) -> Result<Tensor, CliError> {
-    out.ok_or_else(|| CliError::Internal("a run into a new output returned none".into()))
+/// `op` on `inputs`, through the core's one door, into a new dense tensor.
+pub(crate) fn run_new(op: &dyn OpDef, inputs: &[Input<'_>]) -> Result<Tensor, CliError> {
+    let value = op
+        .run(inputs, Out::New)?
+        .ok_or_else(|| CliError::Internal("a run into a new output returned none".into()))?;
+    Ok(value.into_dense()?)
 }

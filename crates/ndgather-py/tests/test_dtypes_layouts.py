@@ -215,6 +215,19 @@ def test_empty_arrays_at_any_address_and_shape():
         assert ng.gather(params, [0, 0], axis=3, out=out) is out
 
 
+
+def test_empty_params_of_any_strides_give_the_ops_error():
+    # An empty array's strides may be anything (here 7 bytes apart, from an odd address):
+    # no element is read, so they never make an internal error.
+    buf = np.zeros(16, np.uint8)
+    for dtype in ["V6", "S6", "i2"]:
+        itemsize = np.dtype(dtype).itemsize
+        params = np.ndarray((0, 3), dtype, buffer=buf, offset=1, strides=(21, itemsize + 1))
+        with pytest.raises(ng.InvalidArgumentError, match=r"indices\[0\] = 0 is not in \[0, 0\)"):
+            ng.gather(params, [0])
+        same(ng.gather(params, np.zeros(0, "i8"), axis=1), np.zeros((0, 0), dtype))
+
+
 def misaligned(values, dtype):
     """`values` in a C-ordered array of `dtype` one byte past an aligned address."""
     values = np.asarray(values, dtype)

@@ -2,10 +2,8 @@
 //! as its README defines passing: values bit for bit where TensorFlow gave a result; an error
 //! where it failed, with TensorFlow's exact text where the message reports a bad index value.
 
-use ndgather::{
-    with_dtype, Complex32, Complex64, DType, Error, FloatValue, GatherNdOptions, GatherOptions,
-    Tensor,
-};
+use ndgather::registry::{self, Attr, Attrs, Input};
+use ndgather::{with_dtype, Complex32, Complex64, DType, Error, FloatValue, Out, Tensor};
 use serde_json::Value;
 
 mod common;
@@ -113,18 +111,19 @@ fn same_bits(a: &Tensor, b: &Tensor) -> bool {
 fn run(case: &Value) -> Result<Tensor, Error> {
     let params = tensor(&case["params"]);
     let indices = tensor(&case["indices"]);
-    let batch_dims = case["batch_dims"].as_i64().unwrap();
-    match case["op"].as_str().unwrap() {
-        "gather" => {
-            let mut o = GatherOptions::new().batch_dims(batch_dims);
-            if let Some(axis) = case["axis"].as_i64() {
-                o = o.axis(axis);
-            }
-            params.gather(&indices, &o)
-        }
-        "gather_nd" => params.gather_nd(&indices, &GatherNdOptions::new().batch_dims(batch_dims)),
-        op => panic!("unknown op {op}"),
+    // By name, through the registry, as every front end calls an op.
+    let mut attrs = Attrs::new().with(
+        "batch_dims",
+        Attr::Int(case["batch_dims"].as_i64().unwrap()),
+    );
+    if let Some(axis) = case["axis"].as_i64() {
+        attrs.insert("axis", Attr::Int(axis));
     }
+    let op = registry::find(case["op"].as_str().unwrap())?.with_attrs(&attrs)?;
+    let inputs = [Input::from(params.view()), Input::from(indices.view())];
+    op.run(&inputs, Out::New)?
+        .expect("a new output")
+        .into_dense()
 }
 
 /// The numbers in `[a,b,c]` or `[a, b, c]`.

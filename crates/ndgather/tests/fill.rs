@@ -17,7 +17,7 @@ fn filled(dtype: DType) -> Tensor {
     let params = Tensor::zeros(dtype, &[2]).unwrap();
     let indices = Tensor::from_shape_vec(&[2], vec![1i64, 5]).unwrap();
     let options = GatherOptions::new().bad_indices(BadIndices::Fill);
-    params.gather(&indices, &options).unwrap()
+    common::run_dense(&Op::Gather(options), &[&params, &indices]).unwrap()
 }
 
 #[test]
@@ -158,12 +158,13 @@ fn every_op_and_form_fills() {
         .axis(1)
         .bad_indices(BadIndices::Fill)
         .fill_value(bytes);
-    let out = common::run_records(Op::Gather(r), &records, &array![1, 3]).unwrap();
+    let out = common::run_records(Op::Gather(r), common::records(&records), &array![1, 3]).unwrap();
     assert_eq!(out, array![[[3, 4], [0xAB, 0xCD]]].into_dyn());
     let wrong = GatherOptions::new()
         .bad_indices(BadIndices::Fill)
         .fill_value(FillValue::bytes(&[1]).unwrap());
-    assert!(common::run_records(Op::Gather(wrong), &array![[1u8, 2]], &array![3]).is_err());
+    let two = array![[1u8, 2]];
+    assert!(common::run_records(Op::Gather(wrong), common::records(&two), &array![3]).is_err());
 }
 
 #[test]

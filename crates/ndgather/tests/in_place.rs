@@ -6,6 +6,7 @@ mod common;
 
 use common::reference;
 use ndarray::{s, Array3, ArrayD, ArrayViewD, IxDyn, ShapeBuilder};
+use ndgather::memory::RawView;
 use ndgather::Op;
 use ndgather::{BadIndices, GatherNdOptions, GatherOptions};
 
@@ -148,13 +149,16 @@ fn records_read_in_place() {
     }));
     let params = store.view().permuted_axes([2, 1, 0]).into_dyn(); // [6, 40, 3]
     let owned = params.to_owned();
+    // The [6, 40] elements of 3 bytes where they lie: strides of 120 and 3 bytes.
+    let bytes = store.as_slice_memory_order().unwrap();
+    let lent = || RawView::within(bytes, 0, &[6, 40], &[120, 3], 3).unwrap();
     let idx = ndarray::arr1(&[39i64, 2]);
     let op = Op::Gather(GatherOptions::new().axis(1));
-    let ours = common::run_records(op, &params, &idx).unwrap();
-    let want = common::run_records(op, &owned, &idx).unwrap();
+    let ours = common::run_records(op, lent(), &idx).unwrap();
+    let want = common::run_records(op, common::records(&owned), &idx).unwrap();
     assert_eq!(ours, want);
     let nd = ndarray::arr2(&[[5i64, 1]]);
-    let ours = common::run_records(Op::GatherNd(GatherNdOptions::new()), &params, &nd).unwrap();
+    let ours = common::run_records(Op::GatherNd(GatherNdOptions::new()), lent(), &nd).unwrap();
     assert_eq!(
         ours.into_raw_vec_and_offset().0,
         owned.slice(s![5, 1, ..]).to_vec()

@@ -6,8 +6,11 @@ mod common;
 
 use common::reference::{self, RefError};
 use ndarray::{ArrayD, ArrayViewD, Axis as NdAxis, Dimension, IxDyn, ShapeBuilder, Slice};
+use ndgather::registry::Input;
 use ndgather::shape::{gather_nd_shape, gather_shape, Axis, Shape};
-use ndgather::{BadIndices, Complex64, Error, GatherNdOptions, GatherOptions, Strings};
+use ndgather::{
+    BadIndices, Complex64, Error, GatherNdOptions, GatherOptions, Op, OpDef, Out, Tensor,
+};
 use proptest::prelude::*;
 use proptest::sample::select;
 
@@ -88,15 +91,22 @@ fn text(k: usize) -> String {
 fn strings_agree(
     shape: &[usize],
     typed: impl Fn(&ArrayD<String>) -> Result<ArrayD<String>, Error>,
-    packed: impl Fn(&Strings<String>) -> Result<Strings<String>, Error>,
+    op: Op,
+    indices: &ArrayD<i64>,
 ) -> Result<(), TestCaseError> {
     let params = params_of(shape, text);
-    match (typed(&params), packed(&Strings::from_array(&params))) {
-        (Ok(a), Ok(s)) => {
+    // The dtype-erased door: a tensor of strings is packed into one buffer.
+    let (packed, indices) = (Tensor::from(params.clone()), Tensor::from(indices.clone()));
+    let inputs = [Input::from(packed.view()), Input::from(indices.view())];
+    let ours =
+        OpDef::run(&op, &inputs, Out::New).and_then(|v| v.expect("a new output").into_dense());
+    match (typed(&params), ours) {
+        (Ok(a), Ok(Tensor::String(s))) => {
             prop_assert_eq!(s.shape(), a.shape());
             prop_assert_eq!(&s.to_array(), &a);
             prop_assert_eq!(s.byte_len(), a.iter().map(String::len).sum::<usize>());
         }
+        (Ok(_), Ok(other)) => prop_assert!(false, "a result of {}", other.dtype()),
         (a, b) => prop_assert_eq!(a.err(), b.err()),
     }
     Ok(())
@@ -275,7 +285,8 @@ impl GatherCase {
         strings_agree(
             &self.params,
             |p| options.gather(p, &indices),
-            |s| s.gather(&indices.view(), &options),
+            Op::Gather(options),
+            &indices,
         )
     }
 
@@ -434,7 +445,8 @@ impl GatherNdCase {
         strings_agree(
             &self.params,
             |p| options.gather_nd(p, &indices),
-            |s| s.gather_nd(&indices.view(), &options),
+            Op::GatherNd(options),
+            &indices,
         )
     }
 

@@ -4,10 +4,12 @@
 //! general path, which runs through `Host::unlocked`. Each gives the bytes of the same
 //! gather on typed elements.
 
+mod common;
+
 use ndgather::memory::{RawView, RawViewMut};
-use ndgather::ndarray::{array, ArrayViewD, IxDyn};
+use ndgather::ndarray::array;
 use ndgather::registry::{self, Attr, Attrs, Host, Input};
-use ndgather::{Error, GatherOptions, Op, Out, Params, Tensor};
+use ndgather::{Error, GatherOptions, Op, OpDef, Out, Tensor};
 use std::mem::MaybeUninit;
 
 /// Six 3-byte elements in a [3, 2] array: element (i, j) holds bytes 10*(2i+j) + 0..3.
@@ -17,16 +19,17 @@ fn elements() -> Vec<u8> {
         .collect()
 }
 
-/// The gather of `bytes` as [3, 2] elements of 3 bytes on the general path (a view of
-/// records, which the path for small calls never takes).
-fn general(bytes: &[u8], indices: &Tensor) -> Vec<u8> {
-    let records = ArrayViewD::from_shape(IxDyn(&[3, 2, 3]), bytes).unwrap();
-    let out = Op::Gather(GatherOptions::new()).run(
-        Params::records(records.into()),
-        &indices.view(),
-        Out::New,
-    );
-    out.unwrap().unwrap().to_bytes().unwrap()
+/// `op` on `bytes` as [3, 2] elements of 3 bytes on the general path: the same elements,
+/// each followed by a gap byte, a layout the path for small calls never takes (it reads
+/// contiguous records only).
+fn general(op: &Op, bytes: &[u8], indices: &Tensor) -> Result<Vec<u8>, Error> {
+    let (spaced, strides) = common::spaced::spaced(bytes, &[3, 2], 3);
+    let raw = RawView::within(&spaced, 0, &[3, 2], &strides, 3).unwrap();
+    let inputs = [Input::Records(raw), Input::from(indices.view())];
+    OpDef::run(op, &inputs, Out::New)?
+        .expect("a new output")
+        .into_dense()?
+        .to_bytes()
 }
 
 fn gather(attrs: Attrs) -> Box<dyn ndgather::OpDef> {
@@ -152,7 +155,7 @@ fn the_core_chooses_the_hosts_memory_for_a_small_call() {
     let bytes = elements();
     let indices = Tensor::from(array![2i64, 0].into_dyn());
     let op = gather(Attrs::new());
-    let expected = general(&bytes, &indices);
+    let expected = general(&Op::Gather(GatherOptions::new()), &bytes, &indices).unwrap();
 
     // A small contiguous call: into the host's memory, on the calling thread.
     let mut host = TestHost::giving();
@@ -209,10 +212,7 @@ fn a_bad_index_on_the_small_path_is_the_general_paths_error() {
     let inputs = as_records(&bytes, &indices);
     let mut host = TestHost::giving();
     let small = op.run_hosted(&inputs, Out::New, &mut host).unwrap_err();
-    let records = ArrayViewD::from_shape(IxDyn(&[3, 2, 3]), &bytes[..]).unwrap();
-    let general = Op::Gather(GatherOptions::new())
-        .run(Params::records(records.into()), &indices.view(), Out::New)
-        .unwrap_err();
+    let general = general(&Op::Gather(GatherOptions::new()), &bytes, &indices).unwrap_err();
     assert_eq!(small, general);
     assert_eq!(small.to_string(), "indices[1] = 7 is not in [0, 3)");
 }
@@ -244,17 +244,27 @@ fn the_hosts_memory_is_written_whole_under_every_policy() {
             "{policy}: {:?}",
             host.bytes()
         );
-        let records = ArrayViewD::from_shape(IxDyn(&[3, 2, 3]), &bytes[..]).unwrap();
         let mut typed = Op::Gather(GatherOptions::new())
             .with_bad_indices(ndgather::BadIndices::from_name(policy).unwrap());
         if let Some(f) = &fill {
             typed = typed.with_fill_value(ndgather::FillValue::bytes(f).unwrap());
         }
-        let general = typed.run(Params::records(records.into()), &indices.view(), Out::New);
-        assert_eq!(
-            host.bytes(),
-            general.unwrap().unwrap().to_bytes().unwrap(),
-            "{policy}"
-        );
+        let general = general(&typed, &bytes, &indices).unwrap();
+        assert_eq!(host.bytes(), general, "{policy}");
     }
+}
+
+/// No element is read from an empty view, so any strides and address fit any unit: an op on
+/// one gives the op's own error, never an internal one.
+#[test]
+fn an_empty_view_of_any_layout_is_read_in_its_unit() {
+    let bytes = [0u8; 16];
+    // 0 x 3 elements of 6 bytes, 7 bytes apart, from an odd address.
+    let raw = RawView::within(&bytes, 1, &[0, 3], &[21, 7], 6).unwrap();
+    assert_eq!(raw.unit_size(), 2);
+    assert_eq!(raw.units::<u16>().unwrap().shape(), &[0, 3, 3]);
+    let indices = Tensor::from(array![0i64].into_dyn());
+    let inputs = [Input::Records(raw), Input::from(indices.view())];
+    let err = OpDef::run(&Op::Gather(GatherOptions::new()), &inputs, Out::New).unwrap_err();
+    assert_eq!(err.to_string(), "indices[0] = 0 is not in [0, 0)");
 }

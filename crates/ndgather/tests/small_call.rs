@@ -1,18 +1,17 @@
 //! The path for small calls against the general one: on random calls (gather and gather_nd,
 //! any axis and batch_dims, valid or not; every policy; items of 1 to 16 bytes at any
-//! alignment; four index dtypes), `Op::run` on params as raw contiguous bytes
-//! (`Params::raw`, which takes the small path where it can) gives the same bytes and shape,
-//! or the same error, as on params as a view of records (`Params::records`, which never
-//! does).
+//! alignment; four index dtypes), the one door, `OpDef::run`, on params as raw contiguous
+//! bytes (which the core takes the small path for where it can) gives the same bytes and
+//! shape, or the same error, as on the same elements each followed by a gap byte (which it
+//! never takes the path for).
 
 mod common;
 
 use common::Rng;
 use ndgather::memory::RawView;
-use ndgather::ndarray::ArrayViewD;
+use ndgather::registry::Input;
 use ndgather::{
-    BadIndices, DType, FillValue, GatherNdOptions, GatherOptions, Op, Out, Params, Tensor,
-    TensorView,
+    BadIndices, DType, FillValue, GatherNdOptions, GatherOptions, Op, OpDef, Out, Tensor,
 };
 
 /// `len` bytes at `offset` bytes into a buffer aligned for 8, filled from `rng`.
@@ -93,29 +92,20 @@ fn small_calls_equal_the_general_entry() {
         }
         .with_fill_value(FillValue::bytes(&fill).unwrap());
 
-        let mut records_shape = params_shape.clone();
-        records_shape.push(itemsize);
-        let view = ArrayViewD::from_shape(records_shape, params).unwrap();
-        let general = op.run(
-            Params::records(TensorView::from(view)),
-            &indices.view(),
-            Out::New,
-        );
-        let general = general.map(|t| {
-            let t = t.unwrap().into_array::<u8>().unwrap();
-            (
-                t.shape()[..t.ndim() - 1].to_vec(),
-                t.iter().copied().collect::<Vec<u8>>(),
-            )
-        });
-
-        let raw = RawView::of_bytes(params, &params_shape, itemsize).unwrap();
-        let small = op.run(Params::raw(raw), &indices.view(), Out::New);
-        let small = small.map(|t| {
-            let t = t.unwrap();
-            let bytes = t.to_bytes().unwrap();
-            (t.shape()[..t.shape().len() - 1].to_vec(), bytes)
-        });
+        // The elements' shape and bytes: records come back as units of the core's choice.
+        let run = |raw: RawView<'_>| {
+            let inputs = [Input::Records(raw), Input::from(indices.view())];
+            OpDef::run(&op, &inputs, Out::New).map(|t| {
+                let t = t.unwrap().into_dense().unwrap();
+                (
+                    t.shape()[..t.shape().len() - 1].to_vec(),
+                    t.to_bytes().unwrap(),
+                )
+            })
+        };
+        let (spaced, strides) = common::spaced::spaced(params, &params_shape, itemsize);
+        let general = run(RawView::within(&spaced, 0, &params_shape, &strides, itemsize).unwrap());
+        let small = run(RawView::of_bytes(params, &params_shape, itemsize).unwrap());
         // Calls with a non-empty output (the small path takes those below the kernels'
         // split size), and errors of both kinds.
         match &small {

@@ -8,7 +8,7 @@ mod common;
 
 use ndarray::{array, ArrayD, Dimension, IxDyn, ShapeBuilder};
 use ndgather::Op;
-use ndgather::{BadIndices, Complex64, Error, Strings, TakeAlongAxisOptions};
+use ndgather::{BadIndices, Complex64, Error, TakeAlongAxisOptions, Tensor};
 use proptest::prelude::*;
 use proptest::sample::select;
 
@@ -169,10 +169,10 @@ proptest! {
             prop_assert_eq!(show(&ours(&complex, &indices, a, policy, fortran)), show(&reference(&complex, &indices, axis, policy)));
         }
         // A tensor of strings as one buffer gathers as the typed array of `String`s.
-        let packed = Strings::<String>::from_array(&strings);
+        let (packed, index_tensor) = (Tensor::from(strings.clone()), Tensor::from(indices.clone()));
         let options = TakeAlongAxisOptions::new(axis as i64).bad_indices(policy);
-        match (options.take_along_axis(&strings, &indices), packed.take_along_axis(&indices.view(), &options)) {
-            (Ok(a), Ok(s)) => prop_assert_eq!(s.to_array(), a),
+        match (options.take_along_axis(&strings, &indices), common::run_dense(&Op::TakeAlongAxis(options), &[&packed, &index_tensor])) {
+            (Ok(a), Ok(s)) => prop_assert_eq!(s.to_array::<String>().unwrap().into_owned(), a),
             (a, b) => prop_assert_eq!(a.err(), b.err()),
         }
         let _ = n;
@@ -191,7 +191,7 @@ proptest! {
             if ix[pshape.len()] == 0 { (v & 0xff) as u8 } else { (v >> 8) as u8 }
         });
         let options = TakeAlongAxisOptions::new(axis as i64).bad_indices(policy);
-        match (options.take_along_axis(&plain, &indices), common::run_records(Op::TakeAlongAxis(options), &records, &indices)) {
+        match (options.take_along_axis(&plain, &indices), common::run_records(Op::TakeAlongAxis(options), common::records(&records), &indices)) {
             (Ok(p), Ok(r)) => {
                 let back = ArrayD::from_shape_fn(IxDyn(p.shape()), |ix| {
                     let mut lo = ix.slice().to_vec();
@@ -360,14 +360,20 @@ fn errors_in_numpys_words() {
 #[test]
 fn non_integer_indices_are_numpys_error_on_every_path() {
     use ndgather::graph::Scope;
+    use ndgather::memory::RawView;
     use ndgather::registry::{self, Attr, Attrs, Fact};
-    use ndgather::{DType, Out, Params, Tensor};
-    let params = Tensor::from(ArrayD::<u8>::zeros(IxDyn(&[2, 3, 4])));
+    use ndgather::{DType, OpDef, Out, Tensor};
+    let bytes = [0u8; 24];
     let floats = Tensor::from(ArrayD::<f32>::zeros(IxDyn(&[2, 1])));
     let run = |axis: i64| {
-        Op::TakeAlongAxis(TakeAlongAxisOptions::new(axis))
-            .run(Params::records(params.view()), &floats.view(), Out::New)
-            .unwrap_err()
+        let params = RawView::of_bytes(&bytes, &[2, 3], 4).unwrap();
+        let inputs = [registry::Input::Records(params), floats.view().into()];
+        OpDef::run(
+            &Op::TakeAlongAxis(TakeAlongAxisOptions::new(axis)),
+            &inputs,
+            Out::New,
+        )
+        .unwrap_err()
     };
     // Records of 4 bytes: a tensor of rank 2, so axis 2 is out of range, axis 1 is not.
     assert!(

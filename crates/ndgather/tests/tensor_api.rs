@@ -1,9 +1,20 @@
 //! The dtype-erased API: every element type and every index type, and its own errors.
 
+mod common;
+
+use common::run_dense;
 use ndgather::{
-    bf16, f16, Complex32, Complex64, DType, Error, FloatValue, GatherNdOptions, GatherOptions,
+    bf16, f16, Complex32, Complex64, DType, Error, FloatValue, GatherNdOptions, GatherOptions, Op,
     Tensor, TensorElement, F8E4M3, F8E5M2,
 };
+
+fn gather() -> Op {
+    Op::Gather(GatherOptions::new())
+}
+
+fn gather_nd() -> Op {
+    Op::GatherNd(GatherNdOptions::new())
+}
 
 fn tensor<T: TensorElement>(shape: &[usize], data: Vec<T>) -> Tensor {
     Tensor::from_shape_vec(shape, data).unwrap()
@@ -105,14 +116,12 @@ fn every_dtype_with_every_index_type() {
     for params in &all {
         let expected = rows(params, &[2, 0, 2]);
         for indices in every_index_type(&[2, 0, 2], &[3]) {
-            let out = params.gather(&indices, &GatherOptions::new()).unwrap();
+            let out = run_dense(&gather(), &[params, &indices]).unwrap();
             assert_eq!(out, expected, "{} by {}", params.dtype(), indices.dtype());
             assert_eq!(out.dtype(), params.dtype());
             let nd_indices = every_index_type(&[2, 0, 2], &[3, 1]).remove(0);
             assert_eq!(
-                params
-                    .gather_nd(&nd_indices, &GatherNdOptions::new())
-                    .unwrap(),
+                run_dense(&gather_nd(), &[params, &nd_indices]).unwrap(),
                 expected
             );
         }
@@ -127,9 +136,9 @@ fn indices_must_be_integers() {
         tensor(&[1], vec![true]),
         tensor(&[1], vec!["0".to_string()]),
     ] {
-        let err = params.gather(&bad, &GatherOptions::new()).unwrap_err();
+        let err = run_dense(&gather(), &[&params, &bad]).unwrap_err();
         assert!(matches!(err, Error::IndicesNotInteger { .. }), "{err}");
-        assert!(params.gather_nd(&bad, &GatherNdOptions::new()).is_err());
+        assert!(run_dense(&gather_nd(), &[&params, &bad]).is_err());
     }
 }
 
@@ -175,15 +184,12 @@ fn a_string_tensor_is_one_buffer_and_has_no_records() {
     assert_eq!(s.iter().collect::<Vec<_>>(), ["a", "bb", "ccc", ""]);
     assert_eq!(t.to_array::<String>().unwrap(), words.clone().into_dyn());
     assert_eq!(t.clone().into_array::<String>().unwrap(), words.into_dyn());
+    // A caller's output of strings is refused: a tensor of strings owns its bytes.
     let indices = Tensor::from(ndarray::array![1i32].into_dyn());
-    let op = ndgather::Op::Gather(GatherOptions::new());
-    let err = op
-        .run(
-            ndgather::Params::records(t.view()),
-            &indices.view(),
-            ndgather::Out::New,
-        )
-        .unwrap_err();
+    let mut target = t.clone();
+    let target = ndgather::Out::Into(target.view_mut());
+    let inputs = [t.view().into(), indices.view().into()];
+    let err = ndgather::OpDef::run(&gather(), &inputs, target).unwrap_err();
     assert_eq!(
         err,
         Error::NotFixedWidth {

@@ -249,7 +249,7 @@ mod tests {
                 for policy in BadIndices::ALL.iter().copied() {
                     let options = GatherOptions::new().bad_indices(policy);
                     let typed = options.gather(&params, &indices);
-                    let ours = packed.gather(&indices.view(), &options);
+                    let ours = packed.run_op(crate::Op::Gather(options), &indices.view());
                     match (typed, ours) {
                         (Ok(a), Ok(s)) => {
                             assert_eq!(s.to_array(), a, "{policy:?}, {threads} threads")
@@ -258,7 +258,7 @@ mod tests {
                     }
                     let options = GatherNdOptions::new().bad_indices(policy);
                     let typed = options.gather_nd(&params, &nd);
-                    let ours = packed.gather_nd(&nd.view(), &options);
+                    let ours = packed.run_op(crate::Op::GatherNd(options), &nd.view());
                     match (typed, ours) {
                         (Ok(a), Ok(s)) => {
                             assert_eq!(s.to_array(), a, "{policy:?}, {threads} threads")

@@ -99,8 +99,10 @@ pub(crate) fn unit_geometry<U>(
         .checked_mul(itemsize)
         .filter(|&b| b <= isize::MAX as usize)?;
     let empty = count == 0 || itemsize == 0;
-    let strides_fit =
-        (shape.iter().zip(strides)).all(|(&d, &s)| d <= 1 || s.unsigned_abs().is_multiple_of(size));
+    // No element is read from an empty view, so its strides fit any unit (as `unit_size`).
+    let strides_fit = empty
+        || (shape.iter().zip(strides))
+            .all(|(&d, &s)| d <= 1 || s.unsigned_abs().is_multiple_of(size));
     let address_fits = empty || (data as usize).is_multiple_of(align);
     if size == 0 || !itemsize.is_multiple_of(size) || !strides_fit || !address_fits {
         return None;

@@ -1,10 +1,9 @@
-//! The ops as values: [`Op`] is every op of the gather family with its options, and
-//! [`Op::run`] the one dtype-erased entry point that every front end calls (the CLI, the
-//! Python package, the graph API). Each op's own file holds its options, its shape checks
+//! The ops as values: [`Op`] is the three gathers with their options, and [`Op::run`] their
+//! dtype-erased run, which their [`OpDef::run`] (the one door of every front end) calls. Each op's own file holds its options, its shape checks
 //! and its typed `ndarray` functions; this module routes a run to them.
 //!
 //! The strategy is chosen inside the run: a small call on params given as raw bytes
-//! ([`Params::raw`], `Input::Records`) with contiguous operands, into a new output, takes the
+//! (`Input::Records`) with contiguous operands, into a new output, takes the
 //! path for small calls (`small_call.rs`: the same plans, checks and copy loops, on the
 //! calling thread, without the views' walks), into a host's memory under `run_hosted`; any
 //! other the kernels'.
@@ -53,21 +52,24 @@ use gather::{GatherNdOptions, GatherOptions};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn};
 use take_along_axis::TakeAlongAxisOptions;
 
-/// An op of the gather family with its options: what every front end runs, through
-/// [`Op::run`].
+/// An op of the gather family with its options: an op value, which every front end runs
+/// through the one door, [`OpDef::run`] (as the registry's `gather`, `gather_nd` and
+/// `take_along_axis` do).
 ///
 /// ```
-/// use ndgather::{ndarray::array, GatherOptions, Op, Out, Tensor};
+/// use ndgather::registry::Input;
+/// use ndgather::{ndarray::array, GatherOptions, Op, OpDef, Out, Tensor};
 ///
 /// let params = Tensor::from(array![[1.5f32, 2.5], [3.5, 4.5], [5.5, 6.5]].into_dyn());
 /// let indices = Tensor::from(array![2i64, 0].into_dyn());
 /// let op = Op::Gather(GatherOptions::new());
-/// let out = op.run(params.view(), &indices.view(), Out::New)?.unwrap();
+/// let inputs = [Input::from(params.view()), Input::from(indices.view())];
+/// let out = op.run(&inputs, Out::New)?.unwrap().into_dense()?;
 /// assert_eq!(out, Tensor::from(array![[5.5f32, 6.5], [1.5, 2.5]].into_dyn()));
 ///
 /// // Into a caller's buffer: nothing is returned, and the buffer is unchanged on error.
 /// let mut buffer = ndgather::ndarray::Array2::<f32>::zeros((2, 2));
-/// op.run(params.view(), &indices.view(), Out::Into(buffer.view_mut().into_dyn().into()))?;
+/// op.run(&inputs, Out::Into(buffer.view_mut().into_dyn().into()))?;
 /// assert_eq!(buffer, array![[5.5, 6.5], [1.5, 2.5]]);
 /// # Ok::<(), ndgather::Error>(())
 /// ```
@@ -82,7 +84,7 @@ pub enum Op {
     TakeAlongAxis(TakeAlongAxisOptions),
 }
 
-/// Where [`Op::run`] writes its result.
+/// Where an op's run ([`OpDef::run`]) writes its result.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Out<'a> {
@@ -97,8 +99,8 @@ pub enum Out<'a> {
     /// place, nothing returned, and left unchanged on error.
     Into(TensorViewMut<'a>),
     /// A caller's array of records (elements of params' size as their bytes) of the
-    /// output's shape, for params given as records ([`Params::raw`],
-    /// [`crate::registry::Input::Records`]): as [`Out::Into`]. Only the ops that move
+    /// output's shape, for params given as records
+    /// ([`crate::registry::Input::Records`]): as [`Out::Into`]. Only the ops that move
     /// elements take it.
     IntoRecords(RawViewMut<'a>),
     /// For the ops that write into a tensor (`tensor_scatter_nd_*`, `scatter_reduce`,
@@ -113,7 +115,7 @@ pub enum Out<'a> {
 /// element read from a file). Axes, checks and messages are those of the tensor without
 /// the record axis; the output has the record axis appended.
 #[derive(Debug, Clone)]
-pub struct Params<'a>(Form<'a>);
+pub(crate) struct Params<'a>(Form<'a>);
 
 /// How params is held: a tensor (of records or not), or elements as their bytes.
 #[derive(Debug, Clone)]
@@ -136,20 +138,7 @@ impl<'a> Params<'a> {
 
     /// Elements of any fixed size as their bytes, moved in the widest unit their size and
     /// layout allow: the result is a tensor of those units with the record axis appended.
-    ///
-    /// ```
-    /// use ndgather::memory::RawView;
-    /// use ndgather::{ndarray::array, GatherOptions, Op, Out, Params, Tensor};
-    /// // Three 3-byte elements; gather elements 2 and 0.
-    /// let bytes = [1u8, 2, 3, 4, 5, 6, 7, 8, 9];
-    /// let raw = RawView::of_bytes(&bytes, &[3], 3).unwrap();
-    /// let indices = Tensor::from(array![2i32, 0].into_dyn());
-    /// let op = Op::Gather(GatherOptions::new());
-    /// let out = op.run(Params::raw(raw), &indices.view(), Out::New)?.unwrap();
-    /// assert_eq!(out, Tensor::from(array![[7u8, 8, 9], [1, 2, 3]].into_dyn()));
-    /// # Ok::<(), ndgather::Error>(())
-    /// ```
-    pub fn raw(view: RawView<'a>) -> Params<'a> {
+    pub(crate) fn raw(view: RawView<'a>) -> Params<'a> {
         Params(Form::Raw(view))
     }
 
@@ -166,17 +155,7 @@ impl<'a> Params<'a> {
     }
 
     /// A tensor of records: `view`'s last axis holds each element's values.
-    ///
-    /// ```
-    /// use ndgather::{ndarray::array, GatherOptions, Op, Out, Params, Tensor};
-    /// // Two f32 elements, as their bytes; gather element 1.
-    /// let bytes = Tensor::from(array![[0u8, 0, 128, 63], [0, 0, 0, 64]].into_dyn());
-    /// let indices = Tensor::from(array![1i32].into_dyn());
-    /// let op = Op::Gather(GatherOptions::new());
-    /// let out = op.run(Params::records(bytes.view()), &indices.view(), Out::New).unwrap().unwrap();
-    /// assert_eq!(out, Tensor::from(array![[0u8, 0, 0, 64]].into_dyn()));
-    /// ```
-    pub fn records(view: TensorView<'a>) -> Params<'a> {
+    pub(crate) fn records(view: TensorView<'a>) -> Params<'a> {
         Params(Form::View {
             view,
             records: true,
@@ -210,7 +189,7 @@ impl Op {
     /// [`Error::DTypeMismatch`] for an output of another dtype than params';
     /// [`Error::OutputShapeMismatch`]; [`Error::NotFixedWidth`] for records or
     /// a caller's output of strings.
-    pub fn run<'p>(
+    pub(crate) fn run<'p>(
         &self,
         params: impl Into<Params<'p>>,
         indices: &TensorView<'_>,
@@ -626,7 +605,11 @@ impl<T: StringElement> Strings<T> {
     /// `op` on this tensor: the op on its spans, which marks the slices the policy fills
     /// ([`Span::FILL`](crate::types::strings::Span)), then their bytes copied into a new
     /// tensor.
-    fn run_op<I: IndexType>(&self, op: Op, indices: &ArrayViewD<'_, I>) -> Result<Strings<T>> {
+    pub(crate) fn run_op<I: IndexType>(
+        &self,
+        op: Op,
+        indices: &ArrayViewD<'_, I>,
+    ) -> Result<Strings<T>> {
         let fill = (op.bad_indices(), op.fill_value());
         let spans_fill = fill::record(op.bad_indices(), FillValue::Default, 1)?;
         let spans = op.with_fill_value(FillValue::Default).typed(
@@ -638,120 +621,6 @@ impl<T: StringElement> Strings<T> {
         );
         let spans = spans.and_then(|s| s.ok_or(Error::Internal("a new output")));
         self.copy_gathered(fill, spans)
-    }
-
-    /// `tf.gather(self, indices, axis, batch_dims)` (see [`GatherOptions::gather`](crate::GatherOptions::gather)).
-    ///
-    /// # Errors
-    /// Those of [`GatherOptions::gather`](crate::GatherOptions::gather).
-    pub fn gather<I: IndexType>(
-        &self,
-        indices: &ArrayViewD<'_, I>,
-        options: &GatherOptions,
-    ) -> Result<Strings<T>> {
-        self.run_op(Op::Gather(*options), indices)
-    }
-
-    /// `tf.gather_nd(self, indices, batch_dims)` (see [`GatherNdOptions::gather_nd`]).
-    ///
-    /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd`].
-    pub fn gather_nd<I: IndexType>(
-        &self,
-        indices: &ArrayViewD<'_, I>,
-        options: &GatherNdOptions,
-    ) -> Result<Strings<T>> {
-        self.run_op(Op::GatherNd(*options), indices)
-    }
-
-    /// `take_along_axis(self, indices, axis)` (see
-    /// [`TakeAlongAxisOptions::take_along_axis`]).
-    ///
-    /// # Errors
-    /// Those of [`TakeAlongAxisOptions::take_along_axis`].
-    pub fn take_along_axis<I: IndexType>(
-        &self,
-        indices: &ArrayViewD<'_, I>,
-        options: &TakeAlongAxisOptions,
-    ) -> Result<Strings<T>> {
-        self.run_op(Op::TakeAlongAxis(*options), indices)
-    }
-}
-
-/// Runs `op` into a new tensor (the tensors' sugar below: [`Op::run`] is the entry point).
-fn fresh(op: Op, params: &TensorView<'_>, indices: &TensorView<'_>) -> Result<Tensor> {
-    op.run(params.clone(), indices, Out::New)?
-        .ok_or(Error::Internal("a run into a new tensor returns it"))
-}
-
-/// The ops as methods of a [`Tensor`]: sugar over [`Op::run`].
-impl Tensor {
-    /// `tf.gather(self, indices, axis, batch_dims)`; `indices` must have an integer dtype.
-    ///
-    /// ```
-    /// use ndgather::{GatherOptions, Tensor};
-    /// let params = Tensor::from_shape_vec(&[6], ["p0", "p1", "p2", "p3", "p4", "p5"].map(String::from).to_vec()).unwrap();
-    /// let indices = Tensor::from_shape_vec(&[], vec![3i32]).unwrap();
-    /// let out = params.gather(&indices, &GatherOptions::new()).unwrap();
-    /// assert_eq!(out.shape(), &[] as &[usize]);
-    /// assert_eq!(out.to_array::<String>().unwrap().first().unwrap(), "p3");
-    /// ```
-    ///
-    /// # Errors
-    /// Those of [`GatherOptions::gather`], and [`Error::IndicesNotInteger`].
-    pub fn gather(&self, indices: &Tensor, options: &GatherOptions) -> Result<Tensor> {
-        fresh(Op::Gather(*options), &self.view(), &indices.view())
-    }
-
-    /// `tf.gather_nd(self, indices, batch_dims)`; `indices` must have an integer dtype.
-    ///
-    /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd`], and [`Error::IndicesNotInteger`].
-    pub fn gather_nd(&self, indices: &Tensor, options: &GatherNdOptions) -> Result<Tensor> {
-        fresh(Op::GatherNd(*options), &self.view(), &indices.view())
-    }
-}
-
-/// The ops as methods of a [`TensorView`]: sugar over [`Op::run`].
-impl TensorView<'_> {
-    /// `tf.gather(self, indices, axis, batch_dims)` into a new tensor; `indices` must have an
-    /// integer dtype.
-    ///
-    /// # Errors
-    /// Those of [`GatherOptions::gather`], and [`Error::IndicesNotInteger`].
-    pub fn gather(&self, indices: &TensorView<'_>, options: &GatherOptions) -> Result<Tensor> {
-        fresh(Op::Gather(*options), self, indices)
-    }
-
-    /// `tf.gather_nd(self, indices, batch_dims)` into a new tensor; `indices` must have an
-    /// integer dtype.
-    ///
-    /// # Errors
-    /// Those of [`GatherNdOptions::gather_nd`], and [`Error::IndicesNotInteger`].
-    pub fn gather_nd(&self, indices: &TensorView<'_>, options: &GatherNdOptions) -> Result<Tensor> {
-        fresh(Op::GatherNd(*options), self, indices)
-    }
-
-    /// `take_along_axis(self, indices, axis)` into a new tensor (see
-    /// [`TakeAlongAxisOptions::take_along_axis`]); `indices` must have an integer dtype.
-    ///
-    /// ```
-    /// use ndgather::{ndarray::array, TakeAlongAxisOptions, Tensor};
-    /// let params = Tensor::from(array![["a", "b"], ["c", "d"]].mapv(String::from).into_dyn());
-    /// let indices = Tensor::from(array![[1i64], [0]].into_dyn());
-    /// let out = params.view().take_along_axis(&indices.view(), &TakeAlongAxisOptions::new(1)).unwrap();
-    /// assert_eq!(out.to_array::<String>().unwrap().iter().collect::<Vec<_>>(), ["b", "c"]);
-    /// ```
-    ///
-    /// # Errors
-    /// Those of [`TakeAlongAxisOptions::take_along_axis`], and
-    /// [`Error::IndicesNotInteger`].
-    pub fn take_along_axis(
-        &self,
-        indices: &TensorView<'_>,
-        options: &TakeAlongAxisOptions,
-    ) -> Result<Tensor> {
-        fresh(Op::TakeAlongAxis(*options), self, indices)
     }
 }
 

@@ -1,5 +1,5 @@
 //! The path for small calls, which [`Op::run`] and `run_hosted` take by themselves: params
-//! given as C-contiguous records ([`crate::Params::raw`], what the Python front end holds: a
+//! given as C-contiguous records (`Input::Records`, what the Python front end holds: a
 //! buffer and a shape) and contiguous indices, into a new output below the size at
 //! which the kernels split work across threads: the host's memory where it gives some
 //! ([`crate::registry::Host`]), else a fresh tensor.

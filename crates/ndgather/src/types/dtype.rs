@@ -287,7 +287,8 @@ macro_rules! define_dtypes {
         }
 
         /// A caller's mutable array of any fixed-width element type, of any layout: where
-        /// [`Op::run`](crate::Op::run) writes under [`Out::Into`](crate::Out::Into). The
+        /// an op's run ([`OpDef::run`](crate::OpDef::run)) writes under
+        /// [`Out::Into`](crate::Out::Into). The
         /// string dtypes have a variant too, so that every dtype of the table has one, and
         /// are refused there (a tensor of strings owns its bytes).
         #[derive(Debug)]

@@ -459,8 +459,8 @@ pub enum Error {
         /// The dtype found.
         found: DType,
     },
-    /// Dtype-erased API: an op on records of fixed-width values (`Params::records`) was
-    /// given a tensor of strings.
+    /// Dtype-erased API: an op on records of fixed-width values was given a tensor of
+    /// strings, or a caller's output of strings (a tensor of strings owns its bytes).
     #[error(
         "records need a fixed-width dtype, got {dtype}: gather the tensor itself (gather, \
          gather_nd, take_along_axis)"

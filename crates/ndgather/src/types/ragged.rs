@@ -181,7 +181,7 @@ impl<'a> RaggedView<'a> {
     }
 
     /// As [`RaggedView::new`] for values of records: `values`' last axis holds each element's
-    /// bytes (see [`crate::Params::records`]); the ragged tensor's shape leaves it out.
+    /// bytes; the ragged tensor's shape leaves it out.
     ///
     /// # Errors
     /// As [`RaggedView::new`].

@@ -76,13 +76,20 @@ impl Default for Span {
 /// [`Tensor`](crate::Tensor) of dtype `string` or `bytes` holds.
 ///
 /// ```
-/// use ndgather::{ndarray::array, GatherOptions, Strings};
+/// use ndgather::registry::Input;
+/// use ndgather::{ndarray::array, GatherOptions, Op, OpDef, Out, Strings, Tensor};
 ///
-/// let words = Strings::<String>::from_array(&array!["zero", "one", "two", "three"]);
-/// let picked = words.gather(&array![3, 0, 3].into_dyn().view(), &GatherOptions::new()).unwrap();
+/// let words = Tensor::String(Strings::from_array(&array!["zero", "one", "two", "three"]));
+/// let ids = Tensor::from(array![3, 0, 3].into_dyn());
+/// let inputs = [Input::from(words.view()), Input::from(ids.view())];
+/// let op = Op::Gather(GatherOptions::new());
+/// let Tensor::String(picked) = op.run(&inputs, Out::New)?.unwrap().into_dense()? else {
+///     unreachable!("a gather of strings gives strings")
+/// };
 /// assert_eq!(picked.shape(), &[3]);
 /// assert_eq!(picked.iter().collect::<Vec<_>>(), ["three", "zero", "three"]);
 /// assert_eq!(picked.to_array(), array!["three", "zero", "three"].mapv(String::from).into_dyn());
+/// # Ok::<(), ndgather::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct Strings<T> {

@@ -190,7 +190,7 @@ impl<'a> TensorView<'a> {
 
 impl<'a> TensorViewMut<'a> {
     /// A mutable view of a `plain` `dtype` and `shape` over its elements' bytes, where they
-    /// lie (see [`TensorView::from_bytes`]): where [`Op::run`](crate::Op::run) or a graph's
+    /// lie (see [`TensorView::from_bytes`]): where an op's run ([`OpDef::run`](crate::OpDef::run)) or a graph's
     /// `run_into` writes a result into memory another runtime lent.
     ///
     /// ```

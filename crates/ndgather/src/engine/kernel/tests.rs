@@ -540,7 +540,8 @@ fn a_single_bad_index_anywhere_fails_a_fresh_output() {
 /// (NumPy's take_along_axis refuses it too, for a dtype of itemsize 0).
 #[test]
 fn a_bad_index_is_an_error_with_records_of_zero_width() {
-    use ndgather::{Op, Out, Params, TakeAlongAxisOptions, Tensor};
+    use crate::ops::{Op, Out, Params};
+    use ndgather::{TakeAlongAxisOptions, Tensor};
     let p = ArrayD::<u8>::zeros(IxDyn(&[3, 0]));
     let i = ndarray::arr1(&[1i64, 5]).into_dyn();
     let mut out = ArrayD::<u8>::zeros(IxDyn(&[2, 0]));
