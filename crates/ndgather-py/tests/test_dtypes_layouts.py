@@ -215,7 +215,6 @@ def test_empty_arrays_at_any_address_and_shape():
         assert ng.gather(params, [0, 0], axis=3, out=out) is out
 
 
-
 def test_empty_params_of_any_strides_give_the_ops_error():
     # An empty array's strides may be anything (here 7 bytes apart, from an odd address):
     # no element is read, so they never make an internal error.

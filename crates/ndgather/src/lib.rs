@@ -136,7 +136,7 @@ pub use ops::registry;
 pub use ops::take_along_axis::TakeAlongAxisOptions;
 pub use ops::{embedding, embedding_bag, grad, scatter, scatter_reduce, segment, tensor_scatter};
 pub use ops::{Op, Out};
-pub use types::arith::Arith;
+pub use types::arith::{Arith, Number};
 pub use types::dtype::{
     ArrayElement, DType, Kind, Plain, Tensor, TensorElement, TensorView, TensorViewMut,
 };

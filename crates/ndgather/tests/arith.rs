@@ -28,6 +28,7 @@ fn laws<T: Arith + std::fmt::Debug>() -> Result<(), String> {
     )?;
     check(T::narrow(three.widen()) == three, "widen then narrow")?;
     check(T::count(2).plus(T::ONE) == three, "2 + 1")?;
+    let floating = T::count(4).root().is_some();
     if T::ORDERED {
         let (lo, hi) = T::bounds();
         let (neg, pos) = T::infinities();
@@ -36,7 +37,12 @@ fn laws<T: Arith + std::fmt::Debug>() -> Result<(), String> {
             !lo.below(neg) && !pos.below(hi),
             "infinities outside the bounds",
         )?;
+        // The floating-point types' infinities lie strictly outside their finite bounds.
+        check(!floating || (neg.below(lo) && hi.below(pos)), "infinities")?;
     }
+    // 0 / 0 is NaN where the type has one.
+    check(T::ZERO.tf_div(T::ZERO).is_not_a_number() == floating, "NaN")?;
+    check(!three.is_not_a_number(), "3 is a number")?;
     // Integers: no root, no packets; the floating-point and complex types: both.
     if T::true_div().is_some() {
         check(three.root().is_none(), "an integer's root")?;
@@ -86,6 +92,37 @@ fn every_number_dtype_has_the_arithmetic_and_its_laws() {
     laws::<bool>().unwrap();
 }
 
+/// Each number dtype's Eigen packet lanes (TensorFlow's AVX build) and the dtype Python's
+/// `/` gives its integers.
+#[test]
+fn lanes_and_true_division_per_dtype() {
+    use DType::*;
+    let expected = [
+        (F16, 8, None),
+        (BF16, 8, None),
+        (F32, 8, None),
+        (F64, 4, None),
+        (C64, 4, None),
+        (C128, 2, None),
+        (I8, 1, Some(F32)),
+        (I16, 1, Some(F32)),
+        (I32, 1, Some(F64)),
+        (I64, 1, Some(F64)),
+        (U8, 1, Some(F32)),
+        (U16, 1, Some(F32)),
+        (U32, 1, Some(F64)),
+        (U64, 1, Some(F64)),
+    ];
+    assert_eq!(
+        expected.len(),
+        DType::ALL.iter().filter(|d| d.is_number()).count()
+    );
+    for (dtype, lanes, true_div) in expected {
+        let got = with_dtype!(dtype, number T => (T::LANES, T::true_div()), else unreachable!());
+        assert_eq!(got, (lanes, true_div), "{dtype}");
+    }
+}
+
 #[test]
 fn bools_add_as_or_and_multiply_as_and() {
     assert!(true.plus(false) && true.plus(true) && !false.plus(false));
@@ -99,8 +136,13 @@ fn halves_round_after_each_operation() {
     use ndgather::f16;
     let a = f16::from_f32(2049.0); // 2048 in f16, whose step there is 2
     assert_eq!(a.plus(f16::ONE), f16::from_f32(a.to_f32() + 1.0));
-    assert_eq!(<f16 as Arith>::LANES, 8);
-    assert_eq!(f16::ONE.widen(), 1.0f32);
+    // Both half types widen to f32; the others compute in themselves.
+    let wide: (f32, f32, f64) = (
+        f16::ONE.widen(),
+        ndgather::bf16::from_f32(1.5).widen(),
+        1.5f64.widen(),
+    );
+    assert_eq!(wide, (1.0, 1.5, 1.5));
 }
 
 #[test]
@@ -116,6 +158,7 @@ fn complex_quotients_follow_each_library() {
         div(sum, Complex64::new(0.0, 2.0)),
         Complex64::new(4.0, -3.0)
     );
+    assert_eq!(div(sum, Complex64::new(2.0, 1.0)), Complex64::new(4.0, 2.0));
     const { assert!(!<Complex64 as Arith>::ORDERED) };
 }
 
@@ -153,3 +196,36 @@ integer_reference!(i32_matches_i128, i32);
 integer_reference!(i64_matches_i128, i64);
 integer_reference!(u8_matches_i128, u8);
 integer_reference!(u64_matches_i128, u64);
+
+/// PyTorch's complex128 product contracts to fused multiply-adds; complex64's does not. With
+/// `a.re * v.re = 1 + 2^-29 + 2^-60` and `a.im * v.im = 1 + 2^-29`, only a fused product
+/// keeps the 2^-60 of the real part.
+#[test]
+fn complex128_products_are_fused_as_pytorchs() {
+    let e = |k: i32| 2f64.powi(-k);
+    let (a, v) = (
+        Complex64::new(1.0 + e(30), 1.0),
+        Complex64::new(1.0 + e(30), 1.0 + e(29)),
+    );
+    assert_eq!(a.torch_times(v).re, e(60));
+    assert_eq!(a.times(v).re, 0.0);
+    let (a32, v32) = (
+        ndgather::Complex32::new(a.re as f32, 1.0),
+        ndgather::Complex32::new(v.re as f32, v.im as f32),
+    );
+    assert_eq!(a32.torch_times(v32), a32 * v32);
+}
+
+/// The summing ops wrap integers, as TensorFlow's kernels do (a checked build would
+/// otherwise panic on the overflow).
+#[test]
+fn integer_sums_wrap() {
+    use ndgather::ndarray::array;
+    let out = ndgather::scatter::scatter_nd(
+        &array![[0], [0]],
+        &array![127i8, 1],
+        &[1],
+        ndgather::BadIndices::Error,
+    );
+    assert_eq!(out.unwrap(), array![-128i8].into_dyn());
+}

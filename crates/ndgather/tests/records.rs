@@ -19,17 +19,11 @@ fn elements() -> Vec<u8> {
         .collect()
 }
 
-/// `op` on `bytes` as [3, 2] elements of 3 bytes on the general path: the same elements,
-/// each followed by a gap byte, a layout the path for small calls never takes (it reads
-/// contiguous records only).
+/// `op` on `bytes` as [3, 2] elements of 3 bytes on the general path (into a caller's
+/// records, which the path for small calls never writes).
 fn general(op: &Op, bytes: &[u8], indices: &Tensor) -> Result<Vec<u8>, Error> {
-    let (spaced, strides) = common::spaced::spaced(bytes, &[3, 2], 3);
-    let raw = RawView::within(&spaced, 0, &[3, 2], &strides, 3).unwrap();
-    let inputs = [Input::Records(raw), Input::from(indices.view())];
-    OpDef::run(op, &inputs, Out::New)?
-        .expect("a new output")
-        .into_dense()?
-        .to_bytes()
+    let raw = RawView::of_bytes(bytes, &[3, 2], 3).unwrap();
+    common::general_path::into_records(op, raw, indices.view()).map(|(_, bytes)| bytes)
 }
 
 fn gather(attrs: Attrs) -> Box<dyn ndgather::OpDef> {
@@ -267,4 +261,29 @@ fn an_empty_view_of_any_layout_is_read_in_its_unit() {
     let inputs = [Input::Records(raw), Input::from(indices.view())];
     let err = OpDef::run(&Op::Gather(GatherOptions::new()), &inputs, Out::New).unwrap_err();
     assert_eq!(err.to_string(), "indices[0] = 0 is not in [0, 0)");
+}
+
+/// An empty view whose units ndarray cannot index (2^62 x 0 elements of 16 bytes, two u64
+/// units each): the op's error where it has one, else its shape's overflow, never an
+/// internal one, into a new output or into a caller's records.
+#[test]
+fn an_empty_view_too_large_to_index_is_an_error_of_its_shape() {
+    use common::general_path::{fresh, into_records};
+    let raw = || RawView::within(&[], 0, &[1 << 62, 0], &[0, 16], 16).unwrap();
+    let none = Tensor::from(ndgather::ndarray::ArrayD::<i64>::zeros(vec![0]));
+    let op = Op::Gather(GatherOptions::new());
+    for err in [
+        fresh(&op, raw(), none.view()).unwrap_err(),
+        into_records(&op, raw(), none.view()).unwrap_err(),
+    ] {
+        assert!(
+            matches!(err, Error::ShapeOverflow { what: "params", .. }),
+            "{err}"
+        );
+    }
+    // The op's own error comes first: an index past an empty axis.
+    let op = Op::Gather(GatherOptions::new().axis(1));
+    let one = Tensor::from(array![0i64].into_dyn());
+    let err = fresh(&op, raw(), one.view()).unwrap_err();
+    assert!(!matches!(err, Error::Internal(_)), "{err}");
 }

@@ -1,18 +1,16 @@
 //! The path for small calls against the general one: on random calls (gather and gather_nd,
 //! any axis and batch_dims, valid or not; every policy; items of 1 to 16 bytes at any
 //! alignment; four index dtypes), the one door, `OpDef::run`, on params as raw contiguous
-//! bytes (which the core takes the small path for where it can) gives the same bytes and
-//! shape, or the same error, as on the same elements each followed by a gap byte (which it
-//! never takes the path for).
+//! bytes into a new output (which the core takes the small path for where it can) gives the
+//! same bytes and shape, or the same error, as into a caller's records (which it never takes
+//! the path for), on the same bytes.
 
 mod common;
 
+use common::general_path::{fresh, into_records};
 use common::Rng;
 use ndgather::memory::RawView;
-use ndgather::registry::Input;
-use ndgather::{
-    BadIndices, DType, FillValue, GatherNdOptions, GatherOptions, Op, OpDef, Out, Tensor,
-};
+use ndgather::{BadIndices, DType, FillValue, GatherNdOptions, GatherOptions, Op, Tensor};
 
 /// `len` bytes at `offset` bytes into a buffer aligned for 8, filled from `rng`.
 fn bytes_at(rng: &mut Rng, offset: usize, len: usize) -> Vec<u64> {
@@ -92,20 +90,9 @@ fn small_calls_equal_the_general_entry() {
         }
         .with_fill_value(FillValue::bytes(&fill).unwrap());
 
-        // The elements' shape and bytes: records come back as units of the core's choice.
-        let run = |raw: RawView<'_>| {
-            let inputs = [Input::Records(raw), Input::from(indices.view())];
-            OpDef::run(&op, &inputs, Out::New).map(|t| {
-                let t = t.unwrap().into_dense().unwrap();
-                (
-                    t.shape()[..t.shape().len() - 1].to_vec(),
-                    t.to_bytes().unwrap(),
-                )
-            })
-        };
-        let (spaced, strides) = common::spaced::spaced(params, &params_shape, itemsize);
-        let general = run(RawView::within(&spaced, 0, &params_shape, &strides, itemsize).unwrap());
-        let small = run(RawView::of_bytes(params, &params_shape, itemsize).unwrap());
+        let raw = || RawView::of_bytes(params, &params_shape, itemsize).unwrap();
+        let general = into_records(&op, raw(), indices.view());
+        let small = fresh(&op, raw(), indices.view());
         // Calls with a non-empty output (the small path takes those below the kernels'
         // split size), and errors of both kinds.
         match &small {

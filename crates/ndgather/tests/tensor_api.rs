@@ -198,5 +198,5 @@ fn a_string_tensor_is_one_buffer_and_has_no_records() {
     );
     assert!(err
         .to_string()
-        .starts_with("records need a fixed-width dtype, got string"));
+        .starts_with("string has no fixed width: a tensor of strings owns its bytes"));
 }

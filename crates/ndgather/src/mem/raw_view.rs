@@ -273,7 +273,7 @@ impl<'a> RawView<'a> {
         &self.strides
     }
 
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.shape.contains(&0)
     }
 

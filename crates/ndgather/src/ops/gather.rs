@@ -278,7 +278,7 @@ impl GatherOptions {
         grad: &ArrayBase<SG, DG>,
     ) -> Result<ArrayD<T>>
     where
-        T: crate::types::arith::Arith,
+        T: crate::types::arith::Number,
         I: IndexType,
         SI: Data<Elem = I>,
         SG: Data<Elem = T>,
@@ -484,7 +484,7 @@ impl GatherNdOptions {
         grad: &ArrayBase<SG, DG>,
     ) -> Result<ArrayD<T>>
     where
-        T: crate::types::arith::Arith,
+        T: crate::types::arith::Number,
         I: IndexType,
         SI: Data<Elem = I>,
         SG: Data<Elem = T>,

@@ -22,7 +22,7 @@ use crate::engine::layout::row_major;
 use crate::mem::output::defaults as zeros;
 use crate::ops::scatter::{scatter_add, scatter_nd_batched};
 use crate::shape::plan::{GatherNdPlan, GatherPlan};
-use crate::types::arith::Arith;
+use crate::types::arith::Number;
 use crate::types::dtype::bytes_of;
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
@@ -52,7 +52,7 @@ pub fn gather_grad<T, I, SI, SG, DI, DG>(
     batch_dims: i64,
 ) -> Result<ArrayD<T>>
 where
-    T: Arith,
+    T: Number,
     I: IndexType,
     SI: Data<Elem = I>,
     SG: Data<Elem = T>,
@@ -73,7 +73,7 @@ pub(crate) fn gather_grad_planned<T, I, SI, SG, DI, DG>(
     policy: BadIndices,
 ) -> Result<ArrayD<T>>
 where
-    T: Arith,
+    T: Number,
     I: IndexType,
     SI: Data<Elem = I>,
     SG: Data<Elem = T>,
@@ -106,7 +106,7 @@ pub fn gather_nd_grad<T, I, SI, SG, DI, DG>(
     batch_dims: i64,
 ) -> Result<ArrayD<T>>
 where
-    T: Arith,
+    T: Number,
     I: IndexType,
     SI: Data<Elem = I>,
     SG: Data<Elem = T>,
@@ -125,7 +125,7 @@ pub(crate) fn gather_nd_grad_with<T, I, SI, SG, DI, DG>(
     policy: BadIndices,
 ) -> Result<ArrayD<T>>
 where
-    T: Arith,
+    T: Number,
     I: IndexType,
     SI: Data<Elem = I>,
     SG: Data<Elem = T>,
@@ -149,7 +149,7 @@ pub struct IndexedSlices<T> {
     pub dense_shape: Vec<usize>,
 }
 
-impl<T: Arith> IndexedSlices<T> {
+impl<T: Number> IndexedSlices<T> {
     /// The dense tensor (duplicates summed in order).
     pub fn to_dense(&self) -> Result<ArrayD<T>> {
         let row_len = self.values.len() / self.indices.len().max(1);
@@ -184,7 +184,7 @@ impl<T: Arith> IndexedSlices<T> {
     }
 }
 
-fn sparse<T: Arith, SG: Data<Elem = T>, DG: Dimension>(
+fn sparse<T: Number, SG: Data<Elem = T>, DG: Dimension>(
     rows: Vec<usize>,
     grad: &ArrayBase<SG, DG>,
     params_shape: &[usize],
@@ -210,7 +210,7 @@ pub fn gather_grad_sparse<T, I, SI, SG, DI, DG>(
     grad: &ArrayBase<SG, DG>,
 ) -> Result<IndexedSlices<T>>
 where
-    T: Arith,
+    T: Number,
     I: IndexType,
     SI: Data<Elem = I>,
     SG: Data<Elem = T>,
@@ -236,7 +236,7 @@ pub fn gather_nd_grad_sparse<T, I, SI, SG, DI, DG>(
     grad: &ArrayBase<SG, DG>,
 ) -> Result<IndexedSlices<T>>
 where
-    T: Arith,
+    T: Number,
     I: IndexType,
     SI: Data<Elem = I>,
     SG: Data<Elem = T>,

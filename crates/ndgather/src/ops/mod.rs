@@ -147,10 +147,11 @@ impl<'a> Params<'a> {
     pub(crate) fn view(&self) -> Result<(TensorView<'a>, bool)> {
         match &self.0 {
             Form::View { view, records } => Ok((view.clone(), *records)),
-            Form::Raw(raw) => crate::with_unit!(raw.unit_size(), U => raw
-                .units::<U>()
-                .map(|v| (TensorView::from(v), true))
-                .ok_or(Error::Internal("records viewed in the unit their layout allows"))),
+            Form::Raw(raw) => crate::with_unit!(raw.unit_size(), U => match raw.units::<U>() {
+                Some(v) => Ok((TensorView::from(v), true)),
+                None if raw.is_empty() => Err(too_many_units(raw)),
+                None => Err(Error::Internal("records viewed in the unit their layout allows")),
+            }),
         }
     }
 
@@ -276,7 +277,16 @@ impl Op {
         };
         let misfit = || Error::Internal("records viewed in a unit their layout allows");
         crate::with_unit!(unit, U => {
-            let view = TensorView::from(raw.units::<U>().ok_or_else(misfit)?);
+            let view = match raw.units::<U>() {
+                Some(view) => TensorView::from(view),
+                // Only an empty view with more units than ndarray allows: the op's shape
+                // error where it has one, else the overflow.
+                None if raw.is_empty() => {
+                    let shape = self.out_shape(raw.shape(), indices.shape());
+                    return Err(shape.err().unwrap_or_else(|| too_many_units(&raw)));
+                }
+                None => return Err(misfit()),
+            };
             let out = match out {
                 Out::IntoRecords(target) => {
                     Out::Into(TensorViewMut::from(target.into_units::<U>().ok_or_else(misfit)?))
@@ -582,6 +592,15 @@ fn tensor_of_units<T: FixedWidth, U: Unit>(
     ArrayD::from_shape_vec(dim, elements)
         .map(T::into_tensor)
         .map_err(|_| Error::Internal("a result's shape and length agree"))
+}
+
+/// The error for an empty view of records whose units ndarray cannot index (its axes of
+/// more than one position, times the units of an element, pass `isize::MAX`).
+fn too_many_units(raw: &RawView<'_>) -> Error {
+    Error::ShapeOverflow {
+        what: "params",
+        shape: raw.shape().to_vec(),
+    }
 }
 
 /// The shapes of a mismatched output, in elements.

@@ -22,7 +22,7 @@ use crate::engine::layout::{into_array, row_major};
 use crate::mem::output;
 use crate::shape::checked_numel;
 use crate::shape::plan::{unravel, GatherNdPlan};
-use crate::types::arith::Arith;
+use crate::types::arith::{Arith, Number};
 use crate::types::dtype::bytes_of;
 use crate::types::error::{Error, Result};
 use crate::types::index::{BadIndices, IndexType};
@@ -127,7 +127,7 @@ pub fn scatter_nd<T, I, SI, SU, DI, DU>(
     policy: BadIndices,
 ) -> Result<ArrayD<T>>
 where
-    T: Arith,
+    T: Number,
     I: IndexType,
     SI: Data<Elem = I>,
     SU: Data<Elem = T>,
@@ -147,7 +147,7 @@ pub(crate) fn scatter_nd_batched<T, I, SI, SU, DI, DU>(
     policy: BadIndices,
 ) -> Result<ArrayD<T>>
 where
-    T: Arith,
+    T: Number,
     I: IndexType,
     SI: Data<Elem = I>,
     SU: Data<Elem = T>,
@@ -192,7 +192,7 @@ pub fn unsorted_segment_sum<T, I, SD, SI, DD, DI>(
     policy: BadIndices,
 ) -> Result<ArrayD<T>>
 where
-    T: Arith,
+    T: Number,
     I: IndexType,
     SD: Data<Elem = T>,
     SI: Data<Elem = I>,

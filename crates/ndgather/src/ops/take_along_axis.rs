@@ -15,7 +15,7 @@ use crate::mem::output;
 use crate::mem::output::Slot;
 use crate::ops::grad::check_grad;
 use crate::shape::plan::unravel;
-use crate::types::arith::Arith;
+use crate::types::arith::Number;
 use crate::types::dtype::bytes_of;
 use crate::types::dtype::{TensorView, TensorViewMut};
 use crate::types::error::{Error, Result};
@@ -638,7 +638,7 @@ impl TakeAlongAxisOptions {
         grad: &ArrayBase<SG, DG>,
     ) -> Result<ArrayD<T>>
     where
-        T: Arith,
+        T: Number,
         I: IndexType,
         SI: Data<Elem = I>,
         SG: Data<Elem = T>,

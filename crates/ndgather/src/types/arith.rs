@@ -11,8 +11,8 @@ use crate::types::dtype::{ArrayElement, DType};
 /// the type itself or in [`Arith::Acc`] where a library widens; `bool` adds as `or` and
 /// multiplies as `and` (PyTorch's `sum` and `prod` of bools).
 ///
-/// Implemented for every `number` dtype of the table and for `bool`; the names avoid those
-/// of `std::ops` and `num_traits`, so that both may bound the same type.
+/// Implemented for every `number` dtype of the table and for `bool`; its method names avoid
+/// those of `std::ops` and `num_traits::Float`, so that they may bound the same type.
 ///
 /// ```
 /// use ndgather::{Arith, f16};
@@ -76,6 +76,22 @@ pub trait Arith: ArrayElement + Copy + PartialEq + Send + Sync + 'static {
     /// The value as `f64` (a complex number's real part).
     fn as_f64(self) -> f64;
 }
+
+/// The number dtypes of the table (its `number` role): what the summing ops' typed functions
+/// take (scatters, segment sums, gradients), as TensorFlow's kernels do. `bool` has
+/// [`Arith`], for PyTorch's reductions of bools, but is no `Number`.
+///
+/// ```
+/// fn sums<T: ndgather::Number>() {}
+/// sums::<ndgather::Complex64>();
+/// sums::<i8>();
+/// ```
+///
+/// ```compile_fail
+/// fn sums<T: ndgather::Number>() {}
+/// sums::<bool>();
+/// ```
+pub trait Number: Arith {}
 
 /// [`Arith`]'s items for a type that computes in itself.
 macro_rules! in_itself {
@@ -440,10 +456,11 @@ macro_rules! arith_of_kind {
     ($other:ident, $t:ty, $r:tt) => {};
 }
 
-/// [`Arith`] for every row of the table, by its kind.
+/// [`Arith`] for every row of the table, by its kind, and [`Number`] for its `number` role.
 macro_rules! impl_arith {
     ({} $($v:ident($t:ty) = $name:literal, $kind:ident, $npy:literal, $st:literal, [$($r:ident)*];)*) => {$(
         arith_of_kind!($kind, $t, [$($r)*]);
+        crate::__if_role! {number [$($r)*] {impl Number for $t {}} else {}}
     )*};
 }
 crate::__dtype_table!([impl_arith] {});

@@ -459,11 +459,12 @@ pub enum Error {
         /// The dtype found.
         found: DType,
     },
-    /// Dtype-erased API: an op on records of fixed-width values was given a tensor of
-    /// strings, or a caller's output of strings (a tensor of strings owns its bytes).
+    /// Dtype-erased API: a tensor of strings where an op needs elements of a fixed width:
+    /// as records, as a caller's output, or written in place (a tensor of strings owns its
+    /// bytes).
     #[error(
-        "records need a fixed-width dtype, got {dtype}: gather the tensor itself (gather, \
-         gather_nd, take_along_axis)"
+        "{dtype} has no fixed width: a tensor of strings owns its bytes, so it is never \
+         records, a caller's output or written in place (run into a new tensor instead)"
     )]
     NotFixedWidth {
         /// The dtype found.

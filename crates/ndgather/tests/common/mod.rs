@@ -1,9 +1,9 @@
 #[allow(dead_code)]
 pub mod case_file;
 #[allow(dead_code)]
-pub mod reference;
+pub mod general_path;
 #[allow(dead_code)]
-pub mod spaced;
+pub mod reference;
 #[allow(dead_code)]
 pub mod write_ops;
 

@@ -3,14 +3,14 @@
 //! with its gradient.
 
 use super::{Combiner, Sparse};
-use crate::types::arith::Arith;
+use crate::types::arith::{Arith, Number};
 use num_traits::{Float, One, Zero};
 
-/// Floating-point element types of embedding tables: the types whose arithmetic
+/// Floating-point element types of embedding tables: the number types whose arithmetic
 /// ([`Arith::Acc`]) is a float. Half types are computed in `f32` where TensorFlow does so,
 /// and round after each operation where TensorFlow computes in the type itself.
-pub trait Real: Arith<Acc: Float + Send + Sync> {}
-impl<T: Arith<Acc: Float + Send + Sync>> Real for T {}
+pub trait Real: Number + Arith<Acc: Float + Send + Sync> {}
+impl<T: Number + Arith<Acc: Float + Send + Sync>> Real for T {}
 
 /// `a op b` as TensorFlow computes it on `T`: in the arithmetic's type, rounded to `T`.
 #[inline]
