@@ -159,6 +159,16 @@ fn complex_quotients_follow_each_library() {
         Complex64::new(4.0, -3.0)
     );
     assert_eq!(div(sum, Complex64::new(2.0, 1.0)), Complex64::new(4.0, 2.0));
+    // c10 scales by the larger part of the divisor, in both of its branches: the plain
+    // formula's c² + d² overflows to NaN here.
+    let big = Complex64::new(1e300, 1e300);
+    assert_eq!(div(big, big), Complex64::new(1.0, 0.0));
+    let q = div(big, Complex64::new(1e299, 1e300));
+    assert!(
+        (q.re - 1.1 / 1.01).abs() < 1e-12 && (q.im + 0.9 / 1.01).abs() < 1e-12,
+        "{q}"
+    );
+    assert!((big / big).re.is_nan(), "the plain quotient overflows");
     const { assert!(!<Complex64 as Arith>::ORDERED) };
 }
 
@@ -209,11 +219,14 @@ fn complex128_products_are_fused_as_pytorchs() {
     );
     assert_eq!(a.torch_times(v).re, e(60));
     assert_eq!(a.times(v).re, 0.0);
+    // complex64: a.re * v.re = 1 + 2^-11 + 2^-24, a half ulp, so only a fused product
+    // would keep 2^-24.
+    let e32 = |k: i32| 2f32.powi(-k);
     let (a32, v32) = (
-        ndgather::Complex32::new(a.re as f32, 1.0),
-        ndgather::Complex32::new(v.re as f32, v.im as f32),
+        ndgather::Complex32::new(1.0 + e32(12), 1.0),
+        ndgather::Complex32::new(1.0 + e32(12), 1.0 + e32(11)),
     );
-    assert_eq!(a32.torch_times(v32), a32 * v32);
+    assert_eq!(a32.torch_times(v32).re, 0.0);
 }
 
 /// The summing ops wrap integers, as TensorFlow's kernels do (a checked build would

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::general_path::{fresh, into_records};
+use common::general_path::{fresh, into_records, spaced};
 use common::Rng;
 use ndgather::memory::RawView;
 use ndgather::{BadIndices, DType, FillValue, GatherNdOptions, GatherOptions, Op, Tensor};
@@ -91,8 +91,16 @@ fn small_calls_equal_the_general_entry() {
         .with_fill_value(FillValue::bytes(&fill).unwrap());
 
         let raw = || RawView::of_bytes(params, &params_shape, itemsize).unwrap();
-        let general = into_records(&op, raw(), indices.view());
+        let general = into_records(&op, raw(), indices.view()).expect("a small output");
         let small = fresh(&op, raw(), indices.view());
+        // The same elements laid out apart, into a new output: the strided reads.
+        let (apart, strides) = spaced(params, &params_shape, itemsize);
+        let apart = RawView::within(&apart, 0, &params_shape, &strides, itemsize).unwrap();
+        assert_eq!(
+            fresh(&op, apart, indices.view()),
+            general,
+            "seed {seed}: {op:?}"
+        );
         // Calls with a non-empty output (the small path takes those below the kernels'
         // split size), and errors of both kinds.
         match &small {

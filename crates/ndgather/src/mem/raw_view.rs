@@ -263,6 +263,15 @@ impl<'a> RawView<'a> {
         &self.shape
     }
 
+    /// Whether arrays of this shape fit ndarray's rule in any unit: the product of the
+    /// nonzero lengths times the item size stays within `isize::MAX` (a zero length does not
+    /// excuse the others), which every view of the units needs, empty or not.
+    pub(crate) fn fits_arrays(&self) -> bool {
+        (self.shape.iter().filter(|&&d| d != 0))
+            .try_fold(self.itemsize.max(1), |n, &d| n.checked_mul(d))
+            .is_some_and(|n| n <= isize::MAX as usize)
+    }
+
     /// The bytes of one element.
     pub fn itemsize(&self) -> usize {
         self.itemsize
@@ -273,7 +282,7 @@ impl<'a> RawView<'a> {
         &self.strides
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.shape.contains(&0)
     }
 
@@ -488,6 +497,11 @@ impl<'a> RawViewMut<'a> {
     /// The shape, in elements.
     pub fn shape(&self) -> &[usize] {
         self.raw.shape()
+    }
+
+    /// See [`RawView::fits_arrays`].
+    pub(crate) fn fits_arrays(&self) -> bool {
+        self.raw.fits_arrays()
     }
 
     /// The bytes of one element.

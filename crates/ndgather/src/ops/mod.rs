@@ -147,11 +147,15 @@ impl<'a> Params<'a> {
     pub(crate) fn view(&self) -> Result<(TensorView<'a>, bool)> {
         match &self.0 {
             Form::View { view, records } => Ok((view.clone(), *records)),
-            Form::Raw(raw) => crate::with_unit!(raw.unit_size(), U => match raw.units::<U>() {
-                Some(v) => Ok((TensorView::from(v), true)),
-                None if raw.is_empty() => Err(too_many_units(raw)),
-                None => Err(Error::Internal("records viewed in the unit their layout allows")),
+            // A shape no array can have, whatever the unit (see `Op::run_raw`).
+            Form::Raw(raw) if !raw.fits_arrays() => Err(Error::ShapeOverflow {
+                what: "params",
+                shape: raw.shape().to_vec(),
             }),
+            Form::Raw(raw) => crate::with_unit!(raw.unit_size(), U => raw
+                .units::<U>()
+                .map(|v| (TensorView::from(v), true))
+                .ok_or(Error::Internal("records viewed in the unit their layout allows"))),
         }
     }
 
@@ -258,9 +262,23 @@ impl Op {
                 return Ok(Some(result));
             }
         }
+        // A shape no array can have (lent memory of no elements, or a broadcast of zero
+        // strides, can claim one), whatever the unit: refused before any view of it.
+        if !raw.fits_arrays() {
+            return Err(Error::ShapeOverflow {
+                what: "params",
+                shape: raw.shape().to_vec(),
+            });
+        }
         if let Out::IntoRecords(target) = &out {
             if target.itemsize() != raw.itemsize() {
                 return Err(self.record_size_error(raw.itemsize(), Some(target.itemsize())));
+            }
+            if !target.fits_arrays() {
+                return Err(Error::ShapeOverflow {
+                    what: "output",
+                    shape: target.shape().to_vec(),
+                });
             }
         }
         // Records take a fill value as one element's bytes. Any other is taken as records of
@@ -277,16 +295,7 @@ impl Op {
         };
         let misfit = || Error::Internal("records viewed in a unit their layout allows");
         crate::with_unit!(unit, U => {
-            let view = match raw.units::<U>() {
-                Some(view) => TensorView::from(view),
-                // Only an empty view with more units than ndarray allows: the op's shape
-                // error where it has one, else the overflow.
-                None if raw.is_empty() => {
-                    let shape = self.out_shape(raw.shape(), indices.shape());
-                    return Err(shape.err().unwrap_or_else(|| too_many_units(&raw)));
-                }
-                None => return Err(misfit()),
-            };
+            let view = TensorView::from(raw.units::<U>().ok_or_else(misfit)?);
             let out = match out {
                 Out::IntoRecords(target) => {
                     Out::Into(TensorViewMut::from(target.into_units::<U>().ok_or_else(misfit)?))
@@ -592,15 +601,6 @@ fn tensor_of_units<T: FixedWidth, U: Unit>(
     ArrayD::from_shape_vec(dim, elements)
         .map(T::into_tensor)
         .map_err(|_| Error::Internal("a result's shape and length agree"))
-}
-
-/// The error for an empty view of records whose units ndarray cannot index (its axes of
-/// more than one position, times the units of an element, pass `isize::MAX`).
-fn too_many_units(raw: &RawView<'_>) -> Error {
-    Error::ShapeOverflow {
-        what: "params",
-        shape: raw.shape().to_vec(),
-    }
 }
 
 /// The shapes of a mismatched output, in elements.

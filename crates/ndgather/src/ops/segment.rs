@@ -36,7 +36,7 @@ use crate::ops::scatter::combine_rows;
 use crate::ops::Out;
 use crate::shape::plan::unravel;
 use crate::shape::{checked_numel, Dim, Shape};
-use crate::types::arith::Arith;
+use crate::types::arith::{Arith, Number};
 use crate::types::dtype::bytes_of;
 use crate::types::dtype::{DType, Tensor, TensorView};
 use crate::types::error::{Error, Result};
@@ -365,7 +365,7 @@ impl Segment {
         segment_ids: &ArrayBase<SI, DI>,
     ) -> Result<ArrayD<T>>
     where
-        T: Arith,
+        T: Number,
         I: IndexType,
         SD: Data<Elem = T>,
         SI: Data<Elem = I>,

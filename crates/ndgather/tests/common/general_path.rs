@@ -1,20 +1,19 @@
 //! The core's general path for any call on records: a run into a caller's records
 //! (`Out::IntoRecords`), which the path for small calls never takes (it makes new outputs
 //! only), on the same bytes. Tests and fuzz bodies compare the one door's run into a new
-//! output, which takes the small path where it can, with it.
+//! output, which takes the small path where it can, with it; and the same elements laid out
+//! apart (`spaced`), whose run into a new output is strided, with both.
 
 use ndgather::memory::{RawView, RawViewMut};
 use ndgather::registry::Input;
 use ndgather::{Error, Op, OpDef, Out, TensorView};
 
-/// `op` on `params` (records) and `indices` on the general path: the output's shape, in
-/// elements, and its bytes. An output over 16 MiB is `Error::Internal`, for the caller to
-/// skip.
-pub fn into_records<'a>(
-    op: &Op,
-    params: RawView<'a>,
-    indices: TensorView<'a>,
-) -> Result<(Vec<usize>, Vec<u8>), Error> {
+/// An output's shape, in elements, and its bytes; or the run's error.
+pub type Outcome = Result<(Vec<usize>, Vec<u8>), Error>;
+
+/// `op` on `params` (records) and `indices` on the general path; `None` for an output of
+/// more than 16 MiB, which the caller skips.
+pub fn into_records<'a>(op: &Op, params: RawView<'a>, indices: TensorView<'a>) -> Option<Outcome> {
     let itemsize = params.itemsize();
     let shape = match op.out_shape(params.shape(), indices.shape()) {
         Ok(shape) => shape,
@@ -22,32 +21,49 @@ pub fn into_records<'a>(
         Err(shape_error) => {
             let target = RawViewMut::of_bytes(&mut [], &[0], itemsize).expect("no records");
             let inputs = [Input::Records(params), Input::from(indices)];
-            OpDef::run(op, &inputs, Out::IntoRecords(target))?;
-            return Err(shape_error);
+            return Some(match OpDef::run(op, &inputs, Out::IntoRecords(target)) {
+                Err(e) => Err(e),
+                Ok(_) => Err(shape_error),
+            });
         }
     };
-    let len = (shape.iter())
-        .try_fold(params.itemsize(), |n, &d| n.checked_mul(d))
-        .filter(|&n| n <= 1 << 24)
-        .ok_or(Error::Internal("an output too large for a test"))?;
+    let len = if shape.contains(&0) {
+        0
+    } else {
+        (shape.iter())
+            .try_fold(itemsize, |n, &d| n.checked_mul(d))
+            .filter(|&n| n <= 1 << 24)?
+    };
     let mut bytes = vec![0xEEu8; len];
     let target = RawViewMut::of_bytes(&mut bytes, &shape, itemsize).expect("records that fill");
     let inputs = [Input::Records(params), Input::from(indices)];
-    OpDef::run(op, &inputs, Out::IntoRecords(target))?;
-    Ok((shape, bytes))
+    Some(OpDef::run(op, &inputs, Out::IntoRecords(target)).map(|_| (shape, bytes)))
 }
 
-/// `op` on `params` (records) and `indices` into a new output, as the bindings call it: the
-/// output's shape, in elements, and its bytes (the records come back as units of the core's
-/// choice, with the record axis appended).
-pub fn fresh<'a>(
-    op: &Op,
-    params: RawView<'a>,
-    indices: TensorView<'a>,
-) -> Result<(Vec<usize>, Vec<u8>), Error> {
+/// `op` on `params` (records) and `indices` into a new output, as the bindings call it (the
+/// records come back as units of the core's choice, with the record axis appended).
+pub fn fresh<'a>(op: &Op, params: RawView<'a>, indices: TensorView<'a>) -> Outcome {
     let inputs = [Input::Records(params), Input::from(indices)];
     let t = OpDef::run(op, &inputs, Out::New)?
         .expect("a new output")
         .into_dense()?;
     Ok((t.shape()[..t.shape().len() - 1].to_vec(), t.to_bytes()?))
+}
+
+/// `bytes` (the row-major elements of `shape`, `itemsize` bytes each) with a gap byte after
+/// each element, and the byte strides of that layout: records no contiguous path reads
+/// (for any axis longer than one).
+pub fn spaced(bytes: &[u8], shape: &[usize], itemsize: usize) -> (Vec<u8>, Vec<isize>) {
+    let (n, gap) = (bytes.len() / itemsize.max(1), itemsize + 1);
+    let mut out = vec![0xEE; n * gap];
+    for k in 0..n {
+        out[k * gap..k * gap + itemsize].copy_from_slice(&bytes[k * itemsize..][..itemsize]);
+    }
+    let mut strides = vec![0isize; shape.len()];
+    let mut step = gap as isize;
+    for (s, &d) in strides.iter_mut().zip(shape).rev() {
+        *s = step;
+        step = step.saturating_mul(d.max(1) as isize);
+    }
+    (out, strides)
 }

@@ -9,7 +9,7 @@ use crate::ops::contract::{
 use crate::ops::segment::{Reduce, Segment};
 use crate::ops::Out;
 use crate::shape::{Dim, Shape};
-use crate::types::arith::Arith;
+use crate::types::arith::Number;
 use crate::types::dtype::{Tensor, TensorView};
 use crate::types::error::{Error, Result};
 use crate::types::index::IndexType;
@@ -67,7 +67,7 @@ impl GatherSegment {
         dst: &ArrayBase<SI, DI>,
     ) -> Result<ArrayD<T>>
     where
-        T: Arith,
+        T: Number,
         I: IndexType,
         SX: Data<Elem = T>,
         SI: Data<Elem = I>,

@@ -299,9 +299,13 @@ class ConcurrentCloseTest {
             new Thread(
                 () -> {
                   float[][] got = new float[1][width];
-                  // Writers until each has written 10 times; readers until then, and once more.
+                  // Writers until each has written 10 times and a read has met a write (a
+                  // matter of timing, so they keep writing until then); readers until the
+                  // writers stop, and once more.
                   int done = 0;
-                  for (int k = 0; k < 20_000 && (writes ? done < 10 : done < 1); k++) {
+                  for (int k = 0;
+                      k < 20_000 && (writes ? done < 10 || reads.refused.get() == 0 : done < 1);
+                      k++) {
                     done += writes || writing.get() > 0 ? 0 : 1;
                     try {
                       if (writes) {
@@ -321,6 +325,9 @@ class ConcurrentCloseTest {
                         }
                       }
                       reads.right.incrementAndGet();
+                      // Readers that never pause would keep the shared lock held between them
+                      // and starve the writers.
+                      Thread.yield();
                     } catch (IllegalStateException e) {
                       // The memory is busy: a run writes it, or reads it while this one writes.
                       // A state error (retry later), not a bad argument.
