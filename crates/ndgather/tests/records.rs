@@ -299,3 +299,16 @@ fn a_shape_no_array_can_have_is_a_shape_overflow() {
         }
     }
 }
+
+/// The same shape as ragged values: `ShapeOverflow` too, whatever the unit.
+#[test]
+fn ragged_values_of_a_shape_no_array_can_have_are_a_shape_overflow() {
+    use ndgather::{RaggedView, RowSplits};
+    for itemsize in [3, 8] {
+        let raw = RawView::within(&[], 0, &[1 << 62, 0], &[0, itemsize as isize], itemsize);
+        let splits = vec![RowSplits::from(vec![0i64])];
+        let err = RaggedView::of_raw(raw.unwrap(), splits).unwrap_err();
+        let overflow = matches!(err, Error::ShapeOverflow { what: "values", .. });
+        assert!(overflow, "{itemsize}: {err}");
+    }
+}

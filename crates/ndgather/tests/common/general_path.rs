@@ -27,6 +27,15 @@ pub fn into_records<'a>(op: &Op, params: RawView<'a>, indices: TensorView<'a>) -
             });
         }
     };
+    // An output no array can have in every unit (its nonzero lengths times the item size
+    // pass isize::MAX; only an empty one, from lent memory of no elements): which units
+    // the core's paths refuse it in differs, so it is not compared.
+    let bytes_fit = (shape.iter().filter(|&&d| d != 0))
+        .try_fold(itemsize.max(1), |n, &d| n.checked_mul(d))
+        .is_some_and(|n| n <= isize::MAX as usize);
+    if !bytes_fit {
+        return None;
+    }
     let len = if shape.contains(&0) {
         0
     } else {
@@ -50,11 +59,11 @@ pub fn fresh<'a>(op: &Op, params: RawView<'a>, indices: TensorView<'a>) -> Outco
     Ok((t.shape()[..t.shape().len() - 1].to_vec(), t.to_bytes()?))
 }
 
-/// `bytes` (the row-major elements of `shape`, `itemsize` bytes each) with a gap byte after
-/// each element, and the byte strides of that layout: records no contiguous path reads
-/// (for any axis longer than one).
+/// `bytes` (the row-major elements of `shape`, `itemsize` bytes each) with a gap of one
+/// element after each, and the byte strides of that layout: records no contiguous path reads
+/// (for any axis longer than one), in units as wide as the contiguous ones.
 pub fn spaced(bytes: &[u8], shape: &[usize], itemsize: usize) -> (Vec<u8>, Vec<isize>) {
-    let (n, gap) = (bytes.len() / itemsize.max(1), itemsize + 1);
+    let (n, gap) = (bytes.len() / itemsize.max(1), 2 * itemsize);
     let mut out = vec![0xEE; n * gap];
     for k in 0..n {
         out[k * gap..k * gap + itemsize].copy_from_slice(&bytes[k * itemsize..][..itemsize]);

@@ -300,11 +300,14 @@ class ConcurrentCloseTest {
                 () -> {
                   float[][] got = new float[1][width];
                   // Writers until each has written 10 times and a read has met a write (a
-                  // matter of timing, so they keep writing until then); readers until the
-                  // writers stop, and once more.
+                  // matter of timing, so they keep writing until then, up to 200 writes);
+                  // readers until the writers stop, and once more.
                   int done = 0;
                   for (int k = 0;
-                      k < 20_000 && (writes ? done < 10 || reads.refused.get() == 0 : done < 1);
+                      k < 20_000
+                          && (writes
+                              ? done < 10 || (reads.refused.get() == 0 && done < 200)
+                              : done < 1);
                       k++) {
                     done += writes || writing.get() > 0 ? 0 : 1;
                     try {
