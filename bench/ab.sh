@@ -33,7 +33,7 @@ build new "$PWD"
 
 run() { # run SIDE ROUND
     local side=$1 round=$2 out="$dir/$1-$2"
-    "$dir/target-$side/release/ndgather" bench --quick > "$out-bench.log" 2>&1
+    "$dir/target-$side/release/ndgather" bench --quick bench/suite.json > "$out-bench.log" 2>&1
     for script in tiny_call door_calls scatter ragged; do
         PYTHONPATH="$dir/$side-py" "$py" "bench/$script.py" > "$out-$script.log" 2>&1
     done
