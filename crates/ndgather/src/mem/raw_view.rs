@@ -9,7 +9,7 @@
 //! records of one unit; complex128 a `u64` view with records of two; NumPy's `'<U3'` a `u32`
 //! view with records of three; a 5-byte structured dtype a `u8` view with records of five.
 
-use crate::mem::Axes;
+use crate::mem::{Axes, MemError};
 use ndarray::{ArrayViewD, ArrayViewMutD, Axis, IxDyn, ShapeBuilder};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -265,11 +265,16 @@ impl<'a> RawView<'a> {
 
     /// Whether arrays of this shape fit ndarray's rule in any unit: the product of the
     /// nonzero lengths times the item size stays within `isize::MAX` (a zero length does not
-    /// excuse the others), which every view of the units needs, empty or not.
-    pub(crate) fn fits_arrays(&self) -> bool {
-        (self.shape.iter().filter(|&&d| d != 0))
+    /// excuse the others), which every view of the units needs, empty or not; else
+    /// [`MemError::TooLarge`] for `what`.
+    pub(crate) fn fits_arrays(&self, what: &'static str) -> Result<(), MemError> {
+        let fits = (self.shape.iter().filter(|&&d| d != 0))
             .try_fold(self.itemsize.max(1), |n, &d| n.checked_mul(d))
-            .is_some_and(|n| n <= isize::MAX as usize)
+            .is_some_and(|n| n <= isize::MAX as usize);
+        fits.then_some(()).ok_or_else(|| MemError::TooLarge {
+            what,
+            shape: self.shape.to_vec(),
+        })
     }
 
     /// The bytes of one element.
@@ -500,8 +505,8 @@ impl<'a> RawViewMut<'a> {
     }
 
     /// See [`RawView::fits_arrays`].
-    pub(crate) fn fits_arrays(&self) -> bool {
-        self.raw.fits_arrays()
+    pub(crate) fn fits_arrays(&self, what: &'static str) -> Result<(), MemError> {
+        self.raw.fits_arrays(what)
     }
 
     /// The bytes of one element.

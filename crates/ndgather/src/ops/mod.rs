@@ -147,15 +147,14 @@ impl<'a> Params<'a> {
     pub(crate) fn view(&self) -> Result<(TensorView<'a>, bool)> {
         match &self.0 {
             Form::View { view, records } => Ok((view.clone(), *records)),
-            // A shape no array can have, whatever the unit (see `Op::run_raw`).
-            Form::Raw(raw) if !raw.fits_arrays() => Err(Error::ShapeOverflow {
-                what: "params",
-                shape: raw.shape().to_vec(),
-            }),
-            Form::Raw(raw) => crate::with_unit!(raw.unit_size(), U => raw
-                .units::<U>()
-                .map(|v| (TensorView::from(v), true))
-                .ok_or(Error::Internal("records viewed in the unit their layout allows"))),
+            // A shape no array can have, whatever the unit (see `Op::run_raw`), is refused.
+            Form::Raw(raw) => {
+                raw.fits_arrays("params")?;
+                crate::with_unit!(raw.unit_size(), U => raw
+                    .units::<U>()
+                    .map(|v| (TensorView::from(v), true))
+                    .ok_or(Error::Internal("records viewed in the unit their layout allows")))
+            }
         }
     }
 
@@ -264,22 +263,12 @@ impl Op {
         }
         // A shape no array can have (lent memory of no elements, or a broadcast of zero
         // strides, can claim one), whatever the unit: refused before any view of it.
-        if !raw.fits_arrays() {
-            return Err(Error::ShapeOverflow {
-                what: "params",
-                shape: raw.shape().to_vec(),
-            });
-        }
+        raw.fits_arrays("params")?;
         if let Out::IntoRecords(target) = &out {
             if target.itemsize() != raw.itemsize() {
                 return Err(self.record_size_error(raw.itemsize(), Some(target.itemsize())));
             }
-            if !target.fits_arrays() {
-                return Err(Error::ShapeOverflow {
-                    what: "output",
-                    shape: target.shape().to_vec(),
-                });
-            }
+            target.fits_arrays("output")?;
         }
         // Records take a fill value as one element's bytes. Any other is taken as records of
         // bytes take it, made in a byte (none given: JAX's default for uint8, 255), whatever

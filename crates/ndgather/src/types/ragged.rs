@@ -206,12 +206,7 @@ impl<'a> RaggedView<'a> {
     /// As [`RaggedView::new`]; [`Error::ShapeOverflow`] for a shape no array can have (see
     /// `RawView`'s units).
     pub fn of_raw(values: RawView<'a>, splits: Vec<RowSplits<'a>>) -> Result<RaggedView<'a>> {
-        if !values.fits_arrays() {
-            return Err(Error::ShapeOverflow {
-                what: "values",
-                shape: values.shape().to_vec(),
-            });
-        }
+        values.fits_arrays("values")?;
         let view =
             crate::with_unit!(values.unit_size(), U => values.units::<U>().map(TensorView::from));
         let view = view.ok_or(Error::Internal(
