@@ -6,6 +6,7 @@
 # scripts with its own build; the logs go to $AB_DIR/{old,new}-ROUND-*.log.
 #
 #   bash bench/ab.sh OLD_REV [ROUNDS]      e.g. bash bench/ab.sh 171a4b5 3
+#   AB_REUSE_OLD=1 bash bench/ab.sh 171a4b5 2   (the old side as built by an earlier run)
 #
 # Needs .venv (scripts/test.sh makes it) for NumPy and maturin. Peers the scripts compare
 # with are left out where they are not installed; only the ratios of old to new count.
@@ -27,8 +28,13 @@ build() { # build SIDE SOURCE_DIR
     "$py" -m zipfile -e "$dir/$side-wheel"/*.whl "$dir/$side-py"
 }
 
-[ -d "$dir/old-src" ] || git worktree add -f --detach "$dir/old-src" "$old_rev"
-build old "$dir/old-src"
+# AB_REUSE_OLD=1 keeps the old side's builds from an earlier run of the same OLD_REV.
+if [ "${AB_REUSE_OLD:-0}" = 1 ] && [ -x "$dir/target-old/release/ndgather" ] && [ -d "$dir/old-py" ]; then
+    echo "reusing the old build in $dir"
+else
+    [ -d "$dir/old-src" ] || git worktree add -f --detach "$dir/old-src" "$old_rev"
+    build old "$dir/old-src"
+fi
 build new "$PWD"
 
 run() { # run SIDE ROUND

@@ -89,16 +89,18 @@ pub extern "system" fn Java_org_ndgather_Native_opBuild<'l>(
         }
         let mut attrs = Attrs::new();
         for (attr, text) in names.iter().zip(&values) {
-            let value = match sig.attrs.iter().find(|a| a.name == attr) {
-                Some(def) => def.parse(text).map_err(|what| {
-                    Failure::Argument(format!(
-                        "{name}: attribute \"{attr}\" takes {what}, got '{text}'"
-                    ))
-                })?,
+            match sig.attrs.iter().find(|a| a.name == attr) {
+                Some(def) => attrs.insert(
+                    def.name,
+                    def.parse(text).map_err(|what| {
+                        Failure::Argument(format!(
+                            "{name}: attribute \"{attr}\" takes {what}, got '{text}'"
+                        ))
+                    })?,
+                ),
                 // The op's own check names an attribute it does not take.
-                None => Attr::Str(text.clone()),
-            };
-            attrs.insert(attr, value);
+                None => attrs.insert(attr.clone(), Attr::Str(text.clone().into())),
+            }
         }
         register(lease::<Scope>(scope)?.op(&name, &given, &attrs)?)
     })

@@ -8,12 +8,16 @@ use crate::output::array_from_vec;
 use crate::raw::{self, typed_view, Raw};
 use crate::{dtypes, into_vec, moved, output, pool, ragged};
 use ndarray::ArrayViewD;
-use ndgather::registry::{self, Attr, Attrs, Fact, Input, InputKind, Value};
+use ndgather::registry::{self, Attr, AttrDef, AttrKind, Attrs, Fact, Input, InputKind, Value};
 use ndgather::{DType, OpDef, Out, Tensor, TensorView};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyStringMethods, PyTuple,
+};
+use smallvec::SmallVec;
+use std::borrow::Cow;
 
 /// A bool array's checked copy (a byte other than 0 or 1 is no bool); `None` for an array
 /// of another dtype of the table, read in place; an error for dtypes the core lacks.
@@ -21,8 +25,9 @@ fn copy_if_bool(
     op: &str,
     what: &str,
     array: &Bound<'_, PyUntypedArray>,
+    dtype: Option<DType>,
 ) -> PyResult<Option<Tensor>> {
-    match dtypes::dtype_of(array) {
+    match dtype {
         Some(DType::Bool) => {
             let bytes: Vec<u8> = array.call_method0("tobytes")?.extract()?;
             Tensor::from_bytes(DType::Bool, array.shape(), &bytes)
@@ -41,20 +46,27 @@ fn copy_if_bool(
 /// The core's view of `array`: its own memory, or its checked copy.
 fn view<'a>(
     array: &'a Bound<'_, PyUntypedArray>,
-    copy: &'a Option<Tensor>,
+    dtype: Option<DType>,
+    copy: Option<&'a Tensor>,
 ) -> PyResult<TensorView<'a>> {
     if let Some(t) = copy {
         return Ok(t.view());
     }
-    let dtype = dtypes::dtype_of(array).ok_or_else(|| PyTypeError::new_err("checked dtype"))?;
+    let dtype = dtype.ok_or_else(|| PyTypeError::new_err("checked dtype"))?;
     ndgather::with_dtype!(dtype, plain T => typed_view::<T>(array).map(TensorView::from),
         else Err(PyTypeError::new_err("checked dtype")))
 }
 
-/// One input as the caller gave it: an array, a list of arrays, a ragged tensor (its flat
-/// values, then its row splits), or none.
+/// The inputs of one call, inline up to four.
+type Slots<'py> = SmallVec<[Slot<'py>; 4]>;
+
+/// Each input array of the table's dtypes, by dtype.
+type Like<'a, 'py> = SmallVec<[(DType, &'a Bound<'py, PyUntypedArray>); 4]>;
+
+/// One input as the caller gave it: an array (with the table's dtype of it, read once), a
+/// list of arrays, a ragged tensor (its flat values, then its row splits), or none.
 enum Slot<'py> {
-    One(Bound<'py, PyUntypedArray>),
+    One(Bound<'py, PyUntypedArray>, Option<DType>),
     List(Vec<Bound<'py, PyUntypedArray>>),
     Ragged(Vec<Bound<'py, PyUntypedArray>>),
     None,
@@ -65,7 +77,7 @@ fn slot<'py>(op: &str, what: &str, object: &Bound<'py, PyAny>) -> PyResult<Slot<
         return Ok(Slot::None);
     }
     if let Ok(array) = object.cast::<PyUntypedArray>() {
-        return Ok(Slot::One(array.clone()));
+        return Ok(Slot::One(array.clone(), dtypes::dtype_of(array)));
     }
     if let Ok(dict) = object.cast::<PyDict>() {
         // A ragged tensor: {"values": array, "row_splits": [array, ...]}.
@@ -118,7 +130,7 @@ impl<'py> Slot<'py> {
     /// splits; `None` for a list or none, which the op's own check refuses.
     fn operand(&self) -> Option<ragged::Operand<'_, 'py>> {
         match self {
-            Slot::One(a) => Some((a, None)),
+            Slot::One(a, _) => Some((a, None)),
             Slot::Ragged(parts) => parts.split_first().map(|(v, s)| (v, Some(s))),
             _ => None,
         }
@@ -128,10 +140,22 @@ impl<'py> Slot<'py> {
         matches!(self, Slot::Ragged(_))
     }
 
+    /// The slot's arrays with the table's dtypes of them (read here for those of a list or
+    /// ragged tensor).
+    fn typed(&self) -> impl Iterator<Item = (&Bound<'py, PyUntypedArray>, Option<DType>)> {
+        let one = match self {
+            Slot::One(_, dtype) => Some(*dtype),
+            _ => None,
+        };
+        self.arrays()
+            .iter()
+            .map(move |a| (a, one.unwrap_or_else(|| dtypes::dtype_of(a))))
+    }
+
     /// The slot's arrays.
     fn arrays(&self) -> &[Bound<'py, PyUntypedArray>] {
         match self {
-            Slot::One(a) => std::slice::from_ref(a),
+            Slot::One(a, _) => std::slice::from_ref(a),
             Slot::List(l) | Slot::Ragged(l) => l.as_slice(),
             Slot::None => &[],
         }
@@ -140,10 +164,19 @@ impl<'py> Slot<'py> {
 
 /// A Python value as an attribute: bools (Python's and NumPy's), integers (anything with
 /// `__index__`), floats (anything else with `__float__`), strings, bytes, lists of ints.
-fn attr(op: &str, name: &str, value: &Bound<'_, PyAny>) -> PyResult<Attr> {
+fn attr(op: &str, name: &str, def: Option<&AttrDef>, value: &Bound<'_, PyAny>) -> PyResult<Attr> {
     // Python's own types first, by their exact type (every call's attributes are these).
-    if value.is_exact_instance_of::<PyString>() {
-        return Ok(Attr::Str(value.extract()?));
+    if let Ok(text) = value.cast_exact::<PyString>() {
+        let text = text.to_str()?;
+        // One of the op's own choices (a policy, a reduction) is the signature's string.
+        let choices = match def.map(|d| d.kind) {
+            Some(AttrKind::Str(choices)) => choices,
+            _ => &[],
+        };
+        return Ok(Attr::Str(match choices.iter().find(|c| **c == text) {
+            Some(choice) => Cow::Borrowed(choice),
+            None => Cow::Owned(text.to_owned()),
+        }));
     }
     if value.is_exact_instance_of::<PyBool>() {
         return Ok(Attr::Bool(value.is_truthy()?));
@@ -155,12 +188,22 @@ fn attr(op: &str, name: &str, value: &Bound<'_, PyAny>) -> PyResult<Attr> {
             ))
         });
     }
+    if value.is_exact_instance_of::<PyFloat>() {
+        return Ok(Attr::Float(value.extract()?));
+    }
+    // A shape: a list or tuple of Python ints (asking a list for `__index__`, below, costs
+    // more than the rest of a call).
+    if value.is_exact_instance_of::<PyList>() || value.is_exact_instance_of::<PyTuple>() {
+        if let Ok(ints) = value.extract::<Vec<i64>>() {
+            return Ok(Attr::Ints(ints));
+        }
+    }
     let numpy_bool = value.get_type().name()?.to_string().starts_with("bool");
     if value.is_instance_of::<PyBool>() || numpy_bool {
         return Ok(Attr::Bool(value.is_truthy()?));
     }
     if value.is_instance_of::<PyString>() {
-        return Ok(Attr::Str(value.extract()?));
+        return Ok(Attr::Str(value.extract::<String>()?.into()));
     }
     if let Ok(bytes) = value.cast::<PyBytes>() {
         return Ok(Attr::Bytes(bytes.as_bytes().to_vec()));
@@ -185,12 +228,18 @@ fn attr(op: &str, name: &str, value: &Bound<'_, PyAny>) -> PyResult<Attr> {
     )))
 }
 
-fn attrs(op: &str, dict: Option<&Bound<'_, PyDict>>) -> PyResult<Attrs> {
+fn attrs(op: &str, known: &[AttrDef], dict: Option<&Bound<'_, PyDict>>) -> PyResult<Attrs> {
     let mut out = Attrs::new();
     for (key, value) in dict.into_iter().flat_map(|d| d.iter()) {
-        let name: String = key.extract()?;
+        let key = key.cast_into::<PyString>().map_err(PyErr::from)?;
+        let name = key.to_str()?;
         if !value.is_none() {
-            out.insert(&name, attr(op, &name, &value)?);
+            // A name the op takes is its signature's own (nothing copied); the op refuses
+            // any other.
+            match known.iter().find(|a| a.name == name) {
+                Some(def) => out.insert(def.name, attr(op, name, Some(def), &value)?),
+                None => out.insert(name.to_owned(), attr(op, name, None, &value)?),
+            }
         }
     }
     Ok(out)
@@ -207,28 +256,40 @@ fn attrs(op: &str, dict: Option<&Bound<'_, PyDict>>) -> PyResult<Attrs> {
 pub(crate) fn run_op<'py>(
     py: Python<'py>,
     name: &str,
-    inputs: Vec<Bound<'py, PyAny>>,
+    inputs: &Bound<'py, PyAny>,
     attrs: Option<&Bound<'py, PyDict>>,
     out: Option<&Bound<'py, PyUntypedArray>>,
     in_place: bool,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let def = registry::find(name).map_err(to_py)?;
     let signature = def.signature();
-    let mut attrs = self::attrs(name, attrs)?;
+    let mut attrs = self::attrs(name, signature.attrs, attrs)?;
     let names = signature
         .inputs
         .iter()
         .map(|d| d.name)
         .chain(std::iter::repeat("input"));
-    let slots = inputs
-        .iter()
-        .zip(names.clone())
-        .map(|(object, what)| slot(name, what, object))
-        .collect::<PyResult<Vec<_>>>()?;
+    // Read in place from the caller's list (no vector of its items is made).
+    let slots = match (inputs.cast::<PyList>(), inputs.cast::<PyTuple>()) {
+        (Ok(list), _) => list
+            .iter()
+            .zip(names.clone())
+            .map(|(object, what)| slot(name, what, &object))
+            .collect::<PyResult<Slots<'py>>>(),
+        (_, Ok(tuple)) => tuple
+            .iter()
+            .zip(names.clone())
+            .map(|(object, what)| slot(name, what, &object))
+            .collect::<PyResult<Slots<'py>>>(),
+        _ => Err(PyTypeError::new_err(format!(
+            "{name}: inputs must be a list of the op's inputs, not {}",
+            inputs.get_type().name()?
+        ))),
+    }?;
     // An op that moves its first input's elements (gather, gather_nd, take_along_axis):
     // that array lent as its bytes, whatever its dtype.
     // (In place, the op's own refusal comes from the general path.)
-    if let (Some(InputKind::Elements), [Slot::One(params), Slot::One(indices)], false) = (
+    if let (Some(InputKind::Elements), [Slot::One(params, _), Slot::One(indices, _)], false) = (
         signature.inputs.first().map(|d| d.kind),
         slots.as_slice(),
         in_place,
@@ -286,21 +347,27 @@ pub(crate) fn run_op<'py>(
             return Ok(None);
         }
     }
-    let copies = slots
-        .iter()
-        .zip(names)
-        .map(|(s, what)| {
-            s.arrays()
-                .iter()
-                .map(|a| copy_if_bool(name, what, a))
-                .collect::<PyResult<Vec<_>>>()
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    let mut views = Vec::with_capacity(slots.len());
-    for (s, c) in slots.iter().zip(&copies) {
-        let mut each = s.arrays().iter().zip(c).map(|(a, c)| view(a, c));
+    // Bool arrays are read from checked copies (in the order of the arrays); every other
+    // array in place.
+    let mut copies = Vec::new();
+    for (s, what) in slots.iter().zip(names) {
+        for (a, dtype) in s.typed() {
+            copies.extend(copy_if_bool(name, what, a, dtype)?);
+        }
+    }
+    let mut copied = copies.iter();
+    let mut views = SmallVec::<[Input<'_>; 4]>::new();
+    for s in &slots {
+        let mut each = s.typed().map(|(a, d)| {
+            let copy = if d == Some(DType::Bool) {
+                copied.next()
+            } else {
+                None
+            };
+            view(a, d, copy)
+        });
         views.push(match s {
-            Slot::One(_) => Input::Tensor(
+            Slot::One(..) => Input::Tensor(
                 each.next()
                     .ok_or_else(|| PyValueError::new_err("empty slot"))??,
             ),
@@ -314,17 +381,17 @@ pub(crate) fn run_op<'py>(
             Slot::None => Input::None,
         });
     }
-    // The inputs' dtype objects, for a result of one of their dtypes (bfloat16 and the
+    // The inputs of each dtype, for a result of one of their dtypes (bfloat16 and the
     // float8 types are ml_dtypes' dtypes, which the table cannot name).
-    let like: Vec<_> = slots
+    let like: Like<'_, 'py> = slots
         .iter()
-        .flat_map(Slot::arrays)
-        .filter_map(|a| dtypes::dtype_of(a).map(|d| (d, a.dtype())))
+        .flat_map(Slot::typed)
+        .filter_map(|(a, d)| d.map(|d| (d, a)))
         .collect();
     let mut host = NumpyHost::new(py, None, true);
     let Some(target) = out else {
         let value = op.run_hosted(&views, Out::New, &mut host).map_err(to_py)?;
-        return to_numpy(py, value, like).map(Some);
+        return to_numpy(py, value, &like).map(Some);
     };
     let dtype = dtypes::dtype_of(target).filter(|d| d.is_plain());
     match dtype {
@@ -336,7 +403,7 @@ pub(crate) fn run_op<'py>(
         None => {
             // bool: into a scratch tensor (in place, a checked copy of the array), through
             // the core's own checks, then its bytes copied in.
-            let mut scratch = match copy_if_bool(name, "out", target)? {
+            let mut scratch = match copy_if_bool(name, "out", target, dtypes::dtype_of(target))? {
                 Some(copy) if in_place => copy,
                 Some(_) => Tensor::zeros(DType::Bool, target.shape()).map_err(to_py)?,
                 None => {
@@ -369,21 +436,17 @@ fn dtype_error_of_the_op(
 ) -> PyResult<()> {
     let defs = op.signature().inputs;
     // (Integers of another byte order are integers: the door's own error names that.)
-    let foreign = |k: usize, a: &Bound<'_, PyUntypedArray>| {
-        dtypes::dtype_of(a).is_none()
+    let foreign = |k: usize, (a, dtype): (&Bound<'_, PyUntypedArray>, Option<DType>)| {
+        dtype.is_none()
             && !matches!(a.dtype().kind(), b'i' | b'u')
             && defs.get(k).is_some_and(|d| d.kind == InputKind::Tensor)
     };
-    let fact = |a: &Bound<'_, PyUntypedArray>, stand_in: bool| Fact {
-        dtype: if stand_in {
-            Some(DType::F64)
-        } else {
-            dtypes::dtype_of(a)
-        },
+    let fact = |(a, dtype): (&Bound<'_, PyUntypedArray>, Option<DType>), stand_in: bool| Fact {
+        dtype: if stand_in { Some(DType::F64) } else { dtype },
         shape: ndgather::shape::Shape::known(a.shape()),
     };
     let given = |k: usize| match slots.get(k) {
-        Some(Slot::One(a)) => Some(a),
+        Some(Slot::One(a, dtype)) => Some((a, *dtype)),
         _ => None,
     };
     if !(0..slots.len()).any(|k| given(k).is_some_and(|a| foreign(k, a))) {
@@ -392,7 +455,7 @@ fn dtype_error_of_the_op(
     let facts: Vec<Fact> = (0..defs.len())
         .map(|k| match (given(k), k, target) {
             (Some(a), _, _) => fact(a, foreign(k, a)),
-            (None, 0, Some(t)) => fact(t, false),
+            (None, 0, Some(t)) => fact((t, dtypes::dtype_of(t)), false),
             _ => Fact::unknown(),
         })
         .collect();
@@ -430,12 +493,12 @@ fn written_as_units<'py>(
     for (k, s) in slots.iter().enumerate() {
         let moved = defs.get(k).map(|d| d.kind) == Some(InputKind::Elements);
         match s {
-            Slot::One(a) if moved && same(a) => moves = true,
+            Slot::One(a, _) if moved && same(a) => moves = true,
             // The values moved must be the target's own dtype (uint64 updates into objects
             // would be stored as addresses), and nothing else may be (bool or datetime
             // indices would be read as integers).
-            Slot::One(a) if moved || same(a) => return Ok(false),
-            Slot::One(_) | Slot::None => {}
+            Slot::One(a, _) if moved || same(a) => return Ok(false),
+            Slot::One(..) | Slot::None => {}
             _ => return Ok(false),
         }
     }
@@ -455,15 +518,15 @@ fn written_as_units<'py>(
             let mut copies = Vec::with_capacity(slots.len());
             for s in slots {
                 copies.push(match s {
-                    Slot::One(a) if !same(a) => copy_if_bool(op.name(), "input", a)?,
+                    Slot::One(a, d) if !same(a) => copy_if_bool(op.name(), "input", a, *d)?,
                     _ => None,
                 });
             }
             let mut views = Vec::with_capacity(slots.len());
             for (s, c) in slots.iter().zip(&copies) {
                 views.push(match s {
-                    Slot::One(a) if same(a) => Input::Tensor(raw::typed_view::<$U>(a)?.into()),
-                    Slot::One(a) => Input::Tensor(view(a, c)?),
+                    Slot::One(a, _) if same(a) => Input::Tensor(raw::typed_view::<$U>(a)?.into()),
+                    Slot::One(a, d) => Input::Tensor(view(a, *d, c.as_ref())?),
                     _ => Input::None,
                 });
             }
@@ -518,10 +581,10 @@ pub(crate) fn dense(value: Option<Value>) -> PyResult<Tensor> {
 fn array<'py>(
     py: Python<'py>,
     tensor: Tensor,
-    like: &[(DType, Bound<'py, PyArrayDescr>)],
+    like: &[(DType, &Bound<'py, PyUntypedArray>)],
 ) -> PyResult<Bound<'py, PyAny>> {
     let descr = match like.iter().find(|(dtype, _)| *dtype == tensor.dtype()) {
-        Some((_, descr)) => descr.clone(),
+        Some((_, a)) => a.dtype(),
         None => {
             let numpy = py.import("numpy")?;
             numpy
@@ -530,7 +593,7 @@ fn array<'py>(
                 .map_err(PyErr::from)?
         }
     };
-    let shape = tensor.shape().to_vec();
+    let shape: SmallVec<[usize; 4]> = tensor.shape().into();
     ndgather::with_tensor!(Tensor, tensor, fixed a => array_from_vec(py, &descr, &shape, into_vec(a)),
         else dtype => Err(PyTypeError::new_err(format!("no NumPy array of {dtype}"))))
 }
@@ -541,16 +604,16 @@ fn array<'py>(
 fn to_numpy<'py>(
     py: Python<'py>,
     value: Option<Value>,
-    like: Vec<(DType, Bound<'py, PyArrayDescr>)>,
+    like: &[(DType, &Bound<'py, PyUntypedArray>)],
 ) -> PyResult<Bound<'py, PyAny>> {
     let value = value
         .ok_or_else(|| PyValueError::new_err("internal error: a new result was not returned"))?;
     match value {
-        Value::Dense(t) => array(py, t, &like),
+        Value::Dense(t) => array(py, t, like),
         Value::List(l) => {
             let arrays = l
                 .into_iter()
-                .map(|t| array(py, t, &like))
+                .map(|t| array(py, t, like))
                 .collect::<PyResult<Vec<_>>>()?;
             Ok(PyList::new(py, arrays)?.into_any())
         }
@@ -560,7 +623,7 @@ fn to_numpy<'py>(
                 .map(|g| {
                     let indices: Vec<i64> = g.indices.iter().map(|&i| i as i64).collect();
                     let indices = numpy::PyArray1::from_vec(py, indices).into_any();
-                    let values = array(py, g.values, &like)?;
+                    let values = array(py, g.values, like)?;
                     Ok((indices, values, g.dense_shape)
                         .into_pyobject(py)?
                         .into_any())
@@ -568,7 +631,7 @@ fn to_numpy<'py>(
                 .collect::<PyResult<Vec<_>>>()?;
             Ok(PyList::new(py, parts)?.into_any())
         }
-        other => ragged::result_to_py(py, other, |t| array(py, t, &like)),
+        other => ragged::result_to_py(py, other, |t| array(py, t, like)),
     }
 }
 

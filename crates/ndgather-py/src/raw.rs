@@ -61,8 +61,8 @@ impl<'a> Raw<'a> {
     }
 
     /// The core's raw view of the elements.
-    pub(crate) fn raw(&self) -> RawView<'a> {
-        self.view.clone()
+    pub(crate) fn raw(self) -> RawView<'a> {
+        self.view
     }
 
     /// The core's writable raw view of the elements; an error for an array that is

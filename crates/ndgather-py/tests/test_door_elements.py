@@ -204,3 +204,49 @@ def test_ragged_operands_must_be_arrays_or_ragged_dicts():
         with pytest.raises((TypeError, ValueError)) as e:
             run_op("gather", bad)
         assert "internal" not in str(e.value)
+
+
+class _Index:
+    """An integer that is no Python int (NumPy's scalars and others with ``__index__``)."""
+
+    def __index__(self) -> int:
+        return 1
+
+
+def test_attributes_of_every_python_kind_read_as_the_op_takes_them():
+    # The door reads Python's own types on a fast path, and anything else by its protocol:
+    # both must give the same op.
+    data = np.arange(8, dtype="f4").reshape(4, 2)
+    ids = np.array([0, 1, 0, 1])
+    want = run_op("unsorted_segment_sum", [data, ids], {"num_segments": 2})
+    for n in (2, np.int64(2), np.uint8(2)):
+        got = run_op("unsorted_segment_sum", (data, ids), {"num_segments": n})
+        np.testing.assert_array_equal(got, want)
+    grad = np.ones((2, 2), "f4")
+    for shape in ([4, 2], (4, 2), np.array([4, 2]).tolist()):
+        got = run_op("gather_grad", [np.array([3, 1]), grad, None], {"params_shape": shape})
+        assert got.shape == (4, 2) and got[3].tolist() == [1, 1] and got[0].tolist() == [0, 0]
+    taken = run_op("take_along_axis", [data, np.array([[1], [0], [1], [0]])], {"axis": _Index()})
+    np.testing.assert_array_equal(taken[:, 0], [1, 2, 5, 6])
+    # A choice given as a str subclass is still the choice.
+    policy = type("Policy", (str,), {})("ignore")
+    got = run_op("unsorted_segment_sum", [data, np.array([0, 9, 0, 1])],
+                 {"num_segments": 2, "bad_indices": policy})
+    np.testing.assert_array_equal(got, [[4, 6], [6, 7]])
+    with pytest.raises(ng.InvalidArgumentError, match="bad_indices"):
+        run_op("unsorted_segment_sum", [data, ids], {"num_segments": 2, "bad_indices": "nope"})
+    with pytest.raises(TypeError, match="params_shape"):
+        run_op("gather_grad", [np.array([3]), grad[:1], None], {"params_shape": [4, "2"]})
+    with pytest.raises(OverflowError, match="int64"):
+        run_op("unsorted_segment_sum", [data, ids], {"num_segments": 2**70})
+    with pytest.raises(ng.InvalidArgumentError, match="unknown attribute"):
+        run_op("unsorted_segment_sum", [data, ids], {"num_segments": 2, "nope": 1.5})
+
+
+def test_inputs_are_a_list_or_tuple():
+    data = np.arange(4, dtype="f4")
+    with pytest.raises(TypeError, match="inputs must be a list"):
+        run_op("segment_sum", data)
+    with pytest.raises(TypeError, match="inputs must be a list"):
+        run_op("segment_sum", iter([data, np.array([0, 0, 1, 1])]))
+    np.testing.assert_array_equal(run_op("segment_sum", (data, np.array([0, 0, 1, 1]))), [1, 5])

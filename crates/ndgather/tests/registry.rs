@@ -60,6 +60,27 @@ fn names_are_unique_and_found() {
 }
 
 #[test]
+fn attrs_are_a_map_whatever_the_order_they_were_set_in() {
+    let name = String::from("axis");
+    let a = Attrs::new()
+        .with("batch_dims", Attr::Int(1))
+        .with(name.clone(), Attr::Int(0))
+        .with("axis", Attr::Int(2));
+    let b = Attrs::new()
+        .with("axis", Attr::Int(2))
+        .with("batch_dims", Attr::Int(1));
+    assert_eq!(a, b);
+    assert_eq!(a.names().collect::<Vec<_>>(), ["batch_dims", "axis"]);
+    assert_eq!(a.get(&name), Some(&Attr::Int(2)));
+    assert_ne!(a, b.clone().with("bad_indices", Attr::Str("clamp".into())));
+    assert_ne!(b.clone().with("axis", Attr::Int(3)), a);
+    // More names than are held inline.
+    let many = (0..9).fold(Attrs::new(), |m, k| m.with(format!("a{k}"), Attr::Int(k)));
+    assert_eq!(many.get("a8"), Some(&Attr::Int(8)));
+    assert_eq!(many.names().count(), 9);
+}
+
+#[test]
 fn attributes_are_checked_against_the_signature() {
     for op in registry::ops() {
         let sig = op.signature();
@@ -82,7 +103,7 @@ fn attributes_are_checked_against_the_signature() {
                 let valid = match other.kind {
                     AttrKind::Ints => Attr::Ints(vec![1]),
                     AttrKind::Str(choices) => {
-                        Attr::Str(choices.first().unwrap_or(&"sum").to_string())
+                        Attr::Str((*choices.first().unwrap_or(&"sum")).into())
                     }
                     AttrKind::Bool => Attr::Bool(false),
                     _ => Attr::Int(0),

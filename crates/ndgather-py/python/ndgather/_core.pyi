@@ -1,5 +1,5 @@
 """Type stub of the extension module behind ``ndgather`` (call the wrappers in ``ndgather``)."""
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -19,7 +19,7 @@ def take_along_axis(arr: np.ndarray, indices: np.ndarray, axis: int, bad_indices
 # A ragged input is {"values": array, "row_splits": [array, ...]}. The result is an array;
 # (values, [row_splits, ...]) where an operand is ragged; a list of arrays for a dense
 # gradient per shard; a list of (indices, values, dense_shape) for sparse ones.
-def run_op(name: str, inputs: list[Any], attrs: Optional[dict[str, Any]] = None,
+def run_op(name: str, inputs: Union[list[Any], tuple[Any, ...]], attrs: Optional[dict[str, Any]] = None,
            out: Optional[np.ndarray] = None, in_place: bool = False) -> Any: ...
 def op_signatures() -> list[tuple[str, str, list[tuple[str, str]],
                                   list[tuple[str, str, Optional[str], bool]]]]: ...

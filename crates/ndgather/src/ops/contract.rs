@@ -28,7 +28,8 @@ use crate::types::index::BadIndices;
 use crate::types::ragged::{Ragged, RaggedView};
 use crate::types::value::FillValue;
 use crate::with_tensor;
-use std::collections::BTreeMap;
+use smallvec::SmallVec;
+use std::borrow::Cow;
 use std::fmt;
 use std::mem::MaybeUninit;
 
@@ -42,8 +43,8 @@ pub enum Attr {
     Float(f64),
     /// A flag.
     Bool(bool),
-    /// A name: a policy, a mode, a reduction.
-    Str(String),
+    /// A name: a policy, a mode, a reduction (one of an op's own choices is not copied).
+    Str(Cow<'static, str>),
     /// A list of integers: a shape.
     Ints(Vec<i64>),
     /// Raw bytes: a fill element in the operand's own dtype and byte order.
@@ -161,7 +162,7 @@ impl AttrDef {
                     .collect::<std::result::Result<_, _>>()
                     .map_err(|_| "integers separated by commas")?,
             ),
-            AttrKind::Str(_) => Attr::Str(text.to_string()),
+            AttrKind::Str(_) => Attr::Str(text.to_string().into()),
         })
     }
 
@@ -268,9 +269,10 @@ impl Signature {
     }
 }
 
-/// A map of attribute values by name, as a front end collects them.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Attrs(BTreeMap<String, Attr>);
+/// A map of attribute values by name, as a front end collects them. Held inline up to four
+/// names, in the order set: a call from a front end allocates nothing for them.
+#[derive(Debug, Clone, Default)]
+pub struct Attrs(SmallVec<[(Cow<'static, str>, Attr); 4]>);
 
 impl Attrs {
     /// No attributes.
@@ -279,24 +281,42 @@ impl Attrs {
     }
 
     /// With `name` set to `value`.
-    pub fn with(mut self, name: &str, value: Attr) -> Attrs {
+    ///
+    /// ```
+    /// use ndgather::registry::{Attr, Attrs};
+    /// let attrs = Attrs::new().with("axis", Attr::Int(1)).with("axis", Attr::Int(2));
+    /// assert_eq!(attrs.get("axis"), Some(&Attr::Int(2)));
+    /// ```
+    pub fn with(mut self, name: impl Into<Cow<'static, str>>, value: Attr) -> Attrs {
         self.insert(name, value);
         self
     }
 
-    /// Sets `name` to `value`.
-    pub fn insert(&mut self, name: &str, value: Attr) {
-        self.0.insert(name.to_string(), value);
+    /// Sets `name` to `value` (a name the op's signature spells, as `&'static str`, is not
+    /// copied).
+    pub fn insert(&mut self, name: impl Into<Cow<'static, str>>, value: Attr) {
+        let name = name.into();
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((name, value)),
+        }
     }
 
     /// The value of `name`, if set.
     pub fn get(&self, name: &str) -> Option<&Attr> {
-        self.0.get(name)
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 
-    /// The names set.
+    /// The names set, in the order they were first set.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.0.keys().map(String::as_str)
+        self.0.iter().map(|(n, _)| n.as_ref())
+    }
+}
+
+/// Equal when the same names hold the same values, whatever order they were set in.
+impl PartialEq for Attrs {
+    fn eq(&self, other: &Attrs) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().all(|(n, v)| other.get(n) == Some(v))
     }
 }
 
@@ -459,7 +479,7 @@ fn check_kind(op: &'static str, def: &AttrDef, value: &Attr) -> Result<()> {
         | (AttrKind::Ints, Attr::Ints(_))
         | (AttrKind::Fill, Attr::Float(_) | Attr::Int(_) | Attr::Bytes(_)) => true,
         (AttrKind::Str(choices), Attr::Str(s)) => {
-            if !choices.is_empty() && !choices.contains(&s.as_str()) {
+            if !choices.is_empty() && !choices.contains(&s.as_ref()) {
                 return Err(attr_error(
                     op,
                     def.name,

@@ -65,11 +65,17 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 /// # Errors
 /// [`Error::UnknownOp`], listing the names there are.
 pub fn find(name: &str) -> Result<&'static dyn OpDef> {
-    ops()
-        .iter()
-        .find(|op| op.name() == name)
-        .map(|op| op.as_ref())
-        .ok_or_else(|| Error::UnknownOp {
+    // The ops by name, sorted once: each front end's call looks its op up here.
+    static BY_NAME: OnceLock<Vec<(&'static str, &'static dyn OpDef)>> = OnceLock::new();
+    let by_name = BY_NAME.get_or_init(|| {
+        let mut by_name: Vec<_> = ops().iter().map(|op| (op.name(), op.as_ref())).collect();
+        by_name.sort_unstable_by_key(|(name, _)| *name);
+        by_name
+    });
+    by_name
+        .binary_search_by_key(&name, |(name, _)| name)
+        .map(|k| by_name[k].1)
+        .map_err(|_| Error::UnknownOp {
             name: name.to_string(),
             known: names().collect::<Vec<_>>().join(", "),
         })

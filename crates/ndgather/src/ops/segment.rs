@@ -566,8 +566,9 @@ fn finish_plan(
     out_rows: usize,
     inner: &[usize],
 ) -> Result<SegmentPlan> {
-    let mut out_shape = vec![out_rows];
-    out_shape.extend_from_slice(inner);
+    let out_shape: Vec<usize> = std::iter::once(out_rows)
+        .chain(inner.iter().copied())
+        .collect();
     checked_numel(&out_shape).ok_or_else(|| Error::ShapeOverflow {
         what: "output",
         shape: out_shape.clone(),
