@@ -209,7 +209,11 @@ fn attr(op: &str, name: &str, def: Option<&AttrDef>, value: &Bound<'_, PyAny>) -
         return Ok(Attr::Bytes(bytes.as_bytes().to_vec()));
     }
     if value.hasattr("__index__")? {
-        let index = value.call_method0("__index__")?;
+        let index = match value.call_method0("__index__") {
+            Ok(index) => index,
+            // A NumPy array of more than one integer has `__index__` but is a shape.
+            Err(e) => return value.extract::<Vec<i64>>().map(Attr::Ints).map_err(|_| e),
+        };
         return index.extract::<i64>().map(Attr::Int).map_err(|_| {
             PyOverflowError::new_err(format!(
                 "{op}: attribute {name} = {index} is outside int64's range"
@@ -347,25 +351,23 @@ pub(crate) fn run_op<'py>(
             return Ok(None);
         }
     }
-    // Bool arrays are read from checked copies (in the order of the arrays); every other
-    // array in place.
+    // Bool arrays are read from checked copies, each kept with its slot's and its own
+    // position; every other array in place.
     let mut copies = Vec::new();
-    for (s, what) in slots.iter().zip(names) {
-        for (a, dtype) in s.typed() {
-            copies.extend(copy_if_bool(name, what, a, dtype)?);
+    for (k, (s, what)) in slots.iter().zip(names).enumerate() {
+        for (j, (a, dtype)) in s.typed().enumerate() {
+            if let Some(copy) = copy_if_bool(name, what, a, dtype)? {
+                copies.push(((k, j), copy));
+            }
         }
     }
-    let mut copied = copies.iter();
+    let copy_of = |at: (usize, usize)| copies.iter().find(|(c, _)| *c == at).map(|(_, t)| t);
     let mut views = SmallVec::<[Input<'_>; 4]>::new();
-    for s in &slots {
-        let mut each = s.typed().map(|(a, d)| {
-            let copy = if d == Some(DType::Bool) {
-                copied.next()
-            } else {
-                None
-            };
-            view(a, d, copy)
-        });
+    for (k, s) in slots.iter().enumerate() {
+        let mut each = s
+            .typed()
+            .enumerate()
+            .map(|(j, (a, d))| view(a, d, copy_of((k, j))));
         views.push(match s {
             Slot::One(..) => Input::Tensor(
                 each.next()

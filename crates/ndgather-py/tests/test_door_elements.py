@@ -223,7 +223,10 @@ def test_attributes_of_every_python_kind_read_as_the_op_takes_them():
         got = run_op("unsorted_segment_sum", (data, ids), {"num_segments": n})
         np.testing.assert_array_equal(got, want)
     grad = np.ones((2, 2), "f4")
-    for shape in ([4, 2], (4, 2), np.array([4, 2]).tolist()):
+    class Shape(list):
+        pass
+
+    for shape in ([4, 2], (4, 2), [np.int64(4), 2], Shape([4, 2]), np.array([4, 2])):
         got = run_op("gather_grad", [np.array([3, 1]), grad, None], {"params_shape": shape})
         assert got.shape == (4, 2) and got[3].tolist() == [1, 1] and got[0].tolist() == [0, 0]
     taken = run_op("take_along_axis", [data, np.array([[1], [0], [1], [0]])], {"axis": _Index()})
@@ -250,3 +253,13 @@ def test_inputs_are_a_list_or_tuple():
     with pytest.raises(TypeError, match="inputs must be a list"):
         run_op("segment_sum", iter([data, np.array([0, 0, 1, 1])]))
     np.testing.assert_array_equal(run_op("segment_sum", (data, np.array([0, 0, 1, 1]))), [1, 5])
+
+
+def test_bool_inputs_each_read_from_their_own_copy():
+    # Two bool arrays with a non-bool between them: each view must be made from its own
+    # checked copy (a swap would write the tensor's values as the updates).
+    tensor = np.array([True, False, True, False])
+    updates = np.array([False, True])
+    got = run_op("tensor_scatter_nd_update", [tensor, np.array([[0], [1]]), updates])
+    np.testing.assert_array_equal(got, [False, True, True, False])
+    assert got.dtype == bool
