@@ -9,7 +9,8 @@ python=${PYTHON:-python3}
 
 echo "== set-up: .venv with crates/ndgather-py/requirements-dev.txt"
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -r crates/ndgather-py/requirements-dev.txt
+.venv/bin/python -m pip install -q --disable-pip-version-check -r crates/ndgather-py/requirements-dev.txt \
+    -r docs/requirements.txt
 
 # Every build below is in the `ci` profile (Cargo.toml): optimised, with debug assertions
 # and overflow checks on.
@@ -27,6 +28,9 @@ echo "== Python extension into .venv, then pytest (tests and doctests)"
 VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
     .venv/bin/maturin develop --profile ci -q -m crates/ndgather-py/Cargo.toml
 (cd crates/ndgather-py && ../../.venv/bin/python -m pytest -q -p no:cacheprovider)
+
+echo "== the documentation site: every page built, no broken link (its examples ran above)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 echo "== Java front end: Maven builds the native library (cargo, ci profile) and runs JUnit"
 mvn -B --no-transfer-progress -f java/pom.xml -Dcargo.profile=ci test

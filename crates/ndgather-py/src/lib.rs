@@ -277,6 +277,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "InvalidArgumentError",
         m.py().get_type::<InvalidArgumentError>(),
     )?;
+    // The crates' version, which maturin gives the Python package too.
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("BadIndexError", m.py().get_type::<errors::BadIndexError>())?;
     m.add("AxisError", m.py().get_type::<errors::AxisError>())?;
     m.add("NotFoundError", m.py().get_type::<errors::NotFoundError>())?;

@@ -154,5 +154,16 @@ pub use types::value::{FloatInfo, FloatValue};
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The Rust examples of the documentation site's pages, run as doctests.
+#[cfg(doctest)]
+pub mod doc_pages {
+    /// `docs/rust.md`.
+    #[doc = include_str!("../../../docs/rust.md")]
+    pub struct Rust;
+    /// `docs/concepts/graphs.md`.
+    #[doc = include_str!("../../../docs/concepts/graphs.md")]
+    pub struct Graphs;
+}
 pub use ndarray;
 pub use num_complex::{Complex32, Complex64};

@@ -1,18 +1,21 @@
-"""TensorFlow's ``tf.gather`` and ``tf.gather_nd`` on NumPy arrays.
+"""TensorFlow's gather family on NumPy arrays: the gathers, ``take_along_axis`` and
+``put_along_axis``, the embedding lookups and ``embedding_bag``, the scatters, the segment
+reductions, ragged operands and gradients.
 
 The same results as TensorFlow 2.x bit for bit, the same checks and error messages, for
 every NumPy dtype, reading arrays of any layout (memory maps included) without a copy and
 releasing the GIL while the work runs.
 
->>> import ndgather as ng
->>> ng.gather(['p0', 'p1', 'p2', 'p3', 'p4', 'p5'], [2, 0, 2, 5])
-array(['p2', 'p0', 'p2', 'p5'], dtype='<U2')
->>> ng.gather_nd([['a', 'b'], ['c', 'd']], [[0, 0], [1, 1]])
-array(['a', 'd'], dtype='<U1')
->>> ng.gather([10, 11, 12], [[0], [5]])
-Traceback (most recent call last):
-    ...
-ndgather.InvalidArgumentError: indices[1,0] = 5 is not in [0, 3)
+Examples:
+  >>> import ndgather as ng
+  >>> ng.gather(['p0', 'p1', 'p2', 'p3', 'p4', 'p5'], [2, 0, 2, 5])
+  array(['p2', 'p0', 'p2', 'p5'], dtype='<U2')
+  >>> ng.gather_nd([['a', 'b'], ['c', 'd']], [[0, 0], [1, 1]])
+  array(['a', 'd'], dtype='<U1')
+  >>> ng.gather([10, 11, 12], [[0], [5]])
+  Traceback (most recent call last):
+      ...
+  ndgather.InvalidArgumentError: indices[1,0] = 5 is not in [0, 3)
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from numpy.typing import ArrayLike
 
 from . import _core, _ragged
 from ._ragged import Ragged
+
+#: The package's version: the Rust crates', one for every front end (``CHANGELOG.md``).
+__version__: str = _core.__version__
 
 #: The bad-index policies, by the names every front end uses (the core's ``BadIndices``).
 BadIndices = Literal["error", "ignore", "clamp", "negative", "wrap", "fill"]
@@ -472,12 +478,13 @@ def gather_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike
       An array of ``params_shape`` and ``grad``'s dtype; for a ragged ``params``,
       ``(indices, values, dense_shape)`` over its flat values.
 
-    >>> import numpy as np, ndgather as ng
-    >>> ng.gather_grad((2, 3), [2, 2, 0], np.ones((2, 3)), axis=1)
-    array([[1., 0., 2.],
-           [1., 0., 2.]])
-    >>> ng.gather_grad([3], [1, 1, 0], np.ones(5), params_row_splits=[[0, 1, 3]])
-    (array([1, 2, 1, 2, 0]), array([1., 1., 1., 1., 1.]), [3])
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> ng.gather_grad((2, 3), [2, 2, 0], np.ones((2, 3)), axis=1)
+      array([[1., 0., 2.],
+             [1., 0., 2.]])
+      >>> ng.gather_grad([3], [1, 1, 0], np.ones(5), params_row_splits=[[0, 1, 3]])
+      (array([1, 2, 1, 2, 0]), array([1., 1., 1., 1., 1.]), [3])
     """
     return _read_grad("gather_grad", indices, grad, params_row_splits,
                       {"params_shape": list(params_shape), "axis": axis,
@@ -507,19 +514,24 @@ def ragged_gather_grad(params: Any, indices: Any, grad: Any, *, op: str = "gathe
     the values with their first dimensions merged (``dense_shape`` says how).
 
     Args:
-      params, indices: the gather's operands, as :func:`gather` takes them.
+      params: the gather's params, as :func:`gather` takes them.
+      indices: the gather's indices.
       grad: the upstream gradient: the result's form (its flat values are used) or its flat
         values, of a number dtype.
-      op, axis, batch_dims, bad_indices: the gather's. Slices a policy fills pass no
-        gradient (their row is ``dense_shape[0]``, past the end).
+      op: the gather's op, ``"gather"`` or ``"gather_nd"``.
+      axis: the gather's axis.
+      batch_dims: the gather's batch dimensions.
+      bad_indices: the gather's policy. Slices a policy fills pass no gradient (their row is
+        ``dense_shape[0]``, past the end).
 
-    >>> import numpy as np, ndgather as ng
-    >>> rt = ng.Ragged(np.array([1.0, 2.0, 3.0]), [0, 1, 3])
-    >>> rows, values, shape = ng.ragged_gather_grad(rt, [1, 1, 0], np.ones(5))
-    >>> rows, values, shape
-    (array([1, 2, 1, 2, 0]), array([1., 1., 1., 1., 1.]), [3])
-    >>> np.bincount(rows, values, minlength=shape[0])
-    array([1., 2., 2.])
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> rt = ng.Ragged(np.array([1.0, 2.0, 3.0]), [0, 1, 3])
+      >>> rows, values, shape = ng.ragged_gather_grad(rt, [1, 1, 0], np.ones(5))
+      >>> rows, values, shape
+      (array([1, 2, 1, 2, 0]), array([1., 1., 1., 1., 1.]), [3])
+      >>> np.bincount(rows, values, minlength=shape[0])
+      array([1., 2., 2.])
     """
     return _ragged.grad(op, params, indices, grad, axis, batch_dims, bad_indices, _array,
                         _indices, _numbers)
@@ -535,10 +547,11 @@ def gather_nd_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayL
     ragged ``params``, ``params_shape`` its flat values' shape; even ``[]``), the gradient
     over the flat values as ``(indices, values, dense_shape)``, as :func:`ragged_gather_grad`.
 
-    >>> import numpy as np, ndgather as ng
-    >>> ng.gather_nd_grad((2, 3), [[1, 2], [1, 2], [0, 0]], np.ones(3))
-    array([[1., 0., 0.],
-           [0., 0., 2.]])
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> ng.gather_nd_grad((2, 3), [[1, 2], [1, 2], [0, 0]], np.ones(3))
+      array([[1., 0., 0.],
+             [0., 0., 2.]])
     """
     return _read_grad("gather_nd_grad", indices, grad, params_row_splits,
                       {"params_shape": list(params_shape), "batch_dims": batch_dims,
@@ -571,16 +584,17 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: Optional[int] = None,
       ValueError: ``indices`` that are not 1-d, or no ``axis`` for an ``x`` of several
         dimensions.
 
-    >>> import numpy as np, ndgather as ng
-    >>> ng.take(np.array([10, 20, 30]), np.array([2, -3]))
-    array([30, 10])
-    >>> ng.take(np.array([[1, 2], [3, 4]]), np.array([1]), axis=1)
-    array([[2],
-           [4]])
-    >>> ng.take(np.array([10, 20, 30]), np.array([-4]))
-    Traceback (most recent call last):
-        ...
-    ndgather.IndexOutOfBoundsError: indices[0] = -4 is not in [0, 3)
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> ng.take(np.array([10, 20, 30]), np.array([2, -3]))
+      array([30, 10])
+      >>> ng.take(np.array([[1, 2], [3, 4]]), np.array([1]), axis=1)
+      array([[2],
+             [4]])
+      >>> ng.take(np.array([10, 20, 30]), np.array([-4]))
+      Traceback (most recent call last):
+          ...
+      ndgather.IndexOutOfBoundsError: indices[0] = -4 is not in [0, 3)
     """
     p = _array(x)
     i = _indices(indices)
@@ -637,20 +651,21 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, /, axis: Optional[int] =
 
     NumPy's own examples:
 
-    >>> import numpy as np, ndgather as ng
-    >>> a = np.array([[10, 30, 20], [60, 40, 50]])
-    >>> ng.take_along_axis(a, np.argsort(a, axis=1), axis=1)
-    array([[10, 20, 30],
-           [40, 50, 60]])
-    >>> ng.take_along_axis(a, np.expand_dims(np.argmax(a, axis=1), axis=1), axis=1)
-    array([[30],
-           [60]])
-    >>> ng.take_along_axis(a, [[-1]])
-    array([[20],
-           [50]])
-    >>> ng.take_along_axis(a, [[9]], axis=1, bad_indices="fill", fill_value=0)
-    array([[0],
-           [0]])
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> a = np.array([[10, 30, 20], [60, 40, 50]])
+      >>> ng.take_along_axis(a, np.argsort(a, axis=1), axis=1)
+      array([[10, 20, 30],
+             [40, 50, 60]])
+      >>> ng.take_along_axis(a, np.expand_dims(np.argmax(a, axis=1), axis=1), axis=1)
+      array([[30],
+             [60]])
+      >>> ng.take_along_axis(a, [[-1]])
+      array([[20],
+             [50]])
+      >>> ng.take_along_axis(a, [[9]], axis=1, bad_indices="fill", fill_value=0)
+      array([[0],
+             [0]])
     """
     p = _array(arr)
     if axis is None:
@@ -691,12 +706,13 @@ def put_along_axis(arr: np.ndarray, indices: ArrayLike, values: ArrayLike,
 
     NumPy's own example:
 
-    >>> import numpy as np, ndgather as ng
-    >>> a = np.array([[10, 30, 20], [60, 40, 50]])
-    >>> ng.put_along_axis(a, np.expand_dims(np.argmax(a, axis=1), axis=1), 99, axis=1)
-    >>> a
-    array([[10, 99, 20],
-           [99, 40, 50]])
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> a = np.array([[10, 30, 20], [60, 40, 50]])
+      >>> ng.put_along_axis(a, np.expand_dims(np.argmax(a, axis=1), axis=1), 99, axis=1)
+      >>> a
+      array([[10, 99, 20],
+             [99, 40, 50]])
     """
     a = _out(arr)
     if a is None:
@@ -729,10 +745,11 @@ def take_along_axis_grad(arr_shape: Sequence[int], indices: ArrayLike, grad: Arr
     ``arr`` was broadcast along, in row-major order (deterministic). Elements whose index
     the policy leaves filled get no gradient.
 
-    >>> import numpy as np, ndgather as ng
-    >>> ng.take_along_axis_grad((2, 3), [[2, 2], [0, 1]], np.array([[1., 2.], [3., 4.]]), axis=1)
-    array([[0., 0., 3.],
-           [3., 4., 0.]])
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> ng.take_along_axis_grad((2, 3), [[2, 2], [0, 1]], np.array([[1., 2.], [3., 4.]]), axis=1)
+      array([[0., 0., 3.],
+             [3., 4., 0.]])
     """
     r = _core.run_op("take_along_axis_grad", [_indices(indices), _numbers(grad)],
                      {"arr_shape": list(arr_shape), "axis": axis, "bad_indices": bad_indices})
@@ -791,18 +808,19 @@ def embedding_lookup(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLike,
       NotFoundError: a table that is not float16, bfloat16, float32 or float64 (a
         ``TypeError``, in TensorFlow's words).
 
-    >>> import numpy as np, ndgather as ng
-    >>> table = np.arange(10.0).reshape(5, 2)
-    >>> ng.embedding_lookup(table, [[4], [0]])
-    array([[[8., 9.]],
-    <BLANKLINE>
-           [[0., 1.]]])
-    >>> shards = [table[0::2], table[1::2]]  # "mod": even ids, then odd ids
-    >>> ng.embedding_lookup(shards, [3, 4], partition_strategy="mod")
-    array([[6., 7.],
-           [8., 9.]])
-    >>> ng.embedding_lookup(table, [4], max_norm=5.0)
-    array([[3.32181919, 3.73704659]])
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> table = np.arange(10.0).reshape(5, 2)
+      >>> ng.embedding_lookup(table, [[4], [0]])
+      array([[[8., 9.]],
+      <BLANKLINE>
+             [[0., 1.]]])
+      >>> shards = [table[0::2], table[1::2]]  # "mod": even ids, then odd ids
+      >>> ng.embedding_lookup(shards, [3, 4], partition_strategy="mod")
+      array([[6., 7.],
+             [8., 9.]])
+      >>> ng.embedding_lookup(table, [4], max_norm=5.0)
+      array([[3.32181919, 3.73704659]])
     """
     r = _core.run_op("embedding_lookup", [_shards(params), _indices(ids)],
                      {"partition_strategy": partition_strategy, "max_norm": max_norm})
@@ -816,9 +834,10 @@ def embedding_lookup_grad(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLik
     TensorFlow's ``IndexedSlices``: a list with one ``(indices, values, dense_shape)`` per
     shard, its rows those of the ids the shard served, in order (repeats add up).
 
-    >>> import numpy as np, ndgather as ng
-    >>> [(i, v.tolist(), s) for i, v, s in ng.embedding_lookup_grad(np.zeros((3, 1)), [2, 0, 2], np.ones((3, 1)))]
-    [(array([2, 0, 2]), [[1.0], [1.0], [1.0]], [3, 1])]
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> [(i, v.tolist(), s) for i, v, s in ng.embedding_lookup_grad(np.zeros((3, 1)), [2, 0, 2], np.ones((3, 1)))]
+      [(array([2, 0, 2]), [[1.0], [1.0], [1.0]], [3, 1])]
     """
     shards = _shards(params)
     g = np.require(grad, shards[0].dtype, ["C", "A"])
@@ -844,7 +863,8 @@ def embedding_lookup_sparse(params: ArrayLike | Sequence[ArrayLike], sp_ids: Spa
       combiner: ``"sum"``, ``"mean"`` (the weighted sum over the sum of the weights; 0
         where they sum to 0) or ``"sqrtn"`` (over the square root of the sum of squared
         weights).
-      partition_strategy, max_norm: as in :func:`embedding_lookup`.
+      partition_strategy: as in :func:`embedding_lookup`.
+      max_norm: as in :func:`embedding_lookup`.
 
     Returns:
       An array of shape ``[dense_shape[0]] + params[0].shape[1:]``; rows without ids are
@@ -854,15 +874,16 @@ def embedding_lookup_sparse(params: ArrayLike | Sequence[ArrayLike], sp_ids: Spa
     The example of TensorFlow's documentation: params 10x20, ids and weights
     ``[0, 0]: 1 (2.0), [0, 1]: 3 (0.5), [1, 0]: 0 (1.0), [2, 3]: 1 (3.0)``:
 
-    >>> import numpy as np, ndgather as ng
-    >>> params = np.random.default_rng(0).random((10, 20))
-    >>> indices = [[0, 0], [0, 1], [1, 0], [2, 3]]
-    >>> out = ng.embedding_lookup_sparse(params, (indices, [1, 3, 0, 1], [3, 4]),
-    ...                                  (indices, [2.0, 0.5, 1.0, 3.0], [3, 4]))
-    >>> bool(np.allclose(out[0], (params[1] * 2.0 + params[3] * 0.5) / (2.0 + 0.5)))
-    True
-    >>> bool(np.allclose(out[1], params[0]) and np.allclose(out[2], params[1]))
-    True
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> params = np.random.default_rng(0).random((10, 20))
+      >>> indices = [[0, 0], [0, 1], [1, 0], [2, 3]]
+      >>> out = ng.embedding_lookup_sparse(params, (indices, [1, 3, 0, 1], [3, 4]),
+      ...                                  (indices, [2.0, 0.5, 1.0, 3.0], [3, 4]))
+      >>> bool(np.allclose(out[0], (params[1] * 2.0 + params[3] * 0.5) / (2.0 + 0.5)))
+      True
+      >>> bool(np.allclose(out[1], params[0]) and np.allclose(out[2], params[1]))
+      True
     """
     shards = _shards(params)
     ids = _sparse(sp_ids, "sp_ids")
@@ -886,10 +907,11 @@ def embedding_lookup_sparse_grad(params: ArrayLike | Sequence[ArrayLike], sp_ids
     with one ``(indices, values, dense_shape)`` per shard, a row for each distinct id it
     served (in the order they first appear), each summing what the batch rows pass back.
 
-    >>> import numpy as np, ndgather as ng
-    >>> sp = ([[0, 0], [0, 1], [1, 0]], [2, 2, 0], [2, 2])
-    >>> [(i, v.tolist()) for i, v, _ in ng.embedding_lookup_sparse_grad(np.zeros((3, 1)), sp, None, np.ones((2, 1)), "sum")]
-    [(array([2, 0]), [[2.0], [1.0]])]
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> sp = ([[0, 0], [0, 1], [1, 0]], [2, 2, 0], [2, 2])
+      >>> [(i, v.tolist()) for i, v, _ in ng.embedding_lookup_sparse_grad(np.zeros((3, 1)), sp, None, np.ones((2, 1)), "sum")]
+      [(array([2, 0]), [[2.0], [1.0]])]
     """
     shards = _shards(params)
     i, v, shape = _sparse(sp_ids, "sp_ids")
@@ -959,18 +981,19 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
         range; a ``padding_idx`` outside the table (PyTorch's messages).
       NotImplementedError: weights outside ``"sum"``, as PyTorch.
 
-    >>> import numpy as np, ndgather as ng
-    >>> table = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]], dtype=np.float32)
-    >>> ng.embedding_bag(table, [0, 2, 1, 2, 2], [0, 2, 2])
-    array([[ 2.       , 20.       ],
-           [ 0.       ,  0.       ],
-           [ 2.6666667, 26.666666 ]], dtype=float32)
-    >>> ng.embedding_bag(table, [[0, 1], [2, 2]], mode="max")
-    array([[ 2., 20.],
-           [ 3., 30.]], dtype=float32)
-    >>> ng.embedding_bag(table, [0, 1, 2], [0, 1], mode="sum", per_sample_weights=[2, 1, 1])
-    array([[ 2., 20.],
-           [ 5., 50.]], dtype=float32)
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> table = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]], dtype=np.float32)
+      >>> ng.embedding_bag(table, [0, 2, 1, 2, 2], [0, 2, 2])
+      array([[ 2.       , 20.       ],
+             [ 0.       ,  0.       ],
+             [ 2.6666667, 26.666666 ]], dtype=float32)
+      >>> ng.embedding_bag(table, [[0, 1], [2, 2]], mode="max")
+      array([[ 2., 20.],
+             [ 3., 30.]], dtype=float32)
+      >>> ng.embedding_bag(table, [0, 1, 2], [0, 1], mode="sum", per_sample_weights=[2, 1, 1])
+      array([[ 2., 20.],
+             [ 5., 50.]], dtype=float32)
     """
     shards, ids, offsets, weights = _bag_args(params, input, offsets, per_sample_weights)
     r = _core.run_op("embedding_bag", [shards, ids, offsets, weights],
@@ -997,12 +1020,13 @@ def embedding_bag_grad(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike
     PyTorch does. PyTorch's dense gradient adds the rows through its BLAS, whose fused or
     unfused additions can differ from these in the last bits.
 
-    >>> import numpy as np, ndgather as ng
-    >>> table = np.zeros((3, 1))
-    >>> ng.embedding_bag_grad(table, [0, 2, 2], [0, 1], np.ones((2, 1)), mode="mean")
-    [array([[1.],
-           [0.],
-           [1.]])]
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> table = np.zeros((3, 1))
+      >>> ng.embedding_bag_grad(table, [0, 2, 2], [0, 1], np.ones((2, 1)), mode="mean")
+      [array([[1.],
+             [0.],
+             [1.]])]
     """
     shards, ids, offsets, weights = _bag_args(params, input, offsets, per_sample_weights)
     g = np.require(_array(grad), shards[0].dtype, ["A"])
@@ -1199,13 +1223,14 @@ def scatter_reduce(input: ArrayLike, dim: int, index: ArrayLike, src: ArrayLike,
       NotImplementedError: a reduction PyTorch has no kernel for (``"mean"`` of bool,
         ``"amax"``/``"amin"`` of complex numbers).
 
-    >>> import numpy as np, ndgather as ng
-    >>> src = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
-    >>> index = np.array([0, 1, 0, 1, 2, 1])
-    >>> ng.scatter_reduce(np.array([1.0, 2.0, 3.0, 4.0]), 0, index, src, "sum")
-    array([ 5., 14.,  8.,  4.])
-    >>> ng.scatter_reduce(np.array([1.0, 2.0, 3.0, 4.0]), 0, index, src, "amax", include_self=False)
-    array([3., 6., 5., 4.])
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> src = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+      >>> index = np.array([0, 1, 0, 1, 2, 1])
+      >>> ng.scatter_reduce(np.array([1.0, 2.0, 3.0, 4.0]), 0, index, src, "sum")
+      array([ 5., 14.,  8.,  4.])
+      >>> ng.scatter_reduce(np.array([1.0, 2.0, 3.0, 4.0]), 0, index, src, "amax", include_self=False)
+      array([3., 6., 5., 4.])
     """
     i = _indices(index)
     attrs = {"dim": dim, "reduce": reduce, "include_self": include_self,
@@ -1224,12 +1249,13 @@ def set_output_cache_limit(max_bytes: int) -> int:
     written into it. At most 4 arrays and ``max_bytes`` are kept, the oldest dropped
     first; ``0`` keeps none and frees what is kept.
 
-    >>> import ndgather as ng
-    >>> previous = ng.set_output_cache_limit(0)
-    >>> previous
-    1073741824
-    >>> ng.set_output_cache_limit(previous)
-    0
+    Examples:
+      >>> import ndgather as ng
+      >>> previous = ng.set_output_cache_limit(0)
+      >>> previous
+      1073741824
+      >>> ng.set_output_cache_limit(previous)
+      0
     """
     if max_bytes < 0:
         raise ValueError(f"max_bytes must be non-negative, got {max_bytes}")

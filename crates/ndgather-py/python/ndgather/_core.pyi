@@ -3,6 +3,8 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+__version__: str
+
 class InvalidArgumentError(ValueError): ...
 class NotFoundError(TypeError): ...
 # Subclasses of InvalidArgumentError (Python knows each by that name): an index out of range,

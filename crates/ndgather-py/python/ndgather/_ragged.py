@@ -27,18 +27,19 @@ class Ragged:
     ``splits[r]:splits[r + 1]``; ``values`` may have uniform inner dimensions. Checked as
     TensorFlow's ``from_row_splits`` checks it; nothing is copied.
 
-    >>> import numpy as np, ndgather as ng
-    >>> rt = ng.Ragged(np.array([1, 2, 3, 4, 5]), [0, 2, 2, 5])
-    >>> rt
-    Ragged([[1, 2], [], [3, 4, 5]])
-    >>> rt.nrows, rt.ragged_rank
-    (3, 1)
-    >>> ng.Ragged.from_list([[[1], [2, 3]], [[4]]]).nested_row_splits
-    (array([0, 2, 3]), array([0, 1, 3, 4]))
-    >>> ng.Ragged(np.array([1, 2]), [1, 2])
-    Traceback (most recent call last):
-    ...
-    ndgather.InvalidArgumentError: Arguments to from_row_splits do not form a valid RaggedTensor:zero (row_splits[0] = 1, must be 0)
+    Examples:
+      >>> import numpy as np, ndgather as ng
+      >>> rt = ng.Ragged(np.array([1, 2, 3, 4, 5]), [0, 2, 2, 5])
+      >>> rt
+      Ragged([[1, 2], [], [3, 4, 5]])
+      >>> rt.nrows, rt.ragged_rank
+      (3, 1)
+      >>> ng.Ragged.from_list([[[1], [2, 3]], [[4]]]).nested_row_splits
+      (array([0, 2, 3]), array([0, 1, 3, 4]))
+      >>> ng.Ragged(np.array([1, 2]), [1, 2])
+      Traceback (most recent call last):
+      ...
+      ndgather.InvalidArgumentError: Arguments to from_row_splits do not form a valid RaggedTensor:zero (row_splits[0] = 1, must be 0)
     """
 
     __slots__ = ("values", "nested_row_splits")
@@ -72,9 +73,10 @@ class Ragged:
         ``ragged_rank`` dimensions after the rows (by default every dimension but the
         values'), uniform below them.
 
-        >>> import ndgather as ng
-        >>> ng.Ragged.from_list([[[1, 2]], [], [[3, 4], [5, 6]]], ragged_rank=1).values.shape
-        (3, 2)
+        Examples:
+          >>> import ndgather as ng
+          >>> ng.Ragged.from_list([[[1, 2]], [], [[3, 4], [5, 6]]], ragged_rank=1).values.shape
+          (3, 2)
         """
         depth, probe = 0, rows
         while isinstance(probe, (list, tuple)):

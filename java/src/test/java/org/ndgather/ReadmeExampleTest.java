@@ -11,16 +11,21 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
-/** The README's Java example, compiled against this build and run: it prints "2.0 3.0". */
+/**
+ * The Java example of the README and of the site's Java page, compiled against this build and
+ * run: it prints "2.0 3.0".
+ */
 class ReadmeExampleTest {
-  @Test
-  void theReadmeExampleCompilesAndRuns(@org.junit.jupiter.api.io.TempDir Path dir)
+  @ParameterizedTest
+  @ValueSource(strings = {"README.md", "docs/java.md"})
+  void theExampleCompilesAndRuns(String page, @org.junit.jupiter.api.io.TempDir Path dir)
       throws Exception {
-    String readme = Files.readString(ConformanceTest.root().resolve("README.md"));
+    String readme = Files.readString(ConformanceTest.root().resolve(page));
     int start = readme.indexOf("```java\n");
-    assertTrue(start >= 0, "the README has a Java example");
+    assertTrue(start >= 0, page + " has a Java example");
     int end = readme.indexOf("```", start + 8);
     Path source = dir.resolve("Example.java");
     Files.writeString(source, readme.substring(start + 8, end));

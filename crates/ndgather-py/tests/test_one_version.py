@@ -1,0 +1,39 @@
+"""One version for every artifact (issue 56): the Rust crates' (the workspace's), the Python
+package's (maturin takes the crate's), the Java library's ``pom.xml`` and the newest release
+in ``CHANGELOG.md``."""
+import importlib.metadata
+import pathlib
+import re
+import tomllib
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import ndgather as ng
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+pytestmark = pytest.mark.skipif(not (ROOT / "java" / "pom.xml").exists(),
+                                reason="needs the repository, not only the package")
+
+
+def workspace_version() -> str:
+    return tomllib.loads((ROOT / "Cargo.toml").read_text())["workspace"]["package"]["version"]
+
+
+def test_every_crate_takes_the_workspace_version() -> None:
+    crates = sorted((ROOT / "crates").glob("*/Cargo.toml"))
+    assert len(crates) >= 4
+    for manifest in crates:
+        version = tomllib.loads(manifest.read_text())["package"]["version"]
+        assert version in ({"workspace": True}, workspace_version()), manifest
+
+
+def test_python_java_and_the_changelog_carry_it() -> None:
+    version = workspace_version()
+    assert ng.__version__ == version
+    assert importlib.metadata.version("ndgather") == version
+    pom = ET.parse(ROOT / "java" / "pom.xml").getroot()
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    assert pom.findtext("m:version", namespaces=ns) == version
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert releases and releases[0] == version, releases
