@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: all the set-up a fresh machine needs (a local virtual
 # environment .venv with pinned packages, the Python extension built into it), then style
-# checks and every test, Rust and Python. Needs the Rust toolchain and python3 (3.9+) with
-# venv and pip.
+# checks, every test (Rust, Python, Java) and the documentation site's build. Needs the Rust
+# toolchain, python3 (3.11+, for the pinned test packages) with venv and pip, and Maven.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}

@@ -53,9 +53,27 @@ fn examples(page: &Path) -> Vec<(String, String)> {
     found
 }
 
+/// The README and every page under `docs/`.
+fn pages() -> Vec<PathBuf> {
+    let mut pages = vec![root().join("README.md")];
+    let mut folders = vec![root().join("docs")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path);
+            }
+        }
+    }
+    pages
+}
+
 #[test]
 fn the_console_examples_print_what_the_pages_show() {
-    let pages = [root().join("README.md"), root().join("docs/cli.md")];
+    let pages = pages();
+    assert!(pages.iter().any(|p| p.ends_with("docs/cli.md")), "{pages:?}");
     let mut ran = 0;
     for page in &pages {
         for (command, expected) in examples(page) {
@@ -66,6 +84,13 @@ fn the_console_examples_print_what_the_pages_show() {
                 .args(&args[1..])
                 .output()
                 .unwrap();
+            // An example that shows an error shows a failing command.
+            assert_eq!(
+                output.status.success(),
+                !expected.starts_with("error:"),
+                "{}: $ {command}",
+                page.display()
+            );
             let printed = String::from_utf8_lossy(&output.stdout).to_string()
                 + &String::from_utf8_lossy(&output.stderr);
             assert_eq!(

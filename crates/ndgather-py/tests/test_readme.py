@@ -12,8 +12,8 @@ PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
 
 
 def examples(path: pathlib.Path) -> list[str]:
-    return [textwrap.dedent(b) for b in re.findall(r"```python\n(.*?)```", path.read_text(), re.S)
-            if ">>>" in b]
+    blocks = re.findall(r"```(?:python|py|pycon)\n(.*?)```", path.read_text(), re.S)
+    return [textwrap.dedent(b) for b in blocks if ">>>" in b]
 
 
 def test_the_readme_and_the_ragged_page_have_examples():
