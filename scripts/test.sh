@@ -24,13 +24,35 @@ bash scripts/check-features.sh
 echo "== Rust tests (the extension crate has none of its own: pytest tests it below)"
 cargo test --workspace --exclude ndgather-py --profile ci
 
-echo "== Python extension into .venv, then pytest (tests and doctests)"
+echo "== Python extension into .venv; its wheel into a fresh venv, and pytest against that"
 VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
     .venv/bin/maturin develop --profile ci -q -m crates/ndgather-py/Cargo.toml
-(cd crates/ndgather-py && ../../.venv/bin/python -m pytest -q -p no:cacheprovider)
+# The artifact a user installs, built from the same compiled code: the suite (tests, and the
+# doctests of the installed modules) runs against the installed wheel, not the source tree.
+wheels=target/wheel-test
+rm -rf "$wheels"
+.venv/bin/maturin build --profile ci -q -m crates/ndgather-py/Cargo.toml -i .venv/bin/python \
+    -o "$wheels/dist"
+.venv/bin/python -m venv "$wheels/venv"
+"$wheels/venv/bin/python" -m pip install -q --disable-pip-version-check "$wheels"/dist/*.whl \
+    -r <(grep -v '^maturin==' crates/ndgather-py/requirements-dev.txt)
+(cd crates/ndgather-py && "../../$wheels/venv/bin/python" -c \
+    "import ndgather; assert 'site-packages' in ndgather.__file__, ndgather.__file__" &&
+    "../../$wheels/venv/bin/python" -m pytest -q -p no:cacheprovider tests --pyargs ndgather)
+
+echo "== the crates as published: packaged, and built from the packages alone (a dry run)"
+cargo publish --dry-run --allow-dirty -q -p ndgather -p ndgather-cli
 
 echo "== the documentation site: every page built, no broken link (its examples ran above)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 echo "== Java front end: Maven builds the native library (cargo, ci profile) and runs JUnit"
 mvn -B --no-transfer-progress -f java/pom.xml -Dcargo.profile=ci test
+
+echo "== the jar as a user gets it: installed with its sources and Javadoc, then a project of"
+echo "   its own (examples/java-consumer) that depends on it by its coordinates alone"
+mvn -B -q --no-transfer-progress -f java/pom.xml -Dcargo.profile=ci install -DskipTests
+consumer=$(mvn -B -q --no-transfer-progress -Dstyle.color=never \
+    -f examples/java-consumer/pom.xml compile exec:java)
+echo "$consumer"
+grep -q "first column of users 2 and 0: 4.5 0.5" <<<"$consumer"
