@@ -73,7 +73,10 @@ fn pages() -> Vec<PathBuf> {
 #[test]
 fn the_console_examples_print_what_the_pages_show() {
     let pages = pages();
-    assert!(pages.iter().any(|p| p.ends_with("docs/cli.md")), "{pages:?}");
+    assert!(
+        pages.iter().any(|p| p.ends_with("docs/cli.md")),
+        "{pages:?}"
+    );
     let mut ran = 0;
     for page in &pages {
         for (command, expected) in examples(page) {
