@@ -1,4 +1,4 @@
-// What a fresh output costs on this machine (BENCHMARKS.md, "Fresh outputs"): copies N MiB
+// What a fresh output costs on this machine (bench/LOG.md, "Fresh outputs"): copies N MiB
 // into memory from malloc (4 KiB pages), malloc + MADV_HUGEPAGE, mmap + MADV_HUGEPAGE,
 // mmap + MAP_POPULATE, mmap + MADV_HUGEPAGE + MADV_POPULATE_WRITE, and into one reused
 // buffer; on 1 and 2 threads; freeing inside the timing. Median of 11.

@@ -1,6 +1,6 @@
 // The plain C random gather of physlim.c (2 threads, O[i] = P[I[i]], f32 values, uint32
 // indices, 4 KiB pages) on a table of any size, to tell whether a table's size moves the C
-// rate (BENCHMARKS.md, "nd_elems against JAX": nd_elems' table is 64 MB, physlim's 40 MB).
+// rate (bench/LOG.md, "nd_elems against JAX": nd_elems' table is 64 MB, physlim's 40 MB).
 // Prints M elements per second, the median of 7 runs.
 //   gcc -O3 -march=native -pthread bench/gather_sizes.c -o /tmp/gather_sizes
 //   /tmp/gather_sizes 10000000 20000000 && /tmp/gather_sizes 16000000 4000000   # floats, reads

@@ -1,5 +1,5 @@
 """The Python package's fresh results with and without reuse of freed result arrays
-(BENCHMARKS.md, "Changes in issue 13"): for each case (full sizes), ng.gather/gather_nd timed
+(bench/LOG.md, "Changes in issue 13"): for each case (full sizes), ng.gather/gather_nd timed
 with ng.set_output_cache_limit(0) and with the default limit, twice each, beside np.take.
 
     python bench/output_cache.py embed,nd_slices,nd_batch,f64_wide

@@ -1,4 +1,4 @@
-"""Page faults per call of one peer's fresh-output gather (BENCHMARKS.md, "Fresh outputs"):
+"""Page faults per call of one peer's fresh-output gather (bench/LOG.md, "Fresh outputs"):
 whether a library's result lands in memory it kept from an earlier call (no faults) or in
 fresh pages from the OS (faults, and the kernel's zeroing). One peer per process, so one
 library's allocator does not serve another's outputs.

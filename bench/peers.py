@@ -41,7 +41,7 @@ pc = time.perf_counter
 QUIET = 0.25  # a block counts as quiet if other processes used < QUIET cores during it
 # Untimed calls at the start of each block, for at least this long: after the quiet wait's sleep a
 # thread pool's workers first share a CPU with the caller for some tens of ms (seen as 1.6x slower
-# samples of a 2-thread call until the scheduler moves them apart; BENCHMARKS.md, "Block warm-up").
+# samples of a 2-thread call until the scheduler moves them apart; bench/LOG.md, "Block warm-up").
 WARM_S = 0.1
 
 

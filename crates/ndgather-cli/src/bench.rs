@@ -146,7 +146,7 @@ fn wait_quiet(max_s: f64) {
 
 /// Untimed calls before the samples, for at least this long, as peers.py's blocks begin: after
 /// a sleep (the quiet wait's), the pool's workers share a CPU with the caller for some tens of
-/// ms, until the scheduler moves them apart (BENCHMARKS.md, "Block warm-up").
+/// ms, until the scheduler moves them apart (bench/LOG.md, "Block warm-up").
 const WARM_UP: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Median seconds per call of `f`, over `runs` samples of at least ~20 ms each.

@@ -5,7 +5,7 @@
 //! ([`crate::registry::Host`]), else a fresh tensor.
 //!
 //! There the general path's fixed costs (the typed views of both operands and their
-//! dimension conversions) outweigh the copy several times over (BENCHMARKS.md, issue 44).
+//! dimension conversions) outweigh the copy several times over (bench/LOG.md, "A tiny call from Python (issue 44)").
 //! This path builds no view: it takes the same plans, index checks and copy loops as the
 //! general one (`Copies`), on the bytes as they are, so its results and errors are the same
 //! (`tests/small_call.rs` compares the two on random calls).
