@@ -1,6 +1,6 @@
 """One version for every artifact (issue 56): the Rust crates' (the workspace's), the Python
-package's (maturin takes the crate's), the Java library's ``pom.xml`` and the newest release
-in ``CHANGELOG.md``."""
+package's (maturin takes the crate's), the Java library's ``pom.xml`` (and the version the
+example consumer project asks for) and the newest release in ``CHANGELOG.md``."""
 import importlib.metadata
 import pathlib
 import re
@@ -32,8 +32,12 @@ def test_python_java_and_the_changelog_carry_it() -> None:
     version = workspace_version()
     assert ng.__version__ == version
     assert importlib.metadata.version("ndgather") == version
-    pom = ET.parse(ROOT / "java" / "pom.xml").getroot()
     ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    pom = ET.parse(ROOT / "java" / "pom.xml").getroot()
     assert pom.findtext("m:version", namespaces=ns) == version
+    # The consumer project depends on this version by its coordinates.
+    consumer = ET.parse(ROOT / "examples" / "java-consumer" / "pom.xml").getroot()
+    dependency = consumer.find("m:dependencies/m:dependency[m:artifactId='ndgather']", ns)
+    assert dependency is not None and dependency.findtext("m:version", namespaces=ns) == version
     releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", (ROOT / "CHANGELOG.md").read_text(), re.M)
     assert releases and releases[0] == version, releases
