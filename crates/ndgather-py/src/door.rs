@@ -167,7 +167,8 @@ impl<'py> Slot<'py> {
 fn attr(op: &str, name: &str, def: Option<&AttrDef>, value: &Bound<'_, PyAny>) -> PyResult<Attr> {
     // Python's own types first, by their exact type (every call's attributes are these).
     if let Ok(text) = value.cast_exact::<PyString>() {
-        let text = text.to_str()?;
+        let text = text.to_cow()?;
+        let text = text.as_ref();
         // One of the op's own choices (a policy, a reduction) is the signature's string.
         let choices = match def.map(|d| d.kind) {
             Some(AttrKind::Str(choices)) => choices,
@@ -236,7 +237,8 @@ fn attrs(op: &str, known: &[AttrDef], dict: Option<&Bound<'_, PyDict>>) -> PyRes
     let mut out = Attrs::new();
     for (key, value) in dict.into_iter().flat_map(|d| d.iter()) {
         let key = key.cast_into::<PyString>().map_err(PyErr::from)?;
-        let name = key.to_str()?;
+        let name = key.to_cow()?;
+        let name = name.as_ref();
         if !value.is_none() {
             // A name the op takes is its signature's own (nothing copied); the op refuses
             // any other.
