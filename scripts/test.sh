@@ -40,6 +40,22 @@ rm -rf "$wheels"
     "import ndgather; assert 'site-packages' in ndgather.__file__, ndgather.__file__" &&
     "../../$wheels/venv/bin/python" -m pytest -q -p no:cacheprovider ./tests --pyargs ndgather)
 
+echo "== the wheel on the oldest and newest Pythons the package supports, where pyenv has them"
+for version in 3.9 3.13; do
+    interpreter=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/$version.*/bin/python 2>/dev/null | tail -1 || true)
+    if [ -z "$interpreter" ]; then
+        echo "no Python $version here: its smoke test is not run"
+        continue
+    fi
+    rm -rf "$wheels/py$version"
+    .venv/bin/maturin build --profile ci -q -m crates/ndgather-py/Cargo.toml -i "$interpreter" \
+        -o "$wheels/py$version/dist"
+    "$interpreter" -m venv "$wheels/py$version/venv"
+    "$wheels/py$version/venv/bin/python" -m pip install -q --disable-pip-version-check \
+        "$wheels/py$version"/dist/*.whl
+    "$wheels/py$version/venv/bin/python" scripts/wheel_smoke.py
+done
+
 echo "== the crates as published: packaged, and built from the packages alone (a dry run)"
 # Cargo builds the packages in its dev profile, which has no --profile switch here: without
 # debug info or incremental files, that build is a minute quicker and 4 GB smaller. It reads
