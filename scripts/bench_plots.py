@@ -64,6 +64,15 @@ def best_of(table: list[dict]) -> str:
     return "best of " + ", ".join(present) if len(present) > 1 else "".join(present)
 
 
+def bars(ax, series: list[tuple[str, list]]) -> None:
+    """Grouped bars, each group centred on its case's tick; a missing value leaves a gap."""
+    width = 0.8 / max(len(series), 1)
+    for k, (label, values) in enumerate(series):
+        offset = (k - (len(series) - 1) / 2) * width
+        xs = [i + offset for i, v in enumerate(values) if v is not None]
+        ax.bar(xs, [v for v in values if v is not None], width, label=label)
+
+
 def legend(ax) -> None:
     ax.legend(fontsize=8, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)
 
@@ -79,12 +88,7 @@ def ratio_plot(table: list[dict], size: str, path: str) -> None:
                               for r in table]),
         ("Rust into ÷ ONNX Runtime", [r["into"] / r["ort"] if r["ort"] else None for r in table]),
     ]
-    width = 0.8 / len(series)
-    for k, (label, values) in enumerate(series):
-        xs = [i + (k - 1) * width for i, v in enumerate(values) if v is not None]
-        ys = [v for v in values if v is not None]
-        if ys:
-            ax.bar(xs, ys, width, label=label)
+    bars(ax, [(label, values) for label, values in series if any(v is not None for v in values)])
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_yscale("log")
     ax.set_ylabel("time ÷ peer's (log; below 1: ndgather faster)")
@@ -100,11 +104,12 @@ def ratio_plot(table: list[dict], size: str, path: str) -> None:
 def gbps_plot(table: list[dict], memcpy: float, size: str, path: str) -> None:
     fig, ax = plt.subplots(figsize=(10, 4.6), dpi=110)
     names = [r["name"] for r in table]
-    ours = [r["moved"] / r["into"] / 1e9 for r in table]
-    best = [r["moved"] / r["best_s"] / 1e9 if r["best_s"] else 0 for r in table]
+    series = [(label, [r["moved"] / r[key] / 1e9 if r[key] else None for r in table])
+              for label, key in [("ndgather alloc (a fresh output, as the peers')", "alloc"),
+                                 ("ndgather into (a reused output)", "into"),
+                                 (best_of(table), "best_s")]]
+    bars(ax, series)
     xs = range(len(names))
-    ax.bar([x - 0.2 for x in xs], ours, 0.4, label="ndgather (into)")
-    ax.bar([x + 0.2 for x in xs], best, 0.4, label=best_of(table))
     ax.axhline(memcpy, color="black", linestyle="--", linewidth=0.8,
                label=f"memcpy, same run ({memcpy:.1f} GB/s)")
     ax.set_ylabel("GB/s moved")

@@ -41,8 +41,12 @@ rm -rf "$wheels"
     "../../$wheels/venv/bin/python" -m pytest -q -p no:cacheprovider ./tests --pyargs ndgather)
 
 echo "== the wheel on the oldest and newest Pythons the package supports, where pyenv has them"
-for version in 3.9 3.13; do
-    interpreter=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/$version.*/bin/python 2>/dev/null | tail -1 || true)
+# Each with the newest NumPy that supports it, pinned.
+for version_numpy in 3.9:2.0.2 3.13:2.4.6; do
+    version=${version_numpy%:*} numpy=${version_numpy#*:}
+    # The newest patch release of that version (not a free-threaded "t" build).
+    interpreter=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/$version.[0-9]*/bin/python \
+        2>/dev/null | grep -v 't/bin/python$' | sort -V | tail -1 || true)
     if [ -z "$interpreter" ]; then
         echo "no Python $version here: its smoke test is not run"
         continue
@@ -52,7 +56,7 @@ for version in 3.9 3.13; do
         -o "$wheels/py$version/dist"
     "$interpreter" -m venv "$wheels/py$version/venv"
     "$wheels/py$version/venv/bin/python" -m pip install -q --disable-pip-version-check \
-        "$wheels/py$version"/dist/*.whl
+        "numpy==$numpy" "$wheels/py$version"/dist/*.whl
     "$wheels/py$version/venv/bin/python" scripts/wheel_smoke.py
 done
 

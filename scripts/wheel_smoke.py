@@ -9,6 +9,9 @@ import ndgather as ng
 
 p = np.arange(12.0).reshape(3, 4)
 assert ng.gather(p, [2, 0]).tolist() == [[8, 9, 10, 11], [0, 1, 2, 3]]
+# A string attribute through the door (read with PyString::to_cow).
+assert ng.unsorted_segment_sum(p, [0, 7, 1], 2, bad_indices="ignore").tolist() == [
+    [0, 1, 2, 3], [8, 9, 10, 11]]
 assert ng.gather_nd(p, [[1, 2]]).tolist() == [6]
 assert ng.take_along_axis(p, np.array([[1], [0], [3]]), axis=1).ravel().tolist() == [1, 4, 11]
 assert ng.unsorted_segment_max(p, [0, 1, 0], 2).tolist() == [[8, 9, 10, 11], [4, 5, 6, 7]]

@@ -1,5 +1,6 @@
 """scripts/bench_plots.py draws the performance page's plots from a run's results: both
 plots for each size whose files are there, and a clear refusal where none is."""
+import importlib.util
 import json
 import pathlib
 import subprocess
@@ -9,7 +10,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "bench_plots.py"
-pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="needs the repository")
+# Outside the repository (the package alone) there is no script; inside, it must be there.
+pytestmark = pytest.mark.skipif(not (ROOT / "scripts").is_dir(), reason="needs the repository")
 
 
 def results(folder: pathlib.Path) -> None:
@@ -33,6 +35,22 @@ def test_both_plots_of_each_size_given(tmp_path: pathlib.Path) -> None:
     assert run.returncode == 0, run.stderr
     assert sorted(p.name for p in out.iterdir()) == ["gbps-quick.png", "ratio-quick.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in out.iterdir())
+
+
+def test_each_case_is_set_against_the_right_peers(tmp_path: pathlib.Path) -> None:
+    results(tmp_path)
+    spec = importlib.util.spec_from_file_location("bench_plots", SCRIPT)
+    plots = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plots)
+    rows = {r["name"]: r for r in plots.rows(*plots.load(str(tmp_path), "quick"))}
+    # embed: JAX is the fastest allocating peer; ORT is set against `into`; Python is there.
+    assert rows["embed"]["best"] == "jax" and rows["embed"]["best_s"] == 4e-4
+    assert rows["embed"]["ort"] == 3e-4 and rows["embed"]["python"] == 2e-4
+    assert rows["embed"]["moved"] == 2_000_000
+    # tiny: NumPy alone, no ORT and no Python timing.
+    assert rows["tiny"]["best"] == "numpy" and rows["tiny"]["ort"] is None
+    assert rows["tiny"]["python"] is None
+    assert plots.best_of(list(rows.values())) == "best of NumPy, JAX"
 
 
 def test_no_results_is_an_error(tmp_path: pathlib.Path) -> None:

@@ -891,7 +891,7 @@ def load(client):
 
 
 # Issue 53: on a loaded 2-core machine the kill test never finished. A few runs here; the
-# 20-in-a-row figures are in BENCHMARKS.md.
+# 20-in-a-row figures are in bench/LOG.md.
 @pytest.mark.parametrize("run", range(2))
 def test_under_load_a_killed_worker_is_recovered_with_nothing_wrong(client, load, run):
     stream_through_a_kill(client, 1000)

@@ -146,7 +146,7 @@ async def within(awaitable, seconds: float):
 async def cancelled_after(future: asyncio.Future, seconds: float):
     """``future``'s result, or ``TimeoutError`` once it is cancelled after ``seconds``: a
     timer, where ``asyncio.wait_for`` would add a task and a turn of the loop to each call,
-    a cost of the same order as a whole small lookup (BENCHMARKS.md)."""
+    a cost of the same order as a whole small lookup (bench/LOG.md, "Serving latency")."""
     fired = []
 
     def expire():
