@@ -63,13 +63,21 @@ type Slots<'py> = SmallVec<[Slot<'py>; 4]>;
 /// Each input array of the table's dtypes, by dtype.
 type Like<'a, 'py> = SmallVec<[(DType, &'a Bound<'py, PyUntypedArray>); 4]>;
 
-/// One input as the caller gave it: an array (with the table's dtype of it, read once), a
-/// list of arrays, a ragged tensor (its flat values, then its row splits), or none.
+/// One input as the caller gave it, each array with the table's dtype of it (read once): an
+/// array, a list of arrays, a ragged tensor (its flat values, then its row splits), or none.
 enum Slot<'py> {
     One(Bound<'py, PyUntypedArray>, Option<DType>),
-    List(Vec<Bound<'py, PyUntypedArray>>),
-    Ragged(Vec<Bound<'py, PyUntypedArray>>),
+    List(Vec<Bound<'py, PyUntypedArray>>, Vec<Option<DType>>),
+    Ragged(Vec<Bound<'py, PyUntypedArray>>, Vec<Option<DType>>),
     None,
+}
+
+/// `arrays` with their dtypes.
+fn with_dtypes<'py>(
+    arrays: Vec<Bound<'py, PyUntypedArray>>,
+) -> (Vec<Bound<'py, PyUntypedArray>>, Vec<Option<DType>>) {
+    let dtypes = arrays.iter().map(dtypes::dtype_of).collect();
+    (arrays, dtypes)
 }
 
 fn slot<'py>(op: &str, what: &str, object: &Bound<'py, PyAny>) -> PyResult<Slot<'py>> {
@@ -101,28 +109,32 @@ fn slot<'py>(op: &str, what: &str, object: &Bound<'py, PyAny>) -> PyResult<Slot<
         for s in splits {
             parts.push(array(Some(s?), "row_splits")?);
         }
-        return Ok(Slot::Ragged(parts));
+        let (parts, dtypes) = with_dtypes(parts);
+        return Ok(Slot::Ragged(parts, dtypes));
     }
-    let items: Vec<Bound<'py, PyAny>> = if let Ok(list) = object.cast::<PyList>() {
-        list.iter().collect()
+    let element = |(k, item): (usize, Bound<'py, PyAny>)| {
+        item.cast_into::<PyUntypedArray>()
+            .map_err(|_| PyTypeError::new_err(format!("{op}: {what}[{k}] must be a NumPy array")))
+    };
+    let arrays = if let Ok(list) = object.cast::<PyList>() {
+        list.iter()
+            .enumerate()
+            .map(element)
+            .collect::<PyResult<Vec<_>>>()?
     } else if let Ok(tuple) = object.cast::<PyTuple>() {
-        tuple.iter().collect()
+        tuple
+            .iter()
+            .enumerate()
+            .map(element)
+            .collect::<PyResult<Vec<_>>>()?
     } else {
         return Err(PyTypeError::new_err(format!(
             "{op}: {what} must be a NumPy array, a list of them, or None, not {}",
             object.get_type().name()?
         )));
     };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(k, item)| {
-            item.cast_into::<PyUntypedArray>().map_err(|_| {
-                PyTypeError::new_err(format!("{op}: {what}[{k}] must be a NumPy array"))
-            })
-        })
-        .collect::<PyResult<_>>()
-        .map(Slot::List)
+    let (arrays, dtypes) = with_dtypes(arrays);
+    Ok(Slot::List(arrays, dtypes))
 }
 
 impl<'py> Slot<'py> {
@@ -131,32 +143,30 @@ impl<'py> Slot<'py> {
     fn operand(&self) -> Option<ragged::Operand<'_, 'py>> {
         match self {
             Slot::One(a, _) => Some((a, None)),
-            Slot::Ragged(parts) => parts.split_first().map(|(v, s)| (v, Some(s))),
+            Slot::Ragged(parts, _) => parts.split_first().map(|(v, s)| (v, Some(s))),
             _ => None,
         }
     }
 
     fn ragged(&self) -> bool {
-        matches!(self, Slot::Ragged(_))
+        matches!(self, Slot::Ragged(..))
     }
 
-    /// The slot's arrays with the table's dtypes of them (read here for those of a list or
-    /// ragged tensor).
+    /// The slot's arrays with the table's dtypes of them.
     fn typed(&self) -> impl Iterator<Item = (&Bound<'py, PyUntypedArray>, Option<DType>)> {
-        let one = match self {
-            Slot::One(_, dtype) => Some(*dtype),
-            _ => None,
+        let dtypes = match self {
+            Slot::One(_, dtype) => std::slice::from_ref(dtype),
+            Slot::List(_, d) | Slot::Ragged(_, d) => d.as_slice(),
+            Slot::None => &[],
         };
-        self.arrays()
-            .iter()
-            .map(move |a| (a, one.unwrap_or_else(|| dtypes::dtype_of(a))))
+        self.arrays().iter().zip(dtypes.iter().copied())
     }
 
     /// The slot's arrays.
     fn arrays(&self) -> &[Bound<'py, PyUntypedArray>] {
         match self {
             Slot::One(a, _) => std::slice::from_ref(a),
-            Slot::List(l) | Slot::Ragged(l) => l.as_slice(),
+            Slot::List(l, _) | Slot::Ragged(l, _) => l.as_slice(),
             Slot::None => &[],
         }
     }
@@ -375,8 +385,8 @@ pub(crate) fn run_op<'py>(
                 each.next()
                     .ok_or_else(|| PyValueError::new_err("empty slot"))??,
             ),
-            Slot::List(_) => Input::List(each.collect::<PyResult<_>>()?),
-            Slot::Ragged(parts) => {
+            Slot::List(..) => Input::List(each.collect::<PyResult<_>>()?),
+            Slot::Ragged(parts, _) => {
                 let values = each
                     .next()
                     .ok_or_else(|| PyValueError::new_err("empty slot"))??;
