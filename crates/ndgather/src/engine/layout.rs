@@ -84,6 +84,20 @@ pub(crate) fn update_row_major<T: Clone>(
     array: &mut ndarray::ArrayViewMutD<'_, T>,
     update: impl FnOnce(&mut [T]),
 ) -> Result<()> {
+    let mut update = Some(update);
+    update_row_major_dyn(array, &mut |slice| {
+        if let Some(update) = update.take() {
+            update(slice);
+        }
+    })
+}
+
+/// [`update_row_major`] on a `dyn` closure, so that the copy and the assignment back are
+/// compiled once per element type, not once per caller's closure.
+fn update_row_major_dyn<T: Clone>(
+    array: &mut ndarray::ArrayViewMutD<'_, T>,
+    update: &mut dyn FnMut(&mut [T]),
+) -> Result<()> {
     if let Some(slice) = array.as_slice_mut() {
         update(slice);
         return Ok(());

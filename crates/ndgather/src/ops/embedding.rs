@@ -616,7 +616,7 @@ fn weights_mismatch() -> Error {
 /// superset of TensorFlow's `Tindices`, `int32` and `int64`, as `embedding_bag`'s ids).
 macro_rules! with_ids {
     ($t:expr, $i:ident => $body:expr) => {
-        crate::with_tensor!(TensorView, $t, index $i => $body,
+        crate::types::index::with_indices!($t, $i => $body,
             else dtype => Err(Error::IndicesNotInteger { dtype }))
     };
 }

@@ -455,7 +455,16 @@ impl EmbeddingBag {
         crate::with_dtype!(first.dtype(), real T => {
             let views = shards.iter().map(typed::<T>).collect::<Result<Vec<_>>>()?;
             let weights = weights.map(typed::<T>).transpose()?;
-            crate::with_tensor!(TensorView, input, index i => {
+            // Offsets of a dtype other than the input's are refused before either is widened,
+            // so that the message names the caller's dtypes.
+            if let Some(o) = offsets.filter(|o| input.dtype().is_index() && o.dtype() != input.dtype()) {
+                return Err(Error::DTypeMismatch { expected: input.dtype(), found: o.dtype() });
+            }
+            let wide_offsets = offsets.map(crate::types::index::widened).transpose()?.flatten();
+            let offsets = offsets.map(TensorView::reborrow);
+            let offsets = wide_offsets.as_ref().map(crate::Tensor::view).or(offsets);
+            let offsets = offsets.as_ref();
+            crate::types::index::with_indices!(input, i => {
                 let offsets = offsets
                     .map(|o| {
                         typed(o)?.into_dimensionality::<ndarray::Ix1>().map_err(|_| {

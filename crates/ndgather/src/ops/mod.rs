@@ -44,6 +44,7 @@ use crate::shape::{gather_nd_shape, gather_shape, Axis, Shape};
 use crate::types::dtype::bytes_of;
 use crate::types::dtype::{FixedWidth, Tensor, TensorView, TensorViewMut};
 use crate::types::error::{Error, Result};
+use crate::types::index::with_indices;
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::strings::{StringElement, Strings};
 use crate::types::value::{self, FillValue};
@@ -237,7 +238,7 @@ impl Op {
             if records || out.is_some() {
                 return Err(Error::NotFixedWidth { dtype });
             }
-            with_tensor!(TensorView, indices, index i => self.run_strings(&view, i).map(Some),
+            with_indices!(indices, i => self.run_strings(&view, i).map(Some),
                 else dtype => Err(Error::IndicesNotInteger { dtype }))
         })
     }
@@ -516,7 +517,7 @@ impl Op {
         fill: Option<&[U]>,
         out: Option<ArrayViewMutD<'_, U>>,
     ) -> Result<Option<ArrayD<U>>> {
-        with_tensor!(TensorView, indices, index i => self.typed(params, elements, i, fill, out),
+        with_indices!(indices, i => self.typed(params, elements, i, fill, out),
             else dtype => Err(Error::IndicesNotInteger { dtype }))
     }
 

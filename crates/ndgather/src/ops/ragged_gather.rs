@@ -28,6 +28,7 @@ use crate::ops::{Op, Out, Params};
 use crate::types::arith::Arith;
 use crate::types::dtype::{DType, TensorView};
 use crate::types::error::{Error, OpKind, Result};
+use crate::types::index::with_indices;
 use crate::types::ragged::{Ragged, RaggedView, RowSplits};
 use crate::with_tensor;
 use ndarray::ArrayViewD;
@@ -413,7 +414,7 @@ impl Op {
         };
         let r = p.ragged_rank();
         let runs = runs && r >= 1 && plan.after.last() == Some(&r);
-        let walked = with_tensor!(TensorView, index_values, index idx => {
+        let walked = with_indices!(index_values, idx => {
             let flat = idx.as_standard_layout();
             let flat = flat.as_slice().ok_or(Error::Internal("standard layout is a slice"))?;
             call.walk(flat, index_values.shape(), runs)

@@ -13,6 +13,7 @@ use crate::ops::{Op, Out, Params};
 use crate::shape::{gather_nd_shape, gather_shape, Axis};
 use crate::types::dtype::{Tensor, TensorView};
 use crate::types::error::{Error, Result};
+use crate::types::index::with_indices;
 use crate::types::index::{BadIndices, IndexType};
 use crate::{with_dtype, with_tensor};
 
@@ -271,8 +272,8 @@ impl Op {
     ) -> Result<Tensor> {
         macro_rules! grad_of {
             ($o:expr) => {
-                with_tensor!(TensorView, upstream, number g => with_tensor!(TensorView, indices,
-                    index i => Tensor::from($o.grad(params_shape, i, g)?),
+                with_tensor!(TensorView, upstream, number g => with_indices!(indices,
+                    i => Tensor::from($o.grad(params_shape, i, g)?),
                     else dtype => return Err(Error::IndicesNotInteger { dtype })),
                 else dtype => return Err(Error::NoKernel {
                     op, dtype, supported: crate::DType::names_where(crate::DType::is_number) }))

@@ -99,10 +99,21 @@ pub(crate) fn combine_rows<'s, T: Clone + Send + Sync + 's>(
         combine_into(0, out);
         return;
     }
-    let per_task = rows.div_ceil(threads);
+    in_row_tasks(out, row_len, rows.div_ceil(threads), &combine_into);
+}
+
+/// Runs `f(first_row, chunk)` over `out` in parallel, in chunks of `per_task` rows; on a `dyn`
+/// closure, so that rayon's split is compiled once per element type rather than once per
+/// combiner, source and target (it was most of the CLI binary's rayon code).
+fn in_row_tasks<T: Send>(
+    out: &mut [T],
+    row_len: usize,
+    per_task: usize,
+    f: &(dyn Fn(usize, &mut [T]) + Sync),
+) {
     out.par_chunks_mut(per_task * row_len)
         .enumerate()
-        .for_each(|(c, chunk)| combine_into(c * per_task, chunk));
+        .for_each(|(c, chunk)| f(c * per_task, chunk));
 }
 
 /// The target row of index vector `r` under `plan` (rows of `plan.slice` elements).

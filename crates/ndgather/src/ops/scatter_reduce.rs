@@ -60,6 +60,7 @@
 mod reduce_arith;
 
 use crate::types::arith::Arith;
+use crate::types::index::with_indices;
 
 use crate::engine::kernel::first_bad_vector;
 use crate::engine::layout::{row_major, update_row_major};
@@ -411,7 +412,7 @@ impl ScatterReduce {
         let Some(step) = reduce_arith::step::<T::Acc>(self.reduce) else {
             return Err(Error::Internal("the dtype's reduction checked"));
         };
-        with_tensor!(TensorView, index, index i => {
+        with_indices!(index, i => {
             let idx = row_major(i)?;
             if self.bad_indices.errors() {
                 if let Some(k) = first_bad_vector(&idx, &[plan.along], self.bad_indices) {

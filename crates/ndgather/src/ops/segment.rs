@@ -40,6 +40,7 @@ use crate::types::arith::{Arith, Number};
 use crate::types::dtype::bytes_of;
 use crate::types::dtype::{DType, Tensor, TensorView};
 use crate::types::error::{Error, Result};
+use crate::types::index::with_indices;
 use crate::types::index::{BadIndices, IndexType};
 use crate::with_tensor;
 use ndarray::{ArrayBase, ArrayD, Data, Dimension};
@@ -522,7 +523,7 @@ impl Segment {
     /// As [`Segment::reduce`], and [`Error::IndicesNotInteger`].
     pub fn run_views(&self, data: &TensorView<'_>, segment_ids: &TensorView<'_>) -> Result<Tensor> {
         with_tensor!(TensorView, data, number d => {
-            with_tensor!(TensorView, segment_ids, index i => self.run_typed(d, i),
+            with_indices!(segment_ids, i => self.run_typed(d, i),
                 else dtype => Err(Error::IndicesNotInteger { dtype }))
         }, else dtype => Err(self.refusal(dtype)))
     }

@@ -58,7 +58,7 @@ impl Op {
         let Some(bytes) = params.contiguous_bytes() else {
             return Ok(Small::NotTaken);
         };
-        with_tensor!(TensorView, indices, index i => match i.as_slice() {
+        with_tensor!(TensorView, indices, kernel i => match i.as_slice() {
             Some(flat) => self.small_with(bytes, params.shape(), itemsize, (flat, i.shape()), host),
             None => Ok(Small::NotTaken),
         }, else _dtype => Ok(Small::NotTaken))

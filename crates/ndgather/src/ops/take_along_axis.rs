@@ -19,6 +19,7 @@ use crate::types::arith::Number;
 use crate::types::dtype::bytes_of;
 use crate::types::dtype::{TensorView, TensorViewMut};
 use crate::types::error::{Error, Result};
+use crate::types::index::with_indices;
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::value::FillValue;
 use crate::with_tensor;
@@ -434,7 +435,7 @@ impl TakeAlongAxisOptions {
                 });
             }
             let v = crate::ops::typed_like(&a, values)?;
-            with_tensor!(TensorView, indices, index i => self.put_typed(a, i, v),
+            with_indices!(indices, i => self.put_typed(a, i, v),
                 else _dtype => Err(self.non_integer_indices(a.ndim())))
         }, else dtype => Err(Error::NotFixedWidth { dtype }))
     }

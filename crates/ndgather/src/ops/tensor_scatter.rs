@@ -64,6 +64,7 @@ use crate::shape::{tensor_scatter_shape, TensorScatterShape};
 use crate::types::arith::Arith;
 use crate::types::dtype::{ArrayElement, DType, Tensor, TensorView, TensorViewMut};
 use crate::types::error::{Error, Result};
+use crate::types::index::with_indices;
 use crate::types::index::{BadIndices, IndexType};
 use crate::types::strings::{StringElement, Strings};
 use crate::with_tensor;
@@ -501,7 +502,7 @@ impl TensorScatter {
         rule: TensorScatterShape,
         combine: impl Fn(&mut T, &T) + Sync,
     ) -> Result<()> {
-        with_tensor!(TensorView, indices, index i => {
+        with_indices!(indices, i => {
             let idx = row_major(i)?;
             let src = row_major(&updates)?;
             let shape = target.shape().to_vec();

@@ -13,6 +13,7 @@ use crate::ops::{fresh_copy, Out};
 use crate::shape::Shape;
 use crate::types::dtype::{Tensor, TensorView, TensorViewMut};
 use crate::types::error::{Error, Result};
+use crate::types::index::with_indices;
 use crate::types::index::BadIndices;
 use crate::with_tensor;
 
@@ -385,7 +386,7 @@ impl OpDef for ScatterNd {
             return Err(crate::ops::contract::not_in_place(self.name()));
         }
         let result = with_tensor!(TensorView, updates, number u => {
-            with_tensor!(TensorView, indices, index i => Tensor::from(
+            with_indices!(indices, i => Tensor::from(
                 crate::ops::scatter::scatter_nd(i, u, &self.shape, self.bad_indices)?),
                 else dtype => return Err(Error::IndicesNotInteger { dtype }))
         }, else dtype => return Err(Error::NoKernel {

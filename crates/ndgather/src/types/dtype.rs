@@ -23,6 +23,9 @@ impl<T: Clone + Default + Send + Sync + 'static> Element for T {}
 /// no such dtype. Roles:
 /// - `index`: a dtype of indices in the dtype-erased API and the Python package (TensorFlow's,
 ///   `int8` and the unsigned ones);
+/// - `kernel`: an index dtype the kernels are compiled for (`int16`, for its TensorFlow limit,
+///   `int32`, `int64` and `uint64`); indices of the others are widened to `int64` or `uint64`
+///   before a kernel runs, so that each op is compiled for four index types, not eight;
 /// - `number`: a fixed-width number (the summing ops' dtypes; plain bytes in a file);
 /// - `ordered`: a number with an order, integer or real floating-point (what
 ///   `tensor_scatter_nd_min` and `_max` accept, TensorFlow's real number types);
@@ -43,13 +46,13 @@ macro_rules! __dtype_table {
         $($callback)+ ! { $args
             Bool(bool) = "bool", Bool, "b1", "BOOL", [];
             I8(i8) = "int8", Int, "i1", "I8", [index number ordered plain];
-            I16(i16) = "int16", Int, "i2", "I16", [index number ordered plain];
-            I32(i32) = "int32", Int, "i4", "I32", [index number ordered plain];
-            I64(i64) = "int64", Int, "i8", "I64", [index number ordered plain];
+            I16(i16) = "int16", Int, "i2", "I16", [index kernel number ordered plain];
+            I32(i32) = "int32", Int, "i4", "I32", [index kernel number ordered plain];
+            I64(i64) = "int64", Int, "i8", "I64", [index kernel number ordered plain];
             U8(u8) = "uint8", Uint, "u1", "U8", [index number ordered plain];
             U16(u16) = "uint16", Uint, "u2", "U16", [index number ordered plain];
             U32(u32) = "uint32", Uint, "u4", "U32", [index number ordered plain];
-            U64(u64) = "uint64", Uint, "u8", "U64", [index number ordered plain];
+            U64(u64) = "uint64", Uint, "u8", "U64", [index kernel number ordered plain];
             F16($crate::f16) = "float16", Float, "f2", "F16", [number ordered grad real plain float widened];
             BF16($crate::bf16) = "bfloat16", BrainFloat, "V2", "BF16", [number ordered grad real plain float widened];
             F32(f32) = "float32", Float, "f4", "F32", [number ordered grad real plain float];
@@ -78,6 +81,7 @@ macro_rules! __if_role {
     (fixed [] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (strings [strings $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (index [index $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
+    (kernel [kernel $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (number [number $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (ordered [ordered $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
     (grad [grad $($r:ident)*] {$($yes:tt)*} else $no:tt) => { $($yes)* };
@@ -110,8 +114,8 @@ macro_rules! __match_dtype {
 /// Runs `body` with the type `T` of a run-time [`DType`]: the one dispatch from a dtype to a
 /// Rust type, derived from the crate's dtype table. `with_dtype!(dtype, T => body)` covers
 /// every dtype; `with_dtype!(dtype, ROLE T => body, else fallback)` covers the dtypes of one
-/// role (`index`, `number`, `ordered`, `grad`, `real`, `plain`, `float`, `strings` or
-/// `fixed`; see [`DType::is_index`], [`DType::is_number`], [`DType::is_ordered`],
+/// role (`index`, `kernel`, `number`, `ordered`, `grad`, `real`, `plain`, `float`, `strings`
+/// or `fixed`; see [`DType::is_index`], [`DType::is_number`], [`DType::is_ordered`],
 /// [`DType::has_grad`], [`DType::is_real`],
 /// [`DType::is_plain`], [`DType::is_float`], [`DType::size`]) and
 /// evaluates `fallback` for the others. The body
@@ -347,8 +351,15 @@ macro_rules! define_dtypes {
                 match self { $(TensorView::$variant(_) => DType::$variant),* }
             }
 
-            /// The view for a shorter lifetime (ndarray's views are invariant in theirs).
-            pub(crate) fn reborrow(&self) -> TensorView<'_> {
+            /// The view for a shorter lifetime (ndarray's views are invariant in theirs, so a
+            /// view cannot be shortened by a coercion).
+            ///
+            /// ```
+            /// let t = ndgather::Tensor::from(ndgather::ndarray::array![1i32, 2].into_dyn());
+            /// let view = t.view();
+            /// assert_eq!(view.reborrow().shape(), &[2]);
+            /// ```
+            pub fn reborrow(&self) -> TensorView<'_> {
                 match self {
                     $(TensorView::$variant(a) => TensorView::$variant(
                         $crate::__if_role!{fixed [$($role)*] {a.view()} else {a}}

@@ -1,7 +1,9 @@
 //! Integer types that can index: `i16`, `i32`, `i64` as TensorFlow, and `i8`, the unsigned
 //! types and `usize` for Rust and NumPy callers.
 
-use crate::types::dtype::DType;
+use crate::types::dtype::{DType, Tensor, TensorElement, TensorView};
+use crate::types::error::{Error, Result};
+use ndarray::{ArrayD, ArrayViewD};
 
 mod sealed {
     pub trait Sealed {}
@@ -86,6 +88,60 @@ impl_index! {
     u64 => None, unsigned;
     usize => None, unsigned;
 }
+
+/// Indices of an integer dtype that no kernel is compiled for (the dtype table's `index` role
+/// less its `kernel` role: `int8`, `uint8`, `uint16`, `uint32`), widened without loss to
+/// `int64` or `uint64`; `None` for the others, which run as they are. Neither type has a
+/// TensorFlow limit that an array can reach, as these have none.
+///
+/// # Errors
+/// [`Error::OutOfMemory`] where the copy cannot be allocated.
+pub(crate) fn widened(indices: &TensorView<'_>) -> Result<Option<Tensor>> {
+    Ok(Some(match indices {
+        TensorView::I8(a) => wide::<_, i64>(a)?,
+        TensorView::U8(a) => wide::<_, u64>(a)?,
+        TensorView::U16(a) => wide::<_, u64>(a)?,
+        TensorView::U32(a) => wide::<_, u64>(a)?,
+        _ => return Ok(None),
+    }))
+}
+
+/// `a`'s values as `W`, row-major, in memory allocated fallibly.
+fn wide<N: Copy, W: TensorElement + From<N>>(a: &ArrayViewD<'_, N>) -> Result<Tensor> {
+    let mut values = Vec::new();
+    values
+        .try_reserve_exact(a.len())
+        .map_err(|_| Error::OutOfMemory {
+            bytes: a.len().saturating_mul(std::mem::size_of::<W>()),
+        })?;
+    values.extend(a.iter().map(|&v| W::from(v)));
+    let array = ArrayD::from_shape_vec(a.raw_dim(), values)
+        .map_err(|_| Error::Internal("a view's shape holds its elements"))?;
+    Ok(W::into_tensor(array))
+}
+
+/// `with_tensor!(TensorView, view, index i => body, else dtype => fallback)` with the
+/// indices' kernel type: `i` is the view itself, or its [`widened`] copy, so that `body` is
+/// compiled for the four `kernel` index types only. `fallback` sees the caller's dtype.
+macro_rules! with_indices {
+    ($view:expr, $i:ident => $body:expr, else $dtype:ident => $fallback:expr) => {{
+        let original: &$crate::TensorView<'_> = $view;
+        match $crate::types::index::widened(original) {
+            Err(e) => return Err(e),
+            Ok(Some($crate::Tensor::I64(wide))) => {
+                let $i = &wide.view();
+                $body
+            }
+            Ok(Some($crate::Tensor::U64(wide))) => {
+                let $i = &wide.view();
+                $body
+            }
+            _ => $crate::with_tensor!(TensorView, original, kernel $i => $body,
+                else $dtype => $fallback),
+        }
+    }};
+}
+pub(crate) use with_indices;
 
 /// Defines [`BadIndices`], its list [`BadIndices::ALL`] and its names from one list, so a new
 /// policy cannot be left out of the list that the CLI, the Python package, the property tests

@@ -12,6 +12,7 @@ use crate::shape::{Dim, Shape};
 use crate::types::arith::Number;
 use crate::types::dtype::{Tensor, TensorView};
 use crate::types::error::{Error, Result};
+use crate::types::index::with_indices;
 use crate::types::index::IndexType;
 use crate::with_tensor;
 use ndarray::{ArrayBase, ArrayD, Data, Dimension};
@@ -130,8 +131,15 @@ impl GatherSegment {
             // Python's `/` on integers: through the unfused ops, which give TF's float.
             return self.composed(x, src, dst);
         }
+        // `dst` is widened as `src` is, so that the two keep one dtype.
+        let wide_dst = crate::types::index::widened(dst)?;
+        let dst = match &wide_dst {
+            Some(wide) => wide.view(),
+            None => dst.reborrow(),
+        };
+        let dst = &dst;
         with_tensor!(TensorView, x, number a => {
-            with_tensor!(TensorView, src, index s => {
+            with_indices!(src, s => {
                 let d = crate::ops::typed_like(s, dst)?;
                 self.run(a, s, &d).map(crate::TensorElement::into_tensor)
             }, else dtype => Err(Error::IndicesNotInteger { dtype }))
@@ -225,8 +233,17 @@ impl OpDef for GatherSegment {
             }
             _ => Shape::unknown(),
         };
+        // The dtype is the segment reduction's (integers' mean is a float, as the composed
+        // path computes it).
+        let reduced = Segment::unsorted(self.reduce, self.num_segments as i64).infer(&[
+            Fact {
+                dtype: x.dtype,
+                shape: Shape::unknown(),
+            },
+            Fact::unknown(),
+        ])?;
         Ok(Fact {
-            dtype: x.dtype,
+            dtype: reduced.dtype,
             shape,
         })
     }

@@ -14,6 +14,7 @@ use crate::shape::plan::unravel;
 use crate::types::arith::Arith;
 use crate::types::dtype::{Tensor, TensorElement, TensorView};
 use crate::types::error::{Error, Result};
+use crate::types::index::with_indices;
 use crate::types::index::IndexType;
 use crate::with_tensor;
 use ndarray::ArrayViewD;
@@ -46,7 +47,7 @@ impl Segment {
         with_tensor!(TensorView, data, grad x => {
             let output = crate::ops::typed_like(x, output)?;
             let upstream = crate::ops::typed_like(x, upstream)?;
-            with_tensor!(TensorView, segment_ids, index i => {
+            with_indices!(segment_ids, i => {
                 self.grad_typed(x, i, &output, &upstream).map(TensorElement::into_tensor)
             }, else dtype => Err(Error::IndicesNotInteger { dtype }))
         }, else dtype => Err(Error::NoKernel {
