@@ -243,7 +243,11 @@ fn attr(op: &str, name: &str, def: Option<&AttrDef>, value: &Bound<'_, PyAny>) -
     )))
 }
 
-fn attrs(op: &str, known: &[AttrDef], dict: Option<&Bound<'_, PyDict>>) -> PyResult<Attrs> {
+pub(crate) fn attrs(
+    op: &str,
+    known: &[AttrDef],
+    dict: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Attrs> {
     let mut out = Attrs::new();
     for (key, value) in dict.into_iter().flat_map(|d| d.iter()) {
         let key = key.cast_into::<PyString>().map_err(PyErr::from)?;

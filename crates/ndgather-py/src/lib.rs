@@ -11,6 +11,7 @@ mod output;
 mod pool;
 mod ragged;
 mod raw;
+mod xla;
 
 use dtypes::{dims, with_indices};
 use errors::{to_py, InvalidArgumentError};
@@ -295,6 +296,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dtype_table, m)?)?;
     m.add_function(wrap_pyfunction!(route_rows, m)?)?;
     m.add_function(wrap_pyfunction!(pool::_calling_thread_in_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(xla::xla_handler, m)?)?;
+    m.add_function(wrap_pyfunction!(xla::xla_grad_handler, m)?)?;
+    m.add_function(wrap_pyfunction!(xla::xla_layout, m)?)?;
+    m.add_function(wrap_pyfunction!(xla::infer_op, m)?)?;
+    m.add_function(wrap_pyfunction!(xla::op_has_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(xla::grad_dtypes, m)?)?;
     pool::set_up(m)?;
     Ok(())
 }

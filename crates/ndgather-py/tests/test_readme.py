@@ -3,6 +3,8 @@ blocks with >>> prompts), run as doctests: each file in one namespace, in order.
 import doctest
 import pathlib
 import re
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -23,8 +25,30 @@ def test_the_readme_and_the_ragged_page_have_examples():
 @pytest.mark.parametrize("page", [p for p in PAGES if examples(p)],
                          ids=lambda p: str(p.relative_to(ROOT)))
 def test_python_examples(page: pathlib.Path):
-    blocks = examples(page)
-    test = doctest.DocTestParser().get_doctest("\n".join(blocks), {}, page.name, str(page), 0)
+    text = "\n".join(examples(page))
+    if "import jax" in text:
+        # In a child process: a process with JAX's threads should not fork, and other tests
+        # fork.
+        done = subprocess.run([sys.executable, "-c", RUN_DOCTEST, page.name], input=text,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return
+    namespace: dict = {}
+    exec(RUN_DOCTEST, namespace)
+    namespace["check"](text, page.name)
+
+
+#: `check(text, name)` runs the doctest `text` and fails unless every example passed and
+#: there were at least two; run as a script, it checks its standard input.
+RUN_DOCTEST = """
+import doctest, sys
+
+def check(text, name):
+    test = doctest.DocTestParser().get_doctest(text, {}, name, name, 0)
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
-    assert runner.failures == 0 and runner.tries >= 2
+    assert runner.failures == 0 and runner.tries >= 2, (runner.failures, runner.tries)
+
+if __name__ == "__main__":
+    check(sys.stdin.read(), sys.argv[1])
+"""

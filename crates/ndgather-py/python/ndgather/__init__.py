@@ -27,7 +27,10 @@ from typing import Any, Callable, Iterator, Literal, Optional, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _core, _ragged
+from . import _core, _jax, _ragged
+
+#: Checked before JAX's tracers are looked for, so that a caller without JAX pays a dict lookup.
+_modules = sys.modules
 from ._ragged import Ragged
 
 #: The package's version: the Rust crates', one for every front end (``CHANGELOG.md``).
@@ -369,6 +372,12 @@ def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
         except (TypeError, ValueError):
             if indices.dtype.isnative and indices.flags.aligned:
                 raise
+    if "jax" in _modules and _jax.traced(params, indices):
+        _jax.no_out("gather", out)
+        params = _jax.asarray(params)
+        return _jax.run("gather", [params, indices], {
+            "axis": axis, "batch_dims": batch_dims, "bad_indices": bad_indices,
+            "fill_value": _fill(bad_indices, fill_value, params.dtype)})
     if _ragged.is_ragged(params) or _ragged.is_ragged(indices):
         _no_out_for_ragged(out)
         return _ragged.call("gather", params, indices, axis, batch_dims, bad_indices,
@@ -443,6 +452,12 @@ def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
         except (TypeError, ValueError):
             if indices.dtype.isnative and indices.flags.aligned:
                 raise
+    if "jax" in _modules and _jax.traced(params, indices):
+        _jax.no_out("gather_nd", out)
+        params = _jax.asarray(params)
+        return _jax.run("gather_nd", [params, indices], {
+            "batch_dims": batch_dims, "bad_indices": bad_indices,
+            "fill_value": _fill(bad_indices, fill_value, params.dtype)})
     if _ragged.is_ragged(params) or _ragged.is_ragged(indices):
         _no_out_for_ragged(out)
         return _ragged.call("gather_nd", params, indices, None, batch_dims, bad_indices,
@@ -596,6 +611,17 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: Optional[int] = None,
           ...
       ndgather.IndexOutOfBoundsError: indices[0] = -4 is not in [0, 3)
     """
+    if "jax" in _modules and _jax.traced(x, indices):
+        _jax.no_out("take", out)
+        x, indices = _jax.asarray(x), _jax.asarray(indices)
+        if indices.ndim != 1:
+            raise ValueError(
+                f"take's indices must be 1-d, got an array of {indices.ndim} dimensions")
+        if axis is None and x.ndim != 1:
+            raise ValueError(f"take needs an axis for an array of {x.ndim} dimensions")
+        return _jax.run("gather", [x, indices], {
+            "axis": 0 if axis is None else axis, "bad_indices": bad_indices,
+            "fill_value": _fill(bad_indices, fill_value, x.dtype)})
     p = _array(x)
     i = _indices(indices)
     if i.ndim != 1:
@@ -667,6 +693,15 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, /, axis: Optional[int] =
       array([[0],
              [0]])
     """
+    if "jax" in _modules and _jax.traced(arr, indices):
+        _jax.no_out("take_along_axis", out)
+        arr = _jax.asarray(arr)
+        if axis is None:
+            _flat_indices(indices)
+            arr, axis = arr.reshape(-1), 0
+        return _jax.run("take_along_axis", [arr, indices], {
+            "axis": axis, "bad_indices": bad_indices,
+            "fill_value": _fill(bad_indices, fill_value, arr.dtype)})
     p = _array(arr)
     if axis is None:
         _flat_indices(indices)
@@ -822,8 +857,10 @@ def embedding_lookup(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLike,
       >>> ng.embedding_lookup(table, [4], max_norm=5.0)
       array([[3.32181919, 3.73704659]])
     """
-    r = _core.run_op("embedding_lookup", [_shards(params), _indices(ids)],
-                     {"partition_strategy": partition_strategy, "max_norm": max_norm})
+    attrs = {"partition_strategy": partition_strategy, "max_norm": max_norm}
+    if "jax" in _modules and _jax.traced(params, ids):
+        return _jax.run("embedding_lookup", [_jax.shards(params), ids], attrs)
+    r = _core.run_op("embedding_lookup", [_shards(params), _indices(ids)], attrs)
     return _like(_first(params), r)
 
 
@@ -1043,6 +1080,10 @@ def embedding_bag_grad(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike
 def _tensor_scatter(kind: str, tensor: ArrayLike, indices: ArrayLike, updates: ArrayLike,
                     bad_indices: BadIndices, out: Optional[np.ndarray]) -> np.ndarray:
     """The tensor_scatter_nd ops (see :func:`_write`)."""
+    if "jax" in _modules and _jax.traced(tensor, indices, updates):
+        _jax.no_out(f"tensor_scatter_nd_{kind}", out)
+        return _jax.run(f"tensor_scatter_nd_{kind}", [tensor, indices, updates],
+                        {"bad_indices": bad_indices})
     i = _indices(indices)
     return _write(tensor, updates, out, lambda t, u, in_place: _run_write(
         f"tensor_scatter_nd_{kind}", t, i, u, {"bad_indices": bad_indices}, in_place))
@@ -1232,9 +1273,12 @@ def scatter_reduce(input: ArrayLike, dim: int, index: ArrayLike, src: ArrayLike,
       >>> ng.scatter_reduce(np.array([1.0, 2.0, 3.0, 4.0]), 0, index, src, "amax", include_self=False)
       array([3., 6., 5., 4.])
     """
-    i = _indices(index)
     attrs = {"dim": dim, "reduce": reduce, "include_self": include_self,
              "bad_indices": bad_indices}
+    if "jax" in _modules and _jax.traced(input, index, src):
+        _jax.no_out("scatter_reduce", out)
+        return _jax.run("scatter_reduce", [input, index, src], attrs)
+    i = _indices(index)
     return _write(input, src, out, lambda t, u, in_place: _run_write(
         "scatter_reduce", t, i, u, attrs, in_place))
 

@@ -4,12 +4,13 @@ registry (``_core.run_op``). Semantics, identities, messages and gradients are T
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _core
+from . import _core, _jax
 # The package's converters, defined before it imports this module (an import inside each
 # call would cost about 0.3 us a call).
 from . import _indices, _like, _numbers
@@ -23,7 +24,13 @@ def _sorted(reduce: str):
     name = f"segment_{reduce}"
 
     def op(data: ArrayLike, segment_ids: ArrayLike) -> np.ndarray:
-        return _like(data, _core.run_op(name, [_numbers(data), _indices(segment_ids)]))
+        try:
+            return _like(data, _core.run_op(name, [_numbers(data), _indices(segment_ids)]))
+        except Exception:
+            # JAX's tracers have no memory; checked only here, off the tiny call's path.
+            if not _jax.traced(data, segment_ids):
+                raise
+        return _jax.run(name, [data, segment_ids])
     return op
 
 
@@ -32,9 +39,14 @@ def _unsorted(reduce: str):
 
     def op(data: ArrayLike, segment_ids: ArrayLike, num_segments: int, *,
            bad_indices: SegmentPolicy = "error") -> np.ndarray:
-        return _like(data, _core.run_op(name, [_numbers(data), _indices(segment_ids)],
-                                        {"num_segments": num_segments,
-                                         "bad_indices": bad_indices}))
+        attrs = {"num_segments": num_segments, "bad_indices": bad_indices}
+        try:
+            return _like(data, _core.run_op(name, [_numbers(data), _indices(segment_ids)],
+                                            attrs))
+        except Exception:
+            if not _jax.traced(data, segment_ids):
+                raise
+        return _jax.run(name, [data, segment_ids], attrs)
     return op
 
 
@@ -152,8 +164,11 @@ def gather_segment(x: ArrayLike, src: ArrayLike, dst: ArrayLike, num_segments: i
     array([[ 2., 20.],
            [ 4., 40.]], dtype=float32)
     """
+    attrs = {"num_segments": num_segments, "reduce": reduce}
+    if "jax" in sys.modules and _jax.traced(x, src, dst):
+        return _jax.run("gather_segment", [x, src, dst], attrs)
     return _like(x, _core.run_op("gather_segment", [_numbers(x), _indices(src), _indices(dst)],
-                                 {"num_segments": num_segments, "reduce": reduce}))
+                                 attrs))
 
 
 def scatter_nd(indices: ArrayLike, updates: ArrayLike, shape: Any, *,
@@ -171,6 +186,8 @@ def scatter_nd(indices: ArrayLike, updates: ArrayLike, shape: Any, *,
     if isinstance(shape, (int, np.integer)):
         raise TypeError(f"shape must be a sequence of integers, not {type(shape).__name__}")
     dims = [operator.index(d) for d in shape]
-    r = _core.run_op("scatter_nd", [_indices(indices), _numbers(updates)],
-                     {"shape": dims, "bad_indices": bad_indices})
-    return _like(updates, r)
+    attrs = {"shape": dims, "bad_indices": bad_indices}
+    if "jax" in sys.modules and _jax.traced(indices, updates):
+        return _jax.run("scatter_nd", [indices, updates], attrs)
+    return _like(updates, _core.run_op("scatter_nd", [_indices(indices), _numbers(updates)],
+                                       attrs))

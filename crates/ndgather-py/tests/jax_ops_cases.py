@@ -1,0 +1,315 @@
+"""ndgather's ops as native operations of JAX (issue 55): inside ``jax.jit``, ``jax.grad`` and
+``jax.vmap`` the public functions stage an XLA custom call into the Rust core.
+
+Results are compared bit for bit with the same function on NumPy arrays (the core's own
+path) and with JAX's own ops; gradients with JAX's gradients of its own ops. The custom
+call's handler is attacked through ``jax.ffi.ffi_call`` directly: every malformed call is an
+error, never a crash. JAX is pinned in requirements-dev.txt, so these tests always run in CI.
+
+They run in a child process (``test_jax_ops.py``): a process with JAX's threads should not
+fork, and other tests fork.
+"""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import ndgather as ng
+from ndgather import _core
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+
+P = np.arange(24, dtype=np.float32).reshape(6, 4) * 0.5 - 3.0
+IDS = np.array([5, 1, 1, 0], np.int32)
+
+
+def same(jax_result, numpy_result):
+    """Bit for bit: dtype, shape and values."""
+    got = np.asarray(jax_result)
+    assert got.dtype == numpy_result.dtype and got.shape == numpy_result.shape
+    np.testing.assert_array_equal(got, numpy_result)
+
+
+# Each case: a function of NumPy-or-JAX arrays, and its arguments.
+CASES = {
+    "gather": (lambda p, i: ng.gather(p, i), (P, IDS)),
+    "gather axis=1": (lambda p, i: ng.gather(p, i, axis=1), (P, IDS[:3] % 4)),
+    "gather batch_dims=1": (lambda p, i: ng.gather(p, i, axis=1, batch_dims=1),
+                            (P, np.array([[3, 0]] * 6, np.int64))),
+    "gather_nd": (lambda p, i: ng.gather_nd(p, i), (P, np.array([[5, 3], [0, 1]], np.int32))),
+    "take_along_axis": (lambda a, i: ng.take_along_axis(a, i, axis=1),
+                        (P, np.argsort(P, axis=1)[:, :2])),
+    "take": (lambda a, i: ng.take(a, i, axis=0), (P, IDS)),
+    "embedding_lookup (mod shards)": (
+        lambda a, b, i: ng.embedding_lookup([a, b], i, partition_strategy="mod"),
+        (P[0::2], P[1::2], IDS)),
+    "tensor_scatter_nd_add": (lambda t, i, u: ng.tensor_scatter_nd_add(t, i, u),
+                              (P, IDS[:, None], np.ones((4, 4), np.float32))),
+    "tensor_scatter_nd_max": (lambda t, i, u: ng.tensor_scatter_nd_max(t, i, u),
+                              (P, IDS[:, None], np.full((4, 4), 2.25, np.float32))),
+    "scatter_nd": (lambda i, u: ng.scatter_nd(i, u, [7, 4]),
+                   (IDS[:, None], np.ones((4, 4), np.float32))),
+    "unsorted_segment_sum": (lambda d, s: ng.unsorted_segment_sum(d, s, 3),
+                             (P, np.array([2, 0, 2, 1, 0, 2], np.int32))),
+    "unsorted_segment_max": (lambda d, s: ng.unsorted_segment_max(d, s, 4),
+                             (P, np.array([2, 0, 2, 1, 0, 2], np.int64))),
+    "gather_segment": (lambda x, s, d: ng.gather_segment(x, s, d, 3, "mean"),
+                       (P, IDS, np.array([2, 2, 0, 1], np.int32))),
+    "scatter_reduce": (lambda t, i, s: ng.scatter_reduce(t, 0, i, s, "amax"),
+                       (P, np.array([[1, 0, 5, 1]], np.int64), np.full((1, 4), 9.0, np.float32))),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_ops_inside_jit_equal_the_numpy_path(name):
+    f, args = CASES[name]
+    same(jax.jit(f)(*[jnp.asarray(a) for a in args]), f(*args))
+
+
+def test_results_equal_jax_own_ops():
+    p, i = jnp.asarray(P), jnp.asarray(IDS)
+    same(jax.jit(lambda p, i: ng.gather(p, i, axis=0))(p, i), np.asarray(jnp.take(p, i, axis=0)))
+    a = jnp.asarray(P)
+    idx = jnp.asarray(np.argsort(P, axis=1))
+    same(jax.jit(lambda a, i: ng.take_along_axis(a, i, axis=1))(a, idx),
+         np.asarray(jnp.take_along_axis(a, idx, axis=1)))
+    seg = jnp.array([2, 0, 2, 1, 0, 2])
+    same(jax.jit(lambda d, s: ng.unsorted_segment_sum(d, s, 3))(a, seg),
+         np.asarray(jax.ops.segment_sum(a, seg, 3)))
+
+
+def test_gradients_equal_jax_own():
+    p, i = jnp.asarray(P), jnp.asarray(IDS)
+    w = jnp.arange(16.0, dtype=jnp.float32).reshape(4, 4)  # so that each row's cotangent differs
+
+    def loss(gather):
+        return lambda p: (gather(p) * w).sum()
+
+    ours = jax.jit(jax.grad(loss(lambda p: ng.gather(p, i))))(p)
+    same(ours, np.asarray(jax.grad(loss(lambda p: jnp.take(p, i, axis=0)))(p)))
+    # Repeated ids (1, 1) sum their rows' cotangents.
+    assert float(ours[1].sum()) == float((w[1] + w[2]).sum())
+
+    nd = jnp.array([[5, 3], [0, 1], [5, 3]])
+    same(jax.grad(lambda p: (ng.gather_nd(p, nd) * jnp.arange(3.0)).sum())(p),
+         np.asarray(jax.grad(lambda p: (p[nd[:, 0], nd[:, 1]] * jnp.arange(3.0)).sum())(p)))
+
+    along = jnp.asarray(np.argsort(P, axis=1)[:, :2])
+    same(jax.grad(lambda a: (ng.take_along_axis(a, along, axis=1) ** 2).sum())(p),
+         np.asarray(jax.grad(lambda a: (jnp.take_along_axis(a, along, axis=1) ** 2).sum())(p)))
+
+    seg = jnp.array([2, 0, 2, 1, 0, 2])
+    same(jax.grad(lambda d: (ng.unsorted_segment_sum(d, seg, 3) ** 2).sum())(p),
+         np.asarray(jax.grad(lambda d: (jax.ops.segment_sum(d, seg, 3) ** 2).sum())(p)))
+
+    u = jnp.ones((4, 4), jnp.float32)
+    g_t, g_u = jax.grad(lambda t, u: (ng.tensor_scatter_nd_add(t, i[:, None], u) * 3.0).sum(),
+                        argnums=(0, 1))(p, u)
+    r_t, r_u = jax.grad(lambda t, u: (t.at[i].add(u) * 3.0).sum(), argnums=(0, 1))(p, u)
+    same(g_t, np.asarray(r_t))
+    same(g_u, np.asarray(r_u))
+
+
+def test_vmap_maps_over_the_batch():
+    ps = jnp.stack([jnp.asarray(P), jnp.asarray(P) + 1.0])
+    ids = jnp.stack([jnp.asarray(IDS), jnp.asarray(IDS[::-1])])
+    got = jax.vmap(lambda p, i: ng.gather(p, i))(ps, ids)
+    same(got, np.asarray(jax.vmap(lambda p, i: jnp.take(p, i, axis=0))(ps, ids)))
+    # And the gradient through the map.
+    g = jax.grad(lambda ps: jax.vmap(lambda p, i: ng.gather(p, i))(ps, ids).sum())(ps)
+    same(g, np.asarray(jax.grad(
+        lambda ps: jax.vmap(lambda p, i: jnp.take(p, i, axis=0))(ps, ids).sum())(ps)))
+
+
+def test_policies_inside_jit():
+    p = jnp.asarray(P)
+    bad = jnp.array([5, 9, -1])
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"indices\[1\] = 9 is not in \[0, 6\)"):
+        jax.jit(lambda p, i: ng.gather(p, i))(p, bad).block_until_ready()
+    same(jax.jit(lambda p, i: ng.gather(p, i, bad_indices="clamp"))(p, bad),
+         np.asarray(jnp.take(p, bad, axis=0, mode="clip")))
+    same(jax.jit(lambda p, i: ng.gather(p, i, bad_indices="fill"))(p, bad),
+         np.asarray(jnp.take(p, jnp.array([5, 9, 99]), axis=0, mode="fill")))
+    same(jax.jit(lambda p, i: ng.gather(p, i, bad_indices="fill", fill_value=7))(p, bad),
+         ng.gather(P, np.asarray(bad), bad_indices="fill", fill_value=7))
+
+
+def test_what_jax_cannot_stage_is_refused_at_trace_time():
+    p = jnp.asarray(P)
+    # An output shape that depends on values.
+    with pytest.raises(ValueError, match="depends on their values"):
+        jax.jit(lambda d, s: ng.segment_sum(d, s))(p, jnp.array([0, 0, 1, 1, 2, 2]))
+    # An op without a gradient.
+    with pytest.raises(TypeError, match="scatter_reduce has no gradient"):
+        jax.grad(lambda t: ng.scatter_reduce(t, 0, jnp.array([[1, 0, 5, 1]]),
+                                             jnp.ones((1, 4)), "amax").sum())(p)
+    # The op's own shape errors, as it raises them eagerly.
+    with pytest.raises(ng.InvalidArgumentError) as eager:
+        ng.gather(P, IDS, batch_dims=3)
+    with pytest.raises(ng.InvalidArgumentError) as traced:
+        jax.jit(lambda p, i: ng.gather(p, i, batch_dims=3))(p, jnp.asarray(IDS))
+    assert str(traced.value).startswith(str(eager.value)), (traced.value, eager.value)
+
+
+# (JAX without x64 has no 64-bit types: its arrays of them are 32-bit.)
+@pytest.mark.parametrize("dtype", ["bool", "bfloat16", "float16", "complex64", "int8",
+                                   "uint16", "float8_e4m3fn"])
+def test_element_types_inside_jit(dtype):
+    values = (np.arange(24).reshape(6, 4) % 3).astype(jnp.dtype(dtype))
+    same(jax.jit(lambda p, i: ng.gather(p, i))(jnp.asarray(values), jnp.asarray(IDS)),
+         ng.gather(values, IDS))
+
+
+@pytest.mark.parametrize("index_dtype", ["int8", "uint8", "uint16", "uint32", "int16"])
+def test_index_types_inside_jit(index_dtype):
+    ids = IDS.astype(index_dtype)
+    same(jax.jit(lambda p, i: ng.gather(p, i))(jnp.asarray(P), jnp.asarray(ids)),
+         ng.gather(P, ids))
+    seg = np.array([2, 0, 2, 1, 0, 2], index_dtype)
+    same(jax.jit(lambda d, s: ng.unsorted_segment_max(d, s, 3))(jnp.asarray(P),
+                                                              jnp.asarray(seg)),
+         ng.unsorted_segment_max(P, seg, 3))
+
+
+def test_integer_mean_is_a_float_inside_jit():
+    x = np.arange(12, dtype=np.int32).reshape(6, 2)
+    src, dst = np.array([0, 5, 3], np.int32), np.array([1, 1, 0], np.int32)
+    f = lambda x, s, d: ng.gather_segment(x, s, d, 2, "mean")  # noqa: E731
+    same(jax.jit(f)(jnp.asarray(x), jnp.asarray(src), jnp.asarray(dst)), f(x, src, dst))
+
+
+def test_arguments_as_the_eager_functions_take_them():
+    i = jnp.asarray(IDS)
+    # params as a list beside traced indices: JAX's conversion (float32) then the op.
+    same(jax.jit(lambda i: ng.gather(P.tolist(), i))(i),
+         ng.gather(np.asarray(jnp.asarray(P.tolist())), IDS))
+    same(jax.jit(lambda i: ng.take_along_axis(P, i[:, None] % 4, axis=1))(jnp.arange(6)),
+         ng.take_along_axis(P, np.arange(6)[:, None] % 4, axis=1))
+    # axis=None flattens, as NumPy's take_along_axis does.
+    same(jax.jit(lambda a, i: ng.take_along_axis(a, i, axis=None))(jnp.asarray(P), i),
+         ng.take_along_axis(P, IDS, axis=None))
+    with pytest.raises(ValueError, match="take's indices must be 1-d"):
+        jax.jit(lambda a, i: ng.take(a, i, axis=0))(jnp.asarray(P), i[None])
+    with pytest.raises(TypeError, match="out is not taken inside a JAX transformation"):
+        jax.jit(lambda p, i: ng.gather(p, i, out=np.zeros((4, 4), np.float32)))(
+            jnp.asarray(P), i)
+
+
+def test_ops_without_a_gradient_are_named():
+    p = jnp.asarray(P)
+    for f in (lambda x: ng.gather_segment(x, jnp.asarray(IDS), jnp.array([0, 1, 1, 0]), 2),
+              lambda x: ng.scatter_nd(jnp.asarray(IDS)[:, None], x[:4], [7, 4]),
+              lambda x: ng.embedding_lookup(x, jnp.asarray(IDS))):
+        with pytest.raises(TypeError, match="has no gradient in ndgather"):
+            jax.grad(lambda x: f(x).sum())(p)
+
+
+def test_float8_params_get_no_gradient_but_run():
+    # float8 has no gradient in the core (the dtype table's grad role), though JAX counts it
+    # as inexact: its cotangent is zeros, and the gradient call asks for none.
+    f8 = jnp.asarray(P.astype(jnp.dtype("float8_e4m3fn")))
+    g = jax.jit(jax.grad(lambda v: ng.gather(v, jnp.asarray(IDS)).astype(jnp.float32).sum()))(f8)
+    assert g.dtype == f8.dtype and g.shape == f8.shape
+    assert not np.asarray(g, np.float32).any()
+
+
+def test_eager_arrays_still_take_the_dlpack_path():
+    got = ng.gather(jnp.asarray(P), jnp.asarray(IDS))
+    assert isinstance(got, jax.Array)
+    same(got, ng.gather(P, IDS))
+
+
+def test_the_structs_are_laid_out_as_jaxlib_header_says(tmp_path):
+    """The handler mirrors the C API's structs (xla.rs); a C compiler reads jaxlib's header."""
+    header = jax.ffi.include_dir()
+    fields = _core.xla_layout()
+    lines = [f'printf("%zu\\n", (size_t)({expr}));' for expr, _ in fields]
+    source = tmp_path / "layout.c"
+    source.write_text(textwrap.dedent("""\
+        #include <stdio.h>
+        #include <stddef.h>
+        #include "xla/ffi/api/c_api.h"
+        int main(void) {
+        """) + "\n".join(lines) + "\nreturn 0;\n}\n")
+    exe = tmp_path / "layout"
+    cc = subprocess.run(["cc", "-I", header, str(source), "-o", str(exe)],
+                        capture_output=True, text=True)
+    if cc.returncode != 0:
+        pytest.fail(f"the C compiler could not read jaxlib's header: {cc.stderr}")
+    printed = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    assert [int(v) for v in printed.split()] == [size for _, size in fields], fields
+
+
+def _raw_call(operands, result, **attrs):
+    ng._jax._register()
+    return jax.ffi.ffi_call("ndgather", result, **attrs.pop("_call", {}))(*operands, **attrs)
+
+
+@pytest.mark.parametrize("attrs, message", [
+    ({}, "names no op"),
+    ({"ndgather_op": "gahter", "ndgather_arity": np.array([1, 1])}, "gahter"),
+    ({"ndgather_op": "gather"}, "no ndgather_arity"),
+    ({"ndgather_op": "gather", "ndgather_arity": np.array([1, 5])}, "arities"),
+    ({"ndgather_op": "gather", "ndgather_arity": np.array([1, 1, 1])}, "arities"),
+    ({"ndgather_op": "gather", "ndgather_arity": np.array([-1, 3])}, "ndgather_arity"),
+    ({"ndgather_op": "gather", "ndgather_arity": np.array([2**62] * 4)}, "overflows"),
+    ({"ndgather_op": "gather", "ndgather_arity": np.array([1, 1]), "ndgather_x": 1}, "ndgather_x"),
+    ({"ndgather_op": "gather", "ndgather_arity": np.array([1, 1]), "axis": np.float32(1)},
+     "attribute axis"),
+    ({"ndgather_op": "gather", "ndgather_arity": np.array([1, 1]), "axis": "zero"}, "axis"),
+    ({"ndgather_op": "gather", "ndgather_arity": np.array([1, 1]), "bad_indices": "wat"},
+     "bad_indices"),
+])
+def test_a_hostile_custom_call_is_an_error(attrs, message):
+    p, i = jnp.asarray(P), jnp.asarray(IDS)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=message):
+        _raw_call([p, i], jax.ShapeDtypeStruct((4, 4), jnp.float32), **attrs).block_until_ready()
+
+
+def test_a_wrong_result_buffer_is_an_error():
+    p, i = jnp.asarray(P), jnp.asarray(IDS)
+    ok = {"ndgather_op": "gather", "ndgather_arity": np.array([1, 1])}
+    for result in (jax.ShapeDtypeStruct((4, 5), jnp.float32),
+                   jax.ShapeDtypeStruct((4, 4), jnp.float64),
+                   jax.ShapeDtypeStruct((4, 4), jnp.int32),
+                   jax.ShapeDtypeStruct((), jnp.float32)):
+        with pytest.raises(jax.errors.JaxRuntimeError):
+            _raw_call([p, i], result, **ok).block_until_ready()
+    # Two results where one is made.
+    with pytest.raises(jax.errors.JaxRuntimeError, match="one result"):
+        _raw_call([p, i], (jax.ShapeDtypeStruct((4, 4), jnp.float32),) * 2, **ok)[0] \
+            .block_until_ready()
+
+
+def test_a_result_that_aliases_an_argument_is_refused():
+    # XLA may give the result the argument's own buffer when asked to alias them; the core
+    # would then read and write one memory through two views.
+    p = jnp.asarray(P)
+    i = jnp.asarray(np.arange(6, dtype=np.int32))
+    ok = {"ndgather_op": "gather", "ndgather_arity": np.array([1, 1])}
+    f = jax.jit(lambda p, i: _raw_call([p, i], jax.ShapeDtypeStruct((6, 4), jnp.float32),
+                                       _call={"input_output_aliases": {0: 0}}, **ok),
+                donate_argnums=0)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="shares memory"):
+        f(p, i).block_until_ready()
+
+
+def test_the_gradient_handler_checks_its_buffers():
+    ng._jax._register()
+    p, i = jnp.asarray(P), jnp.asarray(IDS)
+    call = jax.ffi.ffi_call("ndgather_grad", jax.ShapeDtypeStruct(P.shape, jnp.float32))
+    with pytest.raises(jax.errors.JaxRuntimeError, match="upstream gradient"):
+        call(p, i, ndgather_op="gather", ndgather_arity=np.array([1, 1])).block_until_ready()
+
+
+def test_the_handler_survives_a_run_in_a_fresh_process():
+    # Registration happens once per process, on first use, whatever imported JAX first.
+    code = ("import jax, jax.numpy as jnp, ndgather as ng\n"
+            "print(jax.jit(lambda p, i: ng.gather(p, i))(jnp.arange(6.0), jnp.array([5, 0])))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[5. 0.]"
