@@ -71,10 +71,10 @@ echo "== the CLI as a Rust user installs it: cargo install, a working ndgather, 
 # The release profile, as users get it; the limit is issue 56's. Built into target/ like any
 # release build, so a second run is quick.
 cli_root=$(mktemp -d)
+trap 'rm -rf "$cli_root"' EXIT
 cargo install -q --locked --path crates/ndgather-cli --root "$cli_root"
 "$cli_root/bin/ndgather" examples > /dev/null
 cli_bytes=$(stat -c %s "$cli_root/bin/ndgather")
-rm -rf "$cli_root"
 echo "release binary: $cli_bytes bytes"
 if [ "$cli_bytes" -ge 15000000 ]; then
     echo "the release binary is $cli_bytes bytes, over 15 MB: see BENCHMARKS.md, \"The size of"

@@ -185,7 +185,11 @@ fn report(api: &Api, Failure(message, code): Failure) -> *mut XlaError {
         errc: code,
     };
     // SAFETY: XLA's own function, called with its argument struct; it copies the message.
-    unsafe { create(&mut args) }
+    let error = unsafe { create(&mut args) };
+    if error.is_null() {
+        unusable("an XLA_FFI_Error_Create that made no error");
+    }
+    error
 }
 
 /// A slice of `len` items at `ptr`, empty for none; a null pointer with items is refused.
@@ -218,18 +222,19 @@ impl Raw {
         if kind != KIND_BUFFER || ptr.is_null() {
             return Err(invalid(format!("ndgather: {what} is not a buffer")));
         }
-        // SAFETY: a buffer entry of the frame points to a live `XLA_FFI_Buffer`; its size is
-        // checked before its other fields are read.
-        let b = unsafe { &*(ptr as *const Buffer) };
-        if b.struct_size < BUFFER_SIZE {
+        // SAFETY: a buffer entry of the frame points to a live `XLA_FFI_Buffer`, which begins
+        // with its size; the size is read before the struct is.
+        if unsafe { ptr.cast::<usize>().read() } < BUFFER_SIZE {
             return Err(invalid(format!(
                 "ndgather: {what}: a buffer smaller than expected"
             )));
         }
+        // SAFETY: as above, and at least as large as `Buffer`.
+        let b = unsafe { &*(ptr as *const Buffer) };
         let dtype = DTYPES
             .iter()
-            .find(|(x, _)| *x == b.dtype)
-            .map(|(_, d)| *d)
+            .find(|(x, _, _)| *x == b.dtype)
+            .map(|(_, _, d)| *d)
             .ok_or_else(|| {
                 invalid(format!(
                     "ndgather: {what}: XLA element type {} has no kernel",
@@ -541,7 +546,7 @@ fn execute(frame: &CallFrame, call: Call) -> Result<(), Failure> {
         }
         Call::Backward => {
             // The op's inputs, then its output and the upstream gradient.
-            if given + 2 != held.len() {
+            if given.checked_add(2) != Some(held.len()) {
                 return Err(invalid(format!(
                     "ndgather: {name}'s gradient takes its {given} input buffers, the output and the upstream gradient; the call gives {}",
                     held.len()
@@ -553,17 +558,18 @@ fn execute(frame: &CallFrame, call: Call) -> Result<(), Failure> {
                     "ndgather: {name}'s gradient under XLA takes single tensors only"
                 )));
             }
-            let (output, upstream) = (held[given].view(), held[given + 1].view());
-            let grads = op.grad(&inputs, Some(&output), &upstream)?;
-            // One result per floating-point input buffer, in order: its gradient or zeros.
+            // One result per input buffer of a dtype with a gradient, in order: its gradient or
+            // zeros. The count is checked before any work.
             let wanted: Vec<usize> = (0..given).filter(|&k| args[k].dtype.has_grad()).collect();
             if wanted.len() != rets.len() {
                 return Err(invalid(format!(
-                    "ndgather: {name}'s gradient has {} results, one per floating-point input, not {}",
+                    "ndgather: {name}'s gradient has {} results, one per input with a gradient, not {}",
                     wanted.len(),
                     rets.len()
                 )));
             }
+            let (output, upstream) = (held[given].view(), held[given + 1].view());
+            let grads = op.grad(&inputs, Some(&output), &upstream)?;
             let positions: Vec<usize> = {
                 // The input of the signature each buffer belongs to (single tensors here).
                 let mut p = Vec::new();

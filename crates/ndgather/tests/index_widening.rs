@@ -309,6 +309,32 @@ fn strings_and_ragged_indices_are_widened_too() {
     };
     assert_eq!(run(DType::U8), run(DType::I64));
     assert!(run(DType::U8).contains("def"), "{}", run(DType::U8));
+
+    // Ragged indices: their values are widened, their row splits are the ragged operand's.
+    let values = floats(&[4, 2]);
+    let ragged = |dtype| {
+        let idx = ids(dtype, &[3], &[3, 0, 2]);
+        let splits = [0i64, 2, 3];
+        let splits = ndgather::RowSplits::from(&splits[..]);
+        let op = registry::find("gather")
+            .unwrap()
+            .with_attrs(&Attrs::new())
+            .unwrap();
+        let indices = ndgather::RaggedView::new(idx.view(), vec![splits]).unwrap();
+        format!(
+            "{:?}",
+            op.run(
+                &[Input::from(values.view()), Input::Ragged(indices)],
+                Out::New
+            )
+        )
+    };
+    assert_eq!(ragged(DType::U16), ragged(DType::I64));
+    assert!(
+        ragged(DType::U16).starts_with("Ok"),
+        "{}",
+        ragged(DType::U16)
+    );
 }
 
 #[test]

@@ -299,3 +299,57 @@ fn policies() {
         [30, 10, 0, 20]
     );
 }
+
+/// A gradient asked with an output or updates of shapes the forward op cannot have made (a
+/// direct call of the gradient, as XLA's handler takes one) is an error, never a panic.
+#[test]
+fn gradients_refuse_outputs_and_updates_of_other_shapes() {
+    let f = |shape: &[usize]| {
+        let n: usize = shape.iter().product();
+        Tensor::from(
+            ArrayD::from_shape_vec(IxDyn(shape), (0..n).map(|k| k as f32).collect()).unwrap(),
+        )
+    };
+    let (t, i) = (
+        f(&[4, 2]),
+        Tensor::from(ndarray::array![[1i64], [3]].into_dyn()),
+    );
+    for kind in [
+        ScatterKind::Max,
+        ScatterKind::Min,
+        ScatterKind::Add,
+        ScatterKind::Update,
+    ] {
+        let op = TensorScatter::new(kind);
+        let good = run_new(&op, t.view(), &i.view(), &f(&[2, 2]).view()).unwrap();
+        // An output (and upstream) of another shape than the tensor.
+        let other = f(&[5, 2]);
+        let err = op
+            .grad(
+                &t.view(),
+                &i.view(),
+                &f(&[2, 2]).view(),
+                &other.view(),
+                &other.view(),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::GradShapeMismatch { .. }),
+            "{kind:?}: {err}"
+        );
+        // Updates of another shape than the index vectors pick.
+        let got = op.grad(
+            &t.view(),
+            &i.view(),
+            &f(&[3, 2]).view(),
+            &good.view(),
+            &good.view(),
+        );
+        if matches!(kind, ScatterKind::Max | ScatterKind::Min) {
+            assert!(
+                matches!(got.unwrap_err(), Error::GradShapeMismatch { .. }),
+                "{kind:?}"
+            );
+        }
+    }
+}

@@ -116,9 +116,11 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
     groups = [[] if x is None else list(x) if isinstance(x, (list, tuple)) else [x]
               for x in inputs]
     arity = tuple(len(g) for g in groups)
-    flat = [jnp.asarray(a) for g in groups for a in g]
-    _on_cpu(name, flat)
-    return _call(name, arity, _frozen(attrs or {}), *flat)
+    given = [a for g in groups for a in g]
+    # Only arrays given as JAX's own are checked: jnp.asarray puts a NumPy array or a list on
+    # the default device, which need not be the CPU the program is compiled for.
+    _on_cpu(name, [a for a in given if isinstance(a, jax.Array)])
+    return _call(name, arity, _frozen(attrs or {}), *[jnp.asarray(a) for a in given])
 
 
 def _on_cpu(name: str, arrays: Sequence[Any]) -> None:
@@ -177,16 +179,26 @@ def _custom_vjp():
     def call(name: str, arity: tuple, attrs: tuple, *flat: Any) -> Any:
         return _forward(name, arity, attrs, *flat)
 
-    def fwd(name: str, arity: tuple, attrs: tuple, *flat: Any) -> tuple:
+    def fwd(name: str, arity: tuple, attrs: tuple, *primals: Any) -> tuple:
+        # With symbolic zeros, each primal says whether it is differentiated (`perturbed`).
+        flat = tuple(p.value for p in primals)
         if not _core.op_has_grad(name):
             raise TypeError(f"{name} has no gradient in ndgather (the ops with one: the gather "
                             "family, tensor_scatter_nd_*, the segment reductions)")
+        with_grad = set(_core.grad_dtypes())
+        for p in primals:
+            dtype = jnp.dtype(p.value.dtype)
+            if p.perturbed and jnp.issubdtype(dtype, jnp.inexact) and dtype.name not in with_grad:
+                raise TypeError(f"{name}: ndgather has no gradient for {dtype.name} inputs "
+                                f"(those with one: {', '.join(sorted(with_grad))})")
         out = _forward(name, arity, attrs, *flat)
         return out, (flat, out)
 
     def bwd(name: str, arity: tuple, attrs: tuple, residuals: tuple, upstream: Any) -> tuple:
         flat, out = residuals
-        # The inputs of the dtypes with a gradient in the core (float8 has none).
+        if isinstance(upstream, jax.custom_derivatives.SymbolicZero):
+            return tuple(None for _ in flat)
+        # One result per input of a dtype with a gradient in the core, as the handler writes.
         with_grad = set(_core.grad_dtypes())
         wanted = [k for k, a in enumerate(flat) if jnp.dtype(a.dtype).name in with_grad]
         if not wanted:
@@ -197,7 +209,7 @@ def _custom_vjp():
         by_input = dict(zip(wanted, grads))
         return tuple(by_input.get(k) for k in range(len(flat)))
 
-    call.defvjp(fwd, bwd)
+    call.defvjp(fwd, bwd, symbolic_zeros=True)
     return call
 
 

@@ -158,24 +158,24 @@ pub(super) const ERROR_INVALID_ARGUMENT: i32 = 3;
 pub(super) const ERROR_INTERNAL: i32 = 13;
 
 /// XLA's element types (`XLA_FFI_DataType`) and the core's.
-pub(super) const DTYPES: &[(i32, DType)] = &[
-    (1, DType::Bool),
-    (2, DType::I8),
-    (3, DType::I16),
-    (4, DType::I32),
-    (5, DType::I64),
-    (6, DType::U8),
-    (7, DType::U16),
-    (8, DType::U32),
-    (9, DType::U64),
-    (10, DType::F16),
-    (11, DType::F32),
-    (12, DType::F64),
-    (15, DType::C64),
-    (16, DType::BF16),
-    (18, DType::C128),
-    (19, DType::F8E5M2),
-    (20, DType::F8E4M3),
+pub(super) const DTYPES: &[(i32, &str, DType)] = &[
+    (1, "PRED", DType::Bool),
+    (2, "S8", DType::I8),
+    (3, "S16", DType::I16),
+    (4, "S32", DType::I32),
+    (5, "S64", DType::I64),
+    (6, "U8", DType::U8),
+    (7, "U16", DType::U16),
+    (8, "U32", DType::U32),
+    (9, "U64", DType::U64),
+    (10, "F16", DType::F16),
+    (11, "F32", DType::F32),
+    (12, "F64", DType::F64),
+    (15, "C64", DType::C64),
+    (16, "BF16", DType::BF16),
+    (18, "C128", DType::C128),
+    (19, "F8E5M2", DType::F8E5M2),
+    (20, "F8E4M3FN", DType::F8E4M3),
 ];
 pub(super) const S64: i32 = 5;
 pub(super) const F64: i32 = 12;
@@ -185,8 +185,11 @@ pub(super) const U8: i32 = 6;
 /// The structs' sizes and offsets as this crate lays them out, which the tests compare with a
 /// C compiler's reading of jaxlib's header.
 #[pyfunction]
-pub(crate) fn xla_layout() -> Vec<(&'static str, usize)> {
-    vec![
+pub(crate) fn xla_layout() -> Vec<(String, usize)> {
+    let dtypes = DTYPES
+        .iter()
+        .map(|&(value, name, _)| (format!("XLA_FFI_DataType_{name}"), value as usize));
+    let fields = vec![
         ("XLA_FFI_CallFrame_STRUCT_SIZE", CALL_FRAME_SIZE),
         ("XLA_FFI_Buffer_STRUCT_SIZE", BUFFER_SIZE),
         ("XLA_FFI_Args_STRUCT_SIZE", ARGS_SIZE),
@@ -233,6 +236,21 @@ pub(crate) fn xla_layout() -> Vec<(&'static str, usize)> {
         ("sizeof(XLA_FFI_Array)", size_of::<Array>()),
         ("sizeof(XLA_FFI_ByteSpan)", size_of::<ByteSpan>()),
         ("XLA_FFI_API_MAJOR", API_MAJOR as usize),
+        ("XLA_FFI_Extension_Metadata", EXTENSION_METADATA as usize),
+        ("XLA_FFI_ExecutionStage_EXECUTE", STAGE_EXECUTE as usize),
+        ("XLA_FFI_ArgType_BUFFER", KIND_BUFFER as usize),
+        ("XLA_FFI_AttrType_ARRAY", ATTR_ARRAY as usize),
+        ("XLA_FFI_AttrType_SCALAR", ATTR_SCALAR as usize),
+        ("XLA_FFI_AttrType_STRING", ATTR_STRING as usize),
+        (
+            "XLA_FFI_Error_Code_INVALID_ARGUMENT",
+            ERROR_INVALID_ARGUMENT as usize,
+        ),
+        ("XLA_FFI_Error_Code_INTERNAL", ERROR_INTERNAL as usize),
+        ("XLA_FFI_DataType_S64", S64 as usize),
+        ("XLA_FFI_DataType_F64", F64 as usize),
+        ("XLA_FFI_DataType_PRED", PRED as usize),
+        ("XLA_FFI_DataType_U8", U8 as usize),
         ("XLA_FFI_API_MINOR", API_MINOR as usize),
         ("XLA_FFI_Extension_Base_STRUCT_SIZE", EXTENSION_BASE_SIZE),
         (
@@ -292,5 +310,10 @@ pub(crate) fn xla_layout() -> Vec<(&'static str, usize)> {
             "offsetof(XLA_FFI_Metadata_Extension, metadata)",
             offset_of!(MetadataExtension, metadata),
         ),
-    ]
+    ];
+    fields
+        .into_iter()
+        .map(|(expr, value)| (expr.to_string(), value))
+        .chain(dtypes)
+        .collect()
 }

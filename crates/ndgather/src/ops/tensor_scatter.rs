@@ -303,11 +303,14 @@ impl TensorScatter {
                 found: upstream.dtype(),
             });
         }
-        if upstream.shape() != output.shape() {
-            return Err(Error::GradShapeMismatch {
-                expected: output.shape().to_vec(),
-                found: upstream.shape().to_vec(),
-            });
+        // The forward output has the tensor's shape, and so has its gradient.
+        for given in [output.shape(), upstream.shape()] {
+            if given != tensor.shape() {
+                return Err(Error::GradShapeMismatch {
+                    expected: tensor.shape().to_vec(),
+                    found: given.to_vec(),
+                });
+            }
         }
         let picked = |t: TensorView<'_>| -> Result<Tensor> {
             let gather = Op::GatherNd(GatherNdOptions::new().bad_indices(self.bad_indices));
@@ -355,8 +358,15 @@ impl TensorScatter {
             out.and_then(|t| T::from_tensor_owned(t).ok())
                 .ok_or(Error::Internal("a gather of T gives T"))
         };
+        let output_at_updates = picked(output)?;
+        if output_at_updates.shape() != y.shape() {
+            return Err(Error::GradShapeMismatch {
+                expected: output_at_updates.shape().to_vec(),
+                found: y.shape().to_vec(),
+            });
+        }
         let y_ind = ndarray::Zip::from(&y)
-            .and(&picked(output)?)
+            .and(&output_at_updates)
             .map_collect(indicator);
         // The updates' indicators added into the tensor's places (TF's scatter_nd of them).
         let add = TensorScatter::new(ScatterKind::Add).bad_indices(self.bad_indices);
