@@ -19,12 +19,12 @@ fn bytes_at(rng: &mut Rng, offset: usize, len: usize) -> Vec<u64> {
         .collect()
 }
 
-/// The call's indices: values from -3 to 5 in one of the four dtypes kernels are compiled for
-/// (the dtype table's `kernel` role; the others are widened before, and take no small path).
+/// The call's indices: values from -3 to 5 in one of five dtypes (`uint8` among them, which the
+/// small path reads as `int64`, as the other kernels widen it).
 fn random_indices(rng: &mut Rng, shape: &[usize]) -> Tensor {
     let n: usize = shape.iter().product();
     let values: Vec<i64> = (0..n).map(|_| rng.below(9) as i64 - 3).collect();
-    match [DType::I64, DType::I32, DType::I16, DType::U64][rng.below(4)] {
+    match [DType::I64, DType::I32, DType::I16, DType::U64, DType::U8][rng.below(5)] {
         DType::I64 => Tensor::from_shape_vec(shape, values).unwrap(),
         DType::I32 => {
             Tensor::from_shape_vec(shape, values.iter().map(|&v| v as i32).collect()).unwrap()
@@ -32,7 +32,10 @@ fn random_indices(rng: &mut Rng, shape: &[usize]) -> Tensor {
         DType::I16 => {
             Tensor::from_shape_vec(shape, values.iter().map(|&v| v as i16).collect()).unwrap()
         }
-        _ => Tensor::from_shape_vec(shape, values.iter().map(|&v| v as u64).collect()).unwrap(),
+        DType::U64 => {
+            Tensor::from_shape_vec(shape, values.iter().map(|&v| v as u64).collect()).unwrap()
+        }
+        _ => Tensor::from_shape_vec(shape, values.iter().map(|&v| v as u8).collect()).unwrap(),
     }
 }
 

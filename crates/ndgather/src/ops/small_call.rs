@@ -61,7 +61,12 @@ impl Op {
         with_tensor!(TensorView, indices, kernel i => match i.as_slice() {
             Some(flat) => self.small_with(bytes, params.shape(), itemsize, (flat, i.shape()), host),
             None => Ok(Small::NotTaken),
-        }, else _dtype => Ok(Small::NotTaken))
+        }, else _dtype => match narrow_as_i64(indices) {
+            Some(wide) => {
+                self.small_with(bytes, params.shape(), itemsize, (&wide, indices.shape()), host)
+            }
+            None => Ok(Small::NotTaken),
+        })
     }
 
     fn small_with<I: IndexType>(
@@ -177,6 +182,25 @@ impl SmallPlan {
             SmallPlan::Gather(p) => p.out_shape(),
             SmallPlan::GatherNd(p) => p.out_shape(),
         }
+    }
+}
+
+/// A small call's indices of a dtype the kernels are not compiled for (`int8`, `uint8`,
+/// `uint16`, `uint32`) as `int64`: the small path is compiled for the kernels' index types
+/// only (a path per index type costs the binary about 0.4 MB), and the general path's
+/// widening costs a small call three times its time. `None` for a strided view, or for as
+/// many as the small path never takes (so that the copy is bounded: under 512 KiB).
+fn narrow_as_i64(indices: &TensorView<'_>) -> Option<Vec<i64>> {
+    fn wide<N: Copy + Into<i64>>(a: &ndarray::ArrayViewD<'_, N>) -> Option<Vec<i64>> {
+        let flat = a.as_slice()?;
+        (!kernel::may_split(0, flat.len())).then(|| flat.iter().map(|&v| v.into()).collect())
+    }
+    match indices {
+        TensorView::I8(a) => wide(a),
+        TensorView::U8(a) => wide(a),
+        TensorView::U16(a) => wide(a),
+        TensorView::U32(a) => wide(a),
+        _ => None,
     }
 }
 
