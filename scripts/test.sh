@@ -3,9 +3,20 @@
 # environment .venv with pinned packages, the Python extension built into it), then style
 # checks, every test (Rust, Python, Java) and the documentation site's build. Needs the Rust
 # toolchain, python3 (3.11+, for the pinned test packages) with venv and pip, and Maven.
+#
+# scripts/test.sh --frameworks also runs the PyTorch tests (issue 55) in a venv of their own,
+# .venv-frameworks (crates/ndgather-py/requirements-frameworks.txt: about 3 GB with the CUDA
+# libraries PyTorch's wheel needs, so CI's run leaves it out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
+frameworks=0
+for arg in "$@"; do
+    case "$arg" in
+        --frameworks) frameworks=1 ;;
+        *) echo "usage: scripts/test.sh [--frameworks]" >&2; exit 2 ;;
+    esac
+done
 
 echo "== set-up: .venv with crates/ndgather-py/requirements-dev.txt"
 [ -x .venv/bin/python ] || "$python" -m venv .venv
@@ -95,3 +106,14 @@ consumer=$(mvn -B -q --no-transfer-progress -Dstyle.color=never \
     -f examples/java-consumer/pom.xml compile exec:java) || { echo "$consumer"; exit 1; }
 echo "$consumer"
 grep -q "first column of users 2 and 0: 4.5 0.5" <<<"$consumer"
+
+if [ "$frameworks" = 1 ]; then
+    echo "== PyTorch's custom ops (--frameworks): the wheel in .venv-frameworks, with PyTorch"
+    [ -x .venv-frameworks/bin/python ] || .venv/bin/python -m venv .venv-frameworks
+    .venv-frameworks/bin/python -m pip install -q --disable-pip-version-check \
+        -r crates/ndgather-py/requirements-frameworks.txt
+    .venv-frameworks/bin/python -m pip install -q --disable-pip-version-check --force-reinstall \
+        --no-deps "$wheels"/dist/*.whl
+    (cd crates/ndgather-py && ../../.venv-frameworks/bin/python -m pytest -q -p no:cacheprovider \
+        tests/test_torch_ops.py tests/test_dlpack.py)
+fi

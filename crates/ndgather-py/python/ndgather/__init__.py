@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator, Literal, Optional, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _core, _jax, _ragged
+from . import _core, _jax, _ragged, _torch
 
 #: Checked before JAX's tracers are looked for, so that a caller without JAX pays a dict lookup.
 _modules = sys.modules
@@ -372,6 +372,9 @@ def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
         except (TypeError, ValueError):
             if indices.dtype.isnative and indices.flags.aligned:
                 raise
+    if "torch" in _modules and _torch.wanted(params, indices):
+        _torch.no_fill_or_out("gather", fill_value, out)
+        return _torch.run("gather", params, indices, axis, batch_dims, bad_indices)
     if "jax" in _modules and _jax.traced(params, indices):
         _jax.no_out("gather", out)
         params = _jax.asarray(params)
@@ -452,6 +455,9 @@ def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
         except (TypeError, ValueError):
             if indices.dtype.isnative and indices.flags.aligned:
                 raise
+    if "torch" in _modules and _torch.wanted(params, indices):
+        _torch.no_fill_or_out("gather_nd", fill_value, out)
+        return _torch.run("gather_nd", params, indices, batch_dims, bad_indices)
     if "jax" in _modules and _jax.traced(params, indices):
         _jax.no_out("gather_nd", out)
         params = _jax.asarray(params)
@@ -611,6 +617,16 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: Optional[int] = None,
           ...
       ndgather.IndexOutOfBoundsError: indices[0] = -4 is not in [0, 3)
     """
+    if "torch" in _modules and _torch.wanted(x, indices):
+        _torch.no_fill_or_out("take", fill_value, out)
+        if axis is None and _torch.ndim(x) != 1:
+            raise ValueError(f"take needs an axis for an array of {_torch.ndim(x)} dimensions")
+        if _torch.ndim(indices) != 1:
+            raise ValueError(
+                f"take's indices must be 1-d, got an array of {_torch.ndim(indices)} dimensions")
+        axis = 0 if axis is None else axis
+        with _numpy_errors(axis, _torch.ndim(x)):
+            return _torch.run("gather", x, indices, axis, 0, bad_indices)
     if "jax" in _modules and _jax.traced(x, indices):
         _jax.no_out("take", out)
         x, indices = _jax.asarray(x), _jax.asarray(indices)
@@ -693,6 +709,12 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, /, axis: Optional[int] =
       array([[0],
              [0]])
     """
+    if "torch" in _modules and _torch.wanted(arr, indices):
+        _torch.no_fill_or_out("take_along_axis", fill_value, out)
+        if axis is None:
+            _flat_indices(indices)
+            arr, axis = _torch.flat(arr), 0
+        return _torch.run("take_along_axis", arr, indices, axis, bad_indices)
     if "jax" in _modules and _jax.traced(arr, indices):
         _jax.no_out("take_along_axis", out)
         arr = _jax.asarray(arr)
@@ -1310,3 +1332,10 @@ from ._segment import (  # noqa: E402  (they call back into this module's helper
     gather_segment, scatter_nd, segment_max, segment_mean, segment_min, segment_prod,
     segment_sum, unsorted_segment_max, unsorted_segment_mean, unsorted_segment_min,
     unsorted_segment_prod, unsorted_segment_sqrt_n, unsorted_segment_sum)
+
+# PyTorch's custom ops, where torch is already imported: torch.compile must find them
+# defined, not define them while it traces. A failure leaves them undefined (the functions
+# then say so when they need them), never the import broken.
+if "torch" in _modules:
+    with contextlib.suppress(Exception):
+        _torch.define()
