@@ -43,6 +43,12 @@ fn floats(shape: &[usize]) -> Tensor {
     Tensor::from_shape_vec(shape, (0..n).map(|k| k as f32 * 1.5 - 2.0).collect()).unwrap()
 }
 
+/// The error message of running `op` with `attrs` on `inputs` (which must fail).
+fn error_of(op: &str, attrs: Attrs, inputs: &[Input<'_>]) -> String {
+    let op = registry::find(op).unwrap().with_attrs(&attrs).unwrap();
+    op.run(inputs, Out::New).unwrap_err().to_string()
+}
+
 /// One op's run: its name, attributes, and inputs where `Idx(k)` stands for index tensor `k`
 /// of the case (so that each run gets them in the dtype under test).
 enum Arg {
@@ -344,21 +350,15 @@ fn gather_segment_refuses_two_index_dtypes_by_their_own_names() {
         ids(DType::U8, &[2], &[1, 2]),
         ids(DType::U16, &[2], &[0, 1]),
     );
-    let op = registry::find("gather_segment")
-        .unwrap()
-        .with_attrs(&Attrs::new().with("num_segments", Attr::Int(2)))
-        .unwrap();
-    let err = op
-        .run(
-            &[
-                Input::from(x.view()),
-                Input::from(src.view()),
-                Input::from(dst.view()),
-            ],
-            Out::New,
-        )
-        .unwrap_err()
-        .to_string();
+    let err = error_of(
+        "gather_segment",
+        Attrs::new().with("num_segments", Attr::Int(2)),
+        &[
+            Input::from(x.view()),
+            Input::from(src.view()),
+            Input::from(dst.view()),
+        ],
+    );
     assert_eq!(
         err,
         "gather_segment: src and dst must have one dtype, got uint8 and uint16"
@@ -385,21 +385,15 @@ fn mismatched_offsets_name_the_callers_dtypes() {
     let shards = floats(&[4, 2]);
     let input = ids(DType::U8, &[2], &[1, 2]);
     let offsets = ids(DType::I64, &[1], &[0]);
-    let op = registry::find("embedding_bag")
-        .unwrap()
-        .with_attrs(&Attrs::new())
-        .unwrap();
-    let err = op
-        .run(
-            &[
-                Input::List(vec![shards.view()]),
-                Input::from(input.view()),
-                Input::from(offsets.view()),
-            ],
-            Out::New,
-        )
-        .unwrap_err()
-        .to_string();
+    let err = error_of(
+        "embedding_bag",
+        Attrs::new(),
+        &[
+            Input::List(vec![shards.view()]),
+            Input::from(input.view()),
+            Input::from(offsets.view()),
+        ],
+    );
     assert_eq!(
         err,
         ndgather::Error::DTypeMismatch {

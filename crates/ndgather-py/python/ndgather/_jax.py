@@ -171,6 +171,12 @@ def _forward(name: str, arity: tuple, attrs: tuple, *flat: Any) -> Any:
     return _ffi("ndgather", name, arity, attrs, _result_type(name, arity, attrs, flat), flat)
 
 
+@functools.lru_cache(maxsize=None)
+def _grad_dtypes() -> frozenset:
+    """The names of the dtypes with a gradient in the core (the dtype table's grad role)."""
+    return frozenset(_core.grad_dtypes())
+
+
 def _custom_vjp():
     import jax
     import jax.numpy as jnp
@@ -185,7 +191,7 @@ def _custom_vjp():
         if not _core.op_has_grad(name):
             raise TypeError(f"{name} has no gradient in ndgather (the ops with one: the gather "
                             "family, tensor_scatter_nd_*, the segment reductions)")
-        with_grad = set(_core.grad_dtypes())
+        with_grad = _grad_dtypes()
         for p in primals:
             dtype = jnp.dtype(p.value.dtype)
             if p.perturbed and jnp.issubdtype(dtype, jnp.inexact) and dtype.name not in with_grad:
@@ -199,7 +205,7 @@ def _custom_vjp():
         if isinstance(upstream, jax.custom_derivatives.SymbolicZero):
             return tuple(None for _ in flat)
         # One result per input of a dtype with a gradient in the core, as the handler writes.
-        with_grad = set(_core.grad_dtypes())
+        with_grad = _grad_dtypes()
         wanted = [k for k, a in enumerate(flat) if jnp.dtype(a.dtype).name in with_grad]
         if not wanted:
             return tuple(None for _ in flat)

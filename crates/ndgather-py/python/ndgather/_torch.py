@@ -92,27 +92,39 @@ def _tensor(result: Any) -> Any:
     return torch.from_numpy(result)
 
 
-def _define(lib: str, forward_name: str, grad_name: str, schema_args: str,
-            run: Callable[..., Any], run_grad: Callable[..., Any],
-            attrs_of: Callable[..., dict]) -> Any:
-    """Defines ``ndgather::<forward_name>`` and its gradient op ``ndgather::<grad_name>``:
-    the forward op takes ``(params, indices, *attrs)``; the gradient op takes
-    ``(indices, grad, params_shape, *attrs)``."""
+def _define(forward_name: str, grad_name: str, attrs: Sequence[tuple[str, str]],
+            run: Callable[..., Any], run_grad: Callable[..., Any]) -> Any:
+    """Defines ``ndgather::<forward_name>`` and its gradient op ``ndgather::<grad_name>``
+    from the eager functions ``run(params, indices, **attrs)`` and
+    ``run_grad(params_shape, indices, grad, **attrs)``; ``attrs`` are the op's attributes as
+    (schema type, name), in the schema's order. The forward op takes
+    ``(params, indices, *attrs)``; the gradient op ``(indices, grad, params_shape, *attrs)``."""
+    names = [name for _, name in attrs]
+    schema_args = ", ".join(f"{kind} {name}" for kind, name in attrs)
+
+    def forward_body(params: Any, indices: Any, *values: Any) -> Any:
+        return _tensor(run(_numpy(params), _numpy(indices), **dict(zip(names, values))))
+
+    def grad_body(indices: Any, upstream: Any, params_shape: Sequence[int],
+                  *values: Any) -> Any:
+        return _tensor(run_grad(list(params_shape), _numpy(indices), _numpy(upstream),
+                                **dict(zip(names, values))))
+
     import torch
 
     # CPU kernels only: a tensor on another device finds none, and PyTorch says so.
-    forward = torch.library.custom_op(f"{lib}::{forward_name}", run, mutates_args=(),
+    forward = torch.library.custom_op(f"ndgather::{forward_name}", forward_body, mutates_args=(),
                                       device_types="cpu",
                                       schema=f"(Tensor params, Tensor indices, {schema_args}) "
                                              "-> Tensor")
-    grad = torch.library.custom_op(f"{lib}::{grad_name}", run_grad, mutates_args=(),
+    grad = torch.library.custom_op(f"ndgather::{grad_name}", grad_body, mutates_args=(),
                                    device_types="cpu",
                                    schema=f"(Tensor indices, Tensor grad, SymInt[] params_shape, "
                                           f"{schema_args}) -> Tensor")
 
     @forward.register_fake
     def _(params: Any, indices: Any, *attrs: Any) -> Any:
-        return _fake(forward_name, [params, indices], attrs_of(*attrs), params)
+        return _fake(forward_name, [params, indices], dict(zip(names, attrs)), params)
 
     @grad.register_fake
     def _(indices: Any, upstream: Any, params_shape: Sequence[int], *attrs: Any) -> Any:
@@ -134,6 +146,7 @@ def _define(lib: str, forward_name: str, grad_name: str, schema_args: str,
 
 
 _defined = False
+_unavailable = False
 _defining = threading.Lock()
 
 
@@ -141,11 +154,12 @@ def define() -> None:
     """Defines the custom ops, once: when ndgather is imported after torch, or on the first
     call with a tensor outside ``torch.compile`` (which must not trace their definition).
     PyTorch before 2.4 has no ``torch.library.custom_op``: nothing is defined there."""
-    global _defined
-    if _defined:
+    global _defined, _unavailable
+    if _defined or _unavailable:
         return
     import torch
     if not hasattr(torch.library, "custom_op"):
+        _unavailable = True
         return
     with _defining:
         if not _defined:
@@ -158,45 +172,16 @@ def ops() -> dict:
     """The custom ops, defined on first use: ``{"gather": ..., "gather_nd": ...,
     "take_along_axis": ...}``."""
     import ndgather as ng
-
-    def gather(params, indices, axis, batch_dims, bad_indices):
-        return _tensor(ng.gather(_numpy(params), _numpy(indices), axis=axis,
-                                 batch_dims=batch_dims, bad_indices=bad_indices))
-
-    def gather_grad(indices, upstream, params_shape, axis, batch_dims, bad_indices):
-        return _tensor(ng.gather_grad(params_shape, _numpy(indices), _numpy(upstream), axis,
-                                      batch_dims, bad_indices=bad_indices))
-
-    def gather_nd(params, indices, batch_dims, bad_indices):
-        return _tensor(ng.gather_nd(_numpy(params), _numpy(indices), batch_dims=batch_dims,
-                                    bad_indices=bad_indices))
-
-    def gather_nd_grad(indices, upstream, params_shape, batch_dims, bad_indices):
-        return _tensor(ng.gather_nd_grad(params_shape, _numpy(indices), _numpy(upstream),
-                                         batch_dims, bad_indices=bad_indices))
-
-    def take_along_axis(params, indices, axis, bad_indices):
-        return _tensor(ng.take_along_axis(_numpy(params), _numpy(indices), axis=axis,
-                                          bad_indices=bad_indices))
-
-    def take_along_axis_grad(indices, upstream, params_shape, axis, bad_indices):
-        return _tensor(ng.take_along_axis_grad(params_shape, _numpy(indices), _numpy(upstream),
-                                               axis, bad_indices=bad_indices))
-
+    policy = ("str", "bad_indices")
     return {
-        "gather": _define(
-            "ndgather", "gather", "gather_grad",
-            "SymInt? axis, SymInt batch_dims, str bad_indices", gather, gather_grad,
-            lambda axis, batch_dims, bad: {"axis": axis, "batch_dims": batch_dims,
-                                           "bad_indices": bad}),
-        "gather_nd": _define(
-            "ndgather", "gather_nd", "gather_nd_grad",
-            "SymInt batch_dims, str bad_indices", gather_nd, gather_nd_grad,
-            lambda batch_dims, bad: {"batch_dims": batch_dims, "bad_indices": bad}),
-        "take_along_axis": _define(
-            "ndgather", "take_along_axis", "take_along_axis_grad",
-            "SymInt axis, str bad_indices", take_along_axis, take_along_axis_grad,
-            lambda axis, bad: {"axis": axis, "bad_indices": bad}),
+        "gather": _define("gather", "gather_grad",
+                          [("SymInt?", "axis"), ("SymInt", "batch_dims"), policy],
+                          ng.gather, ng.gather_grad),
+        "gather_nd": _define("gather_nd", "gather_nd_grad", [("SymInt", "batch_dims"), policy],
+                             ng.gather_nd, ng.gather_nd_grad),
+        "take_along_axis": _define("take_along_axis", "take_along_axis_grad",
+                                   [("SymInt", "axis"), policy],
+                                   ng.take_along_axis, ng.take_along_axis_grad),
     }
 
 
