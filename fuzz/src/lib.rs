@@ -272,6 +272,15 @@ pub fn small_call(data: &[u8]) {
             "the strided path and the general one disagree"
         );
     }
+    // And backwards, with negative strides.
+    let (back, offset, strides) = general_path::reversed(&params, &pshape, itemsize);
+    if let Some(back) = RawView::within(&back, offset, &pshape, &strides, itemsize) {
+        let strided = general_path::fresh(&op, back, index_tensor.view());
+        assert_eq!(
+            strided, full,
+            "the backward path and the general one disagree"
+        );
+    }
     assert_eq!(small, full, "the small path and the general one disagree");
 }
 

@@ -27,8 +27,11 @@ fn strings(env: &mut JNIEnv<'_>, array: &JObjectArray<'_>, what: &str) -> Result
 
 /// The registered op `op` on `inputs` (for each input of its signature, the handles of its
 /// tensors: one, none for an optional input left out, any number for a list), with the
-/// attributes `attr_names[k]` = `attr_values[k]`. Returns the new output's handle.
+/// attributes `attr_names[k]` = `attr_values[k]`, and the attributes `fed_names[k]` given by
+/// the tensor of handle `fed[k]` (TF's input tensors: `GatherV2`'s axis, `num_segments`).
+/// Returns the new output's handle.
 #[no_mangle]
+#[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_org_ndgather_Native_opBuild<'l>(
     mut env: JNIEnv<'l>,
     _: JClass<'l>,
@@ -37,6 +40,8 @@ pub extern "system" fn Java_org_ndgather_Native_opBuild<'l>(
     inputs: JObjectArray<'l>,
     attr_names: JObjectArray<'l>,
     attr_values: JObjectArray<'l>,
+    fed_names: JObjectArray<'l>,
+    fed: JLongArray<'l>,
 ) -> jlong {
     guard(&mut env, |env| {
         let name = string(env, &op)?;
@@ -102,7 +107,21 @@ pub extern "system" fn Java_org_ndgather_Native_opBuild<'l>(
                 None => attrs.insert(attr.clone(), Attr::Str(text.clone().into())),
             }
         }
-        register(lease::<Scope>(scope)?.op(&name, &given, &attrs)?)
+        let fed_names = strings(env, &fed_names, "fed attribute name")?;
+        let fed = longs(env, &fed)?;
+        if fed_names.len() != fed.len() {
+            return Err(Failure::Argument(format!(
+                "{name}: {} fed attribute names but {} tensors",
+                fed_names.len(),
+                fed.len()
+            )));
+        }
+        let fed = fed
+            .iter()
+            .map(|&h| lease::<AnyOutput>(h).map(|o| AnyOutput::clone(&o)))
+            .collect::<Result<Vec<_>>>()?;
+        let fed: Vec<(&str, &AnyOutput)> = fed_names.iter().map(String::as_str).zip(&fed).collect();
+        register(lease::<Scope>(scope)?.op_fed(&name, &given, &attrs, &fed)?)
     })
 }
 

@@ -1,16 +1,14 @@
-//! JNI entry points of scopes, constants, placeholders and gradients, and of `GatherV2`,
-//! whose axis is an operand that a graph feeds (the registry's gather takes it as an
-//! attribute, which the generic builder of `generic.rs` gives as text).
+//! JNI entry points of scopes, constants, placeholders and gradients: the graph's own nodes.
+//! Every op of the registry is built by `generic.rs`.
 
 use crate::handles::{lease, register, release, Fresh};
 use crate::tensor::JavaTensor;
-use crate::{dtype_of, guard, long_array, longs, string, Failure, Result};
+use crate::{dtype_of, guard, long_array, longs, string, Result};
 use jni::objects::{JClass, JLongArray, JString};
 use jni::sys::{jboolean, jlong, jlongArray};
 use jni::JNIEnv;
-use ndgather::graph::{AnyOutput, GatherOpOptions, Scope};
+use ndgather::graph::{AnyOutput, Scope};
 use ndgather::shape::Shape;
-use ndgather::BadIndices;
 
 /// A new scope: an eager one (each op runs when created) or a graph's root.
 #[no_mangle]
@@ -90,45 +88,6 @@ pub extern "system" fn Java_org_ndgather_Native_opPlaceholder<'l>(
             Shape::from_dims(dims.iter().map(|&d| usize::try_from(d).ok()).collect())
         };
         register(lease::<Scope>(scope)?.placeholder(dtype, shape)?)
-    })
-}
-
-fn policy(env: &mut JNIEnv<'_>, name: &JString<'_>) -> Result<BadIndices> {
-    let name = string(env, name)?;
-    BadIndices::from_name(&name).ok_or_else(|| {
-        Failure::Argument(format!(
-            "badIndicesPolicy must be one of {}, got \"{name}\"",
-            BadIndices::ALL
-                .iter()
-                .map(|p| p.name().to_uppercase())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-    })
-}
-
-/// `GatherV2`: TF Java's `Gather.create(scope, params, indices, axis, options)`.
-#[no_mangle]
-pub extern "system" fn Java_org_ndgather_Native_opGather<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    scope: jlong,
-    params: jlong,
-    indices: jlong,
-    axis: jlong,
-    batch_dims: jlong,
-    bad_indices: JString<'l>,
-) -> jlong {
-    guard(&mut env, |env| {
-        let options = GatherOpOptions::new()
-            .batch_dims(batch_dims)
-            .bad_indices(policy(env, &bad_indices)?);
-        let (p, i, a) = (
-            lease::<AnyOutput>(params)?,
-            lease::<AnyOutput>(indices)?,
-            lease::<AnyOutput>(axis)?,
-        );
-        register(lease::<Scope>(scope)?.gather(&p, &i, &a, options)?)
     })
 }
 

@@ -459,9 +459,11 @@ fn dtype_error_of_the_op(
             && !matches!(a.dtype().kind(), b'i' | b'u')
             && defs.get(k).is_some_and(|d| d.kind == InputKind::Tensor)
     };
-    let fact = |(a, dtype): (&Bound<'_, PyUntypedArray>, Option<DType>), stand_in: bool| Fact {
-        dtype: if stand_in { Some(DType::F64) } else { dtype },
-        shape: ndgather::shape::Shape::known(a.shape()),
+    let fact = |(a, dtype): (&Bound<'_, PyUntypedArray>, Option<DType>), stand_in: bool| {
+        Fact::new(
+            if stand_in { Some(DType::F64) } else { dtype },
+            ndgather::shape::Shape::known(a.shape()),
+        )
     };
     let given = |k: usize| match slots.get(k) {
         Some(Slot::One(a, dtype)) => Some((a, *dtype)),

@@ -208,10 +208,7 @@ fn a_path_through_an_op_without_a_gradient_is_refused() {
         )
         .unwrap();
     let err = graph.gradients(&[out], &[x], None).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "No gradient defined for op: gather_segment"
-    );
+    assert_eq!(err.to_string(), "No gradient defined for op: GatherSegment");
 }
 
 #[test]

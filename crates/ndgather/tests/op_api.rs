@@ -147,7 +147,10 @@ fn invalid_combinations_fail_at_create() {
     let vector_axis = Constant::create(&g, array![0i32].into_dyn()).unwrap();
     assert_eq!(
         Gather::create(&g, &p, &i, &vector_axis, GatherOpOptions::new()).unwrap_err(),
-        OpError::AxisNotScalar
+        OpError::FedShape {
+            attr: "axis".into(),
+            expected: "scalar"
+        }
     );
     // Eager: bad index values fail at create too.
     let e = Scope::eager();
@@ -525,7 +528,10 @@ fn a_fed_axis_configures_the_run_and_the_gradient() {
         .unwrap();
     assert_eq!(
         session.run_tensors(&[rows], &feeds).unwrap_err(),
-        OpError::AxisNotScalar
+        OpError::FedShape {
+            attr: "axis".into(),
+            expected: "scalar"
+        }
     );
     // A feed replaces a constant axis too, as in TensorFlow.
     let zero = g.constant(Tensor::from(ndarray::arr0(0i32).into_dyn()));

@@ -59,6 +59,39 @@ fn names_are_unique_and_found() {
     assert!(err.to_string().contains("gather_nd"), "{err}");
 }
 
+/// Each op's graph type, TensorFlow's where it has one, finds it too, and no type is another
+/// op's name or type.
+#[test]
+fn graph_types_are_unique_and_found() {
+    let mut all: Vec<&str> = registry::names().collect();
+    for name in registry::names() {
+        let op = registry::find(name).unwrap();
+        let ty = op.type_name();
+        assert!(
+            ty.chars().next().is_some_and(|c| c.is_ascii_uppercase()) && !ty.contains('_'),
+            "{name}: {ty}"
+        );
+        assert_eq!(registry::find(ty).unwrap().name(), name);
+        all.push(ty);
+    }
+    let count = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), count);
+    for (ty, name) in [
+        ("GatherV2", "gather"),
+        ("GatherNd", "gather_nd"),
+        ("TensorScatterAdd", "tensor_scatter_nd_add"),
+        ("UnsortedSegmentMax", "unsorted_segment_max"),
+        ("ScatterNd", "scatter_nd"),
+        ("PutAlongAxis", "put_along_axis"),
+        ("ScatterReduce", "scatter_reduce"),
+        ("EmbeddingBagGrad", "embedding_bag_grad"),
+    ] {
+        assert_eq!(registry::find(ty).unwrap().name(), name);
+    }
+}
+
 #[test]
 fn attrs_are_a_map_whatever_the_order_they_were_set_in() {
     let name = String::from("axis");
@@ -388,10 +421,7 @@ fn shapes_are_inferred_from_partial_facts() {
         .unwrap()
         .with_attrs(&Attrs::new().with("axis", Attr::Int(1)))
         .unwrap();
-    let params = Fact {
-        dtype: Some(DType::F32),
-        shape: Shape::from_dims(vec![None, Some(5)]),
-    };
+    let params = Fact::new(Some(DType::F32), Shape::from_dims(vec![None, Some(5)]));
     let fact = gather
         .infer(&[params, Fact::known(DType::I64, &[2, 3])])
         .unwrap();

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::general_path::{fresh, into_records, spaced};
+use common::general_path::{fresh, into_records, reversed, spaced};
 use common::Rng;
 use ndgather::memory::RawView;
 use ndgather::{BadIndices, DType, FillValue, GatherNdOptions, GatherOptions, Op, Tensor};
@@ -108,6 +108,14 @@ fn small_calls_equal_the_general_entry() {
             fresh(&op, apart, indices.view()),
             general,
             "seed {seed}: {op:?}"
+        );
+        // And backwards, with negative strides.
+        let (back, offset, strides) = reversed(params, &params_shape, itemsize);
+        let back = RawView::within(&back, offset, &params_shape, &strides, itemsize).unwrap();
+        assert_eq!(
+            fresh(&op, back, indices.view()),
+            general,
+            "seed {seed}: {op:?} read backwards"
         );
         // Calls with a non-empty output (the small path takes those below the kernels'
         // split size), and errors of both kinds.

@@ -3,15 +3,11 @@
 //! [`super::GatherNd`]: shapes inferred at creation, evaluated now in an eager scope or when a
 //! [`super::Session`] runs a graph.
 
-use super::node::Slot;
 use super::op_error::OpResult;
 use super::scope::{Operand, Output, Scope};
 use crate::ops::embedding::{Combiner, EmbeddingLookupOptions as Lookup, PartitionStrategy, Real};
-use crate::ops::lookup_ops::{lookup_shape, LookupSparse};
-use crate::shape::Shape;
 use crate::types::dtype::TensorElement;
 use crate::types::index::IndexType;
-use std::sync::Arc;
 
 /// Options of [`EmbeddingLookup`] and [`EmbeddingLookupSparse`]: the partition strategy,
 /// `max_norm`, and for the sparse op the combiner.
@@ -46,11 +42,6 @@ impl EmbeddingOpOptions {
     }
 }
 
-fn in_scope<T: TensorElement>(scope: &Scope, outputs: &[Output<T>]) -> OpResult<()> {
-    outputs.iter().try_for_each(|o| scope.check(o))
-}
-
-/// The values of all outputs, if every one has a value (an eager scope).
 /// `EmbeddingLookup`: the rows of `ids` from a table given as its shards.
 ///
 /// ```
@@ -135,32 +126,10 @@ impl<T: TensorElement + Real> EmbeddingLookupSparse<T> {
             sp_ids.1.as_output(),
             sp_ids.2.as_output(),
         );
-        let weights = weights.map(Operand::as_output);
-        in_scope(scope, shards)?;
-        in_scope(scope, &[indices.clone(), dense_shape.clone()])?;
-        in_scope(scope, std::slice::from_ref(&ids))?;
-        in_scope(scope, weights.as_slice())?;
-        let batch = dense_shape
-            .value()
-            .and_then(|d| d.first().map(|&b| usize::try_from(b).ok()));
-        let first = shards.first().map_or(Shape::unknown(), |s| s.shape());
-        let shape = lookup_shape(Some(vec![batch.flatten()]), &first);
-        let inputs = vec![
-            Slot::List(shards.iter().map(|s| s.node).collect()),
-            Slot::One(indices.node),
-            Slot::One(ids.node),
-            Slot::One(dense_shape.node),
-            weights.map_or(Slot::Absent, |w| Slot::One(w.node)),
-            Slot::Absent,
-            Slot::Absent,
-        ];
-        let op = LookupSparse {
-            lookup: options.lookup,
-            combiner: options.combiner,
-        };
-        let name = "EmbeddingLookupSparse";
-        let output =
-            scope.add_registered(name, name, Arc::new(op), inputs, None, T::DTYPE, shape)?;
+        let shards: Vec<_> = shards.iter().map(Output::erase).collect();
+        let weights = weights.map(|w| w.as_output().erase());
+        let sp_ids = (&indices.erase(), &ids.erase(), &dense_shape.erase());
+        let output = scope.embedding_lookup_sparse(&shards, sp_ids, weights.as_ref(), options)?;
         Ok(EmbeddingLookupSparse {
             output: scope.output(output.node),
         })

@@ -5,17 +5,17 @@
 
 use super::embedding_ops::EmbeddingOpOptions;
 use super::gather_ops::{GatherNdOpOptions, GatherOpOptions};
-use super::node::{Fed, NodeKind, Slot};
+use super::node::NodeKind;
 use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Scope, SharedGraph};
 use super::session::{Feeds, Session, Value};
 use crate::ops::contract::OpDef;
+use crate::ops::lookup_ops::LookupSparse;
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
 use crate::ops::Op;
-use crate::shape::{self, Axis, Shape};
+use crate::shape::Shape;
 use crate::types::dtype::{DType, Tensor, TensorView, TensorViewMut};
 use crate::types::error::Error;
-use crate::with_dtype;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -77,25 +77,7 @@ impl From<&AnyOutput> for NodeInput {
     }
 }
 
-/// The TensorFlow limit on the rows an index dtype may address, or an error for a dtype
-/// that is not an index type.
-fn index_limit(dtype: DType) -> OpResult<Option<crate::IndexLimit>> {
-    use crate::types::index::IndexType;
-    with_dtype!(dtype, index I => Ok(<I as IndexType>::TF_LIMIT),
-        else Err(Error::IndicesNotInteger { dtype }.into()))
-}
-
 impl Scope {
-    fn check_any(&self, output: &AnyOutput) -> OpResult<()> {
-        if Arc::ptr_eq(&output.graph, &self.graph) {
-            Ok(())
-        } else {
-            Err(OpError::ForeignOperand {
-                name: output.op_name(),
-            })
-        }
-    }
-
     pub(crate) fn any_output(&self, node: usize) -> AnyOutput {
         AnyOutput {
             graph: self.graph.clone(),
@@ -131,7 +113,7 @@ impl Scope {
     }
 
     /// `GatherV2` on outputs of any dtype: the axis operand must be a scalar of int32 or
-    /// int64, as TensorFlow's `Taxis`.
+    /// int64, as TensorFlow's `Taxis`. It feeds the op's `axis` ([`Scope::op_fed`]).
     pub fn gather(
         &self,
         params: &AnyOutput,
@@ -139,58 +121,16 @@ impl Scope {
         axis: &AnyOutput,
         options: GatherOpOptions,
     ) -> OpResult<AnyOutput> {
-        for o in [params, indices, axis] {
-            self.check_any(o)?;
-        }
-        let limit = index_limit(indices.dtype())?;
-        if !matches!(axis.dtype(), DType::I32 | DType::I64) {
-            return Err(OpError::DType {
-                expected: "int32 or int64".to_string(),
-                found: axis.dtype(),
-            });
-        }
-        if axis.shape().rank().is_some_and(|r| r != 0) {
-            return Err(OpError::AxisNotScalar);
-        }
-        let axis_value = axis.value().and_then(|v| match v {
-            Tensor::I32(a) => a.first().map(|&x| i64::from(x)),
-            Tensor::I64(a) => a.first().copied(),
-            _ => None,
-        });
-        let axis_spec = axis_value.map_or(Axis::Unknown, Axis::Given);
         let options = options.gather;
-        let rule = shape::gather_shape(
-            &params.shape(),
-            &indices.shape(),
-            axis_spec,
-            options.batch_dims,
-            limit,
-        )?;
-        // In an eager scope the axis is known: the op's attribute. In a graph it is fed when
-        // the graph runs, since a feed may replace even a constant.
-        let (op, fed) = match axis_value.filter(|_| self.is_eager()) {
-            Some(a) => (Op::Gather(options.axis(a)), None),
-            None => {
-                let configure = move |a: &[i64]| -> Arc<dyn OpDef> {
-                    Arc::new(Op::Gather(options.axis(a.first().copied().unwrap_or(0))))
-                };
-                let fed = Fed {
-                    nodes: vec![axis.node],
-                    configure: Arc::new(configure),
-                };
-                (Op::Gather(options), Some(fed))
-            }
+        let configure = move |axis: &[Vec<i64>]| -> Result<Arc<dyn OpDef>, Error> {
+            let axis = axis.first().and_then(|a| a.first()).copied().unwrap_or(0);
+            Ok(Arc::new(Op::Gather(options.axis(axis))))
         };
-        let inputs = vec![Slot::One(params.node), Slot::One(indices.node)];
-        let (dtype, shape) = (params.dtype(), rule.output);
-        self.add_registered(
+        self.op_with_fed(
+            Arc::new(configure),
+            vec![("axis", 0, axis.clone())],
+            &[params.into(), indices.into()],
             "Gather",
-            "GatherV2",
-            Arc::new(op),
-            inputs,
-            fed,
-            dtype,
-            shape,
         )
     }
 
@@ -233,6 +173,33 @@ impl Scope {
     ) -> OpResult<AnyOutput> {
         let inputs = [NodeInput::List(shards.to_vec()), ids.into()];
         self.op_value(Arc::new(options.lookup), &inputs)
+    }
+
+    /// `EmbeddingLookupSparse` on outputs of any dtype: the ids as a `SparseTensor`'s parts
+    /// (`indices`, `values`, `dense_shape`), optional weights per id. A constant
+    /// `dense_shape` gives the output's rows now.
+    ///
+    /// # Errors
+    /// As [`Scope::embedding_lookup`].
+    pub fn embedding_lookup_sparse(
+        &self,
+        shards: &[AnyOutput],
+        sp_ids: (&AnyOutput, &AnyOutput, &AnyOutput),
+        weights: Option<&AnyOutput>,
+        options: EmbeddingOpOptions,
+    ) -> OpResult<AnyOutput> {
+        let inputs = [
+            NodeInput::List(shards.to_vec()),
+            sp_ids.0.into(),
+            sp_ids.1.into(),
+            sp_ids.2.into(),
+            weights.map_or(NodeInput::Absent, NodeInput::from),
+        ];
+        let op = LookupSparse {
+            lookup: options.lookup,
+            combiner: options.combiner,
+        };
+        self.op_value(Arc::new(op), &inputs)
     }
 }
 

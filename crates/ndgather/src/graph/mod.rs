@@ -18,7 +18,8 @@
 //! | `op.output()` | [`Gather::output`], [`GatherNd::output`] |
 //! | `session.runner().feed(p, t).fetch(o).run()` | [`Session::run`] with [`Feeds`] |
 //! | the registered gradients of `GatherV2` / `GatherNd` | [`Gather::grad`], [`GatherNd::grad`] |
-//! | `g.opBuilder("UnsortedSegmentMax", name)…build()` | [`Scope::op`] by the registered name (`"unsorted_segment_max"`) with [`NodeInput`]s and [`crate::registry::Attrs`]; the node's type is TensorFlow's |
+//! | `g.opBuilder("UnsortedSegmentMax", name)…build()` | [`Scope::op`] by TF's type or the registered name (`"unsorted_segment_max"`) with [`NodeInput`]s and [`crate::registry::Attrs`]; the node's type is TensorFlow's |
+//! | an op's input tensor that TF's shape depends on (`GatherV2`'s axis, `num_segments`, `ScatterNd`'s shape) | [`Scope::op_fed`]: the attribute fed by a tensor, read when the graph runs |
 //! | (beyond TF Java) NumPy's `take_along_axis` | [`TakeAlongAxis::create`], [`TakeAlongAxis::grad`] |
 //!
 //! [`Scope::op`] is the generic door (TF Java's `GraphOperationBuilder`): any op of

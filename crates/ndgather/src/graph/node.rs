@@ -46,39 +46,63 @@ pub(crate) enum NodeKind {
     },
 }
 
-/// The op configured from the values of a node's fed attributes.
-pub(crate) type Configure = dyn Fn(&[i64]) -> Arc<dyn OpDef> + Send + Sync;
+/// The op configured from the values of a node's fed attributes, in the order of
+/// [`Fed::attrs`]: each a scalar's one value or a vector's values.
+pub(crate) type Configure = dyn Fn(&[Vec<i64>]) -> Result<Arc<dyn OpDef>, Error> + Send + Sync;
 
-/// Attributes of a registered node that other nodes' values give at run time: scalar
-/// integers (`int32` or `int64`) read from `nodes`, and the op configured from them.
+/// Attributes of a registered node that other nodes' values give at run time, as
+/// TensorFlow takes them as input tensors: integers (`int32` or `int64`) read from `nodes`,
+/// each a scalar (rank 0) or a vector (rank 1) as `attrs` says, and the op configured from
+/// them.
 #[derive(Clone)]
 pub(crate) struct Fed {
     pub(crate) nodes: Vec<usize>,
+    pub(crate) attrs: Vec<(&'static str, usize)>,
     pub(crate) configure: Arc<Configure>,
 }
 
 impl std::fmt::Debug for Fed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Fed").field("nodes", &self.nodes).finish()
+        f.debug_struct("Fed")
+            .field("nodes", &self.nodes)
+            .field("attrs", &self.attrs)
+            .finish()
+    }
+}
+
+/// The error for a fed attribute's tensor of the wrong rank.
+pub(crate) fn fed_shape(attr: &str, rank: usize) -> OpError {
+    OpError::FedShape {
+        attr: attr.to_string(),
+        expected: if rank == 0 { "scalar" } else { "a vector" },
+    }
+}
+
+/// The integers of `view`, a fed attribute's tensor of `rank` (0: a scalar).
+pub(crate) fn fed_values(view: &TensorView<'_>, attr: &str, rank: usize) -> OpResult<Vec<i64>> {
+    if view.shape().len() != rank {
+        return Err(fed_shape(attr, rank));
+    }
+    match view {
+        TensorView::I32(a) => Ok(a.iter().map(|&v| i64::from(v)).collect()),
+        TensorView::I64(a) => Ok(a.iter().copied().collect()),
+        other => Err(OpError::DType {
+            expected: "int32 or int64".to_string(),
+            found: other.dtype(),
+        }),
     }
 }
 
 impl Fed {
     /// The op configured by the fed nodes' values.
     fn op<'v>(&self, values: &impl Values<'v>) -> OpResult<Arc<dyn OpDef>> {
-        let scalars = self
+        let given = self
             .nodes
             .iter()
-            .map(|&n| {
-                let scalar = match values.value(n)? {
-                    TensorView::I32(a) if a.ndim() == 0 => a.first().map(|&v| i64::from(v)),
-                    TensorView::I64(a) if a.ndim() == 0 => a.first().copied(),
-                    _ => None,
-                };
-                scalar.ok_or(OpError::AxisNotScalar)
-            })
+            .zip(&self.attrs)
+            .map(|(&n, &(attr, rank))| fed_values(&values.value(n)?, attr, rank))
             .collect::<OpResult<Vec<_>>>()?;
-        Ok((self.configure)(&scalars))
+        Ok((self.configure)(&given)?)
     }
 }
 

@@ -43,9 +43,15 @@ pub enum OpError {
     /// A broken invariant of the op API itself (a bug if ever seen): not the caller's doing.
     #[error("internal error in ndgather's op API: {0}")]
     Internal(String),
-    /// The axis operand is not a scalar.
-    #[error("axis must be scalar")]
-    AxisNotScalar,
+    /// A tensor that feeds an attribute (`GatherV2`'s axis, `num_segments`) is not of the
+    /// attribute's rank.
+    #[error("{attr} must be {expected}")]
+    FedShape {
+        /// The attribute.
+        attr: String,
+        /// `"scalar"` or `"a vector"`.
+        expected: &'static str,
+    },
     /// A feed or fetch names an output of the wrong dtype (only possible through `Tensor`).
     #[error("expected dtype {expected}, got {found}")]
     DType {

@@ -4,10 +4,10 @@
 //! in the core is an op of the graph API too.
 
 use super::erased_ops::{AnyOutput, NodeInput};
-use super::node::{Fed, NodeKind, Slot};
+use super::node::{fed_shape, fed_values, Configure, Fed, NodeKind, Slot};
 use super::op_error::{OpError, OpResult};
 use super::scope::{lock, Scope};
-use crate::ops::contract::{Attrs, Fact, InputKind, OpDef};
+use crate::ops::contract::{Attr, AttrKind, Attrs, Fact, InputKind, OpDef};
 use crate::ops::registry;
 use crate::shape::Shape;
 use crate::types::dtype::DType;
@@ -42,13 +42,153 @@ impl Scope {
     /// [`OpError::ForeignOperand`]; the op's own errors, from what is known at creation
     /// (and, eagerly, from its run).
     pub fn op(&self, name: &str, inputs: &[NodeInput], attrs: &Attrs) -> OpResult<AnyOutput> {
+        self.op_fed(name, inputs, attrs, &[])
+    }
+
+    /// [`Scope::op`] with attributes that tensors give, as TensorFlow takes them as inputs
+    /// (`GatherV2`'s `axis`, `UnsortedSegmentSum`'s `num_segments`, `ScatterNd`'s `shape`,
+    /// marked [`AttrDef::fed`](crate::registry::AttrDef::fed)): each `(name, tensor)` of
+    /// `fed` is an integer attribute given by a scalar, or a list attribute given by a
+    /// vector, of `int32` or `int64`. A value known now (a constant)
+    /// gives the static shape; in a graph the value is read when it runs, so a feed may
+    /// replace it.
+    ///
+    /// ```
+    /// use ndgather::graph::{Feeds, Scope, Session};
+    /// use ndgather::registry::Attrs;
+    /// use ndgather::{ndarray::{arr0, array}, shape::Shape, DType, Tensor};
+    /// let graph = Scope::graph();
+    /// let data = graph.constant(Tensor::from(array![1.0f32, 5.0, 2.0].into_dyn()));
+    /// let ids = graph.constant(Tensor::from(array![1i32, 1, 0].into_dyn()));
+    /// let n = graph.placeholder(DType::I64, Shape::known(&[]))?;
+    /// let sums = graph.op_fed("unsorted_segment_sum", &[(&data).into(), (&ids).into()],
+    ///     &Attrs::new(), &[("num_segments", &n)])?;
+    /// assert_eq!(sums.shape().to_string(), "[?]");
+    /// let feeds = Feeds::new().feed_tensor(&n, Tensor::from(arr0(3i64).into_dyn()))?;
+    /// let out = Session::new(&graph).run_tensors(&[sums], &feeds)?;
+    /// assert_eq!(out[0], Tensor::from(array![2.0f32, 6.0, 0.0].into_dyn()));
+    /// # Ok::<(), ndgather::graph::OpError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Scope::op`]; [`Error::Attribute`] for an attribute that is not the op's, that
+    /// no tensor may feed (not [`AttrDef::fed`](crate::registry::AttrDef::fed)), or that is
+    /// given twice; [`OpError::DType`] and [`OpError::FedShape`] for a
+    /// tensor that is not an integer scalar (or vector); when run, the op's errors for the
+    /// values fed.
+    pub fn op_fed(
+        &self,
+        name: &str,
+        inputs: &[NodeInput],
+        attrs: &Attrs,
+        fed: &[(&str, &AnyOutput)],
+    ) -> OpResult<AnyOutput> {
         let def = registry::find(name)?;
-        self.op_value(Arc::from(def.with_attrs(attrs)?), inputs)
+        if fed.is_empty() {
+            return self.op_value(Arc::from(def.with_attrs(attrs)?), inputs);
+        }
+        let signature = def.signature();
+        let mut given = Vec::with_capacity(fed.len());
+        for &(attr, tensor) in fed {
+            let refuse = |reason: &str| Error::Attribute {
+                op: def.name(),
+                attr: attr.to_string(),
+                reason: reason.to_string(),
+            };
+            let Some(a) = signature.attrs.iter().find(|a| a.name == attr) else {
+                return Err(refuse("is not an attribute of the op").into());
+            };
+            let rank = match (a.fed, a.kind) {
+                (true, AttrKind::Int) => 0,
+                (true, AttrKind::Ints) => 1,
+                _ => return Err(crate::ops::contract::not_fed(def.name(), attr).into()),
+            };
+            if attrs.get(attr).is_some() || given.iter().any(|(n, _, _)| *n == a.name) {
+                return Err(refuse("is given twice").into());
+            }
+            given.push((a.name, rank, tensor.clone()));
+        }
+        let names: Vec<(&'static str, usize)> = given.iter().map(|&(n, r, _)| (n, r)).collect();
+        let attrs = attrs.clone();
+        let configure = move |values: &[Vec<i64>]| -> Result<Arc<dyn OpDef>, Error> {
+            let mut all = attrs.clone();
+            for (&(name, rank), v) in names.iter().zip(values) {
+                let value = match rank {
+                    0 => Attr::Int(v.first().copied().unwrap_or(0)),
+                    _ => Attr::Ints(v.clone()),
+                };
+                all.insert(name, value);
+            }
+            Ok(Arc::from(def.with_attrs(&all)?))
+        };
+        self.op_with_fed(Arc::new(configure), given, inputs, def.type_name())
+    }
+
+    /// An op whose attributes `fed` (name, rank, tensor) the tensors give, configured by
+    /// `configure`: [`Scope::op_fed`]'s work, and the typed `Gather`'s. Values known now
+    /// configure the op at once in an eager scope, and give the static shape in a graph.
+    pub(crate) fn op_with_fed(
+        &self,
+        configure: Arc<Configure>,
+        fed: Vec<(&'static str, usize, AnyOutput)>,
+        inputs: &[NodeInput],
+        default_name: &str,
+    ) -> OpResult<AnyOutput> {
+        let mut known = Vec::with_capacity(fed.len());
+        let mut open = vec![];
+        for (attr, rank, tensor) in &fed {
+            if !Arc::ptr_eq(&tensor.graph, &self.graph) {
+                return Err(OpError::ForeignOperand {
+                    name: tensor.op_name(),
+                });
+            }
+            if !matches!(tensor.dtype(), DType::I32 | DType::I64) {
+                return Err(OpError::DType {
+                    expected: "int32 or int64".to_string(),
+                    found: tensor.dtype(),
+                });
+            }
+            if tensor.shape().rank().is_some_and(|r| r != *rank) {
+                return Err(fed_shape(attr, *rank));
+            }
+            match tensor.value() {
+                Some(v) => known.push(fed_values(&v.view(), attr, *rank)?),
+                None => {
+                    open.push(*attr);
+                    known.push(vec![]);
+                }
+            }
+        }
+        let op = configure(&known)?;
+        // An eager scope knows every value: the op is configured now, and nothing is fed.
+        if self.is_eager() && open.is_empty() {
+            return self.op_node(op, inputs, None, &[], default_name);
+        }
+        let fed = Fed {
+            nodes: fed.iter().map(|(_, _, t)| t.node).collect(),
+            attrs: fed.iter().map(|&(a, r, _)| (a, r)).collect(),
+            configure,
+        };
+        self.op_node(op, inputs, Some(fed), &open, default_name)
     }
 
     /// [`Scope::op`] on a configured op value, the typed sugar's door: the node has the op's
     /// TensorFlow type and the static shape its inference gives.
     pub(crate) fn op_value(&self, op: Arc<dyn OpDef>, inputs: &[NodeInput]) -> OpResult<AnyOutput> {
+        let name = op.type_name();
+        self.op_node(op, inputs, None, &[], name)
+    }
+
+    /// A node of `op` on `inputs`, with its attributes `fed` by other nodes where given
+    /// (`open`: those whose values are not known now), named after `default_name`.
+    fn op_node(
+        &self,
+        op: Arc<dyn OpDef>,
+        inputs: &[NodeInput],
+        fed: Option<Fed>,
+        open: &[&str],
+        default_name: &str,
+    ) -> OpResult<AnyOutput> {
         if !op.one_result() {
             return Err(Error::OpInput {
                 op: op.name(),
@@ -104,9 +244,10 @@ impl Scope {
         }
         let fact = {
             let g = lock(&self.graph);
-            let fact_of = |n: usize| Fact {
-                dtype: Some(g.nodes[n].dtype),
-                shape: g.nodes[n].shape.clone(),
+            // A small integer constant's values are facts too (a `dense_shape`).
+            let fact_of = |n: usize| match &g.nodes[n].value {
+                Some(v) => Fact::of(&v.view()),
+                None => Fact::new(Some(g.nodes[n].dtype), g.nodes[n].shape.clone()),
             };
             // A list's tensors share one dtype (an embedding table's shards); its fact is
             // the first's. (Row splits may mix int32 and int64.)
@@ -133,7 +274,7 @@ impl Scope {
                         .map_or_else(Fact::unknown, |&n| fact_of(n))
                 })
                 .collect();
-            op.infer(&facts)?
+            op.infer_fed(&facts, open)?
         };
         // A dtype the facts leave open is the first input's (the data, the table); a node
         // needs one, so that input cannot be left out or empty in a graph.
@@ -150,8 +291,8 @@ impl Scope {
                 .into())
             }
         };
-        let name = op.type_name();
-        self.add_registered(name, name, op, slots, None, dtype, fact.shape)
+        let type_name = op.type_name();
+        self.add_registered(default_name, type_name, op, slots, fed, dtype, fact.shape)
     }
 
     /// Adds a node of the registered op `op` on `inputs` (with `fed` attributes), of

@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::node::{Node, NodeKind};
-use super::op_error::{OpError, OpResult};
+use super::op_error::OpResult;
 
 /// The ops of one graph (or of one eager context), in creation order: an op's inputs always
 /// come before it.
@@ -140,17 +140,6 @@ impl Scope {
         Ok(self.add_input(default_name, kind, dtype, shape, value))
     }
 
-    /// Checks that `output` belongs to this scope's graph.
-    pub(crate) fn check<T: TensorElement>(&self, output: &Output<T>) -> OpResult<()> {
-        if output.in_graph(self) {
-            Ok(())
-        } else {
-            Err(OpError::ForeignOperand {
-                name: output.op_name(),
-            })
-        }
-    }
-
     pub(crate) fn output<T: TensorElement>(&self, node: usize) -> Output<T> {
         Output {
             graph: self.graph.clone(),
@@ -218,10 +207,6 @@ impl<T: TensorElement> Output<T> {
             graph: self.graph.clone(),
             node: self.node,
         }
-    }
-
-    pub(crate) fn in_graph(&self, scope: &Scope) -> bool {
-        Arc::ptr_eq(&self.graph, &scope.graph)
     }
 }
 

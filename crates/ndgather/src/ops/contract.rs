@@ -97,6 +97,9 @@ pub struct AttrDef {
     pub optional: bool,
     /// What it means, in one line.
     pub doc: &'static str,
+    /// Whether a graph may give it as a tensor's value when it runs, as TensorFlow's op
+    /// takes it as an input ([`OpDef::infer_fed`]).
+    pub fed: bool,
 }
 
 impl AttrDef {
@@ -108,6 +111,7 @@ impl AttrDef {
             default: None,
             optional: false,
             doc,
+            fed: false,
         }
     }
 
@@ -124,6 +128,7 @@ impl AttrDef {
             default: Some(default),
             optional: true,
             doc,
+            fed: false,
         }
     }
 
@@ -166,6 +171,12 @@ impl AttrDef {
         })
     }
 
+    /// The attribute, which a graph may give as a tensor's value when it runs
+    /// ([`AttrDef::fed`]).
+    pub const fn fed(self) -> AttrDef {
+        AttrDef { fed: true, ..self }
+    }
+
     /// An attribute that may be absent, with no default.
     pub const fn optional(name: &'static str, kind: AttrKind, doc: &'static str) -> AttrDef {
         AttrDef {
@@ -174,6 +185,7 @@ impl AttrDef {
             default: None,
             optional: true,
             doc,
+            fed: false,
         }
     }
 }
@@ -776,36 +788,68 @@ impl<T: TensorElement> From<IndexedSlices<T>> for SparseGrad {
     }
 }
 
-/// What is known of a tensor before it is run: its dtype and a shape that may be partly
-/// unknown. Inputs' facts give the output's ([`OpDef::infer`]).
+/// What is known of a tensor before it is run: its dtype, a shape that may be partly
+/// unknown, and for a small integer tensor known now (a graph's constant) its values, which
+/// a shape may depend on, as TensorFlow's shape functions read a constant input (a
+/// `SparseTensor`'s `dense_shape`). Inputs' facts give the output's ([`OpDef::infer`]).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Fact {
     /// The dtype, where known.
     pub dtype: Option<DType>,
     /// The shape, of known or unknown rank and dimensions.
     pub shape: Shape,
+    /// The values, row-major, of an integer tensor of at most [`Fact::MAX_VALUES`] elements
+    /// known before the run; `None` otherwise.
+    pub values: Option<Vec<i64>>,
 }
 
 impl Fact {
+    /// The most elements whose values a fact carries: enough for shapes and scalars, and
+    /// never a table's copy.
+    pub const MAX_VALUES: usize = 64;
+
+    /// A fact of dtype and shape, either of which may be unknown, with no values.
+    pub fn new(dtype: Option<DType>, shape: Shape) -> Fact {
+        Fact {
+            dtype,
+            shape,
+            values: None,
+        }
+    }
+
     /// A fact of known dtype and shape.
     pub fn known(dtype: DType, shape: &[usize]) -> Fact {
-        Fact {
-            dtype: Some(dtype),
-            shape: Shape::known(shape),
-        }
+        Fact::new(Some(dtype), Shape::known(shape))
     }
 
     /// Nothing known.
     pub fn unknown() -> Fact {
+        Fact::new(None, Shape::unknown())
+    }
+
+    /// The fact of `view`, with its values where it is a small integer tensor.
+    pub fn of(view: &TensorView<'_>) -> Fact {
+        use crate::types::index::IndexType;
+        let small = view.shape().iter().product::<usize>() <= Fact::MAX_VALUES;
+        let values = small
+            .then(|| {
+                with_tensor!(TensorView, view, index a =>
+                    a.iter().map(|&v| i64::try_from(v.to_i128()).ok()).collect(),
+                    else _dtype => None)
+            })
+            .flatten();
         Fact {
-            dtype: None,
-            shape: Shape::unknown(),
+            values,
+            ..Fact::known(view.dtype(), view.shape())
         }
     }
 
-    /// The fact of `view`.
-    pub fn of(view: &TensorView<'_>) -> Fact {
-        Fact::known(view.dtype(), view.shape())
+    /// The fact with `values` known (`None` is kept for more than
+    /// [`Fact::MAX_VALUES`]).
+    pub fn with_values(mut self, values: Option<Vec<i64>>) -> Fact {
+        self.values = values.filter(|v| v.len() <= Fact::MAX_VALUES);
+        self
     }
 }
 
@@ -869,6 +913,21 @@ pub trait OpDef: fmt::Debug + Send + Sync {
     /// The op's shape errors where the known facts already show one.
     fn infer(&self, inputs: &[Fact]) -> Result<Fact>;
 
+    /// [`OpDef::infer`] for a graph node whose attributes `fed` are given by other nodes'
+    /// values when the graph runs, and are not known now: TensorFlow takes them as input
+    /// tensors (`GatherV2`'s `axis`, `UnsortedSegmentSum`'s `num_segments`, `ScatterNd`'s
+    /// `shape`), marked [`AttrDef::fed`]. The op here is configured with 0, or an empty
+    /// list, for each. An op with such attributes answers here.
+    ///
+    /// # Errors
+    /// [`Error::Attribute`] for an attribute that may not be fed; the op's shape errors.
+    fn infer_fed(&self, inputs: &[Fact], fed: &[&str]) -> Result<Fact> {
+        match fed.first() {
+            None => self.infer(inputs),
+            Some(attr) => Err(not_fed(self.name(), attr)),
+        }
+    }
+
     /// Runs the op on `inputs` (in the order of [`OpDef::signature`]) into `out`. The
     /// strategy (small contiguous calls, strided or parallel kernels, the ragged walk) is
     /// the op's own choice. Returns the new tensor for [`Out::New`] and [`Out::Reuse`],
@@ -902,13 +961,12 @@ pub trait OpDef: fmt::Debug + Send + Sync {
         false
     }
 
-    /// A graph node's type for the op: TensorFlow's own op where it has one (`GatherV2`,
-    /// `TensorScatterAdd`, `UnsortedSegmentMax`); a name of that form for the other ops of
-    /// the graph's typed sugar and the segment family (`TakeAlongAxis`, `EmbeddingLookup`,
-    /// `UnsortedSegmentMean`); otherwise, by default, the registered name
-    /// (`put_along_axis`, the gradient ops).
+    /// A graph node's type for the op, which [`crate::registry::find`] knows too:
+    /// TensorFlow's own op where it has one (`GatherV2`, `TensorScatterAdd`,
+    /// `UnsortedSegmentMax`); otherwise, by default, the registered name in TF's form
+    /// (`PutAlongAxis`, `ScatterReduce`, `GatherGrad`).
     fn type_name(&self) -> &'static str {
-        self.name()
+        camel_case(self.name())
     }
 
     /// Whether the op's result is one tensor, as a graph node's one output holds it (dense,
@@ -1052,6 +1110,55 @@ pub(crate) fn check_written(op: &'static str, first: &Input<'_>, out: &Out<'_>) 
 }
 
 /// The error for a wrong number of input facts given to [`OpDef::infer`].
+/// `name` in TensorFlow's form of an op type: `put_along_axis` → `PutAlongAxis`. Each name
+/// is made once and kept, so that it is `'static` as the registered names are.
+pub(crate) fn camel_case(name: &'static str) -> &'static str {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock, PoisonError};
+    static MADE: OnceLock<Mutex<HashMap<&'static str, &'static str>>> = OnceLock::new();
+    let mut made = MADE
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    made.entry(name).or_insert_with(|| {
+        let camel: String = name
+            .split('_')
+            .flat_map(|word| {
+                let mut chars = word.chars();
+                chars
+                    .next()
+                    .map(|c| c.to_ascii_uppercase())
+                    .into_iter()
+                    .chain(chars)
+            })
+            .collect();
+        // Bounded: one per op name of the registry, whose names are fixed.
+        Box::leak(camel.into_boxed_str())
+    })
+}
+
+/// Checks that each of `fed` is an attribute of `op` that a tensor may feed
+/// ([`AttrDef::fed`]), for an op's [`OpDef::infer_fed`].
+pub(crate) fn check_fed(op: &dyn OpDef, fed: &[&str]) -> Result<()> {
+    let attrs = op.signature().attrs;
+    match fed
+        .iter()
+        .find(|&&f| !attrs.iter().any(|a| a.fed && a.name == f))
+    {
+        Some(attr) => Err(not_fed(op.name(), attr)),
+        None => Ok(()),
+    }
+}
+
+/// The error for an attribute that no tensor may feed ([`OpDef::infer_fed`]).
+pub(crate) fn not_fed(op: &'static str, attr: &str) -> Error {
+    Error::Attribute {
+        op,
+        attr: attr.to_string(),
+        reason: "is fixed when the op is built, and cannot be fed by a tensor".into(),
+    }
+}
+
 pub(crate) fn count_error(op: &dyn OpDef, found: usize) -> Error {
     Error::OpInput {
         op: op.name(),

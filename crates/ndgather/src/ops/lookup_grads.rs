@@ -142,10 +142,10 @@ impl OpDef for LookupGrad {
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
         // The result is one gradient per shard, each of the table's dtype.
-        Ok(Fact {
-            dtype: shards_dtype(self, inputs, self.signature().inputs.len())?,
-            shape: Shape::unknown(),
-        })
+        Ok(Fact::new(
+            shards_dtype(self, inputs, self.signature().inputs.len())?,
+            Shape::unknown(),
+        ))
     }
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {

@@ -123,10 +123,7 @@ impl OpDef for EmbeddingLookupOptions {
         let (table, ids) = (&inputs[0], &inputs[1]);
         check_lookup_dtypes(self.name(), ids, table, &[])?;
         let lead = ids.shape.dims().map(<[_]>::to_vec);
-        Ok(Fact {
-            dtype,
-            shape: lookup_shape(lead, &table.shape),
-        })
+        Ok(Fact::new(dtype, lookup_shape(lead, &table.shape)))
     }
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
@@ -245,10 +242,14 @@ impl OpDef for LookupSparse {
     }
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
-        Ok(Fact {
-            dtype: shards_dtype(self, inputs, LOOKUP_SPARSE.inputs.len())?,
-            shape: Shape::unknown(),
-        })
+        let dtype = shards_dtype(self, inputs, LOOKUP_SPARSE.inputs.len())?;
+        // A row per batch row: `dense_shape[0]`, where it is a known constant.
+        let batch = inputs[3].values.as_ref().and_then(|v| v.first().copied());
+        let batch = batch.and_then(|b| usize::try_from(b).ok());
+        Ok(Fact::new(
+            dtype,
+            lookup_shape(Some(vec![batch]), &inputs[0].shape),
+        ))
     }
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
@@ -362,10 +363,10 @@ impl OpDef for EmbeddingBag {
             (_, Some([n]), Some(_)) => n.map(|n| n.saturating_sub(last)),
             _ => None,
         };
-        Ok(Fact {
+        Ok(Fact::new(
             dtype,
-            shape: lookup_shape(Some(vec![bags]), &table.shape),
-        })
+            lookup_shape(Some(vec![bags]), &table.shape),
+        ))
     }
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {

@@ -141,10 +141,7 @@ impl OpDef for ReadGrad {
         if let Some(dtype) = indices.dtype {
             with_dtype!(dtype, index _I => {}, else return Err(Error::IndicesNotInteger { dtype }));
         }
-        Ok(Fact {
-            dtype: grad.dtype,
-            shape: Shape::known(&self.params_shape),
-        })
+        Ok(Fact::new(grad.dtype, Shape::known(&self.params_shape)))
     }
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {

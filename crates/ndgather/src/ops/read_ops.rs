@@ -46,7 +46,7 @@ const INDICES: InputDef = InputDef::new(
 
 const GATHER: Signature = Signature {
     inputs: &[PARAMS, INDICES],
-    attrs: &[GATHER_AXIS, BATCH_DIMS, BAD_INDICES, FILL],
+    attrs: &[GATHER_AXIS.fed(), BATCH_DIMS, BAD_INDICES, FILL],
 };
 const GATHER_ND: Signature = Signature {
     inputs: &[PARAMS, INDICES],
@@ -123,38 +123,13 @@ impl OpDef for Op {
     }
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
-        let [params, indices] = inputs else {
-            return Err(count_error(self, inputs.len()));
-        };
-        let limit = match indices.dtype {
-            Some(d) => with_dtype!(d, index I => <I as IndexType>::TF_LIMIT,
-            else return Err(match self {
-                Op::TakeAlongAxis(o) => o.non_integer_indices_of(params.shape.rank()),
-                _ => Error::IndicesNotInteger { dtype: d },
-            })),
-            None => None,
-        };
-        let shape = match self {
-            Op::Gather(o) => {
-                let axis = o.axis.map_or(Axis::Default, Axis::Given);
-                gather_shape(&params.shape, &indices.shape, axis, o.batch_dims, limit)?.output
-            }
-            Op::GatherNd(o) => {
-                gather_nd_shape(&params.shape, &indices.shape, o.batch_dims, limit)?.output
-            }
-            // Known shapes give the output's; otherwise it has indices' rank.
-            Op::TakeAlongAxis(o) => match (params.shape.to_known(), indices.shape.to_known()) {
-                (Some(p), Some(i)) => crate::shape::Shape::known(&o.out_shape(&p, &i)?),
-                _ => indices.shape.rank().map_or(
-                    crate::shape::Shape::unknown(),
-                    crate::shape::Shape::unknown_dims,
-                ),
-            },
-        };
-        Ok(Fact {
-            dtype: params.dtype,
-            shape,
-        })
+        self.infer_axis(inputs, false)
+    }
+
+    /// `GatherV2`'s axis is an input tensor in TensorFlow: fed, it leaves the output's rank.
+    fn infer_fed(&self, inputs: &[Fact], fed: &[&str]) -> Result<Fact> {
+        crate::ops::contract::check_fed(self, fed)?;
+        self.infer_axis(inputs, !fed.is_empty())
     }
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
@@ -284,5 +259,43 @@ impl Op {
             Op::GatherNd(o) => grad_of!(o),
             Op::TakeAlongAxis(o) => grad_of!(o),
         })
+    }
+}
+
+impl Op {
+    /// The output's fact; `axis_fed`: the axis is not known until the run.
+    fn infer_axis(&self, inputs: &[Fact], axis_fed: bool) -> Result<Fact> {
+        let [params, indices] = inputs else {
+            return Err(count_error(self, inputs.len()));
+        };
+        let limit = match indices.dtype {
+            Some(d) => with_dtype!(d, index I => <I as IndexType>::TF_LIMIT,
+            else return Err(match self {
+                Op::TakeAlongAxis(o) => o.non_integer_indices_of(params.shape.rank()),
+                _ => Error::IndicesNotInteger { dtype: d },
+            })),
+            None => None,
+        };
+        let shape = match self {
+            Op::Gather(o) => {
+                let axis = match axis_fed {
+                    true => Axis::Unknown,
+                    false => o.axis.map_or(Axis::Default, Axis::Given),
+                };
+                gather_shape(&params.shape, &indices.shape, axis, o.batch_dims, limit)?.output
+            }
+            Op::GatherNd(o) => {
+                gather_nd_shape(&params.shape, &indices.shape, o.batch_dims, limit)?.output
+            }
+            // Known shapes give the output's; otherwise it has indices' rank.
+            Op::TakeAlongAxis(o) => match (params.shape.to_known(), indices.shape.to_known()) {
+                (Some(p), Some(i)) => crate::shape::Shape::known(&o.out_shape(&p, &i)?),
+                _ => indices.shape.rank().map_or(
+                    crate::shape::Shape::unknown(),
+                    crate::shape::Shape::unknown_dims,
+                ),
+            },
+        };
+        Ok(Fact::new(params.dtype, shape))
     }
 }

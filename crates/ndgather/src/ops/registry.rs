@@ -60,16 +60,28 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 }
 
 /// The op named `name`, with its attributes at their defaults (give it others with
-/// [`OpDef::with_attrs`]).
+/// [`OpDef::with_attrs`]). Its graph type is a name too ([`OpDef::type_name`]: TensorFlow's
+/// `GatherV2`, `UnsortedSegmentMax`), as a program ported from TF's op builders spells it.
+///
+/// ```
+/// use ndgather::registry;
+/// assert_eq!(registry::find("GatherV2")?.name(), "gather");
+/// assert_eq!(registry::find("UnsortedSegmentMax")?.name(), "unsorted_segment_max");
+/// # Ok::<(), ndgather::Error>(())
+/// ```
 ///
 /// # Errors
 /// [`Error::UnknownOp`], listing the names there are.
 pub fn find(name: &str) -> Result<&'static dyn OpDef> {
-    // The ops by name, sorted once: each front end's call looks its op up here.
+    // The ops by name and by type, sorted once: each front end's call looks its op up here.
     static BY_NAME: OnceLock<Vec<(&'static str, &'static dyn OpDef)>> = OnceLock::new();
     let by_name = BY_NAME.get_or_init(|| {
-        let mut by_name: Vec<_> = ops().iter().map(|op| (op.name(), op.as_ref())).collect();
+        let names = ops().iter().map(|op| (op.name(), op.as_ref()));
+        let types = ops().iter().map(|op| (op.type_name(), op.as_ref()));
+        let mut by_name: Vec<_> = names.chain(types).collect();
         by_name.sort_unstable_by_key(|(name, _)| *name);
+        // An op whose type is its name is listed once.
+        by_name.dedup_by_key(|(name, _)| *name);
         by_name
     });
     by_name

@@ -640,7 +640,7 @@ const UNSORTED: Signature = Signature {
         ),
     ],
     attrs: &[
-        AttrDef::required("num_segments", AttrKind::Int, "the output's rows"),
+        AttrDef::required("num_segments", AttrKind::Int, "the output's rows").fed(),
         AttrDef::with_default(
             "bad_indices",
             AttrKind::Str(&["error", "ignore", "clamp", "negative", "wrap"]),
@@ -721,39 +721,15 @@ impl OpDef for Segment {
     }
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
-        let [data, ids] = inputs else {
-            return Err(crate::ops::contract::count_error(self, inputs.len()));
-        };
-        if let Some(d) = data.dtype {
-            self.allowed(d)
-                .map_err(|allowed| Segment::no_kernel(d, allowed))?;
-        }
-        self.check_known(&data.shape, &ids.shape)?;
+        self.infer_rows(inputs, usize::try_from(self.num_segments).ok())
+    }
+
+    /// `UnsortedSegmentSum`'s `num_segments` is an input tensor in TensorFlow: fed, it
+    /// leaves the output's rows unknown.
+    fn infer_fed(&self, inputs: &[Fact], fed: &[&str]) -> Result<Fact> {
+        crate::ops::contract::check_fed(self, fed)?;
         let rows = usize::try_from(self.num_segments).ok();
-        let shape = match (data.shape.dims(), ids.shape.rank()) {
-            (Some(dims), Some(r)) if !self.sorted && r <= dims.len() => {
-                let mut out: Vec<Dim> = vec![rows];
-                out.extend_from_slice(&dims[r..]);
-                Shape::from_dims(out)
-            }
-            (Some(dims), _) if self.sorted && !dims.is_empty() => {
-                let mut out: Vec<Dim> = vec![None];
-                out.extend_from_slice(&dims[1..]);
-                Shape::from_dims(out)
-            }
-            _ => Shape::unknown(),
-        };
-        let dtype = match data.dtype {
-            Some(d) if !self.sorted && self.reduce == Reduce::Mean && d.is_index() => {
-                Some(if d.size() <= Some(2) {
-                    DType::F32
-                } else {
-                    DType::F64
-                })
-            }
-            other => other,
-        };
-        Ok(Fact { dtype, shape })
+        self.infer_rows(inputs, rows.filter(|_| fed.is_empty()))
     }
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
@@ -779,5 +755,43 @@ impl OpDef for Segment {
         let output = crate::ops::contract::read_output(self.name(), output)?;
         let data = self.grad_views(inputs.tensor(0)?, inputs.tensor(1)?, output, upstream)?;
         Ok(vec![Some(data), None])
+    }
+}
+
+impl Segment {
+    /// The output's fact, of `rows` segments where known (the unsorted ops).
+    fn infer_rows(&self, inputs: &[Fact], rows: Option<usize>) -> Result<Fact> {
+        let [data, ids] = inputs else {
+            return Err(crate::ops::contract::count_error(self, inputs.len()));
+        };
+        if let Some(d) = data.dtype {
+            self.allowed(d)
+                .map_err(|allowed| Segment::no_kernel(d, allowed))?;
+        }
+        self.check_known(&data.shape, &ids.shape)?;
+        let shape = match (data.shape.dims(), ids.shape.rank()) {
+            (Some(dims), Some(r)) if !self.sorted && r <= dims.len() => {
+                let mut out: Vec<Dim> = vec![rows];
+                out.extend_from_slice(&dims[r..]);
+                Shape::from_dims(out)
+            }
+            (Some(dims), _) if self.sorted && !dims.is_empty() => {
+                let mut out: Vec<Dim> = vec![None];
+                out.extend_from_slice(&dims[1..]);
+                Shape::from_dims(out)
+            }
+            _ => Shape::unknown(),
+        };
+        let dtype = match data.dtype {
+            Some(d) if !self.sorted && self.reduce == Reduce::Mean && d.is_index() => {
+                Some(if d.size() <= Some(2) {
+                    DType::F32
+                } else {
+                    DType::F64
+                })
+            }
+            other => other,
+        };
+        Ok(Fact::new(dtype, shape))
     }
 }

@@ -333,7 +333,7 @@ const SCATTER_ND: Signature = Signature {
         ),
     ],
     attrs: &[
-        AttrDef::required("shape", AttrKind::Ints, "the output's shape"),
+        AttrDef::required("shape", AttrKind::Ints, "the output's shape").fed(),
         AttrDef::with_default(
             "bad_indices",
             AttrKind::Str(&["error", "ignore"]),
@@ -371,11 +371,18 @@ impl OpDef for ScatterNd {
 
     fn infer(&self, inputs: &[Fact]) -> Result<Fact> {
         match inputs {
-            [_, updates] => Ok(Fact {
-                dtype: updates.dtype,
-                shape: Shape::known(&self.shape),
-            }),
+            [_, updates] => Ok(Fact::new(updates.dtype, Shape::known(&self.shape))),
             _ => Err(count_error(self, inputs.len())),
+        }
+    }
+
+    /// `ScatterNd`'s shape is an input tensor in TensorFlow: fed, it leaves the output's.
+    fn infer_fed(&self, inputs: &[Fact], fed: &[&str]) -> Result<Fact> {
+        crate::ops::contract::check_fed(self, fed)?;
+        let fact = self.infer(inputs)?;
+        match fed.is_empty() {
+            true => Ok(fact),
+            false => Ok(Fact::new(fact.dtype, Shape::unknown())),
         }
     }
 

@@ -2,7 +2,8 @@
 //! (`Out::IntoRecords`), which the path for small calls never takes (it makes new outputs
 //! only), on the same bytes. Tests and fuzz bodies compare the one door's run into a new
 //! output, which takes the small path where it can, with it; and the same elements laid out
-//! apart (`spaced`), whose run into a new output is strided, with both.
+//! apart (`spaced`) or backwards (`reversed`), whose runs into a new output are strided, with
+//! both.
 
 use ndgather::memory::{RawView, RawViewMut};
 use ndgather::registry::Input;
@@ -75,4 +76,22 @@ pub fn spaced(bytes: &[u8], shape: &[usize], itemsize: usize) -> (Vec<u8>, Vec<i
         step = step.saturating_mul(d.max(1) as isize);
     }
     (out, strides)
+}
+
+/// `bytes` (the row-major elements of `shape`, `itemsize` bytes each) stored last first, with
+/// the byte offset of the first element and the (negative) byte strides that read them in
+/// order: every axis walked backwards, as NumPy's `a[::-1, ::-1]` lays it out.
+pub fn reversed(bytes: &[u8], shape: &[usize], itemsize: usize) -> (Vec<u8>, usize, Vec<isize>) {
+    let n = bytes.len() / itemsize.max(1);
+    let mut out = Vec::with_capacity(bytes.len());
+    for k in (0..n).rev() {
+        out.extend_from_slice(&bytes[k * itemsize..][..itemsize]);
+    }
+    let mut strides = vec![0isize; shape.len()];
+    let mut step = itemsize as isize;
+    for (s, &d) in strides.iter_mut().zip(shape).rev() {
+        *s = -step;
+        step = step.saturating_mul(d.max(1) as isize);
+    }
+    (out, n.saturating_sub(1) * itemsize, strides)
 }

@@ -235,17 +235,9 @@ impl OpDef for GatherSegment {
         };
         // The dtype is the segment reduction's (integers' mean is a float, as the composed
         // path computes it).
-        let reduced = Segment::unsorted(self.reduce, self.num_segments as i64).infer(&[
-            Fact {
-                dtype: x.dtype,
-                shape: Shape::unknown(),
-            },
-            Fact::unknown(),
-        ])?;
-        Ok(Fact {
-            dtype: reduced.dtype,
-            shape,
-        })
+        let reduced = Segment::unsorted(self.reduce, self.num_segments as i64)
+            .infer(&[Fact::new(x.dtype, Shape::unknown()), Fact::unknown()])?;
+        Ok(Fact::new(reduced.dtype, shape))
     }
 
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {

@@ -44,13 +44,16 @@ final class Native {
 
   static native long opPlaceholder(long scope, String dtype, long[] shape);
 
-  static native long opGather(
-      long scope, long params, long indices, long axis, long batchDims, String badIndices);
-
   static native long[] opGradients(long scope, long[] ys, long[] xs, long[] dx);
 
   static native long opBuild(
-      long scope, String op, long[][] inputs, String[] attrNames, String[] attrValues);
+      long scope,
+      String op,
+      long[][] inputs,
+      String[] attrNames,
+      String[] attrValues,
+      String[] fedNames,
+      long[] fed);
 
   static native void outputFree(long output);
 

@@ -7,7 +7,7 @@ import java.util.List;
  * How the op classes of {@code org.ndgather.op} reach the core: each method converts its
  * arguments and calls the generic builder ({@link #build}, the registry's op by name, as TF
  * Java's classes call {@code GraphOperationBuilder}), or one of the few natives left (scopes,
- * constants, placeholders, gradients, and {@code GatherV2}, whose axis is a fed operand). The
+ * constants, placeholders and gradients, the graph's own nodes). The
  * core checks shapes and names errors. Not for programs, which use {@link
  * org.ndgather.op.Ops} or the ops' {@code create} methods.
  */
@@ -113,7 +113,7 @@ public final class NativeOps {
     return made(scope, Native.opPlaceholder(handle(scope), dt, dims));
   }
 
-  /** {@code GatherV2}. */
+  /** {@code GatherV2}: its axis feeds the registered op's attribute. */
   public static <T> Output<T> gather(
       org.ndgather.op.Scope scope,
       Operand<T> params,
@@ -121,15 +121,9 @@ public final class NativeOps {
       Operand<?> axis,
       long batchDims,
       String badIndices) {
-    long h =
-        Native.opGather(
-            handle(scope),
-            params.asOutput().handle(),
-            indices.asOutput().handle(),
-            axis.asOutput().handle(),
-            batchDims,
-            badIndices);
-    return made(scope, h, params, indices, axis);
+    Attributes a = policy(new Attributes().put("batch_dims", Long.toString(batchDims)), badIndices);
+    List<List<Operand<?>>> inputs = List.of(one(params), one(indices));
+    return build(scope, "gather", inputs, a.names, a.values, List.of("axis"), List.of(axis));
   }
 
   /**
@@ -143,6 +137,22 @@ public final class NativeOps {
       List<List<Operand<?>>> inputs,
       List<String> attrNames,
       List<String> attrValues) {
+    return build(scope, op, inputs, attrNames, attrValues, List.of(), List.of());
+  }
+
+  /**
+   * {@link #build}, with the attributes {@code fedNames} given by the tensors {@code fed}, as
+   * TensorFlow takes them as inputs ({@code GatherV2}'s axis, {@code num_segments}, {@code
+   * ScatterNd}'s shape): a graph reads them when it runs.
+   */
+  public static <T> Output<T> build(
+      org.ndgather.op.Scope scope,
+      String op,
+      List<List<Operand<?>>> inputs,
+      List<String> attrNames,
+      List<String> attrValues,
+      List<String> fedNames,
+      List<? extends Operand<?>> fed) {
     long[][] handles = new long[inputs.size()][];
     for (int k = 0; k < handles.length; k++) {
       handles[k] = inputs.get(k).stream().mapToLong(o -> o.asOutput().handle()).toArray();
@@ -153,8 +163,10 @@ public final class NativeOps {
             op,
             handles,
             attrNames.toArray(new String[0]),
-            attrValues.toArray(new String[0]));
-    return made(scope, h, inputs);
+            attrValues.toArray(new String[0]),
+            fedNames.toArray(new String[0]),
+            handles(fed));
+    return made(scope, h, inputs, fed);
   }
 
   /** {@code GatherNd}. */

@@ -32,6 +32,8 @@ public final class OperationBuilder {
   private final List<List<Operand<?>>> inputs = new ArrayList<>();
   private final List<String> attrNames = new ArrayList<>();
   private final List<String> attrValues = new ArrayList<>();
+  private final List<String> fedNames = new ArrayList<>();
+  private final List<Operand<?>> fed = new ArrayList<>();
 
   OperationBuilder(Scope scope, String type) {
     if (type == null) {
@@ -135,6 +137,28 @@ public final class OperationBuilder {
         name, Arrays.stream(value).mapToObj(Long::toString).collect(Collectors.joining(",")));
   }
 
+  /**
+   * Sets an attribute from a tensor, as TensorFlow takes it as an input: {@code GatherV2}'s
+   * {@code axis}, {@code num_segments}, {@code ScatterNd}'s {@code shape}. It is a scalar (or,
+   * for a list, a vector) of INT32 or INT64; a graph reads it when it runs, so it may be a
+   * placeholder.
+   *
+   * @param name the attribute's name
+   * @param value the tensor
+   * @return this builder
+   */
+  public OperationBuilder setAttr(String name, Operand<?> value) {
+    if (name == null) {
+      throw new NullPointerException("an attribute name must not be null");
+    }
+    if (value == null) {
+      throw new NullPointerException("attribute " + name + " of " + type + " is null");
+    }
+    fedNames.add(name);
+    fed.add(value);
+    return this;
+  }
+
   private OperationBuilder attr(String name, String text) {
     if (name == null) {
       throw new NullPointerException("an attribute name must not be null");
@@ -152,7 +176,7 @@ public final class OperationBuilder {
    *     and its own errors, with its message
    */
   public Operation build() {
-    Output<?> out = NativeOps.build(scope, type, inputs, attrNames, attrValues);
+    Output<?> out = NativeOps.build(scope, type, inputs, attrNames, attrValues, fedNames, fed);
     return out.op();
   }
 }

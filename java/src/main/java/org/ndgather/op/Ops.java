@@ -9,6 +9,7 @@ import org.ndgather.Tensor;
 import org.ndgather.op.core.Constant;
 import org.ndgather.op.core.EmbeddingBag;
 import org.ndgather.op.core.EmbeddingLookup;
+import org.ndgather.op.core.EmbeddingLookupSparse;
 import org.ndgather.op.core.Gather;
 import org.ndgather.op.core.GatherNd;
 import org.ndgather.op.core.Gradients;
@@ -326,6 +327,21 @@ public final class Ops {
       Operand<U> ids,
       EmbeddingLookup.Options... options) {
     return EmbeddingLookup.create(scope, shards, ids, options);
+  }
+
+  /**
+   * TensorFlow's {@code tf.nn.embedding_lookup_sparse} (beyond TF Java): see {@link
+   * EmbeddingLookupSparse#create}.
+   */
+  public <T, U extends Number> EmbeddingLookupSparse<T> embeddingLookupSparse(
+      java.util.List<? extends Operand<T>> shards,
+      Operand<Long> indices,
+      Operand<U> ids,
+      Operand<Long> denseShape,
+      Operand<T> weights,
+      EmbeddingLookupSparse.Options... options) {
+    return EmbeddingLookupSparse.create(
+        scope, shards, indices, ids, denseShape, weights, options);
   }
 
   /** TF Java's {@code tf.gradients}: see {@link Gradients#create(Scope, Operand, Iterable, Gradients.Options...)}. */

@@ -26,27 +26,11 @@ import org.ndgather.op.Scope;
  */
 public final class EmbeddingLookup<T> extends PrimitiveOp implements Operand<T> {
   /** Optional attributes of {@link EmbeddingLookup}. */
-  public static final class Options {
-    private String partitionStrategy;
-    private Double maxNorm;
-
+  public static final class Options extends LookupOptions<Options> {
     private Options() {}
 
-    /**
-     * @param partitionStrategy "mod" (the default) or "div"
-     * @return these options
-     */
-    public Options partitionStrategy(String partitionStrategy) {
-      this.partitionStrategy = partitionStrategy;
-      return this;
-    }
-
-    /**
-     * @param maxNorm clip each row to this L2 norm
-     * @return these options
-     */
-    public Options maxNorm(Double maxNorm) {
-      this.maxNorm = maxNorm;
+    @Override
+    Options self() {
       return this;
     }
   }
@@ -71,12 +55,8 @@ public final class EmbeddingLookup<T> extends PrimitiveOp implements Operand<T> 
    */
   public static <T, U extends Number> EmbeddingLookup<T> create(
       Scope scope, List<? extends Operand<T>> shards, Operand<U> ids, Options... options) {
-    String strategy = "mod";
-    double maxNorm = Double.NaN;
-    for (Options o : options) {
-      strategy = o.partitionStrategy != null ? o.partitionStrategy : strategy;
-      maxNorm = o.maxNorm != null ? o.maxNorm : maxNorm;
-    }
+    String strategy = LookupOptions.partitionStrategy(options);
+    double maxNorm = LookupOptions.maxNorm(options);
     return new EmbeddingLookup<>(NativeOps.embeddingLookup(scope, shards, ids, strategy, maxNorm));
   }
 

@@ -2,7 +2,6 @@ package org.ndgather.op.core;
 
 import org.ndgather.Operand;
 import org.ndgather.Output;
-import org.ndgather.op.KnownValues;
 import org.ndgather.op.PrimitiveOp;
 import org.ndgather.op.Scope;
 
@@ -36,8 +35,7 @@ public final class ScatterNd<T> extends PrimitiveOp implements Operand<T> {
    * @param scope current scope
    * @param indices index vectors into the output
    * @param updates the slices to add, one per index vector
-   * @param shape the output's shape: a vector known when the op is built (a constant, or any
-   *     output of an eager session), since it fixes the output's shape
+   * @param shape the output's shape: a vector, which a graph reads when it runs
    * @param options carries optional attributes values: the bad-index policy, as the tensor
    *     scatters take it ({@link TensorScatterOp#badIndicesPolicy(String)})
    * @return a new instance of ScatterNd
@@ -55,7 +53,7 @@ public final class ScatterNd<T> extends PrimitiveOp implements Operand<T> {
             .opBuilder("scatter_nd")
             .addInput(indices)
             .addInput(updates)
-            .setAttr("shape", KnownValues.vector(shape, "shape"));
+            .setAttr("shape", shape);
     String policy = PolicyOptions.policy(options);
     if (!policy.isEmpty() && !policy.equalsIgnoreCase("DEFAULT")) {
       // The op names its policies in lower case; TF Java's options spell them in upper case.

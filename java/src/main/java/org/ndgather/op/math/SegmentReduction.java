@@ -2,7 +2,6 @@ package org.ndgather.op.math;
 
 import org.ndgather.Operand;
 import org.ndgather.Output;
-import org.ndgather.op.KnownValues;
 import org.ndgather.op.PrimitiveOp;
 import org.ndgather.op.Scope;
 
@@ -37,7 +36,7 @@ public abstract class SegmentReduction<T> extends PrimitiveOp implements Operand
         .opBuilder(op)
         .addInput(data)
         .addInput(segmentIds)
-        .setAttr("num_segments", KnownValues.scalar(numSegments, "num_segments"))
+        .setAttr("num_segments", numSegments)
         .build()
         .output(0);
   }

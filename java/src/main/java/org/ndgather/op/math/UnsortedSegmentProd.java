@@ -24,7 +24,7 @@ public final class UnsortedSegmentProd<T> extends SegmentReduction<T> {
    * @param scope current scope
    * @param data the rows to reduce
    * @param segmentIds a segment id for each element of {@code data}'s leading dimensions
-   * @param numSegments the output's rows: a scalar known when the op is built
+   * @param numSegments the output's rows: a scalar, which a graph reads when it runs
    * @return a new instance of UnsortedSegmentProd
    * @throws IllegalArgumentException for shapes, types or ids TensorFlow refuses, with its
    *     message
