@@ -20,7 +20,10 @@ fn strings(env: &mut JNIEnv<'_>, array: &JObjectArray<'_>, what: &str) -> Result
             if s.is_null() {
                 return Err(Failure::Argument(format!("{what} {k} is null")));
             }
-            string(env, &s)
+            let text = string(env, &s);
+            // A local reference per element would pile up for the call's length.
+            env.delete_local_ref(s)?;
+            text
         })
         .collect()
 }

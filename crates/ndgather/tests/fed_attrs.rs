@@ -58,7 +58,10 @@ fn a_placeholder_feeds_num_segments_when_the_graph_runs() {
         .feed_tensor(&n, t(array![3i32].into_dyn()))
         .unwrap();
     let err = session.run_tensors(&[sums], &feeds).unwrap_err();
-    assert_eq!(err.to_string(), "num_segments must be scalar");
+    assert_eq!(
+        err.to_string(),
+        "num_segments should be a scalar, not shape [1]"
+    );
 }
 
 #[test]
@@ -159,7 +162,7 @@ fn fed_attributes_are_checked_when_the_node_is_built() {
     let vector = g.placeholder(DType::I64, Shape::known(&[2])).unwrap();
     assert_eq!(
         segment_sum(&g, &vector).unwrap_err().to_string(),
-        "num_segments must be scalar"
+        "num_segments should be a scalar, not shape [2]"
     );
     // A tensor of another graph.
     let other = Scope::graph().constant(t(arr0(2i32).into_dyn()));
@@ -167,6 +170,58 @@ fn fed_attributes_are_checked_when_the_node_is_built() {
         segment_sum(&g, &other).unwrap_err(),
         OpError::ForeignOperand { .. }
     ));
+}
+
+/// A vector longer than any shape is refused before its values are read as one.
+#[test]
+fn a_fed_vector_longer_than_any_shape_is_refused() {
+    let g = Scope::graph();
+    let indices = g.constant(t(array![[1i64]].into_dyn()));
+    let updates = g.constant(t(array![5.0f32].into_dyn()));
+    let shape = g.placeholder(DType::I64, Shape::known(&[255])).unwrap();
+    let out = g
+        .op_fed(
+            "scatter_nd",
+            &[(&indices).into(), (&updates).into()],
+            &Attrs::new(),
+            &[("shape", &shape)],
+        )
+        .unwrap();
+    let long = t(ndarray::Array1::<i64>::ones(255).into_dyn());
+    let feeds = Feeds::new().feed_tensor(&shape, &long).unwrap();
+    let err = Session::new(&g).run_tensors(&[out], &feeds).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "shape has 255 values, more than the 254 dimensions a shape may have"
+    );
+}
+
+/// Nodes are named as TF Java names them: `Gather` for `GatherV2`, by either door.
+#[test]
+fn gather_nodes_are_named_as_tf_java_names_them() {
+    let g = Scope::graph();
+    let params = g.constant(t(array![1.0f32, 2.0].into_dyn()));
+    let ids = g.constant(t(array![1i32].into_dyn()));
+    let axis = g.constant(t(arr0(0i32).into_dyn()));
+    let typed = g
+        .gather(
+            &params,
+            &ids,
+            &axis,
+            ndgather::graph::GatherOpOptions::new(),
+        )
+        .unwrap();
+    let by_name = g
+        .op_fed(
+            "gather",
+            &[(&params).into(), (&ids).into()],
+            &Attrs::new(),
+            &[("axis", &axis)],
+        )
+        .unwrap();
+    assert_eq!(typed.op_name(), "Gather");
+    assert_eq!(by_name.op_name(), "Gather_1");
+    assert_eq!(by_name.op_type(), "GatherV2");
 }
 
 #[test]

@@ -149,7 +149,8 @@ fn invalid_combinations_fail_at_create() {
         Gather::create(&g, &p, &i, &vector_axis, GatherOpOptions::new()).unwrap_err(),
         OpError::FedShape {
             attr: "axis".into(),
-            expected: "scalar"
+            rank: 0,
+            shape: "[1]".into()
         }
     );
     // Eager: bad index values fail at create too.
@@ -530,7 +531,8 @@ fn a_fed_axis_configures_the_run_and_the_gradient() {
         session.run_tensors(&[rows], &feeds).unwrap_err(),
         OpError::FedShape {
             attr: "axis".into(),
-            expected: "scalar"
+            rank: 0,
+            shape: "[1]".into()
         }
     );
     // A feed replaces a constant axis too, as in TensorFlow.

@@ -130,7 +130,6 @@ impl Scope {
             Arc::new(configure),
             vec![("axis", 0, axis.clone())],
             &[params.into(), indices.into()],
-            "Gather",
         )
     }
 

@@ -30,11 +30,11 @@
 //! own: the typed ops ([`Scope::gather_nd`], [`Scope::embedding_bag`], ...) are sugar over
 //! the same door, so the op's inference checks their inputs and gives the static shape, and
 //! its [`crate::OpDef::type_name`] the node's type, as TensorFlow names it (`GatherNd`).
-//! Two keep code of their own: `GatherV2` ([`Gather::create`]), whose axis is fed, and
-//! [`EmbeddingLookupSparse::create`], whose static batch is a constant `dense_shape`'s
-//! value, which facts do not carry. In a graph a `GatherV2` axis is read when the graph runs, as TensorFlow's
-//! axis input is, so a feed may replace even a constant one; the static shape is inferred
-//! from a constant axis, as TensorFlow infers it. Beyond TF
+//! An attribute that TensorFlow takes as an input tensor (`GatherV2`'s axis, `num_segments`,
+//! `ScatterNd`'s shape) is fed by a node ([`Scope::op_fed`]): in a graph it is read when the
+//! graph runs, so a feed may replace even a constant one; the static shape is inferred from
+//! a constant, as TensorFlow infers it, and a small integer constant's values are facts too
+//! (an [`EmbeddingLookupSparse::create`]'s `dense_shape` gives its rows). Beyond TF
 //! Java, `GatherNd` takes `batch_dims` (Python's `tf.gather_nd` has it), and
 //! [`crate::BadIndices::Clamp`], [`crate::BadIndices::Negative`] and [`crate::BadIndices::Wrap`] are
 //! accepted as policies.

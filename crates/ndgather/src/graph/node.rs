@@ -70,18 +70,31 @@ impl std::fmt::Debug for Fed {
     }
 }
 
-/// The error for a fed attribute's tensor of the wrong rank.
-pub(crate) fn fed_shape(attr: &str, rank: usize) -> OpError {
+/// The most values a vector that feeds an attribute may have: TensorFlow's most dimensions
+/// of a shape.
+const MAX_FED: usize = 254;
+
+/// The error for a fed attribute's tensor of the wrong rank, of static shape `shape`.
+pub(crate) fn fed_shape(attr: &str, rank: usize, shape: &Shape) -> OpError {
     OpError::FedShape {
         attr: attr.to_string(),
-        expected: if rank == 0 { "scalar" } else { "a vector" },
+        rank,
+        shape: shape.to_string(),
     }
 }
 
 /// The integers of `view`, a fed attribute's tensor of `rank` (0: a scalar).
 pub(crate) fn fed_values(view: &TensorView<'_>, attr: &str, rank: usize) -> OpResult<Vec<i64>> {
     if view.shape().len() != rank {
-        return Err(fed_shape(attr, rank));
+        return Err(fed_shape(attr, rank, &Shape::known(view.shape())));
+    }
+    let len = view.shape().iter().product::<usize>();
+    if len > MAX_FED {
+        return Err(OpError::FedTooLong {
+            attr: attr.to_string(),
+            len,
+            max: MAX_FED,
+        });
     }
     match view {
         TensorView::I32(a) => Ok(a.iter().map(|&v| i64::from(v)).collect()),

@@ -44,13 +44,25 @@ pub enum OpError {
     #[error("internal error in ndgather's op API: {0}")]
     Internal(String),
     /// A tensor that feeds an attribute (`GatherV2`'s axis, `num_segments`) is not of the
-    /// attribute's rank.
-    #[error("{attr} must be {expected}")]
+    /// attribute's rank: TensorFlow's kernel's words where it takes the tensor.
+    #[error("{}", fed_shape_text(attr, *rank, shape))]
     FedShape {
         /// The attribute.
         attr: String,
-        /// `"scalar"` or `"a vector"`.
-        expected: &'static str,
+        /// The rank it takes: 0 (a scalar) or 1 (a vector).
+        rank: usize,
+        /// The tensor's shape, as TensorFlow prints it (`[1]`).
+        shape: String,
+    },
+    /// A vector that feeds a list attribute is longer than any shape.
+    #[error("{attr} has {len} values, more than the {max} dimensions a shape may have")]
+    FedTooLong {
+        /// The attribute.
+        attr: String,
+        /// The vector's length.
+        len: usize,
+        /// The most a fed vector may have: TensorFlow's most dimensions.
+        max: usize,
     },
     /// A feed or fetch names an output of the wrong dtype (only possible through `Tensor`).
     #[error("expected dtype {expected}, got {found}")]
@@ -60,6 +72,18 @@ pub enum OpError {
         /// The dtype given.
         found: DType,
     },
+}
+
+/// The message of [`OpError::FedShape`]: TensorFlow's `GatherV2`, `UnsortedSegmentSum` and
+/// `ScatterNd` kernels' for their inputs.
+fn fed_shape_text(attr: &str, rank: usize, shape: &str) -> String {
+    match (attr, rank) {
+        ("axis", _) => "axis must be scalar".into(),
+        ("num_segments", _) => format!("num_segments should be a scalar, not shape {shape}"),
+        ("shape", _) => "Shape must be a vector".into(),
+        (_, 0) => format!("{attr} must be a scalar, not shape {shape}"),
+        _ => format!("{attr} must be a vector, not shape {shape}"),
+    }
 }
 
 /// Shorthand for `Result<T, OpError>`.

@@ -121,7 +121,7 @@ impl Scope {
             }
             Ok(Arc::from(def.with_attrs(&all)?))
         };
-        self.op_with_fed(Arc::new(configure), given, inputs, def.type_name())
+        self.op_with_fed(Arc::new(configure), given, inputs)
     }
 
     /// An op whose attributes `fed` (name, rank, tensor) the tensors give, configured by
@@ -132,7 +132,6 @@ impl Scope {
         configure: Arc<Configure>,
         fed: Vec<(&'static str, usize, AnyOutput)>,
         inputs: &[NodeInput],
-        default_name: &str,
     ) -> OpResult<AnyOutput> {
         let mut known = Vec::with_capacity(fed.len());
         let mut open = vec![];
@@ -148,8 +147,9 @@ impl Scope {
                     found: tensor.dtype(),
                 });
             }
-            if tensor.shape().rank().is_some_and(|r| r != *rank) {
-                return Err(fed_shape(attr, *rank));
+            let shape = tensor.shape();
+            if shape.rank().is_some_and(|r| r != *rank) {
+                return Err(fed_shape(attr, *rank, &shape));
             }
             match tensor.value() {
                 Some(v) => known.push(fed_values(&v.view(), attr, *rank)?),
@@ -162,32 +162,30 @@ impl Scope {
         let op = configure(&known)?;
         // An eager scope knows every value: the op is configured now, and nothing is fed.
         if self.is_eager() && open.is_empty() {
-            return self.op_node(op, inputs, None, &[], default_name);
+            return self.op_node(op, inputs, None, &[]);
         }
         let fed = Fed {
             nodes: fed.iter().map(|(_, _, t)| t.node).collect(),
             attrs: fed.iter().map(|&(a, r, _)| (a, r)).collect(),
             configure,
         };
-        self.op_node(op, inputs, Some(fed), &open, default_name)
+        self.op_node(op, inputs, Some(fed), &open)
     }
 
     /// [`Scope::op`] on a configured op value, the typed sugar's door: the node has the op's
     /// TensorFlow type and the static shape its inference gives.
     pub(crate) fn op_value(&self, op: Arc<dyn OpDef>, inputs: &[NodeInput]) -> OpResult<AnyOutput> {
-        let name = op.type_name();
-        self.op_node(op, inputs, None, &[], name)
+        self.op_node(op, inputs, None, &[])
     }
 
     /// A node of `op` on `inputs`, with its attributes `fed` by other nodes where given
-    /// (`open`: those whose values are not known now), named after `default_name`.
+    /// (`open`: those whose values are not known now), named after the op's node name.
     fn op_node(
         &self,
         op: Arc<dyn OpDef>,
         inputs: &[NodeInput],
         fed: Option<Fed>,
         open: &[&str],
-        default_name: &str,
     ) -> OpResult<AnyOutput> {
         if !op.one_result() {
             return Err(Error::OpInput {
@@ -291,8 +289,8 @@ impl Scope {
                 .into())
             }
         };
-        let type_name = op.type_name();
-        self.add_registered(default_name, type_name, op, slots, fed, dtype, fact.shape)
+        let (name, type_name) = (op.node_name(), op.type_name());
+        self.add_registered(name, type_name, op, slots, fed, dtype, fact.shape)
     }
 
     /// Adds a node of the registered op `op` on `inputs` (with `fed` attributes), of

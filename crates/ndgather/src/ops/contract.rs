@@ -86,6 +86,7 @@ pub enum AttrKind {
 /// One attribute of an op: its name (the library's own, as front ends spell it), its kind,
 /// its default (`None`: required, or absent when [`AttrDef::optional`]), and a line of doc.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct AttrDef {
     /// The attribute's name.
     pub name: &'static str,
@@ -135,7 +136,7 @@ impl AttrDef {
     /// The value that `text` gives this attribute, read as front ends that hold text read it
     /// (the CLI's flags, the strings of Java's generic builder): integers, numbers, `true`
     /// or `false`, integers separated by commas, names; a fill value is an integer where it
-    /// reads as one.
+    /// reads as one, and an element's own bytes as `bytes:` and their hex digits.
     ///
     /// ```
     /// use ndgather::registry::{self, Attr};
@@ -143,6 +144,11 @@ impl AttrDef {
     /// let n = op.signature().attrs.iter().find(|a| a.name == "num_segments").unwrap();
     /// assert_eq!(n.parse("3"), Ok(Attr::Int(3)));
     /// assert_eq!(n.parse("three"), Err("an integer"));
+    /// let fill = registry::find("gather")?.signature().attrs.iter()
+    ///     .find(|a| a.name == "fill_value").unwrap();
+    /// assert_eq!(fill.parse("-1"), Ok(Attr::Int(-1)));
+    /// assert_eq!(fill.parse("bytes:ff00"), Ok(Attr::Bytes(vec![255, 0])));
+    /// assert!(fill.parse("bytes:f").is_err());
     /// # Ok::<(), ndgather::Error>(())
     /// ```
     ///
@@ -151,6 +157,19 @@ impl AttrDef {
     pub fn parse(&self, text: &str) -> std::result::Result<Attr, &'static str> {
         Ok(match self.kind {
             AttrKind::Int => Attr::Int(text.trim().parse().map_err(|_| "an integer")?),
+            AttrKind::Fill if text.trim().starts_with("bytes:") => {
+                let hex = &text.trim().as_bytes()["bytes:".len()..];
+                let digit = |c: u8| (c as char).to_digit(16);
+                Attr::Bytes(
+                    hex.chunks(2)
+                        .map(|pair| match pair {
+                            [hi, lo] => Some((digit(*hi)? * 16 + digit(*lo)?) as u8),
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<u8>>>()
+                        .ok_or("an element's bytes as bytes: and hex digits")?,
+                )
+            }
             AttrKind::Float | AttrKind::Fill => match text.trim().parse::<i64>() {
                 Ok(i) if self.kind == AttrKind::Fill => Attr::Int(i),
                 _ => Attr::Float(text.trim().parse().map_err(|_| "a number")?),
@@ -844,13 +863,6 @@ impl Fact {
             ..Fact::known(view.dtype(), view.shape())
         }
     }
-
-    /// The fact with `values` known (`None` is kept for more than
-    /// [`Fact::MAX_VALUES`]).
-    pub fn with_values(mut self, values: Option<Vec<i64>>) -> Fact {
-        self.values = values.filter(|v| v.len() <= Fact::MAX_VALUES);
-        self
-    }
 }
 
 /// What a front end gives a run besides its inputs ([`OpDef::run_hosted`]), as TensorFlow's
@@ -967,6 +979,12 @@ pub trait OpDef: fmt::Debug + Send + Sync {
     /// (`PutAlongAxis`, `ScatterReduce`, `GatherGrad`).
     fn type_name(&self) -> &'static str {
         camel_case(self.name())
+    }
+
+    /// A graph node's default name (TF Java's `makeOpName`), made unique in its scope: its
+    /// type by default; TF Java's own name where it differs (`Gather` for `GatherV2`).
+    fn node_name(&self) -> &'static str {
+        self.type_name()
     }
 
     /// Whether the op's result is one tensor, as a graph node's one output holds it (dense,
@@ -1109,7 +1127,6 @@ pub(crate) fn check_written(op: &'static str, first: &Input<'_>, out: &Out<'_>) 
     }
 }
 
-/// The error for a wrong number of input facts given to [`OpDef::infer`].
 /// `name` in TensorFlow's form of an op type: `put_along_axis` → `PutAlongAxis`. Each name
 /// is made once and kept, so that it is `'static` as the registered names are.
 pub(crate) fn camel_case(name: &'static str) -> &'static str {
@@ -1159,6 +1176,7 @@ pub(crate) fn not_fed(op: &'static str, attr: &str) -> Error {
     }
 }
 
+/// The error for a wrong number of input facts given to [`OpDef::infer`].
 pub(crate) fn count_error(op: &dyn OpDef, found: usize) -> Error {
     Error::OpInput {
         op: op.name(),

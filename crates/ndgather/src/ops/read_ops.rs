@@ -101,6 +101,13 @@ impl OpDef for Op {
         }
     }
 
+    fn node_name(&self) -> &'static str {
+        match self {
+            Op::Gather(_) => "Gather",
+            _ => self.type_name(),
+        }
+    }
+
     fn type_name(&self) -> &'static str {
         match self {
             Op::Gather(_) => "GatherV2",

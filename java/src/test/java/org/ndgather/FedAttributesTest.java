@@ -52,6 +52,9 @@ class FedAttributesTest {
           tf.gather(
               tf.constant(new int[][] {{1, 2, 3}, {4, 5, 6}}), tf.constant(new int[] {2, 0}), axis);
       assertEquals(2, rows.asOutput().shape().numDimensions());
+      // Named as TF Java names it, of TensorFlow's type.
+      assertEquals("Gather", rows.op().name());
+      assertEquals("GatherV2", rows.op().type());
       try (Tensor<Long> one = Tensors.create(1L);
           Tensor<?> out = s.runner().feed(axis, one).fetch(rows).run().get(0)) {
         assertArrayEquals(new int[][] {{3, 1}, {6, 4}}, out.expect(Integer.class).copyTo(new int[2][2]));

@@ -157,7 +157,7 @@ class RegistryCoverageTest {
       IllegalArgumentException shape =
           assertThrows(
               IllegalArgumentException.class, () -> tf.scatterNd(bad, one, tf.constant(8)));
-      assertEquals("shape must be a vector", shape.getMessage());
+      assertEquals("Shape must be a vector", shape.getMessage());
     }
   }
 

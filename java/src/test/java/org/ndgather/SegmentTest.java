@@ -187,7 +187,7 @@ class SegmentTest {
               () ->
                   tf.math.unsortedSegmentSum(
                       tf.constant(new float[] {1}), tf.constant(new int[] {0}), n));
-      assertEquals("num_segments must be scalar", vector.getMessage());
+      assertEquals("num_segments should be a scalar, not shape [2]", vector.getMessage());
     }
   }
 }
