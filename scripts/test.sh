@@ -4,9 +4,10 @@
 # checks, every test (Rust, Python, Java) and the documentation site's build. Needs the Rust
 # toolchain, python3 (3.11+, for the pinned test packages) with venv and pip, and Maven.
 #
-# scripts/test.sh --frameworks also runs the PyTorch tests (issue 55) in a venv of their own,
-# .venv-frameworks (crates/ndgather-py/requirements-frameworks.txt: about 3 GB with the CUDA
-# libraries PyTorch's wheel needs, so CI's run leaves it out).
+# scripts/test.sh --frameworks also runs the PyTorch and TensorFlow tests (issue 55) in a venv
+# of their own, .venv-frameworks (crates/ndgather-py/requirements-frameworks.txt: about 3.5 GB
+# with the CUDA libraries PyTorch's wheel needs, so CI's run leaves it out); TensorFlow's op is
+# compiled there, so it needs a C++ compiler too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -116,4 +117,8 @@ if [ "$frameworks" = 1 ]; then
         --no-deps "$wheels"/dist/*.whl
     (cd crates/ndgather-py && ../../.venv-frameworks/bin/python -m pytest -q -p no:cacheprovider \
         tests/test_torch_ops.py tests/test_dlpack.py)
+    echo "== TensorFlow's custom op (--frameworks): compiled against the installed TensorFlow"
+    # Its own process (TensorFlow and PyTorch are not loaded together), and a cache of its own.
+    (cd crates/ndgather-py && NDGATHER_CACHE_DIR="$PWD/../../target/ndgather-cache" \
+        ../../.venv-frameworks/bin/python -m pytest -q -p no:cacheprovider tests/test_tf_ops.py)
 fi

@@ -6,11 +6,13 @@ mod door;
 mod dtypes;
 mod errors;
 mod host;
+mod kernel_call;
 mod moved;
 mod output;
 mod pool;
 mod ragged;
 mod raw;
+mod tf_kernel;
 mod xla;
 
 use dtypes::{dims, with_indices};
@@ -297,6 +299,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(route_rows, m)?)?;
     m.add_function(wrap_pyfunction!(pool::_calling_thread_in_pool, m)?)?;
     m.add_function(wrap_pyfunction!(xla::xla_handler, m)?)?;
+    m.add_function(wrap_pyfunction!(tf_kernel::tf_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(xla::xla_grad_handler, m)?)?;
     m.add_function(wrap_pyfunction!(xla::xla_layout, m)?)?;
     m.add_function(wrap_pyfunction!(xla::infer_op, m)?)?;

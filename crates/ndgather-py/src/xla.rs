@@ -10,9 +10,10 @@
 //! their product, and that no result buffer shares memory with an argument (a direct
 //! `jax.ffi.ffi_call` may alias them); the result's shape is the op's own check.
 
-use ndgather::registry::{self, Attr, Attrs, Input, Value};
-use ndgather::OpDef;
-use ndgather::{DType, Out, Tensor, TensorView, TensorViewMut};
+use crate::kernel_call::{invalid, items, run_call, Call, Failure, Raw};
+use ndgather::registry::{self, Attr, Attrs};
+use ndgather::shape::Shape;
+use ndgather::DType;
 use pyo3::prelude::*;
 use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -40,28 +41,6 @@ extern "C" fn forward(frame: *mut CallFrame) -> *mut XlaError {
 
 extern "C" fn backward(frame: *mut CallFrame) -> *mut XlaError {
     entry(frame, Call::Backward)
-}
-
-#[derive(Clone, Copy)]
-enum Call {
-    /// The op's result into the one result buffer.
-    Forward,
-    /// The arguments are the op's inputs, its output and the upstream gradient; each result
-    /// buffer is the gradient of one floating-point input buffer, in order.
-    Backward,
-}
-
-/// A failure: its message, and whether it is the caller's (else XLA's or ours).
-struct Failure(String, i32);
-
-impl From<ndgather::Error> for Failure {
-    fn from(e: ndgather::Error) -> Failure {
-        Failure(e.to_string(), ERROR_INVALID_ARGUMENT)
-    }
-}
-
-fn invalid(message: impl Into<String>) -> Failure {
-    Failure(message.into(), ERROR_INVALID_ARGUMENT)
 }
 
 fn entry(frame: *mut CallFrame, call: Call) -> *mut XlaError {
@@ -102,7 +81,7 @@ fn entry(frame: *mut CallFrame, call: Call) -> *mut XlaError {
             api,
             Failure(
                 "ndgather: internal error (a panic in the core; please report it)".into(),
-                ERROR_INTERNAL,
+                crate::kernel_call::INTERNAL,
             ),
         ),
     }
@@ -192,134 +171,33 @@ fn report(api: &Api, Failure(message, code): Failure) -> *mut XlaError {
     error
 }
 
-/// A slice of `len` items at `ptr`, empty for none; a null pointer with items is refused.
-///
-/// # Safety
-/// `ptr` must point to `len` live items of `T` for `'a`.
-unsafe fn items<'a, T>(ptr: *const T, len: i64, what: &str) -> Result<&'a [T], Failure> {
-    let len =
-        usize::try_from(len).map_err(|_| invalid(format!("ndgather: {what}: {len} of them")))?;
-    if len == 0 {
-        return Ok(&[]);
+/// One buffer of the frame: a live `XLA_FFI_Buffer`, checked.
+fn raw(kind: i32, ptr: *mut c_void, what: &str) -> Result<Raw, Failure> {
+    if kind != KIND_BUFFER || ptr.is_null() {
+        return Err(invalid(format!("ndgather: {what} is not a buffer")));
     }
-    if ptr.is_null() {
-        return Err(invalid(format!("ndgather: {what}: none given for {len}")));
+    // SAFETY: a buffer entry of the frame points to a live `XLA_FFI_Buffer`, which begins
+    // with its size; the size is read before the struct is.
+    if unsafe { ptr.cast::<usize>().read() } < BUFFER_SIZE {
+        return Err(invalid(format!(
+            "ndgather: {what}: a buffer smaller than expected"
+        )));
     }
-    // SAFETY: as the caller promises.
-    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
-}
-
-/// One buffer of the call: its dtype, shape and bytes.
-struct Raw {
-    dtype: DType,
-    shape: Vec<usize>,
-    data: *mut u8,
-    len: usize,
-}
-
-impl Raw {
-    fn read(kind: i32, ptr: *mut c_void, what: &str) -> Result<Raw, Failure> {
-        if kind != KIND_BUFFER || ptr.is_null() {
-            return Err(invalid(format!("ndgather: {what} is not a buffer")));
-        }
-        // SAFETY: a buffer entry of the frame points to a live `XLA_FFI_Buffer`, which begins
-        // with its size; the size is read before the struct is.
-        if unsafe { ptr.cast::<usize>().read() } < BUFFER_SIZE {
-            return Err(invalid(format!(
-                "ndgather: {what}: a buffer smaller than expected"
-            )));
-        }
-        // SAFETY: as above, and at least as large as `Buffer`.
-        let b = unsafe { &*(ptr as *const Buffer) };
-        let dtype = DTYPES
-            .iter()
-            .find(|(x, _, _)| *x == b.dtype)
-            .map(|(_, _, d)| *d)
-            .ok_or_else(|| {
-                invalid(format!(
-                    "ndgather: {what}: XLA element type {} has no kernel",
-                    b.dtype
-                ))
-            })?;
-        // SAFETY: the buffer's dims are `rank` live integers.
-        let dims = unsafe { items(b.dims, b.rank, what)? };
-        let shape = dims
-            .iter()
-            .map(|&d| usize::try_from(d))
-            .collect::<Result<Vec<usize>, _>>()
-            .map_err(|_| invalid(format!("ndgather: {what}: dimensions {dims:?}")))?;
-        let size = dtype.size().unwrap_or(0);
-        let len = shape
-            .iter()
-            .try_fold(size, |n, &d| n.checked_mul(d))
-            .filter(|&n| isize::try_from(n).is_ok())
-            .ok_or_else(|| invalid(format!("ndgather: {what}: shape {shape:?} overflows")))?;
-        if len > 0 && b.data.is_null() {
-            return Err(invalid(format!(
-                "ndgather: {what}: no data for shape {shape:?}"
-            )));
-        }
-        Ok(Raw {
-            dtype,
-            shape,
-            data: b.data.cast(),
-            len,
-        })
-    }
-
-    fn range(&self) -> std::ops::Range<usize> {
-        self.data as usize..self.data as usize + self.len
-    }
-
-    fn bytes(&self) -> &[u8] {
-        if self.len == 0 {
-            return &[];
-        }
-        // SAFETY: XLA's buffer holds `len` bytes (its shape's elements) for the call.
-        unsafe { std::slice::from_raw_parts(self.data, self.len) }
-    }
-
-    /// The buffer as a view, or as a checked copy for `bool` (any byte but 0 and 1 refused).
-    fn tensor(&self) -> Result<Held<'_>, Failure> {
-        Ok(match self.dtype {
-            DType::Bool => Held::Owned(Tensor::from_bytes(DType::Bool, &self.shape, self.bytes())?),
-            d => Held::View(TensorView::from_bytes(d, &self.shape, self.bytes())?),
-        })
-    }
-
-    /// Writes `t` into the buffer: its dtype and shape must be the buffer's.
-    fn write(&self, t: &Tensor) -> Result<(), Failure> {
-        if t.dtype() != self.dtype || t.shape() != self.shape.as_slice() {
-            return Err(invalid(format!(
-                "ndgather: the result is {} of shape {:?}, the call's result buffer {} of shape {:?}",
-                t.dtype(),
-                t.shape(),
-                self.dtype,
-                self.shape
-            )));
-        }
-        let bytes = t.to_bytes()?;
-        if bytes.len() == self.len && self.len > 0 {
-            // SAFETY: the result buffer holds `len` bytes and shares none with the arguments
-            // (checked in `execute`); nothing else refers to it during the call.
-            unsafe { std::slice::from_raw_parts_mut(self.data, self.len) }.copy_from_slice(&bytes);
-        }
-        Ok(())
-    }
-}
-
-enum Held<'a> {
-    View(TensorView<'a>),
-    Owned(Tensor),
-}
-
-impl Held<'_> {
-    fn view(&self) -> TensorView<'_> {
-        match self {
-            Held::View(v) => v.reborrow(),
-            Held::Owned(t) => t.view(),
-        }
-    }
+    // SAFETY: as above, and at least as large as `Buffer`.
+    let b = unsafe { &*(ptr as *const Buffer) };
+    let dtype = DTYPES
+        .iter()
+        .find(|(x, _, _)| *x == b.dtype)
+        .map(|(_, _, d)| *d)
+        .ok_or_else(|| {
+            invalid(format!(
+                "ndgather: {what}: XLA element type {} has no kernel",
+                b.dtype
+            ))
+        })?;
+    // SAFETY: the buffer's dims are `rank` live integers.
+    let dims = unsafe { items(b.dims, b.rank, what)? };
+    Raw::new(dtype, dims, b.data.cast(), what)
 }
 
 /// The call's attributes: the op's name, the buffers per input, and the op's own.
@@ -445,171 +323,36 @@ fn buffers(list: &Args, what: &str) -> Result<Vec<Raw>, Failure> {
         .iter()
         .zip(ptrs)
         .enumerate()
-        .map(|(k, (&kind, &ptr))| Raw::read(kind, ptr, &format!("{what} {k}")))
+        .map(|(k, (&kind, &ptr))| raw(kind, ptr, &format!("{what} {k}")))
         .collect()
-}
-
-/// The op's inputs from the argument buffers, `arity[k]` buffers for its input `k`.
-fn inputs<'a>(
-    op: &dyn OpDef,
-    arity: &[usize],
-    held: &'a [Held<'_>],
-) -> Result<Vec<Input<'a>>, Failure> {
-    let defs = op.signature().inputs;
-    if arity.len() > defs.len() || total(arity)? > held.len() {
-        return Err(invalid(format!(
-            "ndgather: {} takes {} inputs; the call gives arities {arity:?} for {} buffers",
-            op.name(),
-            defs.len(),
-            held.len()
-        )));
-    }
-    let mut next = 0;
-    let mut out = Vec::with_capacity(arity.len());
-    for (&n, def) in arity.iter().zip(defs) {
-        let views: Vec<TensorView<'a>> = held[next..next + n].iter().map(Held::view).collect();
-        next += n;
-        out.push(match (def.kind, n) {
-            (registry::InputKind::List | registry::InputKind::OptionalList, _) => {
-                Input::List(views)
-            }
-            (_, 0) => Input::None,
-            (_, 1) => Input::Tensor(views.into_iter().next().expect("one view")),
-            (_, n) => {
-                return Err(invalid(format!(
-                    "ndgather: {}'s input {} takes one tensor, not {n}",
-                    op.name(),
-                    def.name
-                )))
-            }
-        });
-    }
-    Ok(out)
-}
-
-/// The buffers the arities add up to (a sum that overflows is refused).
-fn total(arity: &[usize]) -> Result<usize, Failure> {
-    arity
-        .iter()
-        .try_fold(0usize, |sum, &n| sum.checked_add(n))
-        .ok_or_else(|| invalid(format!("ndgather: ndgather_arity {arity:?} overflows")))
 }
 
 fn execute(frame: &CallFrame, call: Call) -> Result<(), Failure> {
     let (name, arity, attrs) = attributes(frame)?;
-    let op = registry::find(&name)?.with_attrs(&attrs)?;
     let args = buffers(&frame.args, "argument")?;
     let rets = buffers(&frame.rets, "result")?;
-    for r in &rets {
-        if r.len > 0
-            && args.iter().chain(&rets).filter(|o| o.len > 0).any(|o| {
-                !std::ptr::eq(o, r)
-                    && o.range().start < r.range().end
-                    && r.range().start < o.range().end
-            })
-        {
-            return Err(invalid(
-                "ndgather: a result buffer shares memory with another buffer of the call",
-            ));
-        }
-    }
-    let held = args
-        .iter()
-        .map(Raw::tensor)
-        .collect::<Result<Vec<_>, _>>()?;
-    let given = total(&arity)?;
-    match call {
-        Call::Forward => {
-            if given != held.len() || rets.len() != 1 {
-                return Err(invalid(format!(
-                    "ndgather: {name} is called with {} buffers for arities {arity:?} and {} results; one result is made",
-                    held.len(),
-                    rets.len()
-                )));
-            }
-            let ret = &rets[0];
-            let inputs = inputs(op.as_ref(), &arity, &held)?;
-            if ret.dtype == DType::Bool {
-                let value = op.run(&inputs, Out::New)?;
-                return ret.write(&dense(&name, value)?);
-            }
-            // SAFETY: the result buffer holds its shape's elements and shares no memory with
-            // the arguments (checked above); it is XLA's to write for the call.
-            let bytes = if ret.len == 0 {
-                &mut []
-            } else {
-                unsafe { std::slice::from_raw_parts_mut(ret.data, ret.len) }
-            };
-            let out = TensorViewMut::from_bytes(ret.dtype, &ret.shape, bytes)?;
-            op.run(&inputs, Out::Into(out))?;
-            Ok(())
-        }
-        Call::Backward => {
-            // The op's inputs, then its output and the upstream gradient.
-            if given.checked_add(2) != Some(held.len()) {
-                return Err(invalid(format!(
-                    "ndgather: {name}'s gradient takes its {given} input buffers, the output and the upstream gradient; the call gives {}",
-                    held.len()
-                )));
-            }
-            let inputs = inputs(op.as_ref(), &arity, &held[..given])?;
-            if inputs.iter().any(|i| matches!(i, Input::List(_))) {
-                return Err(invalid(format!(
-                    "ndgather: {name}'s gradient under XLA takes single tensors only"
-                )));
-            }
-            // One result per input buffer of a dtype with a gradient, in order: its gradient or
-            // zeros. The count is checked before any work.
-            let wanted: Vec<usize> = (0..given).filter(|&k| args[k].dtype.has_grad()).collect();
-            if wanted.len() != rets.len() {
-                return Err(invalid(format!(
-                    "ndgather: {name}'s gradient has {} results, one per input with a gradient, not {}",
-                    wanted.len(),
-                    rets.len()
-                )));
-            }
-            let (output, upstream) = (held[given].view(), held[given + 1].view());
-            let grads = op.grad(&inputs, Some(&output), &upstream)?;
-            let positions: Vec<usize> = {
-                // The input of the signature each buffer belongs to (single tensors here).
-                let mut p = Vec::new();
-                for (k, &n) in arity.iter().enumerate() {
-                    p.extend(std::iter::repeat_n(k, n));
-                }
-                p
-            };
-            for (&k, ret) in wanted.iter().zip(&rets) {
-                match grads.get(positions[k]).and_then(Option::as_ref) {
-                    Some(g) => ret.write(g)?,
-                    None => ret.write(&Tensor::zeros(ret.dtype, &ret.shape)?)?,
-                }
-            }
-            Ok(())
-        }
-    }
+    run_call(&name, &arity, &attrs, &args, &rets, call)
 }
 
-fn dense(name: &str, value: Option<Value>) -> Result<Tensor, Failure> {
-    match value {
-        Some(v) => Ok(v.into_dense()?),
-        None => Err(invalid(format!("ndgather: {name} gave no new result"))),
-    }
-}
+/// An input's dtype name and dimensions (a rank and dimensions, each where known); `None`
+/// for an input left out.
+type InputFact = Option<(String, Option<Vec<Option<usize>>>)>;
 
 /// A result's dtype name and dimensions, where known.
 type Inferred = (Option<String>, Option<Vec<Option<usize>>>);
 
 /// The result's dtype name and shape for inputs of the given dtype names and shapes (one
 /// entry per input of the op's signature: `None` for one left out, a list's first tensor for
-/// a list), as the op infers them: the abstract evaluation of `ndgather._jax`. A dimension
-/// the inputs' shapes leave open is `None`.
+/// a list; a shape of unknown rank `None`, an unknown dimension `None`), as the op infers
+/// them: the abstract evaluation of `ndgather._jax`, the static shape of `ndgather._tf`. A
+/// dimension the inputs' shapes leave open is `None`.
 ///
 /// # Errors
 /// The op's own, as `run_op` raises them.
 #[pyfunction]
 pub(crate) fn infer_op(
     name: &str,
-    facts: Vec<Option<(String, Vec<usize>)>>,
+    facts: Vec<InputFact>,
     attrs: Option<&Bound<'_, pyo3::types::PyDict>>,
 ) -> PyResult<Inferred> {
     let def = registry::find(name).map_err(crate::errors::to_py)?;
@@ -619,8 +362,11 @@ pub(crate) fn infer_op(
         .into_iter()
         .map(|f| match f {
             None => Ok(registry::Fact::unknown()),
-            Some((dtype, shape)) => DType::from_name(&dtype)
-                .map(|d| registry::Fact::known(d, &shape))
+            Some((dtype, dims)) => DType::from_name(&dtype)
+                .map(|d| {
+                    let shape = dims.map_or_else(Shape::unknown, Shape::from_dims);
+                    registry::Fact::new(Some(d), shape)
+                })
                 .ok_or_else(|| {
                     pyo3::exceptions::PyTypeError::new_err(format!("{name}: no dtype {dtype}"))
                 }),

@@ -30,9 +30,13 @@ def test_python_examples(page: pathlib.Path):
         # PyTorch is not in CI's venv: test_torch_ops.py runs this page where it is.
         pytest.importorskip("torch", reason="PyTorch is not installed: run "
                             "scripts/test.sh --frameworks")
-    if "import jax" in text:
-        # In a child process: a process with JAX's threads should not fork, and other tests
-        # fork.
+    if "import tensorflow" in text:
+        # TensorFlow is not in CI's venv: test_tf_ops.py runs this page where it is.
+        pytest.importorskip("tensorflow", reason="TensorFlow is not installed: run "
+                            "scripts/test.sh --frameworks")
+    if "import jax" in text or "import tensorflow" in text:
+        # In a child process: a process with JAX's or TensorFlow's threads should not fork,
+        # and other tests fork.
         done = subprocess.run([sys.executable, "-c", RUN_DOCTEST, page.name], input=text,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr

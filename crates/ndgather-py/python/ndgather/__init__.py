@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator, Literal, Optional, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _core, _jax, _ragged, _torch
+from . import _core, _ragged, _staging, _torch
 
 #: Checked before JAX's tracers are looked for, so that a caller without JAX pays a dict lookup.
 _modules = sys.modules
@@ -375,12 +375,12 @@ def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
     if "torch" in _modules and _torch.wanted(params, indices):
         _torch.no_fill_or_out("gather", fill_value, out)
         return _torch.run("gather", params, indices, axis, batch_dims, bad_indices)
-    if "jax" in _modules and _jax.traced(params, indices):
-        _jax.no_out("gather", out)
-        params = _jax.asarray(params)
-        return _jax.run("gather", [params, indices], {
+    if (fw := _staging.framework(params, indices)) is not None:
+        fw.no_out("gather", out)
+        params = fw.asarray(params)
+        return fw.run("gather", [params, indices], {
             "axis": axis, "batch_dims": batch_dims, "bad_indices": bad_indices,
-            "fill_value": _fill(bad_indices, fill_value, params.dtype)})
+            "fill_value": _fill(bad_indices, fill_value, fw.dtype(params))})
     if _ragged.is_ragged(params) or _ragged.is_ragged(indices):
         _no_out_for_ragged(out)
         return _ragged.call("gather", params, indices, axis, batch_dims, bad_indices,
@@ -458,12 +458,12 @@ def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
     if "torch" in _modules and _torch.wanted(params, indices):
         _torch.no_fill_or_out("gather_nd", fill_value, out)
         return _torch.run("gather_nd", params, indices, batch_dims, bad_indices)
-    if "jax" in _modules and _jax.traced(params, indices):
-        _jax.no_out("gather_nd", out)
-        params = _jax.asarray(params)
-        return _jax.run("gather_nd", [params, indices], {
+    if (fw := _staging.framework(params, indices)) is not None:
+        fw.no_out("gather_nd", out)
+        params = fw.asarray(params)
+        return fw.run("gather_nd", [params, indices], {
             "batch_dims": batch_dims, "bad_indices": bad_indices,
-            "fill_value": _fill(bad_indices, fill_value, params.dtype)})
+            "fill_value": _fill(bad_indices, fill_value, fw.dtype(params))})
     if _ragged.is_ragged(params) or _ragged.is_ragged(indices):
         _no_out_for_ragged(out)
         return _ragged.call("gather_nd", params, indices, None, batch_dims, bad_indices,
@@ -627,17 +627,17 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: Optional[int] = None,
         axis = 0 if axis is None else axis
         with _numpy_errors(axis, _torch.ndim(x)):
             return _torch.run("gather", x, indices, axis, 0, bad_indices)
-    if "jax" in _modules and _jax.traced(x, indices):
-        _jax.no_out("take", out)
-        x, indices = _jax.asarray(x), _jax.asarray(indices)
+    if (fw := _staging.framework(x, indices)) is not None:
+        fw.no_out("take", out)
+        x, indices = fw.asarray(x), fw.asarray(indices)
         if indices.ndim != 1:
             raise ValueError(
                 f"take's indices must be 1-d, got an array of {indices.ndim} dimensions")
         if axis is None and x.ndim != 1:
             raise ValueError(f"take needs an axis for an array of {x.ndim} dimensions")
-        return _jax.run("gather", [x, indices], {
+        return fw.run("gather", [x, indices], {
             "axis": 0 if axis is None else axis, "bad_indices": bad_indices,
-            "fill_value": _fill(bad_indices, fill_value, x.dtype)})
+            "fill_value": _fill(bad_indices, fill_value, fw.dtype(x))})
     p = _array(x)
     i = _indices(indices)
     if i.ndim != 1:
@@ -715,15 +715,15 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, /, axis: Optional[int] =
             _flat_indices(indices)
             arr, axis = _torch.flat(arr), 0
         return _torch.run("take_along_axis", arr, indices, axis, bad_indices)
-    if "jax" in _modules and _jax.traced(arr, indices):
-        _jax.no_out("take_along_axis", out)
-        arr = _jax.asarray(arr)
+    if (fw := _staging.framework(arr, indices)) is not None:
+        fw.no_out("take_along_axis", out)
+        arr = fw.asarray(arr)
         if axis is None:
             _flat_indices(indices)
-            arr, axis = arr.reshape(-1), 0
-        return _jax.run("take_along_axis", [arr, indices], {
+            arr, axis = fw.flat(arr), 0
+        return fw.run("take_along_axis", [arr, indices], {
             "axis": axis, "bad_indices": bad_indices,
-            "fill_value": _fill(bad_indices, fill_value, arr.dtype)})
+            "fill_value": _fill(bad_indices, fill_value, fw.dtype(arr))})
     p = _array(arr)
     if axis is None:
         _flat_indices(indices)
@@ -880,8 +880,8 @@ def embedding_lookup(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLike,
       array([[3.32181919, 3.73704659]])
     """
     attrs = {"partition_strategy": partition_strategy, "max_norm": max_norm}
-    if "jax" in _modules and _jax.traced(params, ids):
-        return _jax.run("embedding_lookup", [_jax.shards(params), ids], attrs)
+    if (fw := _staging.framework(params, ids)) is not None:
+        return fw.run("embedding_lookup", [fw.shards(params), ids], attrs)
     r = _core.run_op("embedding_lookup", [_shards(params), _indices(ids)], attrs)
     return _like(_first(params), r)
 
@@ -1102,9 +1102,9 @@ def embedding_bag_grad(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike
 def _tensor_scatter(kind: str, tensor: ArrayLike, indices: ArrayLike, updates: ArrayLike,
                     bad_indices: BadIndices, out: Optional[np.ndarray]) -> np.ndarray:
     """The tensor_scatter_nd ops (see :func:`_write`)."""
-    if "jax" in _modules and _jax.traced(tensor, indices, updates):
-        _jax.no_out(f"tensor_scatter_nd_{kind}", out)
-        return _jax.run(f"tensor_scatter_nd_{kind}", [tensor, indices, updates],
+    if (fw := _staging.framework(tensor, indices, updates)) is not None:
+        fw.no_out(f"tensor_scatter_nd_{kind}", out)
+        return fw.run(f"tensor_scatter_nd_{kind}", [tensor, indices, updates],
                         {"bad_indices": bad_indices})
     i = _indices(indices)
     return _write(tensor, updates, out, lambda t, u, in_place: _run_write(
@@ -1297,9 +1297,9 @@ def scatter_reduce(input: ArrayLike, dim: int, index: ArrayLike, src: ArrayLike,
     """
     attrs = {"dim": dim, "reduce": reduce, "include_self": include_self,
              "bad_indices": bad_indices}
-    if "jax" in _modules and _jax.traced(input, index, src):
-        _jax.no_out("scatter_reduce", out)
-        return _jax.run("scatter_reduce", [input, index, src], attrs)
+    if (fw := _staging.framework(input, index, src)) is not None:
+        fw.no_out("scatter_reduce", out)
+        return fw.run("scatter_reduce", [input, index, src], attrs)
     i = _indices(index)
     return _write(input, src, out, lambda t, u, in_place: _run_write(
         "scatter_reduce", t, i, u, attrs, in_place))
@@ -1339,3 +1339,11 @@ from ._segment import (  # noqa: E402  (they call back into this module's helper
 if "torch" in _modules:
     with contextlib.suppress(Exception):
         _torch.define()
+
+# Inside tf.function, AutoGraph would rewrite each public function it sees called (and
+# warn on syntax it cannot convert); they call TensorFlow's op themselves, so they are
+# marked as AutoGraph marks its own helpers, to be called as they are.
+for _name in __all__:
+    if callable(_f := globals().get(_name)) and not isinstance(_f, type):
+        _f.autograph_info__ = frozenset(("autograph_artifact",))
+del _name, _f

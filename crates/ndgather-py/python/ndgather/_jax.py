@@ -27,7 +27,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import _core
+from . import _core, _shards
+from ._shards import shards  # noqa: F401 (the staging modules offer it)
 
 _registered = False
 
@@ -38,24 +39,23 @@ def traced(*values: Any) -> bool:
     jax = sys.modules.get("jax")
     if jax is None:
         return False
-    tracer = jax.core.Tracer
-    for v in values:
-        if isinstance(v, tracer):
-            return True
-        if isinstance(v, (list, tuple)) and any(isinstance(x, tracer) for x in v):
-            return True
-    return False
-
-
-def shards(params: Any) -> list:
-    """An embedding table's shards: the list given, or the one table."""
-    return list(params) if isinstance(params, (list, tuple)) else [params]
+    return _shards.any_of(values, jax.core.Tracer)
 
 
 def asarray(x: Any) -> Any:
     """``x`` as a JAX array or tracer (a list or NumPy array beside a tracer)."""
     import jax.numpy as jnp
     return jnp.asarray(x)
+
+
+def dtype(x: Any) -> np.dtype:
+    """The NumPy dtype of an array's elements (for a fill value made in them)."""
+    return np.dtype(x.dtype)
+
+
+def flat(x: Any) -> Any:
+    """``x`` flattened, row-major."""
+    return x.reshape(-1)
 
 
 def no_out(name: str, out: Any) -> None:
@@ -108,13 +108,12 @@ def _frozen(attrs: dict) -> tuple:
 
 def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
     """Runs the registered op ``name`` on JAX arrays or tracers, staged as a custom call:
-    ``inputs`` in the order of the op's signature (``None`` for one left out, a list for a
+    ``inputs`` in the order of the op's signature (``None`` for one left out, :func:`shards` for a
     list input such as an embedding table's shards), ``attrs`` its attributes."""
     import jax
     import jax.numpy as jnp
     _register()
-    groups = [[] if x is None else list(x) if isinstance(x, (list, tuple)) else [x]
-              for x in inputs]
+    groups = _shards.groups(inputs)
     arity = tuple(len(g) for g in groups)
     given = [a for g in groups for a in g]
     # Only arrays given as JAX's own are checked: jnp.asarray puts a NumPy array or a list on

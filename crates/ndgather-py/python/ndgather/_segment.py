@@ -10,12 +10,18 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _core, _jax
+from . import _core, _staging, _tf
 # The package's converters, defined before it imports this module (an import inside each
 # call would cost about 0.3 us a call).
 from . import _indices, _like, _numbers
 
 SegmentPolicy = Literal["error", "ignore", "clamp", "negative", "wrap"]
+
+
+def _tf_tensors(*values: Any) -> bool:
+    """Whether TensorFlow's op must take ``values`` (its tensors: a graph's have no memory,
+    and an eager one's gradient needs the op); one lookup where TensorFlow is not imported."""
+    return "tensorflow" in sys.modules and _tf.wanted(*values)
 
 
 # Each op below calls the door itself, its name made once: a helper between them and the
@@ -24,13 +30,15 @@ def _sorted(reduce: str):
     name = f"segment_{reduce}"
 
     def op(data: ArrayLike, segment_ids: ArrayLike) -> np.ndarray:
+        if _tf_tensors(data, segment_ids):
+            return _tf.run(name, [data, segment_ids])
         try:
             return _like(data, _core.run_op(name, [_numbers(data), _indices(segment_ids)]))
         except Exception:
             # JAX's tracers have no memory; checked only here, off the tiny call's path.
-            if not _jax.traced(data, segment_ids):
+            if (fw := _staging.framework(data, segment_ids)) is None:
                 raise
-        return _jax.run(name, [data, segment_ids])
+        return fw.run(name, [data, segment_ids])
     return op
 
 
@@ -40,13 +48,15 @@ def _unsorted(reduce: str):
     def op(data: ArrayLike, segment_ids: ArrayLike, num_segments: int, *,
            bad_indices: SegmentPolicy = "error") -> np.ndarray:
         attrs = {"num_segments": num_segments, "bad_indices": bad_indices}
+        if _tf_tensors(data, segment_ids):
+            return _tf.run(name, [data, segment_ids], attrs)
         try:
             return _like(data, _core.run_op(name, [_numbers(data), _indices(segment_ids)],
                                             attrs))
         except Exception:
-            if not _jax.traced(data, segment_ids):
+            if (fw := _staging.framework(data, segment_ids)) is None:
                 raise
-        return _jax.run(name, [data, segment_ids], attrs)
+        return fw.run(name, [data, segment_ids], attrs)
     return op
 
 
@@ -165,8 +175,8 @@ def gather_segment(x: ArrayLike, src: ArrayLike, dst: ArrayLike, num_segments: i
            [ 4., 40.]], dtype=float32)
     """
     attrs = {"num_segments": num_segments, "reduce": reduce}
-    if "jax" in sys.modules and _jax.traced(x, src, dst):
-        return _jax.run("gather_segment", [x, src, dst], attrs)
+    if (fw := _staging.framework(x, src, dst)) is not None:
+        return fw.run("gather_segment", [x, src, dst], attrs)
     return _like(x, _core.run_op("gather_segment", [_numbers(x), _indices(src), _indices(dst)],
                                  attrs))
 
@@ -187,7 +197,7 @@ def scatter_nd(indices: ArrayLike, updates: ArrayLike, shape: Any, *,
         raise TypeError(f"shape must be a sequence of integers, not {type(shape).__name__}")
     dims = [operator.index(d) for d in shape]
     attrs = {"shape": dims, "bad_indices": bad_indices}
-    if "jax" in sys.modules and _jax.traced(indices, updates):
-        return _jax.run("scatter_nd", [indices, updates], attrs)
+    if (fw := _staging.framework(indices, updates)) is not None:
+        return fw.run("scatter_nd", [indices, updates], attrs)
     return _like(updates, _core.run_op("scatter_nd", [_indices(indices), _numbers(updates)],
                                        attrs))

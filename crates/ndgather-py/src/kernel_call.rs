@@ -1,0 +1,354 @@
+//! A call of an op of the registry on a framework's buffers, as a kernel of XLA
+//! (`xla.rs`) or of TensorFlow (`tf_kernel.rs`) makes it: the op by name with its
+//! attributes, `arity[k]` argument buffers for each input of its signature, and result
+//! buffers that the framework allocated: the op's result, or the gradients of its inputs.
+
+use ndgather::registry::{self, Attrs, Fact, Input, Value};
+use ndgather::OpDef;
+use ndgather::{DType, Out, Tensor, TensorView, TensorViewMut};
+
+/// absl's status codes, which XLA's FFI and TensorFlow both use.
+pub(crate) const INVALID_ARGUMENT: i32 = 3;
+/// An error that is not the caller's.
+pub(crate) const INTERNAL: i32 = 13;
+
+#[derive(Clone, Copy)]
+pub(crate) enum Call {
+    /// The op's result into the one result buffer.
+    Forward,
+    /// The arguments are the op's inputs, its output and the upstream gradient; each result
+    /// buffer is the gradient of one floating-point input buffer, in order.
+    Backward,
+}
+
+/// A failure: its message, and whether it is the caller's (else XLA's or ours).
+pub(crate) struct Failure(pub(crate) String, pub(crate) i32);
+
+impl From<ndgather::Error> for Failure {
+    fn from(e: ndgather::Error) -> Failure {
+        Failure(e.to_string(), INVALID_ARGUMENT)
+    }
+}
+
+pub(crate) fn invalid(message: impl Into<String>) -> Failure {
+    Failure(message.into(), INVALID_ARGUMENT)
+}
+
+/// A slice of `len` items at `ptr`, empty for none; a null pointer with items is refused.
+///
+/// # Safety
+/// `ptr` must point to `len` live items of `T` for `'a`.
+pub(crate) unsafe fn items<'a, T>(ptr: *const T, len: i64, what: &str) -> Result<&'a [T], Failure> {
+    let len =
+        usize::try_from(len).map_err(|_| invalid(format!("ndgather: {what}: {len} of them")))?;
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(invalid(format!("ndgather: {what}: none given for {len}")));
+    }
+    // SAFETY: as the caller promises.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// One buffer of the call: its dtype, shape and bytes.
+pub(crate) struct Raw {
+    pub(crate) dtype: DType,
+    pub(crate) shape: Vec<usize>,
+    data: *mut u8,
+    pub(crate) len: usize,
+}
+
+impl Raw {
+    /// A buffer of `dtype`, dimensions `dims` and data at `data`, checked: dimensions that
+    /// are not negative, a byte length that fits `isize`, data for a nonempty one.
+    pub(crate) fn new(
+        dtype: DType,
+        dims: &[i64],
+        data: *mut u8,
+        what: &str,
+    ) -> Result<Raw, Failure> {
+        let shape = dims
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<Result<Vec<usize>, _>>()
+            .map_err(|_| invalid(format!("ndgather: {what}: dimensions {dims:?}")))?;
+        let size = dtype.size().unwrap_or(0);
+        let len = shape
+            .iter()
+            .try_fold(size, |n, &d| n.checked_mul(d))
+            .filter(|&n| isize::try_from(n).is_ok())
+            .ok_or_else(|| invalid(format!("ndgather: {what}: shape {shape:?} overflows")))?;
+        if len > 0 && data.is_null() {
+            return Err(invalid(format!(
+                "ndgather: {what}: no data for shape {shape:?}"
+            )));
+        }
+        Ok(Raw {
+            dtype,
+            shape,
+            data,
+            len,
+        })
+    }
+
+    fn range(&self) -> std::ops::Range<usize> {
+        self.data as usize..self.data as usize + self.len
+    }
+
+    fn bytes(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: the framework's buffer holds `len` bytes (its shape's elements) for the call.
+        unsafe { std::slice::from_raw_parts(self.data, self.len) }
+    }
+
+    /// The buffer as a view, or as a checked copy for `bool` (any byte but 0 and 1 refused).
+    pub(crate) fn tensor(&self) -> Result<Held<'_>, Failure> {
+        Ok(match self.dtype {
+            DType::Bool => Held::Owned(Tensor::from_bytes(DType::Bool, &self.shape, self.bytes())?),
+            d => Held::View(TensorView::from_bytes(d, &self.shape, self.bytes())?),
+        })
+    }
+
+    /// Writes `t` into the buffer: its dtype and shape must be the buffer's.
+    pub(crate) fn write(&self, t: &Tensor) -> Result<(), Failure> {
+        if t.dtype() != self.dtype || t.shape() != self.shape.as_slice() {
+            return Err(invalid(format!(
+                "ndgather: the result is {} of shape {:?}, the call's result buffer {} of shape {:?}",
+                t.dtype(),
+                t.shape(),
+                self.dtype,
+                self.shape
+            )));
+        }
+        let bytes = t.to_bytes()?;
+        if bytes.len() == self.len && self.len > 0 {
+            // SAFETY: the result buffer holds `len` bytes and shares none with the arguments
+            // (checked in `run_call`); nothing else refers to it during the call.
+            unsafe { std::slice::from_raw_parts_mut(self.data, self.len) }.copy_from_slice(&bytes);
+        }
+        Ok(())
+    }
+}
+
+pub(crate) enum Held<'a> {
+    View(TensorView<'a>),
+    Owned(Tensor),
+}
+
+impl Held<'_> {
+    pub(crate) fn view(&self) -> TensorView<'_> {
+        match self {
+            Held::View(v) => v.reborrow(),
+            Held::Owned(t) => t.view(),
+        }
+    }
+}
+
+/// The op's inputs from the argument buffers, `arity[k]` buffers for its input `k`.
+fn inputs<'a>(
+    op: &dyn OpDef,
+    arity: &[usize],
+    held: &'a [Held<'_>],
+) -> Result<Vec<Input<'a>>, Failure> {
+    let defs = op.signature().inputs;
+    if arity.len() > defs.len() || total(arity)? > held.len() {
+        return Err(invalid(format!(
+            "ndgather: {} takes {} inputs; the call gives arities {arity:?} for {} buffers",
+            op.name(),
+            defs.len(),
+            held.len()
+        )));
+    }
+    let mut next = 0;
+    let mut out = Vec::with_capacity(arity.len());
+    for (&n, def) in arity.iter().zip(defs) {
+        let views: Vec<TensorView<'a>> = held[next..next + n].iter().map(Held::view).collect();
+        next += n;
+        out.push(match (def.kind, n) {
+            (registry::InputKind::List | registry::InputKind::OptionalList, _) => {
+                Input::List(views)
+            }
+            (_, 0) => Input::None,
+            (_, 1) => Input::Tensor(views.into_iter().next().expect("one view")),
+            (_, n) => {
+                return Err(invalid(format!(
+                    "ndgather: {}'s input {} takes one tensor, not {n}",
+                    op.name(),
+                    def.name
+                )))
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// The buffers the arities add up to (a sum that overflows is refused).
+pub(crate) fn total(arity: &[usize]) -> Result<usize, Failure> {
+    arity
+        .iter()
+        .try_fold(0usize, |sum, &n| sum.checked_add(n))
+        .ok_or_else(|| invalid(format!("ndgather: ndgather_arity {arity:?} overflows")))
+}
+
+/// Runs the call of the op `name` (its attributes `attrs`; `arity[k]` argument buffers for
+/// its input `k`) on the buffers `args`, into the buffers `rets`: the op's result for
+/// [`Call::Forward`], the gradients for [`Call::Backward`]. Every buffer is checked first,
+/// and no result may share memory with another buffer.
+pub(crate) fn run_call(
+    name: &str,
+    arity: &[usize],
+    attrs: &Attrs,
+    args: &[Raw],
+    rets: &[Raw],
+    call: Call,
+) -> Result<(), Failure> {
+    let op = registry::find(name)?.with_attrs(attrs)?;
+    for r in rets {
+        if r.len > 0
+            && args.iter().chain(rets).filter(|o| o.len > 0).any(|o| {
+                !std::ptr::eq(o, r)
+                    && o.range().start < r.range().end
+                    && r.range().start < o.range().end
+            })
+        {
+            return Err(invalid(
+                "ndgather: a result buffer shares memory with another buffer of the call",
+            ));
+        }
+    }
+    let held = args
+        .iter()
+        .map(Raw::tensor)
+        .collect::<Result<Vec<_>, _>>()?;
+    let given = total(arity)?;
+    match call {
+        Call::Forward => {
+            if given != held.len() || rets.len() != 1 {
+                return Err(invalid(format!(
+                    "ndgather: {name} is called with {} buffers for arities {arity:?} and {} results; one result is made",
+                    held.len(),
+                    rets.len()
+                )));
+            }
+            let ret = &rets[0];
+            let inputs = inputs(op.as_ref(), arity, &held)?;
+            if ret.dtype == DType::Bool {
+                let value = op.run(&inputs, Out::New)?;
+                return ret.write(&dense(name, value)?);
+            }
+            // SAFETY: the result buffer holds its shape's elements and shares no memory with
+            // the arguments (checked above); it is XLA's to write for the call.
+            let bytes = if ret.len == 0 {
+                &mut []
+            } else {
+                unsafe { std::slice::from_raw_parts_mut(ret.data, ret.len) }
+            };
+            let out = TensorViewMut::from_bytes(ret.dtype, &ret.shape, bytes)?;
+            op.run(&inputs, Out::Into(out))?;
+            Ok(())
+        }
+        Call::Backward => {
+            // The op's inputs, then its output and the upstream gradient.
+            if given.checked_add(2) != Some(held.len()) {
+                return Err(invalid(format!(
+                    "ndgather: {name}'s gradient takes its {given} input buffers, the output and the upstream gradient; the call gives {}",
+                    held.len()
+                )));
+            }
+            let inputs = inputs(op.as_ref(), arity, &held[..given])?;
+            if inputs.iter().any(|i| matches!(i, Input::List(_))) {
+                return Err(invalid(format!(
+                    "ndgather: {name}'s gradient here takes single tensors only"
+                )));
+            }
+            // One result per input buffer of a dtype with a gradient, in order: its gradient or
+            // zeros. The count is checked before any work.
+            let wanted: Vec<usize> = (0..given).filter(|&k| args[k].dtype.has_grad()).collect();
+            if wanted.len() != rets.len() {
+                return Err(invalid(format!(
+                    "ndgather: {name}'s gradient has {} results, one per input with a gradient, not {}",
+                    wanted.len(),
+                    rets.len()
+                )));
+            }
+            let (output, upstream) = (held[given].view(), held[given + 1].view());
+            let grads = op.grad(&inputs, Some(&output), &upstream)?;
+            let positions: Vec<usize> = {
+                // The input of the signature each buffer belongs to (single tensors here).
+                let mut p = Vec::new();
+                for (k, &n) in arity.iter().enumerate() {
+                    p.extend(std::iter::repeat_n(k, n));
+                }
+                p
+            };
+            for (&k, ret) in wanted.iter().zip(rets) {
+                match grads.get(positions[k]).and_then(Option::as_ref) {
+                    Some(g) => ret.write(g)?,
+                    None => ret.write(&Tensor::zeros(ret.dtype, &ret.shape)?)?,
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn dense(name: &str, value: Option<Value>) -> Result<Tensor, Failure> {
+    match value {
+        Some(v) => Ok(v.into_dense()?),
+        None => Err(invalid(format!("ndgather: {name} gave no new result"))),
+    }
+}
+
+/// The op's result for a framework that allocates it once its shape is known (a TensorFlow
+/// kernel): `allocate(shape)` gives the result buffer. Where the arguments' shapes (and small
+/// integer values, such as a `dense_shape`) fix the result's shape, the op writes into that
+/// buffer; where its values do (the sorted segment reductions' rows), it runs into a new
+/// tensor, which is copied there.
+pub(crate) fn run_allocating(
+    name: &str,
+    arity: &[usize],
+    attrs: &Attrs,
+    args: &[Raw],
+    allocate: &mut dyn FnMut(&[usize]) -> Result<Raw, Failure>,
+) -> Result<(), Failure> {
+    let op = registry::find(name)?.with_attrs(attrs)?;
+    let held = args
+        .iter()
+        .map(Raw::tensor)
+        .collect::<Result<Vec<_>, _>>()?;
+    if total(arity)? != held.len() {
+        return Err(invalid(format!(
+            "ndgather: {name} is called with {} buffers for arities {arity:?}",
+            held.len()
+        )));
+    }
+    let inputs = inputs(op.as_ref(), arity, &held)?;
+    let facts: Vec<Fact> = inputs
+        .iter()
+        .map(|input| match input {
+            Input::Tensor(v) => Fact::of(v),
+            Input::List(v) => v.first().map_or_else(Fact::unknown, Fact::of),
+            _ => Fact::unknown(),
+        })
+        .collect();
+    match op.infer(&facts)?.shape.to_known() {
+        Some(shape) => {
+            let ret = allocate(&shape)?;
+            run_call(
+                name,
+                arity,
+                attrs,
+                args,
+                std::slice::from_ref(&ret),
+                Call::Forward,
+            )
+        }
+        None => {
+            let result = dense(name, op.run(&inputs, Out::New)?)?;
+            allocate(result.shape())?.write(&result)
+        }
+    }
+}

@@ -1,0 +1,182 @@
+"""The C ABI that TensorFlow's op kernels call (``tf_kernel.rs``), called here through ctypes
+as ``_tf_op.cc`` calls it, with no TensorFlow: results, and every hostile call refused with a
+message and a status code, never a crash. The structs mirror ``_tf_op.cc``'s."""
+
+import ctypes as C
+
+import numpy as np
+import pytest
+
+from ndgather import _core
+
+INVALID_ARGUMENT = 3
+# TensorFlow's DataType numbers of the dtypes used here.
+TF = {np.dtype(np.float32): 1, np.dtype(np.float64): 2, np.dtype(np.int32): 3,
+      np.dtype(np.int64): 9, np.dtype(np.bool_): 10}
+NP = {v: k for k, v in TF.items()}
+
+
+class Buffer(C.Structure):
+    _fields_ = [("dtype", C.c_int32), ("rank", C.c_int64), ("dims", C.POINTER(C.c_int64)),
+                ("data", C.c_void_p)]
+
+
+class Call(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("op", C.c_char_p),
+                ("attr_names", C.POINTER(C.c_char_p)), ("attr_values", C.POINTER(C.c_char_p)),
+                ("attrs", C.c_int64), ("arity", C.POINTER(C.c_int64)), ("arities", C.c_int64),
+                ("args", C.POINTER(Buffer)), ("n_args", C.c_int64),
+                ("rets", C.POINTER(Buffer)), ("n_rets", C.c_int64), ("out_dtype", C.c_int32),
+                ("error", C.c_void_p), ("error_len", C.c_size_t)]
+
+
+ALLOCATE = C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_int64, C.POINTER(C.c_int64),
+                       C.POINTER(C.c_void_p))
+LIB = C.CDLL(_core.__file__)
+LIB.ndgather_tf_forward.argtypes = [C.c_void_p, C.c_void_p, ALLOCATE]
+LIB.ndgather_tf_forward.restype = C.c_int32
+LIB.ndgather_tf_backward.argtypes = [C.c_void_p]
+LIB.ndgather_tf_backward.restype = C.c_int32
+
+
+def test_the_extension_exports_both_kernels():
+    forward, backward = _core.tf_kernels()
+    assert forward == C.cast(LIB.ndgather_tf_forward, C.c_void_p).value
+    assert backward == C.cast(LIB.ndgather_tf_backward, C.c_void_p).value
+
+
+class Caller:
+    """One call's memory, kept alive until the call returns."""
+
+    def __init__(self, op, args, attrs=(), arity=None, out=np.float32, rets=()):
+        self.keep = []
+        self.error = C.create_string_buffer(512)
+        names = (C.c_char_p * max(len(attrs), 1))(*[n.encode() for n, _ in attrs])
+        values = (C.c_char_p * max(len(attrs), 1))(*[v.encode() for _, v in attrs])
+        arity = [1] * len(args) if arity is None else arity
+        self.arity = (C.c_int64 * max(len(arity), 1))(*arity)
+        self.args = self.buffers(args)
+        self.rets = self.buffers(rets)
+        self.call = Call(C.sizeof(Call), op if isinstance(op, bytes) else op.encode(), names,
+                         values, len(attrs), self.arity, len(arity), self.args, len(args),
+                         self.rets, len(rets), TF.get(np.dtype(out), 7), C.addressof(self.error), 512)
+        self.keep += [names, values]
+        self.result = None
+
+    def buffers(self, arrays):
+        out = (Buffer * max(len(arrays), 1))()
+        for k, a in enumerate(arrays):
+            dims = (C.c_int64 * max(a.ndim, 1))(*a.shape)
+            self.keep += [a, dims]
+            out[k] = Buffer(TF.get(a.dtype, 7), a.ndim, dims, a.ctypes.data)
+        return out
+
+    def forward(self, allocate=None):
+        def default(_ctx, rank, dims, data):
+            shape = [dims[k] for k in range(rank)]
+            self.result = np.full(shape, -7, NP[self.call.out_dtype])
+            data[0] = self.result.ctypes.data
+            return 0
+        self.callback = ALLOCATE(allocate or default)
+        return LIB.ndgather_tf_forward(C.byref(self.call), None, self.callback)
+
+    def message(self):
+        return self.error.value.decode()
+
+
+def test_a_gather_runs_into_the_allocated_result():
+    params = np.arange(12, dtype=np.float32).reshape(3, 4)
+    ids = np.array([2, 0, 7], np.int64)
+    c = Caller("gather", [params, ids], [("axis", "1"), ("bad_indices", "clamp")])
+    assert c.forward() == 0, c.message()
+    np.testing.assert_array_equal(c.result, params[:, [2, 0, 3]])
+
+
+def test_a_shape_from_values_runs_into_a_new_tensor_then_the_result():
+    c = Caller("segment_sum", [np.array([1.0, 2.0, 4.0], np.float32),
+                               np.array([0, 0, 3], np.int32)])
+    assert c.forward() == 0, c.message()
+    np.testing.assert_array_equal(c.result, [3.0, 0.0, 0.0, 4.0])
+
+
+def test_the_gradient_is_written_into_the_given_buffers():
+    params = np.arange(6, dtype=np.float64).reshape(3, 2)
+    ids = np.array([1, 1], np.int32)
+    out = params[ids]
+    grad = np.zeros_like(params)
+    c = Caller("gather", [params, ids, out, np.ones_like(out)], arity=[1, 1], rets=[grad])
+    assert LIB.ndgather_tf_backward(C.byref(c.call)) == 0, c.message()
+    np.testing.assert_array_equal(grad, [[0, 0], [2, 2], [0, 0]])
+    # One result per input with a gradient: none more.
+    c = Caller("gather", [params, ids, out, np.ones_like(out)], arity=[1, 1],
+               rets=[grad, grad.copy()])
+    assert LIB.ndgather_tf_backward(C.byref(c.call)) == INVALID_ARGUMENT
+    assert "one per input with a gradient" in c.message()
+
+
+def refused(c, match, allocate=None):
+    code = c.forward(allocate)
+    assert code == INVALID_ARGUMENT, (code, c.message())
+    assert match in c.message(), c.message()
+
+
+def test_hostile_calls_are_refused_with_a_message():
+    f32, ids = np.ones((2, 2), np.float32), np.array([0], np.int64)
+    refused(Caller("gahter", [f32, ids]), "gather_nd")
+    refused(Caller(b"\xff\xfe", [f32, ids]), "not UTF-8")
+    refused(Caller("gather", [f32, ids], [("axis", "x")]), 'attribute "axis" takes an integer')
+    refused(Caller("gather", [f32, ids], [("colour", "red")]), "colour")
+    refused(Caller("gather", [f32, ids], arity=[2]), "takes one tensor")
+    refused(Caller("gather", [f32, ids], arity=[1, 1, 1]), "arities")
+    refused(Caller("gather", [f32, ids], arity=[-1, 3]), "negative arities")
+    refused(Caller("gather", [np.array(["a"]), ids]), "strings")
+    c = Caller("gather", [f32, ids])
+    c.args[0].rank = -1
+    refused(c, "argument 0: -1 of them")
+    dims = (C.c_int64 * 2)(-2, 3)
+    c = Caller("gather", [f32, ids])
+    c.args[0].dims = dims
+    refused(c, "dimensions [-2, 3]")
+    dims = (C.c_int64 * 2)(1 << 62, 1 << 62)
+    c = Caller("gather", [f32, ids])
+    c.args[0].dims = dims
+    refused(c, "overflows")
+    c = Caller("gather", [f32, ids])
+    c.args[0].data = None
+    refused(c, "no data")
+    c = Caller("gather", [f32, ids])
+    c.call.attrs = 1 << 40
+    c.call.attr_names = None
+    refused(c, "attribute names")
+    c = Caller("gather", [f32, ids], out=np.int32)
+    refused(c, "dtype")
+
+
+def test_a_result_over_an_argument_is_refused():
+    params = np.arange(8, dtype=np.float32)
+    ids = np.array([1, 2], np.int64)
+    c = Caller("gather", [params, ids])
+
+    def over_params(_ctx, rank, dims, data):
+        data[0] = params.ctypes.data
+        return 0
+    refused(c, "shares memory", over_params)
+    np.testing.assert_array_equal(params, np.arange(8, dtype=np.float32))
+
+
+def test_an_allocation_failure_keeps_its_code():
+    c = Caller("gather", [np.ones(3, np.float32), np.array([0], np.int64)])
+    assert c.forward(lambda *_: 8) == 8  # RESOURCE_EXHAUSTED
+
+
+def test_a_short_struct_or_none_is_refused_and_the_message_fits_its_buffer():
+    assert LIB.ndgather_tf_forward(None, None, ALLOCATE(lambda *_: 0)) == INVALID_ARGUMENT
+    assert LIB.ndgather_tf_backward(None) == INVALID_ARGUMENT
+    c = Caller("gather", [np.ones(3, np.float32), np.array([0], np.int64)])
+    c.call.struct_size = 8
+    assert c.forward() == INVALID_ARGUMENT
+    c = Caller("gahter", [np.ones(3, np.float32), np.array([0], np.int64)])
+    small = C.create_string_buffer(b"\x01" * 8)
+    c.call.error, c.call.error_len = C.addressof(small), 5
+    assert c.forward() == INVALID_ARGUMENT
+    assert small.raw[4] == 0 and small.raw[5:] == b"\x01\x01\x01\x00"

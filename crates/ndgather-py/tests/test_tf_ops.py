@@ -1,0 +1,214 @@
+"""ndgather's ops as native TensorFlow ops (issue 55): the custom op library that
+``ndgather._tf`` compiles against the installed TensorFlow, inside ``tf.function``, a TF1
+graph and ``tf.GradientTape``, against TensorFlow's own ops and gradients.
+
+TensorFlow is large and not in CI's venv: ``scripts/test.sh --frameworks`` installs it
+(pinned in requirements-frameworks.txt) into a venv of its own and runs this file there.
+Elsewhere it is skipped, saying so.
+"""
+
+import os
+import stat
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow", reason="TensorFlow is not installed: run "
+                         "scripts/test.sh --frameworks")
+import ndgather as ng  # noqa: E402
+from ndgather import _tf  # noqa: E402
+
+RNG = np.random.default_rng(55)
+TABLE = tf.constant(RNG.standard_normal((6, 4)).astype(np.float32))
+IDS = tf.constant([5, 1, 1, 0])
+
+
+def grads(f, x):
+    """The gradient of sum(f(x) * w) for a fixed random w, dense."""
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+        w = tf.constant(RNG.standard_normal(y.shape).astype(y.dtype.as_numpy_dtype))
+        loss = tf.reduce_sum(y * w)
+    return tf.convert_to_tensor(tape.gradient(loss, x)), w
+
+
+def both(ours, theirs, x):
+    """Values and gradients of ``ours`` and ``theirs`` on ``x``, eagerly and in tf.function,
+    with the same upstream weights."""
+    for wrap in (lambda f: f, tf.function):
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            a, b = wrap(ours)(x), wrap(theirs)(x)
+            w = tf.constant(RNG.standard_normal(a.shape).astype(a.dtype.as_numpy_dtype))
+            la, lb = tf.reduce_sum(a * w), tf.reduce_sum(b * w)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        ga, gb = tape.gradient(la, x), tape.gradient(lb, x)
+        np.testing.assert_allclose(tf.convert_to_tensor(ga).numpy(),
+                                   tf.convert_to_tensor(gb).numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_gather_equals_tf_gather_with_its_gradient():
+    params = tf.constant(RNG.standard_normal((3, 5, 4)).astype(np.float32))
+    both(lambda p: ng.gather(p, IDS[:3] % 3), lambda p: tf.gather(p, IDS[:3] % 3), params)
+    both(lambda p: ng.gather(p, [4, 0, 0], axis=1), lambda p: tf.gather(p, [4, 0, 0], axis=1),
+         params)
+    ids = tf.constant([[1, 0], [3, 3], [0, 4]])
+    both(lambda p: ng.gather(p, ids, axis=1, batch_dims=1),
+         lambda p: tf.gather(p, ids, axis=1, batch_dims=1), params)
+
+
+def test_gather_along_axis_0_gives_indexed_slices_as_tf_does():
+    with tf.GradientTape() as tape:
+        tape.watch(TABLE)
+        loss = tf.reduce_sum(ng.gather(TABLE, IDS))
+    g = tape.gradient(loss, TABLE)
+    assert isinstance(g, tf.IndexedSlices)
+    with tf.GradientTape() as tape:
+        tape.watch(TABLE)
+        want = tape.gradient(tf.reduce_sum(tf.gather(TABLE, IDS)), TABLE)
+    np.testing.assert_array_equal(g.indices.numpy(), want.indices.numpy())
+    np.testing.assert_array_equal(g.values.numpy(), want.values.numpy())
+    # A variable's optimizer step takes them as TensorFlow's own.
+    v = tf.Variable(TABLE)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(ng.gather(v, IDS))
+    tf.keras.optimizers.SGD(1.0).apply_gradients([(tape.gradient(loss, v), v)])
+    np.testing.assert_allclose(v.numpy()[1], TABLE.numpy()[1] - 2)
+
+
+def test_clamp_runs_inside_tf_function_where_tf_has_no_policy():
+    @tf.function
+    def f(p, i):
+        return ng.gather(p, i, bad_indices="clamp")
+
+    got = f(TABLE, tf.constant([9, -3, 2]))
+    np.testing.assert_array_equal(got.numpy(), tf.gather(TABLE, [5, 0, 2]).numpy())
+    g, w = grads(lambda p: f(p, tf.constant([9, 9, 0])), TABLE)
+    want = np.zeros((6, 4), np.float32)
+    want[5] = w.numpy()[0] + w.numpy()[1]
+    want[0] = w.numpy()[2]
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-6)
+
+
+def test_errors_are_tensorflows_own_inside_tf_function():
+    @tf.function
+    def f(p, i):
+        return ng.gather(p, i)
+
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = 7 is not in \[0, 6\)"):
+        f(TABLE, tf.constant([0, 7]))
+
+
+def test_gather_nd_and_take_along_axis_equal_tensorflows():
+    params = tf.constant(RNG.standard_normal((4, 3, 2)).astype(np.float64))
+    idx = tf.constant([[3, 1], [0, 0], [3, 1]])
+    both(lambda p: ng.gather_nd(p, idx), lambda p: tf.gather_nd(p, idx), params)
+    along = tf.constant(RNG.integers(0, 3, (4, 5, 2)))
+    both(lambda p: ng.take_along_axis(p, along, axis=1),
+         lambda p: tf.experimental.numpy.take_along_axis(p, along, axis=1), params)
+
+
+@pytest.mark.parametrize("kind", ["update", "add", "sub", "min", "max"])
+def test_tensor_scatter_equals_tensorflows(kind):
+    tensor = tf.constant(RNG.standard_normal((5, 3)).astype(np.float32))
+    idx = tf.constant([[4], [1], [2]])
+    updates = tf.constant(RNG.standard_normal((3, 3)).astype(np.float32))
+    ours = getattr(ng, f"tensor_scatter_nd_{kind}")
+    theirs = getattr(tf, f"tensor_scatter_nd_{kind}")
+    both(lambda t: ours(t, idx, updates), lambda t: theirs(t, idx, updates), tensor)
+    both(lambda u: ours(tensor, idx, u), lambda u: theirs(tensor, idx, u), updates)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+def test_segment_reductions_equal_tensorflows(reduce):
+    data = tf.constant(RNG.standard_normal((6, 2)).astype(np.float32))
+    sorted_ids = tf.constant([0, 0, 1, 3, 3, 3])
+    both(lambda d: getattr(ng, f"segment_{reduce}")(d, sorted_ids),
+         lambda d: getattr(tf.math, f"segment_{reduce}")(d, sorted_ids), data)
+    ids = tf.constant([2, 0, 2, -1, 1, 0])
+    both(lambda d: getattr(ng, f"unsorted_segment_{reduce}")(d, ids, 4),
+         lambda d: getattr(tf.math, f"unsorted_segment_{reduce}")(d, ids, 4), data)
+
+
+def test_embedding_lookup_equals_tensorflows():
+    shards = [tf.constant([[0.0], [2.0], [4.0]]), tf.constant([[1.0], [3.0]])]
+    ids = tf.constant([[4, 3], [0, 1]])
+    for strategy in ("mod", "div"):
+        got = tf.function(lambda: ng.embedding_lookup(shards, ids, strategy))()
+        want = tf.compat.v1.nn.embedding_lookup(shards, ids, partition_strategy=strategy)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_static_shapes_follow_the_ops_inference():
+    seen = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32),
+                                  tf.TensorSpec([None], tf.int32)])
+    def f(p, i):
+        out = ng.gather(p, i)
+        seen.append(out.shape.as_list())
+        return out
+
+    f(TABLE, IDS)
+    assert seen == [[None, 4]]
+
+    @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)])
+    def g(d):
+        out = ng.unsorted_segment_sum(d, tf.constant([0, 1, 1]), 5)
+        seen.append(out.shape.rank)
+        return out
+
+    g(tf.constant([1.0, 2.0, 3.0]))
+    assert seen[-1] is None
+
+
+def test_a_tf1_graph_runs_the_op():
+    graph = tf.Graph()
+    with graph.as_default():
+        p = tf.compat.v1.placeholder(tf.float32, [None, 4])
+        out = ng.gather(p, [2, 0], bad_indices="wrap")
+        (grad,) = tf.gradients(tf.reduce_sum(out), [p])
+    with tf.compat.v1.Session(graph=graph) as session:
+        value, g = session.run([out, grad], {p: TABLE.numpy()})
+    np.testing.assert_array_equal(value, TABLE.numpy()[[2, 0]])
+    assert g.sum() == 8.0
+
+
+def test_a_list_of_ints_is_one_index_tensor():
+    np.testing.assert_array_equal(ng.gather(TABLE, [3, 3]).numpy(), TABLE.numpy()[[3, 3]])
+
+
+def test_strings_say_what_is_not_read():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="strings"):
+        ng.gather(tf.constant(["a", "b"]), [1])
+
+
+def test_no_compiler_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("NDGATHER_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
+    with pytest.raises(RuntimeError, match="could not be run"):
+        _tf.build()
+
+
+def test_a_cache_others_may_write_is_refused(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("NDGATHER_CACHE_DIR", str(shared))
+    with pytest.raises(PermissionError, match="writable by no one else"):
+        _tf.build()
+    assert not stat.S_IMODE(os.stat(tmp_path).st_mode) & stat.S_IWOTH
+
+
+def test_the_tensorflow_page_runs():
+    import pathlib
+    import subprocess
+    import sys
+
+    import test_readme
+    page = pathlib.Path(__file__).parents[3] / "docs" / "concepts" / "tensorflow.md"
+    text = "\n".join(test_readme.examples(page))
+    done = subprocess.run([sys.executable, "-c", test_readme.RUN_DOCTEST, page.name],
+                          input=text, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
