@@ -123,13 +123,24 @@ def _foreign(x):
 
 
 def _array(x):
-    """``x`` as a NumPy array: arrays as they are (any layout, no copy), DLPack objects
-    viewed in place, anything else through ``numpy.asarray``."""
+    """``x`` as a NumPy array: arrays as they are (any layout, no copy), a flat Arrow array's
+    values, DLPack objects viewed in place, anything else through ``numpy.asarray``."""
     if type(x) is _ndarray:
         return x
+    if _library(x) == "pyarrow" and hasattr(x, "null_count"):
+        return _arrow_values(x)
     if not isinstance(x, _ndarray) and hasattr(type(x), "__dlpack__"):
         return _foreign(x)
     return np.asarray(x)
+
+
+def _arrow_values(x):
+    """A flat Arrow array's values as NumPy holds them: numbers, bools, strings and bytes (as
+    objects), dates and times; with nulls, an object array in which each null is ``None``,
+    so that a gather moves it as any value."""
+    if x.null_count:
+        return np.array(x.to_pylist(), dtype=object)
+    return x.to_numpy(zero_copy_only=False)
 
 
 def _library(x) -> str:
@@ -140,15 +151,22 @@ def _library(x) -> str:
 def _like(x, result):
     """``result``, a NumPy array, in the namespace of ``x`` (the array API's convention):
     a ``torch.Tensor`` for a PyTorch ``x`` (sharing ``result``'s memory), a ``jax.Array``
-    for a JAX ``x`` (JAX shares only 64-byte-aligned memory and copies the rest), NumPy
-    for everything else."""
-    if type(x) is _ndarray:
+    for a JAX ``x`` (JAX shares only 64-byte-aligned memory and copies the rest), an array
+    of any other library of the array API through its namespace's ``from_dlpack``, a flat
+    Arrow array of ``x``'s type for a flat Arrow ``x`` (where the result has one dimension),
+    NumPy for everything else."""
+    if type(x) is _ndarray or isinstance(x, _ndarray):
         return result
     library = _library(x)
     if library == "torch":
         return sys.modules["torch"].from_dlpack(result)
     if library in ("jax", "jaxlib"):
         return sys.modules["jax"].dlpack.from_dlpack(result)
+    if library == "pyarrow" and hasattr(x, "null_count") and result.ndim == 1:
+        return sys.modules["pyarrow"].array(result, type=x.type)
+    namespace = getattr(x, "__array_namespace__", None)
+    if namespace is not None:
+        return namespace().from_dlpack(result)
     return result
 
 
