@@ -21,7 +21,7 @@ pub(crate) enum Call {
     Backward,
 }
 
-/// A failure: its message, and whether it is the caller's (else XLA's or ours).
+/// A failure: its message, and its status code (the caller's, or the framework's or ours).
 pub(crate) struct Failure(pub(crate) String, pub(crate) i32);
 
 impl From<ndgather::Error> for Failure {
@@ -193,19 +193,9 @@ pub(crate) fn total(arity: &[usize]) -> Result<usize, Failure> {
         .ok_or_else(|| invalid(format!("ndgather: ndgather_arity {arity:?} overflows")))
 }
 
-/// Runs the call of the op `name` (its attributes `attrs`; `arity[k]` argument buffers for
-/// its input `k`) on the buffers `args`, into the buffers `rets`: the op's result for
-/// [`Call::Forward`], the gradients for [`Call::Backward`]. Every buffer is checked first,
-/// and no result may share memory with another buffer.
-pub(crate) fn run_call(
-    name: &str,
-    arity: &[usize],
-    attrs: &Attrs,
-    args: &[Raw],
-    rets: &[Raw],
-    call: Call,
-) -> Result<(), Failure> {
-    let op = registry::find(name)?.with_attrs(attrs)?;
+/// Refuses result buffers that share memory with an argument or with each other: a result
+/// is written while the arguments are read.
+fn disjoint(args: &[Raw], rets: &[Raw]) -> Result<(), Failure> {
     for r in rets {
         if r.len > 0
             && args.iter().chain(rets).filter(|o| o.len > 0).any(|o| {
@@ -219,6 +209,23 @@ pub(crate) fn run_call(
             ));
         }
     }
+    Ok(())
+}
+
+/// Runs the call of the op `name` (its attributes `attrs`; `arity[k]` argument buffers for
+/// its input `k`) on the buffers `args`, into the buffers `rets`: the op's result for
+/// [`Call::Forward`], the gradients for [`Call::Backward`]. Every buffer is checked first,
+/// and no result may share memory with another buffer.
+pub(crate) fn run_call(
+    name: &str,
+    arity: &[usize],
+    attrs: &Attrs,
+    args: &[Raw],
+    rets: &[Raw],
+    call: Call,
+) -> Result<(), Failure> {
+    let op = registry::find(name)?.with_attrs(attrs)?;
+    disjoint(args, rets)?;
     let held = args
         .iter()
         .map(Raw::tensor)
@@ -240,7 +247,7 @@ pub(crate) fn run_call(
                 return ret.write(&dense(name, value)?);
             }
             // SAFETY: the result buffer holds its shape's elements and shares no memory with
-            // the arguments (checked above); it is XLA's to write for the call.
+            // the arguments (checked above); it is the framework's to write for the call.
             let bytes = if ret.len == 0 {
                 &mut []
             } else {
@@ -348,7 +355,9 @@ pub(crate) fn run_allocating(
         }
         None => {
             let result = dense(name, op.run(&inputs, Out::New)?)?;
-            allocate(result.shape())?.write(&result)
+            let ret = allocate(result.shape())?;
+            disjoint(args, std::slice::from_ref(&ret))?;
+            ret.write(&result)
         }
     }
 }

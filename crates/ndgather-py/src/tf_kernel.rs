@@ -87,7 +87,7 @@ fn dtype_of(code: i32, what: &str) -> Result<DType, Failure> {
         .ok_or_else(|| {
             invalid(format!(
                 "ndgather: {what} is of TensorFlow's DataType {code}, which has no kernel here \
-                 (strings and resources are not read inside a graph)"
+                 (strings, resources, variants and quantized types are not read by the op)"
             ))
         })
 }
@@ -181,7 +181,11 @@ fn answer(call: *const TfCall, work: impl FnOnce(&TfCall) -> Result<(), Failure>
     };
     if !call.error.is_null() && call.error_len > 0 {
         let bytes = failure.0.as_bytes();
-        let n = bytes.len().min(call.error_len - 1);
+        // Cut where a character begins, so that the message stays UTF-8.
+        let mut n = bytes.len().min(call.error_len - 1);
+        while !failure.0.is_char_boundary(n) {
+            n -= 1;
+        }
         // SAFETY: the kernel's error buffer holds `error_len` bytes; `n + 1` of them are
         // written, the last a NUL.
         unsafe {
@@ -247,9 +251,8 @@ pub unsafe extern "C" fn ndgather_tf_backward(call: *const TfCall) -> i32 {
     })
 }
 
-/// The address of the two functions, which keeps them in the extension's exported symbols
-/// (a linker drops an unreferenced one), and a check for `ndgather._tf` that this build has
-/// them.
+/// The address of the two functions: a check for `ndgather._tf` that this build of the
+/// extension has them, and for the ABI test that they are the exported ones.
 #[pyo3::pyfunction]
 pub(crate) fn tf_kernels() -> (usize, usize) {
     (

@@ -164,6 +164,17 @@ def test_a_result_over_an_argument_is_refused():
     np.testing.assert_array_equal(params, np.arange(8, dtype=np.float32))
 
 
+def test_a_result_over_an_argument_is_refused_where_values_give_its_shape():
+    data = np.array([1.0, 2.0, 4.0], np.float32)
+    c = Caller("segment_sum", [data, np.array([0, 0, 1], np.int32)])
+
+    def over_data(_ctx, rank, dims, out):
+        out[0] = data.ctypes.data
+        return 0
+    refused(c, "shares memory", over_data)
+    np.testing.assert_array_equal(data, [1.0, 2.0, 4.0])
+
+
 def test_an_allocation_failure_keeps_its_code():
     c = Caller("gather", [np.ones(3, np.float32), np.array([0], np.int64)])
     assert c.forward(lambda *_: 8) == 8  # RESOURCE_EXHAUSTED

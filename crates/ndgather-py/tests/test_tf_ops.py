@@ -176,12 +176,73 @@ def test_a_tf1_graph_runs_the_op():
 
 
 def test_a_list_of_ints_is_one_index_tensor():
-    np.testing.assert_array_equal(ng.gather(TABLE, [3, 3]).numpy(), TABLE.numpy()[[3, 3]])
+    @tf.function
+    def f(p):
+        return ng.gather(p, [3, 3])
+
+    np.testing.assert_array_equal(f(TABLE).numpy(), TABLE.numpy()[[3, 3]])
 
 
-def test_strings_say_what_is_not_read():
+def test_an_eager_tensor_no_tape_records_takes_the_dlpack_path():
+    got = ng.gather(TABLE, [3, 9], bad_indices="clamp")
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(got, TABLE.numpy()[[3, 5]])
+    with pytest.raises(ng.InvalidArgumentError, match=r"indices\[0\] = 9 is not in \[0, 6\)"):
+        ng.gather(TABLE, [9])
+    # A ragged operand takes the ragged path, eagerly.
+    rt = tf.ragged.constant([[1, 2], [3]])
+    assert ng.gather(rt, tf.constant([1, 0])).to_list() == [[3], [1, 2]]
+
+
+def test_fill_value_and_variables_with_take():
+    @tf.function
+    def f(p, i):
+        return ng.gather(p, i, bad_indices="fill", fill_value=-1.5)
+
+    got = f(TABLE, tf.constant([0, 8]))
+    np.testing.assert_array_equal(got.numpy()[1], [-1.5] * 4)
+    v = tf.Variable(TABLE)
+    with tf.GradientTape() as tape:
+        rows = ng.take(v, [1, 1], axis=0)
+        loss = tf.reduce_sum(rows)
+    np.testing.assert_array_equal(rows.numpy(), TABLE.numpy()[[1, 1]])
+    g = tf.convert_to_tensor(tape.gradient(loss, v)).numpy()
+    np.testing.assert_array_equal(g[1], [2.0] * 4)
+
+
+def test_attributes_from_tensors_and_ops_without_a_gradient():
+    data = tf.constant([1.0, 2.0, 3.0])
+    # An eager tensor is read as the attribute's value; a graph's is refused, saying why.
+    with tf.GradientTape() as tape:
+        tape.watch(data)
+        sums = ng.unsorted_segment_sum(data, tf.constant([0, 1, 1]), tf.constant(2))
+    np.testing.assert_array_equal(sums.numpy(), [1.0, 5.0])
+
+    @tf.function
+    def f(d):
+        return ng.unsorted_segment_sum(d, tf.constant([0, 1, 1]), tf.shape(d)[0])
+
+    with pytest.raises(TypeError, match="num_segments must be known when the op is built"):
+        f(data)
+    shards = [tf.constant([[0.0], [2.0]]), tf.constant([[1.0], [3.0]])]
+    with tf.GradientTape() as tape:
+        tape.watch(shards[0])
+        loss = tf.reduce_sum(ng.embedding_lookup(shards, tf.constant([0, 1])))
+    with pytest.raises(LookupError, match="No gradient defined for ndgather's embedding_lookup"):
+        tape.gradient(loss, shards[0])
+
+
+def test_strings_are_read_eagerly_and_refused_in_a_graph_saying_why():
+    # TensorFlow's own __dlpack__ stops the process on a string tensor: never asked.
+    got = ng.gather(tf.constant(["a", "bc"]), [1, 1])
+    assert got.tolist() == [b"bc", b"bc"]
+
+    @tf.function
+    def f(s):
+        return ng.gather(s, [1])
+
     with pytest.raises(tf.errors.InvalidArgumentError, match="strings"):
-        ng.gather(tf.constant(["a", "b"]), [1])
+        f(tf.constant(["a", "b"]))
 
 
 def test_no_compiler_is_a_clear_error(tmp_path, monkeypatch):
@@ -191,12 +252,36 @@ def test_no_compiler_is_a_clear_error(tmp_path, monkeypatch):
         _tf.build()
 
 
+def test_the_default_cache_is_made_private_under_a_loose_umask(tmp_path, monkeypatch):
+    monkeypatch.delenv("NDGATHER_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    old = os.umask(0o002)
+    try:
+        path = _tf._cache_dir()
+    finally:
+        os.umask(old)
+    for p in (path, path.parent, path.parent.parent):
+        assert stat.S_IMODE(os.stat(p).st_mode) == 0o700, p
+
+
+def test_a_planted_library_is_not_loaded(tmp_path):
+    planted = tmp_path / "lib.so"
+    planted.write_bytes(b"\x7fELF")
+    os.chmod(planted, 0o666)
+    with pytest.raises(PermissionError, match="not loaded"):
+        _tf._opened(str(planted))
+    link = tmp_path / "link.so"
+    link.symlink_to(planted)
+    with pytest.raises(OSError):
+        _tf._opened(str(link))
+
+
 def test_a_cache_others_may_write_is_refused(tmp_path, monkeypatch):
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, 0o777)
     monkeypatch.setenv("NDGATHER_CACHE_DIR", str(shared))
-    with pytest.raises(PermissionError, match="writable by no one else"):
+    with pytest.raises(PermissionError, match="writable by others"):
         _tf.build()
     assert not stat.S_IMODE(os.stat(tmp_path).st_mode) & stat.S_IWOTH
 

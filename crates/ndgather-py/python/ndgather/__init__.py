@@ -127,8 +127,12 @@ def _array(x):
     values, DLPack objects viewed in place, anything else through ``numpy.asarray``."""
     if type(x) is _ndarray:
         return x
-    if _library(x) == "pyarrow" and hasattr(x, "null_count"):
+    library = _library(x)
+    if library == "pyarrow" and hasattr(x, "null_count"):
         return _arrow_values(x)
+    if library == "tensorflow" and getattr(x.dtype, "name", None) == "string":
+        # TensorFlow's __dlpack__ stops the process on a string tensor.
+        return x.numpy()
     if not isinstance(x, _ndarray) and hasattr(type(x), "__dlpack__"):
         return _foreign(x)
     return np.asarray(x)
@@ -648,11 +652,11 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: Optional[int] = None,
     if (fw := _staging.framework(x, indices)) is not None:
         fw.no_out("take", out)
         x, indices = fw.asarray(x), fw.asarray(indices)
-        if indices.ndim != 1:
+        if len(indices.shape) != 1:
             raise ValueError(
-                f"take's indices must be 1-d, got an array of {indices.ndim} dimensions")
-        if axis is None and x.ndim != 1:
-            raise ValueError(f"take needs an axis for an array of {x.ndim} dimensions")
+                f"take's indices must be 1-d, got an array of {len(indices.shape)} dimensions")
+        if axis is None and len(x.shape) != 1:
+            raise ValueError(f"take needs an axis for an array of {len(x.shape)} dimensions")
         return fw.run("gather", [x, indices], {
             "axis": 0 if axis is None else axis, "bad_indices": bad_indices,
             "fill_value": _fill(bad_indices, fill_value, fw.dtype(x))})

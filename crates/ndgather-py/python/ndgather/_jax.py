@@ -27,8 +27,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import _core, _shards
-from ._shards import shards  # noqa: F401 (the staging modules offer it)
+from . import _core, _staged_call
+from ._staged_call import shards  # noqa: F401 (the staging modules offer it)
 
 _registered = False
 
@@ -39,7 +39,7 @@ def traced(*values: Any) -> bool:
     jax = sys.modules.get("jax")
     if jax is None:
         return False
-    return _shards.any_of(values, jax.core.Tracer)
+    return _staged_call.any_of(values, jax.core.Tracer)
 
 
 def asarray(x: Any) -> Any:
@@ -113,7 +113,7 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
     import jax
     import jax.numpy as jnp
     _register()
-    groups = _shards.groups(inputs)
+    groups = _staged_call.groups(inputs)
     arity = tuple(len(g) for g in groups)
     given = [a for g in groups for a in g]
     # Only arrays given as JAX's own are checked: jnp.asarray puts a NumPy array or a list on
@@ -170,12 +170,6 @@ def _forward(name: str, arity: tuple, attrs: tuple, *flat: Any) -> Any:
     return _ffi("ndgather", name, arity, attrs, _result_type(name, arity, attrs, flat), flat)
 
 
-@functools.lru_cache(maxsize=None)
-def _grad_dtypes() -> frozenset:
-    """The names of the dtypes with a gradient in the core (the dtype table's grad role)."""
-    return frozenset(_core.grad_dtypes())
-
-
 def _custom_vjp():
     import jax
     import jax.numpy as jnp
@@ -190,7 +184,7 @@ def _custom_vjp():
         if not _core.op_has_grad(name):
             raise TypeError(f"{name} has no gradient in ndgather (the ops with one: the gather "
                             "family, tensor_scatter_nd_*, the segment reductions)")
-        with_grad = _grad_dtypes()
+        with_grad = _staged_call.grad_dtypes()
         for p in primals:
             dtype = jnp.dtype(p.value.dtype)
             if p.perturbed and jnp.issubdtype(dtype, jnp.inexact) and dtype.name not in with_grad:
@@ -204,7 +198,7 @@ def _custom_vjp():
         if isinstance(upstream, jax.custom_derivatives.SymbolicZero):
             return tuple(None for _ in flat)
         # One result per input of a dtype with a gradient in the core, as the handler writes.
-        with_grad = _grad_dtypes()
+        with_grad = _staged_call.grad_dtypes()
         wanted = [k for k, a in enumerate(flat) if jnp.dtype(a.dtype).name in with_grad]
         if not wanted:
             return tuple(None for _ in flat)

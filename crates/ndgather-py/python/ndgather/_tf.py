@@ -1,9 +1,10 @@
 """ndgather's ops as native operations of TensorFlow (issue 55).
 
 A TensorFlow tensor inside ``tf.function`` or a TF1 graph has no memory to read, and an
-eager one under ``tf.GradientTape`` needs TensorFlow's own op for its gradient. For both,
+eager one under ``tf.GradientTape`` needs TensorFlow's own op for its gradient. For those,
 the public functions (``ndgather.gather`` and the others) call :func:`run`, which adds the
-op ``NdgatherOp`` to TensorFlow's program: a custom op library, compiled from
+op ``NdgatherOp`` to TensorFlow's program (any other eager tensor is read in place through
+DLPack, as before): a custom op library, compiled from
 ``_tf_op.cc`` on first use against the installed TensorFlow (``tf.sysconfig``'s flags),
 cached, and loaded with ``tf.load_op_library``. Its kernel hands TensorFlow's tensors to the
 Rust core through the extension's C ABI (``tf_kernel.rs``), which runs any op of the
@@ -23,33 +24,48 @@ Building needs a C++ compiler (``$CXX``, else ``c++``, ``g++`` or ``clang++``).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
+import shlex
 import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
+import warnings
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import _core, _shards
-from ._shards import shards  # noqa: F401 (the staging modules offer it)
+from . import _core, _ragged, _staged_call
+from ._staged_call import shards  # noqa: F401 (the staging modules offer it)
 
 _lock = threading.Lock()
 _library: Any = None
 
 
 def wanted(*values: Any) -> bool:
-    """Whether any of ``values`` (or of the lists among them) is a TensorFlow tensor or
-    variable, which only TensorFlow's own op can read inside a graph or differentiate."""
+    """Whether TensorFlow's own op must take ``values``: a TensorFlow tensor or variable among
+    them (or their lists) inside a graph or ``tf.function`` (no memory to read), or while a
+    gradient tape may record it. A ragged operand is not (the ragged path takes it)."""
     tf = sys.modules.get("tensorflow")
-    if tf is None:
+    if tf is None or not _staged_call.any_of(values, (tf.Tensor, tf.Variable)):
         return False
-    return _shards.any_of(values, (tf.Tensor, tf.Variable))
+    if any(_ragged.is_ragged(v) for v in values):
+        return False
+    return not tf.executing_eagerly() or _recording()
+
+
+def _recording() -> bool:
+    """Whether a gradient tape may record an op now (TensorFlow's own question, asked of its
+    eager module: no public one exists); True where it cannot be asked."""
+    try:
+        from tensorflow.python.eager import record
+    except ImportError:
+        return True
+    return bool(record.could_possibly_record())
 
 
 def asarray(x: Any) -> Any:
@@ -76,48 +92,83 @@ def no_out(name: str, out: Any) -> None:
                         "result); use the result")
 
 
-def _text(value: Any) -> str:
+def _plain(name: str, attr: str, value: Any) -> Any:
+    """An attribute's value as Python holds it: a TensorFlow tensor read where eager (a
+    graph's tensor cannot be), a NumPy array as its item or list."""
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and isinstance(value, (tf.Tensor, tf.Variable)):
+        if not hasattr(value, "numpy"):
+            raise TypeError(
+                f"{name}: {attr} must be known when the op is built: ndgather's {attr} is an "
+                "attribute, not a tensor of the graph; give a Python value")
+        value = value.numpy()
+    if isinstance(value, np.ndarray):
+        value = value.item() if value.ndim == 0 else value.tolist()
+    return value
+
+
+def _text(name: str, attr: str, value: Any) -> str:
     """An attribute as the text the core reads for its kind: integers, numbers, true or
     false, integers separated by commas, names, and a fill element's bytes in hex."""
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, (bytes, bytearray)):
         return "bytes:" + bytes(value).hex()
-    if isinstance(value, (list, tuple, np.ndarray)):
+    if isinstance(value, (list, tuple)):
         return ",".join(str(int(v)) for v in value)
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
-    return str(value)
+    if isinstance(value, (int, np.integer)) or hasattr(value, "__index__"):
+        return str(int(value))
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"{name}: {attr} takes a number, a name or a list of integers, "
+                    f"not {type(value).__name__}")
 
 
 def _cache_dir() -> Path:
     """Where built libraries are kept: ``$NDGATHER_CACHE_DIR``, else ndgather's directory
-    under ``$XDG_CACHE_HOME`` (``~/.cache``). It must be the user's own and writable by no one
-    else, since a library found there is loaded into the process."""
+    under ``$XDG_CACHE_HOME`` (``~/.cache``); the directories made are the user's alone. The
+    directory and every one above it must be the user's or root's, and writable by no one
+    else but a sticky one's owners (``/tmp``), since a library found there is loaded into the
+    process."""
     base = os.environ.get("NDGATHER_CACHE_DIR")
     if base is None:
         home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         base = os.path.join(home, "ndgather")
-    path = Path(base) / "tf"
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for p in (path, path.parent):
-        st = p.stat()
-        if st.st_uid != os.getuid() or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise PermissionError(
-                f"ndgather: the cache directory {p} must be yours and writable by no one else "
-                "(a library built there is loaded into this process); fix its permissions or "
-                "set NDGATHER_CACHE_DIR")
+    path = Path(os.path.abspath(base)) / "tf"
+    missing = [p for p in [path, *path.parents] if not os.path.lexists(p)]
+    for p in reversed(missing):
+        p.mkdir(mode=0o700, exist_ok=True)
+    for p in [path, *path.parents]:
+        st = os.lstat(p)
+        mine = st.st_uid in (os.getuid(), 0)
+        shared = st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX
+        if stat.S_ISLNK(st.st_mode) and p in (path, path.parent):
+            why = "is a symbolic link"
+        elif not mine:
+            why = "belongs to another user"
+        elif shared:
+            why = "is writable by others"
+        else:
+            continue
+        raise PermissionError(
+            f"ndgather: the cache directory {p} {why}, and a library built below it is "
+            "loaded into this process: make it yours and writable by no one else, or set "
+            "NDGATHER_CACHE_DIR")
     return path
 
 
-def _compiler() -> str:
+def _compiler() -> list:
+    """The compiler's command: ``$CXX`` (which may hold arguments, ``ccache g++``), else the
+    first of ``c++``, ``g++`` and ``clang++`` on PATH."""
     cxx = os.environ.get("CXX") or next(
         (c for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
-    if cxx is None:
+    if not cxx:
         raise RuntimeError(
             "ndgather: its TensorFlow op is compiled on first use, and no C++ compiler was "
             "found (c++, g++ or clang++ on PATH); install one, or set CXX")
-    return cxx
+    return shlex.split(cxx)
 
 
 def build() -> str:
@@ -137,25 +188,43 @@ def build() -> str:
     info = core.stat()
     key = hashlib.sha256("\0".join(
         [source.read_text(), str(core), str(info.st_size), str(info.st_mtime_ns),
-         tf.__version__, cxx, *flags]).encode()).hexdigest()[:20]
+         tf.__version__, *cxx, *flags]).encode()).hexdigest()[:20]
     target = _cache_dir() / f"ndgather_tf_{key}.so"
-    if target.exists():
+    if os.path.lexists(target):
         return str(target)
-    partial = target.with_name(f".{target.name}.{os.getpid()}")
-    command = [cxx, "-shared", "-fPIC", "-O2", "-w", str(source), "-o", str(partial), *flags,
-               str(core), f"-Wl,-rpath,{core.parent}"]
+    # The extension has no SONAME: the library records its path, and loads that one.
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    os.close(fd)
+    command = [*cxx, "-shared", "-fPIC", "-O2", "-w", str(source), "-o", partial, *flags,
+               str(core)]
     try:
-        done = subprocess.run(command, capture_output=True, text=True)
-    except OSError as e:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        os.unlink(partial)
         raise RuntimeError(f"ndgather: its TensorFlow op is compiled on first use, and the "
-                           f"compiler {cxx!r} could not be run ({e}); install one, or set "
+                           f"compiler {cxx[0]!r} could not be run ({e}); install one, or set "
                            "CXX") from e
     if done.returncode != 0:
-        partial.unlink(missing_ok=True)
+        os.unlink(partial)
         raise RuntimeError("ndgather: compiling its TensorFlow op failed:\n  "
                            + " ".join(command) + "\n" + done.stderr[-4000:])
+    os.chmod(partial, 0o755)
     os.replace(partial, target)
     return str(target)
+
+
+def _opened(path: str) -> int:
+    """The built library, opened without following a link and checked: a regular file of
+    the user's that no one else may write. Loading it through its descriptor loads the file
+    checked, whatever its name points to by then."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() \
+            or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        os.close(fd)
+        raise PermissionError(f"ndgather: {path} is not a file of yours that only you may "
+                              "write; it is not loaded")
+    return fd
 
 
 def library() -> Any:
@@ -164,7 +233,11 @@ def library() -> Any:
     with _lock:
         if _library is None:
             import tensorflow as tf
-            lib = tf.load_op_library(build())
+            fd = _opened(build())
+            try:
+                lib = tf.load_op_library(f"/proc/self/fd/{fd}")
+            finally:
+                os.close(fd)
             tf.RegisterGradient("NdgatherOp")(_gradient)
             _library = lib
     return _library
@@ -181,10 +254,10 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
     embedding table's shards), ``attrs`` its attributes (``None`` values take the op's defaults)."""
     import tensorflow as tf
     lib = library()
-    groups = _shards.groups(inputs)
+    groups = _staged_call.groups(inputs)
     arity = [len(g) for g in groups]
     given = [asarray(a) for g in groups for a in g]
-    attrs = {k: v for k, v in (attrs or {}).items() if v is not None}
+    attrs = {k: _plain(name, k, v) for k, v in (attrs or {}).items() if v is not None}
     facts: list = []
     at = 0
     for n in arity:
@@ -194,14 +267,8 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
     out_dtype = tf.as_dtype(out_dtype) if out_dtype is not None else given[0].dtype
     return lib.ndgather_op(
         args=given, Tout=out_dtype, op=name, arity=arity,
-        attr_names=list(attrs), attr_values=[_text(v) for v in attrs.values()],
+        attr_names=list(attrs), attr_values=[_text(name, k, v) for k, v in attrs.items()],
         out_shape=tf.TensorShape(out_shape))
-
-
-@functools.lru_cache(maxsize=None)
-def _grad_dtypes() -> frozenset:
-    """The names of the dtypes with a gradient in the core (the dtype table's grad role)."""
-    return frozenset(_core.grad_dtypes())
 
 
 def _gather_slices(op: Any, attrs: dict, upstream: Any) -> Optional[Any]:
@@ -212,8 +279,8 @@ def _gather_slices(op: Any, attrs: dict, upstream: Any) -> Optional[Any]:
             or attrs.get("bad_indices", "error") != "error":
         return None
     params, indices = op.inputs[0], op.inputs[1]
-    params_shape = tf.shape(params, out_type=tf.int64)
-    size = tf.expand_dims(tf.size(indices, out_type=tf.int64), 0)
+    params_shape = tf.shape(params)
+    size = tf.expand_dims(tf.size(indices), 0)
     values = tf.reshape(upstream, tf.concat([size, params_shape[1:]], 0))
     return tf.IndexedSlices(values, tf.reshape(indices, size), params_shape)
 
@@ -225,19 +292,24 @@ def _gradient(op: Any, upstream: Any) -> list:
     names = [n.decode() for n in op.get_attr("attr_names")]
     values = [v.decode() for v in op.get_attr("attr_values")]
     if not _core.op_has_grad(name):
-        raise LookupError(f"No gradient defined for operation '{op.name}' "
-                          f"(op type: NdgatherOp, ndgather op: {name})")
+        raise LookupError(f"No gradient defined for ndgather's {name} (op type: NdgatherOp); "
+                          "those with one: the gather family, tensor_scatter_nd_* and the "
+                          "segment reductions")
     args = list(op.inputs)
+    if isinstance(upstream, tf.IndexedSlices):
+        # Made dense as TensorFlow's own gather gradient does, with no warning.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            upstream = tf.convert_to_tensor(upstream)
     if name == "gather":
         slices = _gather_slices(op, dict(zip(names, values)), upstream)
         if slices is not None:
             return [slices] + [None] * (len(args) - 1)
-    upstream = tf.convert_to_tensor(upstream)
-    wrt = [k for k, a in enumerate(args) if a.dtype.name in _grad_dtypes()]
+    wrt = [k for k, a in enumerate(args) if a.dtype.name in _staged_call.grad_dtypes()]
     if not wrt:
         return [None] * len(args)
     grads = library().ndgather_grad(
-        args=[*args, op.outputs[0], tf.cast(upstream, op.outputs[0].dtype)],
+        args=[*args, op.outputs[0], upstream],
         Tgrads=[args[k].dtype for k in wrt], op=name, arity=op.get_attr("arity"),
         attr_names=names, attr_values=values, wrt=wrt)
     by_input = dict(zip(wrt, grads))

@@ -58,7 +58,8 @@ struct Allocation {
   absl::Status status;
 };
 
-int32_t Allocate(void* p, int64_t rank, const int64_t* dims, void** data) {
+// Called from the core's Rust frames: nothing may unwind through them.
+int32_t Allocate(void* p, int64_t rank, const int64_t* dims, void** data) noexcept try {
   auto* a = static_cast<Allocation*>(p);
   TensorShape shape;
   for (int64_t d = 0; d < rank; ++d) {
@@ -70,6 +71,8 @@ int32_t Allocate(void* p, int64_t rank, const int64_t* dims, void** data) {
   if (!a->status.ok()) return static_cast<int32_t>(a->status.code());
   *data = const_cast<char*>(out->tensor_data().data());
   return 0;
+} catch (...) {
+  return static_cast<int32_t>(absl::StatusCode::kResourceExhausted);
 }
 
 // The attributes both ops share, read once when the kernel is made.
@@ -245,6 +248,10 @@ REGISTER_OP("NdgatherGrad")
     .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
       std::vector<int64_t> wrt;
       TF_RETURN_IF_ERROR(c->GetAttr("wrt", &wrt));
+      // A hand-made node may disagree with itself: refused, never an exception.
+      if (static_cast<int64_t>(wrt.size()) != c->num_outputs()) {
+        return absl::InvalidArgumentError("ndgather: one gradient per wrt input");
+      }
       for (size_t k = 0; k < wrt.size(); ++k) {
         if (wrt[k] < 0 || wrt[k] >= c->num_inputs()) {
           return absl::InvalidArgumentError("ndgather: wrt names no argument");

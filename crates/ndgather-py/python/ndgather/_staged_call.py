@@ -1,10 +1,14 @@
-"""An op's inputs as the staged calls (``_jax``, ``_tf``) group them: one tensor per input,
-or for a list input (an embedding table's shards) the tensors of a :class:`Shards`. A plain
-Python list is one tensor (indices written as ``[2, 0]``)."""
+"""What the staged calls (``_jax``, ``_tf``) share: an op's inputs grouped as its signature
+takes them (one tensor per input, or for a list input, such as an embedding table's shards,
+the tensors of a :class:`Shards`; a plain Python list is one tensor, indices written as
+``[2, 0]``), and the core's dtypes with a gradient."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
+
+from . import _core
 
 
 class Shards(list):
@@ -30,3 +34,10 @@ def any_of(values: Sequence[Any], kinds: Any) -> bool:
         if isinstance(v, (list, tuple)) and any(isinstance(x, kinds) for x in v):
             return True
     return False
+
+
+@functools.lru_cache(maxsize=None)
+def grad_dtypes() -> frozenset:
+    """The names of the dtypes with a gradient in the core (the dtype table's grad role): the
+    inputs whose gradient a gradient call writes, one result each."""
+    return frozenset(_core.grad_dtypes())
