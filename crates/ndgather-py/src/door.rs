@@ -21,7 +21,7 @@ use std::borrow::Cow;
 
 /// A bool array's checked copy (a byte other than 0 or 1 is no bool); `None` for an array
 /// of another dtype of the table, read in place; an error for dtypes the core lacks.
-fn copy_if_bool(
+pub(crate) fn copy_if_bool(
     op: &str,
     what: &str,
     array: &Bound<'_, PyUntypedArray>,
@@ -44,7 +44,7 @@ fn copy_if_bool(
 }
 
 /// The core's view of `array`: its own memory, or its checked copy.
-fn view<'a>(
+pub(crate) fn view<'a>(
     array: &'a Bound<'_, PyUntypedArray>,
     dtype: Option<DType>,
     copy: Option<&'a Tensor>,
@@ -598,7 +598,7 @@ pub(crate) fn dense(value: Option<Value>) -> PyResult<Tensor> {
 }
 
 /// A tensor as a NumPy array, of the dtype object in `like` of its dtype, if any.
-fn array<'py>(
+pub(crate) fn array<'py>(
     py: Python<'py>,
     tensor: Tensor,
     like: &[(DType, &Bound<'py, PyUntypedArray>)],

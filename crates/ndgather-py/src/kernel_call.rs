@@ -3,7 +3,7 @@
 //! attributes, `arity[k]` argument buffers for each input of its signature, and result
 //! buffers that the framework allocated: the op's result, or the gradients of its inputs.
 
-use ndgather::registry::{self, Attrs, Fact, Input, Value};
+use ndgather::registry::{self, Attr, Attrs, Fact, Input, Value};
 use ndgather::OpDef;
 use ndgather::{DType, Out, Tensor, TensorView, TensorViewMut};
 
@@ -360,4 +360,26 @@ pub(crate) fn run_allocating(
             ret.write(&result)
         }
     }
+}
+
+/// The attributes of the op `name` from `(name, text)` pairs, each text read as its kind by
+/// the core (as the JNI builder reads them): the attributes of a kernel's call, which
+/// TensorFlow's and PyTorch's ops carry as strings. A name the op lacks is kept as a string,
+/// for the op's own check to name.
+pub(crate) fn text_attrs<'a>(
+    name: &str,
+    pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<Attrs, Failure> {
+    let def = registry::find(name)?;
+    let mut attrs = Attrs::new();
+    for (n, v) in pairs {
+        let value = match def.signature().attrs.iter().find(|a| a.name == n) {
+            Some(a) => a.parse(v).map_err(|what| {
+                invalid(format!("{name}: attribute \"{n}\" takes {what}, got '{v}'"))
+            })?,
+            None => Attr::Str(v.to_string().into()),
+        };
+        attrs.insert(n.to_string(), value);
+    }
+    Ok(attrs)
 }

@@ -5,6 +5,7 @@
 mod door;
 mod dtypes;
 mod errors;
+mod grad_door;
 mod host;
 mod kernel_call;
 mod moved;
@@ -289,6 +290,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gather_nd, m)?)?;
     m.add_function(wrap_pyfunction!(take_along_axis, m)?)?;
     m.add_function(wrap_pyfunction!(door::run_op, m)?)?;
+    m.add_function(wrap_pyfunction!(grad_door::run_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(grad_door::text_attrs, m)?)?;
     m.add_function(wrap_pyfunction!(door::op_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(ragged::ragged_check, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;

@@ -10,8 +10,10 @@
 //! struct's size, pointers, dtypes, dimensions and their product, and that no result shares
 //! memory with an argument.
 
-use crate::kernel_call::{invalid, items, run_allocating, run_call, Call, Failure, Raw, INTERNAL};
-use ndgather::registry::{self, Attr, Attrs};
+use crate::kernel_call::{
+    invalid, items, run_allocating, run_call, text_attrs, Call, Failure, Raw, INTERNAL,
+};
+use ndgather::registry::Attrs;
 use ndgather::DType;
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -126,7 +128,6 @@ unsafe fn text<'a>(s: *const c_char, what: &str) -> Result<&'a str, Failure> {
 fn parse(call: &TfCall) -> Result<(String, Vec<usize>, Attrs), Failure> {
     // SAFETY: the kernel's strings and arrays, live for the call.
     let name = unsafe { text(call.op, "the op's name")? }.to_string();
-    let def = registry::find(&name)?;
     let arity = unsafe { items(call.arity, call.arities, "the arities")? }
         .iter()
         .map(|&n| usize::try_from(n))
@@ -138,24 +139,18 @@ fn parse(call: &TfCall) -> Result<(String, Vec<usize>, Attrs), Failure> {
             items(call.attr_values, call.attrs, "attribute values")?,
         )
     };
-    let mut attrs = Attrs::new();
-    for (&n, &v) in names.iter().zip(values) {
+    let pairs = names
+        .iter()
+        .zip(values)
         // SAFETY: each name and value is a live NUL-terminated string.
-        let (n, v) = unsafe {
-            (
+        .map(|(&n, &v)| unsafe {
+            Ok((
                 text(n, "an attribute's name")?,
                 text(v, "an attribute's value")?,
-            )
-        };
-        let value = match def.signature().attrs.iter().find(|a| a.name == n) {
-            Some(a) => a.parse(v).map_err(|what| {
-                invalid(format!("{name}: attribute \"{n}\" takes {what}, got '{v}'"))
-            })?,
-            // The op's own check names an attribute it does not take.
-            None => Attr::Str(v.to_string().into()),
-        };
-        attrs.insert(n.to_string(), value);
-    }
+            ))
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    let attrs = text_attrs(&name, pairs)?;
     Ok((name, arity, attrs))
 }
 

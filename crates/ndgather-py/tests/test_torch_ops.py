@@ -109,11 +109,11 @@ def test_axis_batch_dims_and_the_numpy_names_with_autograd():
         ng.take(leaf(), torch.tensor([0]), axis=5)
 
 
-def test_what_the_ops_refuse():
+def test_what_the_ops_refuse_and_fill_value():
     with pytest.raises(TypeError, match="bfloat16"):
         ng.gather(TABLE.to(torch.bfloat16).requires_grad_(True), IDS)
-    with pytest.raises(TypeError, match="fill_value"):
-        ng.gather(leaf(), IDS, bad_indices="fill", fill_value=1.0)
+    filled = ng.gather(leaf(), torch.tensor([0, 9]), bad_indices="fill", fill_value=1.5)
+    assert torch.equal(filled[1].detach(), torch.full((4,), 1.5))
 
 
 def test_policies_with_autograd():
@@ -130,16 +130,59 @@ def test_policies_with_autograd():
         ng.gather(leaf(), IDS, out=torch.empty(4, 4))
 
 
-@pytest.mark.parametrize("op, args", [
-    ("gather", (TABLE, IDS, None, 0, "error")),
-    ("gather", (TABLE, torch.tensor([[3, 0]] * 6), 1, 1, "clamp")),
-    ("gather_nd", (TABLE, torch.tensor([[5, 3], [0, 1]]), 0, "error")),
-    ("take_along_axis", (TABLE, torch.argsort(TABLE, dim=1)[:, :2], 1, "error")),
+@pytest.mark.parametrize("name, inputs, attrs", [
+    ("gather", (TABLE, IDS), {}),
+    ("gather", (TABLE, torch.tensor([[3, 0]] * 6)), {"axis": 1, "batch_dims": 1,
+                                                       "bad_indices": "clamp"}),
+    ("gather_nd", (TABLE, torch.tensor([[5, 3], [0, 1]])), {}),
+    ("take_along_axis", (TABLE, torch.argsort(TABLE, dim=1)[:, :2]), {"axis": 1}),
+    ("unsorted_segment_max", (TABLE, torch.tensor([2, 0, 2, -1, 1, 0])),
+     {"num_segments": 3}),
+    ("tensor_scatter_nd_add", (TABLE, torch.tensor([[1], [1]]), torch.ones(2, 4)), {}),
 ])
-def test_opcheck(op, args):
-    ops = ng._torch.ops()
-    params, indices, *attrs = args
-    torch.library.opcheck(ops[op], (params.clone().requires_grad_(True), indices, *attrs))
+def test_opcheck(name, inputs, attrs):
+    op, _ = ng._torch.ops()
+    tensors = [t.clone().requires_grad_(True) if t.is_floating_point() else t for t in inputs]
+    torch.library.opcheck(op, (tensors, [1] * len(tensors), name,
+                               ng._torch._joined(name, attrs)))
+
+
+def test_segment_and_scatter_gradients_equal_pytorch_own():
+    data, ids = leaf(), torch.tensor([2, 0, 2, 1, 1, 0])
+    ours = ng.unsorted_segment_sum(data, ids, 4)
+    theirs_data = leaf()
+    theirs = torch.zeros(4, 4).index_add(0, ids, theirs_data)
+    w = torch.arange(16.0).reshape(4, 4)
+    (ours * w).sum().backward()
+    (theirs * w).sum().backward()
+    assert torch.equal(ours.detach(), theirs.detach())
+    assert torch.equal(data.grad, theirs_data.grad)
+    tensor, updates = leaf(), torch.arange(8.0).reshape(2, 4).requires_grad_(True)
+    out = ng.tensor_scatter_nd_update(tensor, torch.tensor([[5], [0]]), updates)
+    (out * torch.arange(24.0).reshape(6, 4)).sum().backward()
+    want = torch.ones(6, 4) * torch.arange(24.0).reshape(6, 4)
+    want[[5, 0]] = 0
+    assert torch.equal(tensor.grad, want)
+    assert torch.equal(updates.grad, torch.arange(24.0).reshape(6, 4)[[5, 0]])
+    # The sorted reductions' rows come from the ids' values.
+    s = ng.segment_max(leaf(), torch.tensor([0, 0, 1, 3, 3, 3]))
+    assert s.shape == (4, 4)
+    s.sum().backward()
+
+
+def test_ops_without_a_gradient_say_so_at_backward():
+    shards = [leaf()]
+    rows = ng.embedding_lookup(shards, torch.tensor([1, 0]))
+    assert torch.equal(rows.detach(), TABLE[[1, 0]])
+    with pytest.raises(RuntimeError, match="embedding_lookup has no gradient in ndgather"):
+        rows.sum().backward()
+
+
+def test_torch_compile_keeps_a_segment_reduction_in_its_graph():
+    torch._dynamo.reset()
+    f = torch.compile(lambda d, i: ng.unsorted_segment_sum(d, i, 3) * 2, fullgraph=True)
+    ids = torch.tensor([2, 0, 2, 1, 1, 0])
+    assert torch.equal(f(TABLE, ids), torch.zeros(3, 4).index_add(0, ids, TABLE) * 2)
 
 
 def test_torch_compile_fullgraph_forward_and_backward():

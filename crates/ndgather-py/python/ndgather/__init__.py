@@ -394,9 +394,6 @@ def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
         except (TypeError, ValueError):
             if indices.dtype.isnative and indices.flags.aligned:
                 raise
-    if "torch" in _modules and _torch.wanted(params, indices):
-        _torch.no_fill_or_out("gather", fill_value, out)
-        return _torch.run("gather", params, indices, axis, batch_dims, bad_indices)
     if (fw := _staging.framework(params, indices)) is not None:
         fw.no_out("gather", out)
         params = fw.asarray(params)
@@ -477,9 +474,6 @@ def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
         except (TypeError, ValueError):
             if indices.dtype.isnative and indices.flags.aligned:
                 raise
-    if "torch" in _modules and _torch.wanted(params, indices):
-        _torch.no_fill_or_out("gather_nd", fill_value, out)
-        return _torch.run("gather_nd", params, indices, batch_dims, bad_indices)
     if (fw := _staging.framework(params, indices)) is not None:
         fw.no_out("gather_nd", out)
         params = fw.asarray(params)
@@ -639,16 +633,6 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: Optional[int] = None,
           ...
       ndgather.IndexOutOfBoundsError: indices[0] = -4 is not in [0, 3)
     """
-    if "torch" in _modules and _torch.wanted(x, indices):
-        _torch.no_fill_or_out("take", fill_value, out)
-        if axis is None and _torch.ndim(x) != 1:
-            raise ValueError(f"take needs an axis for an array of {_torch.ndim(x)} dimensions")
-        if _torch.ndim(indices) != 1:
-            raise ValueError(
-                f"take's indices must be 1-d, got an array of {_torch.ndim(indices)} dimensions")
-        axis = 0 if axis is None else axis
-        with _numpy_errors(axis, _torch.ndim(x)):
-            return _torch.run("gather", x, indices, axis, 0, bad_indices)
     if (fw := _staging.framework(x, indices)) is not None:
         fw.no_out("take", out)
         x, indices = fw.asarray(x), fw.asarray(indices)
@@ -657,9 +641,11 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: Optional[int] = None,
                 f"take's indices must be 1-d, got an array of {len(indices.shape)} dimensions")
         if axis is None and len(x.shape) != 1:
             raise ValueError(f"take needs an axis for an array of {len(x.shape)} dimensions")
-        return fw.run("gather", [x, indices], {
-            "axis": 0 if axis is None else axis, "bad_indices": bad_indices,
-            "fill_value": _fill(bad_indices, fill_value, fw.dtype(x))})
+        axis = 0 if axis is None else axis
+        with _numpy_errors(axis, len(x.shape)):
+            return fw.run("gather", [x, indices], {
+                "axis": axis, "bad_indices": bad_indices,
+                "fill_value": _fill(bad_indices, fill_value, fw.dtype(x))})
     p = _array(x)
     i = _indices(indices)
     if i.ndim != 1:
@@ -731,12 +717,6 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, /, axis: Optional[int] =
       array([[0],
              [0]])
     """
-    if "torch" in _modules and _torch.wanted(arr, indices):
-        _torch.no_fill_or_out("take_along_axis", fill_value, out)
-        if axis is None:
-            _flat_indices(indices)
-            arr, axis = _torch.flat(arr), 0
-        return _torch.run("take_along_axis", arr, indices, axis, bad_indices)
     if (fw := _staging.framework(arr, indices)) is not None:
         fw.no_out("take_along_axis", out)
         arr = fw.asarray(arr)

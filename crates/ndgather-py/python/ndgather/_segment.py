@@ -4,24 +4,17 @@ registry (``_core.run_op``). Semantics, identities, messages and gradients are T
 from __future__ import annotations
 
 import operator
-import sys
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _core, _staging, _tf
+from . import _core, _staging
 # The package's converters, defined before it imports this module (an import inside each
 # call would cost about 0.3 us a call).
 from . import _indices, _like, _numbers
 
 SegmentPolicy = Literal["error", "ignore", "clamp", "negative", "wrap"]
-
-
-def _tf_tensors(*values: Any) -> bool:
-    """Whether TensorFlow's op must take ``values`` (its tensors: a graph's have no memory,
-    and an eager one's gradient needs the op); one lookup where TensorFlow is not imported."""
-    return "tensorflow" in sys.modules and _tf.wanted(*values)
 
 
 # Each op below calls the door itself, its name made once: a helper between them and the
@@ -30,8 +23,8 @@ def _sorted(reduce: str):
     name = f"segment_{reduce}"
 
     def op(data: ArrayLike, segment_ids: ArrayLike) -> np.ndarray:
-        if _tf_tensors(data, segment_ids):
-            return _tf.run(name, [data, segment_ids])
+        if (fw := _staging.readable(data, segment_ids)) is not None:
+            return fw.run(name, [data, segment_ids])
         try:
             return _like(data, _core.run_op(name, [_numbers(data), _indices(segment_ids)]))
         except Exception:
@@ -48,8 +41,8 @@ def _unsorted(reduce: str):
     def op(data: ArrayLike, segment_ids: ArrayLike, num_segments: int, *,
            bad_indices: SegmentPolicy = "error") -> np.ndarray:
         attrs = {"num_segments": num_segments, "bad_indices": bad_indices}
-        if _tf_tensors(data, segment_ids):
-            return _tf.run(name, [data, segment_ids], attrs)
+        if (fw := _staging.readable(data, segment_ids)) is not None:
+            return fw.run(name, [data, segment_ids], attrs)
         try:
             return _like(data, _core.run_op(name, [_numbers(data), _indices(segment_ids)],
                                             attrs))

@@ -1,12 +1,16 @@
 """What the staged calls (``_jax``, ``_tf``) share: an op's inputs grouped as its signature
 takes them (one tensor per input, or for a list input, such as an embedding table's shards,
 the tensors of a :class:`Shards`; a plain Python list is one tensor, indices written as
-``[2, 0]``), and the core's dtypes with a gradient."""
+``[2, 0]``), attributes as the text the core reads (TensorFlow's and PyTorch's ops carry them
+as strings), and the core's dtypes with a gradient."""
 
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any, Sequence
+
+import numpy as np
 
 from . import _core
 
@@ -41,3 +45,37 @@ def grad_dtypes() -> frozenset:
     """The names of the dtypes with a gradient in the core (the dtype table's grad role): the
     inputs whose gradient a gradient call writes, one result each."""
     return frozenset(_core.grad_dtypes())
+
+
+def plain(name: str, attr: str, value: Any) -> Any:
+    """An attribute's value as Python holds it: a TensorFlow tensor read where eager (a
+    graph's tensor cannot be), a NumPy array as its item or list."""
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and isinstance(value, (tf.Tensor, tf.Variable)):
+        if not hasattr(value, "numpy"):
+            raise TypeError(
+                f"{name}: {attr} must be known when the op is built: ndgather's {attr} is an "
+                "attribute, not a tensor of the graph; give a Python value")
+        value = value.numpy()
+    if isinstance(value, np.ndarray):
+        value = value.item() if value.ndim == 0 else value.tolist()
+    return value
+
+
+def text(name: str, attr: str, value: Any) -> str:
+    """An attribute as the text the core reads for its kind: integers, numbers, true or
+    false, integers separated by commas, names, and a fill element's bytes in hex."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (bytes, bytearray)):
+        return "bytes:" + bytes(value).hex()
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(int(v)) for v in value)
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (int, np.integer)) or hasattr(value, "__index__"):
+        return str(int(value))
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"{name}: {attr} takes a number, a name or a list of integers, "
+                    f"not {type(value).__name__}")

@@ -92,40 +92,6 @@ def no_out(name: str, out: Any) -> None:
                         "result); use the result")
 
 
-def _plain(name: str, attr: str, value: Any) -> Any:
-    """An attribute's value as Python holds it: a TensorFlow tensor read where eager (a
-    graph's tensor cannot be), a NumPy array as its item or list."""
-    tf = sys.modules.get("tensorflow")
-    if tf is not None and isinstance(value, (tf.Tensor, tf.Variable)):
-        if not hasattr(value, "numpy"):
-            raise TypeError(
-                f"{name}: {attr} must be known when the op is built: ndgather's {attr} is an "
-                "attribute, not a tensor of the graph; give a Python value")
-        value = value.numpy()
-    if isinstance(value, np.ndarray):
-        value = value.item() if value.ndim == 0 else value.tolist()
-    return value
-
-
-def _text(name: str, attr: str, value: Any) -> str:
-    """An attribute as the text the core reads for its kind: integers, numbers, true or
-    false, integers separated by commas, names, and a fill element's bytes in hex."""
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, (bytes, bytearray)):
-        return "bytes:" + bytes(value).hex()
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(int(v)) for v in value)
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
-    if isinstance(value, (int, np.integer)) or hasattr(value, "__index__"):
-        return str(int(value))
-    if isinstance(value, str):
-        return value
-    raise TypeError(f"{name}: {attr} takes a number, a name or a list of integers, "
-                    f"not {type(value).__name__}")
-
-
 def _cache_dir() -> Path:
     """Where built libraries are kept: ``$NDGATHER_CACHE_DIR``, else ndgather's directory
     under ``$XDG_CACHE_HOME`` (``~/.cache``); the directories made are the user's alone. The
@@ -257,7 +223,7 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
     groups = _staged_call.groups(inputs)
     arity = [len(g) for g in groups]
     given = [asarray(a) for g in groups for a in g]
-    attrs = {k: _plain(name, k, v) for k, v in (attrs or {}).items() if v is not None}
+    attrs = {k: _staged_call.plain(name, k, v) for k, v in (attrs or {}).items() if v is not None}
     facts: list = []
     at = 0
     for n in arity:
@@ -267,7 +233,7 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
     out_dtype = tf.as_dtype(out_dtype) if out_dtype is not None else given[0].dtype
     return lib.ndgather_op(
         args=given, Tout=out_dtype, op=name, arity=arity,
-        attr_names=list(attrs), attr_values=[_text(name, k, v) for k, v in attrs.items()],
+        attr_names=list(attrs), attr_values=[_staged_call.text(name, k, v) for k, v in attrs.items()],
         out_shape=tf.TensorShape(out_shape))
 
 

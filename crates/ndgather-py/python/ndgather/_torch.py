@@ -1,18 +1,19 @@
-"""ndgather's gathers as native operations of PyTorch (issue 55): ``torch.library`` custom
-ops under the namespace ``ndgather``, each with a fake (meta) implementation, so that shapes
-propagate under ``torch.compile``, and its gradient registered with ``register_autograd``.
+"""ndgather's ops as native operations of PyTorch (issue 55): two ``torch.library`` custom
+ops under the namespace ``ndgather``, ``ndgather::op`` and ``ndgather::op_grad``, which run
+any op of the registry by name, as TensorFlow's op and XLA's handlers do. Each has a fake
+(meta) implementation, so that shapes propagate under ``torch.compile``, and the forward op's
+gradient is registered with ``register_autograd``.
 
-A public function (``ndgather.gather``, ``gather_nd``, ``take_along_axis``, ``take``) given a
-``torch.Tensor`` calls the custom op when autograd or ``torch.compile`` needs it: a tensor
-that requires grad, or a call while ``torch.compile`` traces. Otherwise it reads the tensor
-in place through DLPack, as before.
+A public function given ``torch.Tensor`` s calls the custom op when autograd or
+``torch.compile`` needs it: a tensor that requires grad, or a call while ``torch.compile``
+traces. Otherwise it reads the tensors in place through DLPack, as before.
 
-- The ops' implementations are the eager NumPy path on the tensors' memory; the fake
-  implementations are the op's own shape inference (``_core.infer_op``).
-- The gradient of each gather is the core's (``gather_grad``, ``gather_nd_grad``,
-  ``take_along_axis_grad``), itself a custom op, so that the backward graph compiles too.
-- The ops run on the CPU: a tensor on another device is refused by the eager path, with a
-  message that says how to move it.
+- The op's implementation is the eager NumPy path on the tensors' memory (``_core.run_op``);
+  its fake implementation is the op's own shape inference (``_core.infer_op``), with a
+  dynamic size where values give a dimension (the sorted segment reductions' rows).
+- The gradient is the core's (``OpDef::grad``, ``_core.run_grad``), itself the custom op
+  ``op_grad``, so that the backward graph compiles too.
+- The ops run on the CPU: a tensor on another device finds no kernel, and PyTorch says so.
 
 PyTorch is imported only by a caller that has it: this module is imported on first use.
 """
@@ -22,9 +23,12 @@ from __future__ import annotations
 import functools
 import sys
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any, Optional, Sequence
 
-from . import _core
+import numpy as np
+
+from . import _core, _staged_call
+from ._staged_call import shards  # noqa: F401 (the staging modules offer it)
 
 
 def _compiling(torch: Any) -> bool:
@@ -34,34 +38,39 @@ def _compiling(torch: Any) -> bool:
 
 def wanted(*values: Any) -> bool:
     """Whether a call on ``values`` must go through the custom ops: a ``torch.Tensor`` among
-    them while ``torch.compile`` traces, or one that requires grad. A call outside
-    ``torch.compile`` defines the ops first, so that a later compile finds them."""
+    them (or their lists) while ``torch.compile`` traces, or one that requires grad. A call
+    outside ``torch.compile`` defines the ops first, so that a later compile finds them."""
     torch = sys.modules.get("torch")
-    if torch is None:
-        return False
-    tensors = [v for v in values if isinstance(v, torch.Tensor)]
-    if not tensors:
+    if torch is None or not _staged_call.any_of(values, torch.Tensor):
         return False
     if _compiling(torch):
         return True
     define()
+    tensors = [x for v in values for x in (v if isinstance(v, (list, tuple)) else [v])
+               if isinstance(x, torch.Tensor)]
     return any(t.requires_grad for t in tensors)
 
 
-def no_fill_or_out(name: str, fill_value: Any, out: Any) -> None:
-    """Refuses what the custom ops do not take: ``out`` (autograd and compiled graphs make
-    their own results) and a ``fill_value`` other than the default."""
+def asarray(x: Any) -> Any:
+    """``x`` as a tensor (a list or NumPy array beside one)."""
+    import torch
+    return torch.as_tensor(x)
+
+
+def dtype(x: Any) -> np.dtype:
+    """The NumPy dtype of a tensor's elements (for a fill value made in them)."""
+    return np.dtype(_dtype_name(x.dtype))
+
+
+def flat(x: Any) -> Any:
+    """``x`` as a tensor, flattened, row-major."""
+    return asarray(x).reshape(-1)
+
+
+def no_out(name: str, out: Any) -> None:
+    """Refuses ``out``: autograd and compiled graphs make their own results."""
     if out is not None:
         raise TypeError(f"{name}: out is not taken with autograd or torch.compile; use the result")
-    if fill_value is not None:
-        raise TypeError(f"{name}: fill_value is not taken with autograd or torch.compile yet; "
-                        "bad_indices='fill' fills with the default")
-
-
-def ndim(x: Any) -> int:
-    """The rank of a tensor or of what ``torch.as_tensor`` takes."""
-    import torch
-    return torch.as_tensor(x).ndim
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -69,14 +78,25 @@ def _dtype_name(dtype: Any) -> str:
     return str(dtype).rpartition(".")[2]
 
 
-def _fake(name: str, inputs: Sequence[Any], attrs: dict, like: Any) -> Any:
-    """An empty tensor of the result's shape and dtype, as the op infers them."""
-    import torch
-    facts = [(_dtype_name(t.dtype), [int(d) for d in t.shape]) for t in inputs]
-    dtype, shape = _core.infer_op(name, facts, attrs)
-    if shape is None or any(d is None for d in shape):
-        raise ValueError(f"{name}: the result's shape does not follow from the inputs' shapes")
-    return like.new_empty(shape, dtype=getattr(torch, dtype) if dtype else like.dtype)
+@functools.lru_cache(maxsize=None)
+def _lists(name: str) -> tuple:
+    """For each input of the op's signature, whether it takes a list of tensors."""
+    for op, _, inputs, _ in _core.op_signatures():
+        if op == name:
+            return tuple(kind in ("List", "OptionalList") for _, kind in inputs)
+    raise ValueError(f"no op named {name!r}")
+
+
+def _groups(name: str, flat: Sequence[Any], arity: Sequence[int]) -> list:
+    """The flat tensors (or arrays) as the op's inputs: ``arity[k]`` of them for input ``k``,
+    a list for a list input, ``None`` for one left out."""
+    lists = _lists(name)
+    out, at = [], 0
+    for k, n in enumerate(arity):
+        part = list(flat[at:at + n])
+        at += n
+        out.append(part if k < len(lists) and lists[k] else (part[0] if n else None))
+    return out
 
 
 def _numpy(t: Any) -> Any:
@@ -86,63 +106,102 @@ def _numpy(t: Any) -> Any:
     return _array(t.detach())
 
 
-def _tensor(result: Any) -> Any:
-    """The NumPy path's fresh result as a tensor on its memory."""
+def _with_grad(tensors: Sequence[Any]) -> list:
+    """The positions of the tensors of a dtype with a gradient in the core."""
+    with_grad = _staged_call.grad_dtypes()
+    return [k for k, t in enumerate(tensors) if _dtype_name(t.dtype) in with_grad]
+
+
+def _split(attrs: str) -> tuple:
+    """The attributes' names and texts from the op's one string: a line ``name=text`` each
+    (one string, not two lists, so that autograd sees one argument)."""
+    pairs = [line.partition("=") for line in attrs.split("\n") if line]
+    return [n for n, _, _ in pairs], [v for _, _, v in pairs]
+
+
+def _joined(name: str, attrs: dict) -> str:
+    """The attributes as the op's one string (see :func:`_split`)."""
+    return "\n".join(f"{k}={_staged_call.text(name, k, v)}" for k, v in attrs.items())
+
+
+def _op_body(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str) -> Any:
     import torch
-    return torch.from_numpy(result)
+    attrs = _core.text_attrs(name, *_split(attrs))
+    groups = _groups(name, [_numpy(t) for t in inputs], arity)
+    return torch.from_numpy(np.ascontiguousarray(_core.run_op(name, groups, attrs)))
 
 
-def _define(forward_name: str, grad_name: str, attrs: Sequence[tuple[str, str]],
-            run: Callable[..., Any], run_grad: Callable[..., Any]) -> Any:
-    """Defines ``ndgather::<forward_name>`` and its gradient op ``ndgather::<grad_name>``
-    from the eager functions ``run(params, indices, **attrs)`` and
-    ``run_grad(params_shape, indices, grad, **attrs)``; ``attrs`` are the op's attributes as
-    (schema type, name), in the schema's order. The forward op takes
-    ``(params, indices, *attrs)``; the gradient op ``(indices, grad, params_shape, *attrs)``."""
-    names = [name for _, name in attrs]
-    schema_args = ", ".join(f"{kind} {name}" for kind, name in attrs)
-
-    def forward_body(params: Any, indices: Any, *values: Any) -> Any:
-        return _tensor(run(_numpy(params), _numpy(indices), **dict(zip(names, values))))
-
-    def grad_body(indices: Any, upstream: Any, params_shape: Sequence[int],
-                  *values: Any) -> Any:
-        return _tensor(run_grad(list(params_shape), _numpy(indices), _numpy(upstream),
-                                **dict(zip(names, values))))
-
+def _op_fake(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str) -> Any:
     import torch
+    attrs = _core.text_attrs(name, *_split(attrs))
+    firsts = [g[0] if isinstance(g, list) and g else g
+              for g in _groups(name, list(inputs), arity)]
+    facts = [None if t is None else (_dtype_name(t.dtype), [int(d) for d in t.shape])
+             for t in firsts]
+    out_dtype, shape = _core.infer_op(name, facts, attrs)
+    if shape is None:
+        raise ValueError(f"{name}: the result's rank does not follow from the inputs' shapes")
+    ctx = torch.library.get_ctx()
+    shape = [ctx.new_dynamic_size() if d is None else d for d in shape]
+    like = inputs[0]
+    return like.new_empty(shape, dtype=getattr(torch, out_dtype) if out_dtype else like.dtype)
 
+
+def _grad_body(inputs: Sequence[Any], output: Any, upstream: Any, arity: Sequence[int],
+               name: str, attrs: str) -> list:
+    import torch
+    groups = _groups(name, [_numpy(t) for t in inputs], arity)
+    if any(isinstance(g, list) for g in groups):
+        raise TypeError(f"{name}: its gradient takes single tensors only")
+    grads = _core.run_grad(name, groups, _numpy(output), _numpy(upstream), *_split(attrs))
+    # One result per input of a dtype with a gradient, in order: its gradient or zeros.
+    position = [k for k, n in enumerate(arity) for _ in range(n)]
+    return [torch.from_numpy(np.ascontiguousarray(grads[position[k]]))
+            if grads[position[k]] is not None else torch.zeros_like(inputs[k])
+            for k in _with_grad(inputs)]
+
+
+def _grad_fake(inputs: Sequence[Any], output: Any, upstream: Any, arity: Sequence[int],
+               name: str, attrs: str) -> list:
+    return [inputs[k].new_empty(inputs[k].shape) for k in _with_grad(inputs)]
+
+
+SCHEMA = "(Tensor[] inputs, int[] arity, str name, str attrs)"
+
+
+@functools.lru_cache(maxsize=None)
+def ops() -> tuple:
+    """The two custom ops, defined on first use: ``(op, op_grad)``."""
+    import torch
     # CPU kernels only: a tensor on another device finds none, and PyTorch says so.
-    forward = torch.library.custom_op(f"ndgather::{forward_name}", forward_body, mutates_args=(),
-                                      device_types="cpu",
-                                      schema=f"(Tensor params, Tensor indices, {schema_args}) "
-                                             "-> Tensor")
-    grad = torch.library.custom_op(f"ndgather::{grad_name}", grad_body, mutates_args=(),
-                                   device_types="cpu",
-                                   schema=f"(Tensor indices, Tensor grad, SymInt[] params_shape, "
-                                          f"{schema_args}) -> Tensor")
-
-    @forward.register_fake
-    def _(params: Any, indices: Any, *attrs: Any) -> Any:
-        return _fake(forward_name, [params, indices], dict(zip(names, attrs)), params)
-
-    @grad.register_fake
-    def _(indices: Any, upstream: Any, params_shape: Sequence[int], *attrs: Any) -> Any:
-        return upstream.new_empty(list(params_shape))
+    op = torch.library.custom_op("ndgather::op", _op_body, mutates_args=(),
+                                 device_types="cpu", schema=f"{SCHEMA} -> Tensor")
+    grad = torch.library.custom_op(
+        "ndgather::op_grad", _grad_body, mutates_args=(), device_types="cpu",
+        schema="(Tensor[] inputs, Tensor output, Tensor upstream, int[] arity, str name, "
+               "str attrs) -> Tensor[]")
+    op.register_fake(_op_fake)
+    grad.register_fake(_grad_fake)
 
     def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
-        params, indices, *attrs = inputs
-        ctx.save_for_backward(indices)
-        ctx.params_shape = list(params.shape)
-        ctx.attrs = attrs
+        tensors, arity, name, attrs = inputs
+        ctx.save_for_backward(*tensors, output)
+        ctx.call = (list(arity), name, attrs)
 
     def backward(ctx: Any, upstream: Any) -> tuple:
-        (indices,) = ctx.saved_tensors
-        dparams = grad(indices, upstream.contiguous(), ctx.params_shape, *ctx.attrs)
-        return (dparams, None) + (None,) * len(ctx.attrs)
+        *tensors, output = ctx.saved_tensors
+        arity, name, attrs = ctx.call
+        if not _core.op_has_grad(name):
+            raise RuntimeError(f"{name} has no gradient in ndgather (the ops with one: the "
+                               "gather family, tensor_scatter_nd_*, the segment reductions)")
+        grads = iter(grad(tensors, output, upstream.contiguous(), arity, name, attrs))
+        wanted_positions = set(_with_grad(tensors))
+        per_input = [next(grads) if k in wanted_positions else None
+                     for k in range(len(tensors))]
+        return per_input, None, None, None
 
-    forward.register_autograd(backward, setup_context=setup_context)
-    return forward
+    op.register_autograd(backward, setup_context=setup_context)
+    return op, grad
 
 
 _defined = False
@@ -167,27 +226,11 @@ def define() -> None:
             _defined = True
 
 
-@functools.lru_cache(maxsize=None)
-def ops() -> dict:
-    """The custom ops, defined on first use: ``{"gather": ..., "gather_nd": ...,
-    "take_along_axis": ...}``."""
-    import ndgather as ng
-    policy = ("str", "bad_indices")
-    return {
-        "gather": _define("gather", "gather_grad",
-                          [("SymInt?", "axis"), ("SymInt", "batch_dims"), policy],
-                          ng.gather, ng.gather_grad),
-        "gather_nd": _define("gather_nd", "gather_nd_grad", [("SymInt", "batch_dims"), policy],
-                             ng.gather_nd, ng.gather_nd_grad),
-        "take_along_axis": _define("take_along_axis", "take_along_axis_grad",
-                                   [("SymInt", "axis"), policy],
-                                   ng.take_along_axis, ng.take_along_axis_grad),
-    }
-
-
-def run(name: str, params: Any, indices: Any, *attrs: Any) -> Any:
-    """The custom op ``ndgather::<name>`` on ``params`` and ``indices`` (tensors, or what
-    ``torch.as_tensor`` takes), with the op's attributes in its schema's order."""
+def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
+    """The registered op ``name`` as PyTorch's custom op ``ndgather::op``: ``inputs`` in the
+    order of the op's signature (``None`` for one left out, :func:`shards` for a list input
+    such as an embedding table's shards), ``attrs`` its attributes (``None`` values take the
+    op's defaults)."""
     import torch
     if not _compiling(torch):
         define()
@@ -196,16 +239,13 @@ def run(name: str, params: Any, indices: Any, *attrs: Any) -> Any:
             f"{name}: ndgather's PyTorch ops are defined when ndgather is imported after "
             "torch, or by a first call with a tensor outside torch.compile, on PyTorch 2.4 or "
             "newer; import torch first")
-    params, indices = torch.as_tensor(params), torch.as_tensor(indices)
-    if params.dtype == torch.bfloat16:
+    groups = _staged_call.groups(inputs)
+    arity = [len(g) for g in groups]
+    tensors = [torch.as_tensor(a) for g in groups for a in g]
+    if any(t.dtype == torch.bfloat16 for t in tensors):
         # The bodies read tensors as NumPy arrays through DLPack, which has no bfloat16.
         raise TypeError(f"{name}: bfloat16 tensors are not taken with autograd or "
                         "torch.compile yet (NumPy reads no bfloat16 through DLPack)")
-    return getattr(torch.ops.ndgather, name)(params, indices, *attrs)
-
-
-def flat(x: Any) -> Any:
-    """``x`` as a tensor, flattened (``take_along_axis(..., axis=None)``)."""
-    import torch
-    return torch.as_tensor(x).reshape(-1)
-
+    attrs = {k: _staged_call.plain(name, k, v) for k, v in (attrs or {}).items()
+             if v is not None}
+    return torch.ops.ndgather.op(tensors, arity, name, _joined(name, attrs))

@@ -1,0 +1,129 @@
+//! The gradient of any registered op by name (`OpDef::grad`), for a front end that runs an
+//! op's backward itself: PyTorch's custom ops (`ndgather._torch`), whose attributes are
+//! strings, read as TensorFlow's kernel reads them (`kernel_call::text_attrs`).
+
+use crate::door::{array, copy_if_bool, view};
+use crate::errors::to_py;
+use crate::kernel_call::{self, Failure};
+use ndgather::registry::{self, Input};
+use ndgather::DType;
+use numpy::PyUntypedArray;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+/// A failure of the call's set-up as Python's exception: the caller's (`ValueError`) or ours.
+fn to_py_failure(Failure(message, code): Failure) -> PyErr {
+    match code {
+        kernel_call::INVALID_ARGUMENT => PyValueError::new_err(message),
+        _ => PyRuntimeError::new_err(message),
+    }
+}
+
+/// The gradients of the registered op `name` (its attributes as names and text) on `inputs`
+/// (one array per input of its signature, `None` for one left out), whose result was
+/// `output`, for the upstream gradient `upstream`: one entry per input, `None` where it has
+/// none (indices).
+///
+/// # Errors
+/// The op's own, as `run_op` raises them; `ValueError` for attribute text of the wrong kind.
+#[pyfunction]
+pub(crate) fn run_grad<'py>(
+    py: Python<'py>,
+    name: &str,
+    inputs: Vec<Option<Bound<'py, PyUntypedArray>>>,
+    output: Bound<'py, PyUntypedArray>,
+    upstream: Bound<'py, PyUntypedArray>,
+    attr_names: Vec<String>,
+    attr_values: Vec<String>,
+) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
+    if attr_names.len() != attr_values.len() {
+        return Err(PyValueError::new_err(format!(
+            "{name}: {} attribute names but {} values",
+            attr_names.len(),
+            attr_values.len()
+        )));
+    }
+    let pairs = attr_names
+        .iter()
+        .map(String::as_str)
+        .zip(attr_values.iter().map(String::as_str));
+    let attrs = kernel_call::text_attrs(name, pairs).map_err(to_py_failure)?;
+    let op = registry::find(name)
+        .and_then(|def| def.with_attrs(&attrs))
+        .map_err(to_py)?;
+    let dtype = |a: &Bound<'py, PyUntypedArray>| crate::dtypes::dtype_of(a);
+    let all: Vec<&Bound<'py, PyUntypedArray>> = inputs
+        .iter()
+        .flatten()
+        .chain([&output, &upstream])
+        .collect();
+    // Bool arrays are read from checked copies; every other array in place.
+    let copies = all
+        .iter()
+        .map(|a| copy_if_bool(name, "an input", a, dtype(a)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut views = all
+        .iter()
+        .zip(&copies)
+        .map(|(a, c)| view(a, dtype(a), c.as_ref()))
+        .collect::<PyResult<Vec<_>>>()?
+        .into_iter();
+    let args: Vec<Input<'_>> = inputs
+        .iter()
+        .map(|a| match a {
+            Some(_) => views.next().map_or(Input::None, Input::Tensor),
+            None => Input::None,
+        })
+        .collect();
+    let (out, up) = match (views.next(), views.next()) {
+        (Some(o), Some(u)) => (o, u),
+        _ => {
+            return Err(PyRuntimeError::new_err(
+                "internal error: output and upstream",
+            ))
+        }
+    };
+    let grads = op.grad(&args, Some(&out), &up).map_err(to_py)?;
+    let like: Vec<(DType, &Bound<'py, PyUntypedArray>)> = all
+        .iter()
+        .filter_map(|a| dtype(a).map(|d| (d, *a)))
+        .collect();
+    grads
+        .into_iter()
+        .map(|g| g.map(|t| array(py, t, &like)).transpose())
+        .collect()
+}
+
+/// The attributes of the registered op `name` from names and text, as Python values (an
+/// integer, number, bool, name, list of integers or bytes), as `run_op` takes them: the
+/// attributes of PyTorch's custom ops, which carry them as strings.
+///
+/// # Errors
+/// `ValueError` for text of the wrong kind; the registry's error for an unknown op.
+#[pyfunction]
+pub(crate) fn text_attrs<'py>(
+    py: Python<'py>,
+    name: &str,
+    attr_names: Vec<String>,
+    attr_values: Vec<String>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let pairs = attr_names
+        .iter()
+        .map(String::as_str)
+        .zip(attr_values.iter().map(String::as_str));
+    let attrs = kernel_call::text_attrs(name, pairs).map_err(to_py_failure)?;
+    let dict = pyo3::types::PyDict::new(py);
+    for n in attrs.names() {
+        let value = match attrs.get(n) {
+            Some(registry::Attr::Int(v)) => v.into_pyobject(py)?.into_any(),
+            Some(registry::Attr::Float(v)) => v.into_pyobject(py)?.into_any(),
+            Some(registry::Attr::Bool(v)) => v.into_pyobject(py)?.to_owned().into_any(),
+            Some(registry::Attr::Str(v)) => v.as_ref().into_pyobject(py)?.into_any(),
+            Some(registry::Attr::Ints(v)) => v.clone().into_pyobject(py)?.into_any(),
+            Some(registry::Attr::Bytes(v)) => pyo3::types::PyBytes::new(py, v).into_any(),
+            _ => continue,
+        };
+        dict.set_item(n, value)?;
+    }
+    Ok(dict)
+}

@@ -1,0 +1,68 @@
+"""The core's gradient of any op by name (``_core.run_grad``) and attributes read from text
+(``_core.text_attrs``): what PyTorch's custom ops call (``ndgather._torch``), checked here
+with NumPy alone, hostile calls included."""
+
+import numpy as np
+import pytest
+
+import ndgather as ng
+from ndgather import _core
+
+PARAMS = np.arange(12, dtype=np.float32).reshape(4, 3)
+IDS = np.array([3, 1, 3])
+
+
+def test_a_gathers_gradient_equals_its_registered_grad_op():
+    out = ng.gather(PARAMS, IDS)
+    up = np.arange(9, dtype=np.float32).reshape(3, 3)
+    dparams, dids = _core.run_grad("gather", [PARAMS, IDS], out, up, [], [])
+    assert dids is None
+    np.testing.assert_array_equal(dparams, ng.gather_grad([4, 3], IDS, up))
+    # Attributes as text, as the custom op carries them.
+    out = ng.gather(PARAMS, np.array([5, 0]), axis=1, bad_indices="clamp")
+    up = np.ones((4, 2), np.float32)
+    (d, _) = _core.run_grad("gather", [PARAMS, np.array([5, 0])], out, up,
+                            ["axis", "bad_indices"], ["1", "clamp"])
+    np.testing.assert_array_equal(d[:, [0, 2]], np.ones((4, 2)))
+
+
+def test_a_max_reads_its_output():
+    data = np.array([1.0, 5.0, 5.0, 2.0], np.float32)
+    ids = np.array([0, 0, 0, 1])
+    out = ng.unsorted_segment_max(data, ids, 2)
+    (d, _) = _core.run_grad("unsorted_segment_max", [data, ids], out,
+                            np.array([4.0, 1.0], np.float32), ["num_segments"], ["2"])
+    # TensorFlow splits a tie's gradient evenly.
+    np.testing.assert_array_equal(d, [0.0, 2.0, 2.0, 1.0])
+
+
+def test_text_attrs_reads_each_kind():
+    got = _core.text_attrs("gather", ["axis", "bad_indices", "fill_value"],
+                           ["-1", "fill", "bytes:00c0"])
+    assert got == {"axis": -1, "bad_indices": "fill", "fill_value": b"\x00\xc0"}
+    got = _core.text_attrs("scatter_nd", ["shape"], ["4,2"])
+    assert got == {"shape": [4, 2]}
+
+
+def test_hostile_calls_are_errors():
+    out = ng.gather(PARAMS, IDS)
+    up = np.ones_like(out)
+    with pytest.raises(ValueError, match='attribute "axis" takes an integer'):
+        _core.run_grad("gather", [PARAMS, IDS], out, up, ["axis"], ["one"])
+    with pytest.raises(ValueError, match="2 attribute names but 1 values"):
+        _core.run_grad("gather", [PARAMS, IDS], out, up, ["axis", "x"], ["1"])
+    with pytest.raises(ValueError, match="gather_nd"):
+        _core.run_grad("gahter", [PARAMS, IDS], out, up, [], [])
+    with pytest.raises(Exception, match="colour"):
+        _core.run_grad("gather", [PARAMS, IDS], out, up, ["colour"], ["red"])
+    with pytest.raises(Exception, match="scatter_nd has no registered gradient"):
+        _core.run_grad("scatter_nd", [IDS[:, None], PARAMS[:3]], out, up, ["shape"], ["4,3"])
+    with pytest.raises(Exception):
+        _core.run_grad("gather", [PARAMS], out, up, [], [])
+    with pytest.raises(Exception):
+        _core.run_grad("gather", [PARAMS, IDS], out, np.ones((2, 2), np.float32), [], [])
+    with pytest.raises(TypeError):
+        _core.run_grad("gather", [PARAMS, IDS.astype(">i8")], out, up, [], [])
+    bad_bool = np.array([2], np.uint8).view(np.bool_)
+    with pytest.raises(Exception):
+        _core.run_grad("gather", [bad_bool, np.array([0])], bad_bool, bad_bool, [], [])
