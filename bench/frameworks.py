@@ -1,48 +1,91 @@
 """ndgather inside compiled framework functions against the framework's own op in the same
-compiled function (issue 55). So far: JAX's `jax.jit`, `ng.gather` against `jnp.take`, on a
-tiny call and on 100,000 rows of 64 float32. PyTorch's `torch.compile` and TensorFlow's
-`tf.function`, and the suite's other cases, are not here yet.
+compiled function (issue 55): JAX's `jax.jit`, TensorFlow's `tf.function` and PyTorch's
+`torch.compile`, each in one process with its peer, alternated per round.
 
-    python bench/frameworks.py [--rounds 3]
+Cases: a tiny call (3 ids into 16 x 4 float32), 100,000 rows of 64 float32, and under
+`tf.function` the clamp policy against TensorFlow's `tf.gather` of clipped ids (TensorFlow's
+CPU gather has no policy of its own).
 
-Run it on a release build (`maturin develop --release`): the test build is slower.
+    python bench/frameworks.py --framework jax [--rounds 3]
+    .venv-frameworks/bin/python bench/frameworks.py --framework tf
+    .venv-frameworks/bin/python bench/frameworks.py --framework torch
+
+Run it on a release build of the extension (`maturin develop --release`, or the release
+wheel on PYTHONPATH): the test build is slower.
 """
 
 import argparse
 import timeit
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-import ndgather as ng
-
 parser = argparse.ArgumentParser()
+parser.add_argument("--framework", choices=["jax", "tf", "torch"], default="jax")
 parser.add_argument("--rounds", type=int, default=3)
 args = parser.parse_args()
+
+RNG = np.random.default_rng(0)
+TINY = (np.arange(64.0, dtype=np.float32).reshape(16, 4), np.array([3, 1, 7], np.int32))
+ROWS = (RNG.standard_normal((100_000, 64)).astype(np.float32),
+        RNG.integers(0, 100_000, 100_000).astype(np.int32))
+BAD = (ROWS[0], np.where(RNG.random(100_000) < 0.01, 200_000, ROWS[1]).astype(np.int32))
 
 
 def best(f, number, repeat=5):
     """The best time of one call, in seconds, over `repeat` runs of `number` calls."""
-    return min(timeit.repeat(lambda: f().block_until_ready(), number=number,
-                             repeat=repeat)) / number
+    return min(timeit.repeat(f, number=number, repeat=repeat)) / number
 
 
-ours = jax.jit(lambda p, i: ng.gather(p, i))
-theirs = jax.jit(lambda p, i: jnp.take(p, i, axis=0))
-rng = np.random.default_rng(0)
-cases = {
-    "tiny (3 ids, 16 x 4)": (jnp.arange(64.0, dtype=jnp.float32).reshape(16, 4),
-                             jnp.array([3, 1, 7], jnp.int32), 2000, 1e6, "us"),
-    "rows (100k ids, 100k x 64)": (
-        jnp.asarray(rng.standard_normal((100_000, 64)), jnp.float32),
-        jnp.asarray(rng.integers(0, 100_000, 100_000), jnp.int32), 20, 1e3, "ms"),
-}
-for name, (params, ids, number, scale, unit) in cases.items():
-    for f in (ours, theirs):
-        f(params, ids).block_until_ready()
+def compare(label, ours, theirs, inputs, number, scale, unit):
+    """Rounds of `ours` against `theirs` on `inputs`, alternated; each checked equal first."""
+    a, b = ours(*inputs), theirs(*inputs)
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     for _ in range(args.rounds):
-        a = best(lambda: ours(params, ids), number) * scale
-        b = best(lambda: theirs(params, ids), number) * scale
-        print(f"jax.jit {name}: ng.gather {a:.2f} {unit}, jnp.take {b:.2f} {unit} "
-              f"({a / b:.2f}x)")
+        x = best(lambda: ours(*inputs), number) * scale
+        y = best(lambda: theirs(*inputs), number) * scale
+        print(f"{label}: ndgather {x:.2f} {unit}, peer {y:.2f} {unit} ({x / y:.2f}x)")
+
+
+if args.framework == "jax":
+    import jax
+    import jax.numpy as jnp
+
+    import ndgather as ng
+
+    def ready(f):
+        return lambda *a: f(*a).block_until_ready()
+
+    ours = ready(jax.jit(lambda p, i: ng.gather(p, i)))
+    theirs = ready(jax.jit(lambda p, i: jnp.take(p, i, axis=0)))
+    tiny = [jnp.asarray(x) for x in TINY]
+    rows = [jnp.asarray(x) for x in ROWS]
+    compare("jax.jit tiny, ng.gather vs jnp.take", ours, theirs, tiny, 2000, 1e6, "us")
+    compare("jax.jit rows, ng.gather vs jnp.take", ours, theirs, rows, 20, 1e3, "ms")
+elif args.framework == "tf":
+    import tensorflow as tf
+
+    import ndgather as ng
+
+    ours = tf.function(lambda p, i: ng.gather(p, i))
+    theirs = tf.function(lambda p, i: tf.gather(p, i))
+    tiny = [tf.constant(x) for x in TINY]
+    rows = [tf.constant(x) for x in ROWS]
+    compare("tf.function tiny, ng.gather vs tf.gather", ours, theirs, tiny, 2000, 1e6, "us")
+    compare("tf.function rows, ng.gather vs tf.gather", ours, theirs, rows, 20, 1e3, "ms")
+    clamp = tf.function(lambda p, i: ng.gather(p, i, bad_indices="clamp"))
+    clipped = tf.function(
+        lambda p, i: tf.gather(p, tf.clip_by_value(i, 0, tf.shape(p)[0] - 1)))
+    compare("tf.function rows with 1% bad ids, clamp vs tf.gather(clip_by_value)", clamp,
+            clipped, [tf.constant(x) for x in BAD], 20, 1e3, "ms")
+else:
+    import torch
+
+    import ndgather as ng
+
+    ours = torch.compile(lambda p, i: ng.gather(p, i), fullgraph=True)
+    theirs = torch.compile(lambda p, i: torch.index_select(p, 0, i), fullgraph=True)
+    tiny = [torch.from_numpy(x) for x in TINY[:1]] + [torch.from_numpy(TINY[1]).long()]
+    rows = [torch.from_numpy(ROWS[0]), torch.from_numpy(ROWS[1]).long()]
+    compare("torch.compile tiny, ng.gather vs index_select", ours, theirs, tiny, 2000, 1e6,
+            "us")
+    compare("torch.compile rows, ng.gather vs index_select", ours, theirs, rows, 20, 1e3, "ms")

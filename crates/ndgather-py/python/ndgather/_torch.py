@@ -100,10 +100,16 @@ def _groups(name: str, flat: Sequence[Any], arity: Sequence[int]) -> list:
 
 
 def _numpy(t: Any) -> Any:
-    """A CPU tensor's memory as a NumPy array, through DLPack (no copy): the ops' bodies run
-    the NumPy path, which never routes back here, even while ``torch.compile`` runs them."""
-    from . import _array
-    return _array(t.detach())
+    """A CPU tensor's memory as a NumPy array (no copy): the ops' bodies run the NumPy path,
+    which never routes back here, even while ``torch.compile`` runs them. ``Tensor.numpy``
+    costs a tenth of DLPack's exchange; a tensor it refuses (a conjugate or negative view)
+    goes through DLPack."""
+    t = t.detach()
+    try:
+        return t.numpy()
+    except (RuntimeError, TypeError):
+        from . import _array
+        return _array(t)
 
 
 def _with_grad(tensors: Sequence[Any]) -> list:
