@@ -125,6 +125,54 @@ def test_vmap_maps_over_the_batch():
         lambda ps: jax.vmap(lambda p, i: jnp.take(p, i, axis=0))(ps, ids).sum())(ps)))
 
 
+def test_vmap_is_one_call_with_one_more_batch_dimension():
+    rng = np.random.default_rng(0)
+    ps = jnp.asarray(rng.standard_normal((5, 6, 4)), jnp.float32)
+    ids = jnp.asarray(rng.integers(0, 6, (5, 3)))
+    p0 = ps[0]
+
+    def take(p, i, axis=0):
+        return jnp.take(p, i, axis=axis)
+
+    cases = [
+        # both batched; along another axis; indices alone (the batch lands at the axis); a
+        # negative axis; params alone; batch_dims inside the map
+        (lambda p, i: ng.gather(p, i), take, (ps, ids), (0, 0)),
+        (lambda p, i: ng.gather(p, i, axis=1), lambda p, i: take(p, i, 1), (ps, ids % 4), (0, 0)),
+        (lambda p, i: ng.gather(p, i, axis=1), lambda p, i: take(p, i, 1), (p0, ids % 4),
+         (None, 0)),
+        (lambda p, i: ng.gather(p, i, axis=-1), lambda p, i: take(p, i, -1), (p0, ids % 4),
+         (None, 0)),
+        (lambda p, i: ng.gather(p, i), take, (ps, ids[0]), (0, None)),
+        (lambda p, i: ng.gather(p, i, axis=1, batch_dims=1),
+         lambda p, i: jax.vmap(take)(p, i), (ps, jnp.asarray(rng.integers(0, 4, (5, 6, 2)))),
+         (0, 0)),
+        (lambda p, i: ng.gather_nd(p, i), lambda p, i: p[i[:, 0], i[:, 1]],
+         (ps, jnp.asarray(rng.integers(0, 4, (5, 3, 2)))), (0, 0)),
+        (lambda p, i: ng.gather_nd(p, i), lambda p, i: p[i[:, 0], i[:, 1]],
+         (p0, jnp.asarray(rng.integers(0, 4, (5, 3, 2)))), (None, 0)),
+        (lambda p, i: ng.take_along_axis(p, i, axis=1),
+         lambda p, i: jnp.take_along_axis(p, i, axis=1),
+         (ps, jnp.asarray(rng.integers(0, 4, (5, 6, 2)))), (0, 0)),
+        (lambda p, i: ng.take_along_axis(p, i, axis=1),
+         lambda p, i: jnp.take_along_axis(p, i, axis=1),
+         (p0, jnp.asarray(rng.integers(0, 4, (5, 6, 2)))), (None, 0)),
+    ]
+    for ours, theirs, args, axes in cases:
+        same(jax.vmap(ours, in_axes=axes)(*args),
+             np.asarray(jax.vmap(theirs, in_axes=axes)(*args)))
+        # One custom call for the whole batch, inside jit too.
+        jaxpr = str(jax.make_jaxpr(jax.jit(jax.vmap(ours, in_axes=axes)))(*args))
+        assert jaxpr.count("ffi_call") == 1, jaxpr
+    # Gradients through the rule, both ways round, and nested maps.
+    same(jax.jit(jax.grad(lambda ps: jax.vmap(ng.gather)(ps, ids).sum()))(ps),
+         np.asarray(jax.grad(lambda ps: jax.vmap(take)(ps, ids).sum())(ps)))
+    same(jax.vmap(jax.grad(lambda p, i: (ng.gather(p, i) ** 2).sum()))(ps, ids),
+         np.asarray(jax.vmap(jax.grad(lambda p, i: (take(p, i) ** 2).sum()))(ps, ids)))
+    same(jax.vmap(jax.vmap(ng.gather))(ps[:, None], ids[:, None]),
+         np.asarray(jax.vmap(jax.vmap(take))(ps[:, None], ids[:, None])))
+
+
 def test_policies_inside_jit():
     p = jnp.asarray(P)
     bad = jnp.array([5, 9, -1])

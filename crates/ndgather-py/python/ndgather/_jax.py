@@ -10,8 +10,9 @@ compiled function never returns to Python for it.
 - The result's shape and dtype are the op's own inference (``_core.infer_op``).
 - Gradients go through ``jax.custom_vjp``: the backward pass is the core's gradient of the
   op, through ``ndgather_grad``; integer inputs (indices) have none.
-- ``jax.vmap`` maps the call over the batch, one call per element (``vmap_method``
-  ``"sequential"``).
+- ``jax.vmap`` of ``gather``, ``gather_nd`` and ``take_along_axis`` is one call with one more
+  batch dimension (a batching rule, ``jax.custom_batching.custom_vmap``); the other ops map
+  the call over the batch, one call per element (``vmap_method`` ``"sequential"``).
 - An index policy is the op's attribute, so ``bad_indices="error"`` raises inside
   ``jax.jit`` too: JAX's ``JaxRuntimeError``, with TensorFlow's message.
 
@@ -167,7 +168,52 @@ def _ffi(target: str, name: str, arity: tuple, attrs: tuple, results: Any,
 
 
 def _forward(name: str, arity: tuple, attrs: tuple, *flat: Any) -> Any:
+    if name in _BATCHABLE and arity == (1, 1):
+        return _batchable(name, attrs)(*flat)
     return _ffi("ndgather", name, arity, attrs, _result_type(name, arity, attrs, flat), flat)
+
+
+#: The ops whose ``jax.vmap`` is the op itself over one more batch dimension (their
+#: ``batch_dims``, or ``take_along_axis``'s broadcast); the others run once per element.
+_BATCHABLE = ("gather", "gather_nd", "take_along_axis")
+
+
+@functools.lru_cache(maxsize=None)
+def _batchable(name: str, attrs: tuple) -> Any:
+    """The op on ``(params, indices)`` with its batching rule: under ``jax.vmap`` a batched
+    pair is one call with ``batch_dims`` (and a given axis) one more; an unbatched partner is
+    broadcast (indices, cheaply; a table only where the op needs it), and a gather of batched
+    indices alone along its axis is one call whose batch lands at the axis."""
+    import jax
+    import jax.numpy as jnp
+
+    @jax.custom_batching.custom_vmap
+    def op(params: Any, indices: Any) -> Any:
+        flat = (params, indices)
+        return _ffi("ndgather", name, (1, 1), attrs,
+                    _result_type(name, (1, 1), attrs, flat), flat)
+
+    @op.def_vmap
+    def rule(axis_size: int, in_batched: Sequence[bool], params: Any, indices: Any) -> tuple:
+        params_batched, indices_batched = in_batched
+        given = dict(attrs)
+        if not params_batched and given.get("batch_dims", 0) == 0 and name != "take_along_axis":
+            # The batch is one more dimension of the indices: gather's lands at its axis,
+            # gather_nd's first.
+            out = _batchable(name, attrs)(params, indices)
+            axis = given.get("axis", 0) % max(params.ndim, 1) if name == "gather" else 0
+            return jnp.moveaxis(out, axis, 0), True
+        if not params_batched:
+            params = jnp.broadcast_to(params, (axis_size, *params.shape))
+        if not indices_batched:
+            indices = jnp.broadcast_to(indices, (axis_size, *indices.shape))
+        if name != "take_along_axis":
+            given["batch_dims"] = given.get("batch_dims", 0) + 1
+        if given.get("axis", -1) >= 0:
+            given["axis"] += 1
+        return _batchable(name, _frozen(given))(params, indices), True
+
+    return op
 
 
 def _custom_vjp():
