@@ -83,7 +83,8 @@ pub(crate) fn run_grad<'py>(
             ))
         }
     };
-    let grads = op.grad(&args, Some(&out), &up).map_err(to_py)?;
+    // Without the GIL, in the caller's pool (as `run_op`'s long work runs).
+    let grads = crate::pool::detached(py, || op.grad(&args, Some(&out), &up)).map_err(to_py)?;
     let like: Vec<(DType, &Bound<'py, PyUntypedArray>)> = all
         .iter()
         .filter_map(|a| dtype(a).map(|d| (d, *a)))
@@ -107,6 +108,13 @@ pub(crate) fn text_attrs<'py>(
     attr_names: Vec<String>,
     attr_values: Vec<String>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    if attr_names.len() != attr_values.len() {
+        return Err(PyValueError::new_err(format!(
+            "{name}: {} attribute names but {} values",
+            attr_names.len(),
+            attr_values.len()
+        )));
+    }
     let pairs = attr_names
         .iter()
         .map(String::as_str)
@@ -126,4 +134,14 @@ pub(crate) fn text_attrs<'py>(
         dict.set_item(n, value)?;
     }
     Ok(dict)
+}
+
+/// Whether the registered op `name`'s gradient reads its output (a max compares with it; a
+/// gather's does not), so that a front end keeps the output only where it is read.
+///
+/// # Errors
+/// The registry's error for a name it lacks.
+#[pyfunction]
+pub(crate) fn grad_reads_output(name: &str) -> PyResult<bool> {
+    Ok(registry::find(name).map_err(to_py)?.grad_reads_output())
 }

@@ -42,6 +42,10 @@ def test_text_attrs_reads_each_kind():
     assert got == {"axis": -1, "bad_indices": "fill", "fill_value": b"\x00\xc0"}
     got = _core.text_attrs("scatter_nd", ["shape"], ["4,2"])
     assert got == {"shape": [4, 2]}
+    with pytest.raises(ValueError, match="2 attribute names but 1 values"):
+        _core.text_attrs("gather", ["axis", "batch_dims"], ["1"])
+    assert _core.grad_reads_output("unsorted_segment_max")
+    assert not _core.grad_reads_output("gather")
 
 
 def test_hostile_calls_are_errors():

@@ -64,3 +64,19 @@ def test_an_arrow_result_of_more_dimensions_is_numpy():
     got = ng.gather(pa.array([1.5, 2.5]), [[1], [0]])
     assert isinstance(got, np.ndarray)
     np.testing.assert_array_equal(got, [[2.5], [1.5]])
+
+
+def test_arrow_types_numpy_cannot_take_are_read_as_objects():
+    # pyarrow's own to_numpy stops the process on an interval array: never asked.
+    a = pa.array([(1, 2, 3), None], pa.month_day_nano_interval())
+    got = ng.gather(a, [1, 0])
+    assert got.type == a.type and got.to_pylist() == [None, a[0].as_py()]
+    # Nanosecond timestamps with nulls: NaT in NumPy, a null again in Arrow.
+    t = pa.array([1, None, 3], pa.timestamp("ns"))
+    got = ng.gather(t, [1, 2])
+    assert got.type == t.type and got.cast(pa.int64()).to_pylist() == [None, 3]
+
+
+def test_an_op_that_changes_the_kind_gives_the_type_pyarrow_infers():
+    got = ng.unsorted_segment_mean(pa.array([1, 2, 4]), [0, 0, 1], 2)
+    assert got.type == pa.float64() and got.to_pylist() == [1.5, 4.0]

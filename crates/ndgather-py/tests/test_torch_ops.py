@@ -238,3 +238,23 @@ except Exception as e:
                          timeout=300).stdout.strip().splitlines()[-1]
     # (torch.compile reports the RuntimeError as its own Unsupported error, with its text.)
     assert out == ("[10.0, 0.0]" if works else "refused: True"), out
+
+
+def test_a_result_changed_in_place_still_has_its_gradient():
+    t = leaf()
+    rows = ng.gather(t, IDS)
+    rows += 1  # a gather's gradient reads neither its output nor params' values
+    rows.sum().backward()
+    theirs = leaf()
+    torch.index_select(theirs, 0, IDS).sum().backward()
+    assert torch.equal(t.grad, theirs.grad)
+
+
+def test_attributes_are_read_as_the_eager_call_reads_them():
+    with pytest.raises(ValueError, match="line break"):
+        ng.gather(leaf(), IDS, bad_indices="clamp\nbatch_dims=1")
+    # A PyTorch scalar is its value, a float one not truncated.
+    shards = [leaf()]
+    rows = ng.embedding_lookup(shards, torch.tensor([1]), max_norm=torch.tensor(1.5))
+    assert torch.linalg.norm(rows.detach()) <= 1.5 + 1e-6
+    assert ng.gather(leaf(), IDS, axis=torch.tensor(0)).shape == (4, 4)

@@ -165,3 +165,30 @@ fn gather_segment_refuses_bad_sources_and_shapes() {
         .unwrap_err();
     assert_eq!(err.to_string(), "segment_ids[1] = 2 is out of range [0, 2)");
 }
+
+/// A complex product's gradient divides the product by each element as complex numbers
+/// (it divided by the real part only, as a mean divides by its count): for z = [1+i, 2i] in
+/// one segment, d(z0·z1)/dz = [z1, z0].
+#[test]
+fn a_complex_products_gradient_divides_by_each_element() {
+    use num_complex::Complex64;
+    let z = Tensor::from(
+        ndgather::ndarray::array![Complex64::new(1.0, 1.0), Complex64::new(0.0, 2.0)].into_dyn(),
+    );
+    let ids = Tensor::from(ndgather::ndarray::array![0i64, 0].into_dyn());
+    let one = Tensor::from(ndgather::ndarray::array![Complex64::new(1.0, 0.0)].into_dyn());
+    for (name, attrs) in [
+        ("segment_prod", Attrs::new()),
+        (
+            "unsorted_segment_prod",
+            Attrs::new().with("num_segments", Attr::Int(1)),
+        ),
+    ] {
+        let op = registry::find(name).unwrap().with_attrs(&attrs).unwrap();
+        let out = run(op.as_ref(), &z, &ids).unwrap();
+        let inputs = [Input::from(z.view()), Input::from(ids.view())];
+        let grads = op.grad(&inputs, Some(&out.view()), &one.view()).unwrap();
+        let want = ndgather::ndarray::array![Complex64::new(0.0, 2.0), Complex64::new(1.0, 1.0)];
+        assert_eq!(grads[0], Some(Tensor::from(want.into_dyn())), "{name}");
+    }
+}

@@ -29,7 +29,8 @@ from numpy.typing import ArrayLike
 
 from . import _core, _ragged, _staging, _torch
 
-#: Checked before JAX's tracers are looked for, so that a caller without JAX pays a dict lookup.
+#: Checked before a framework's module is asked, so that a caller without it pays a dict
+#: lookup.
 _modules = sys.modules
 from ._ragged import Ragged
 
@@ -139,12 +140,19 @@ def _array(x):
 
 
 def _arrow_values(x):
-    """A flat Arrow array's values as NumPy holds them: numbers, bools, strings and bytes (as
-    objects), dates and times; with nulls, an object array in which each null is ``None``,
-    so that a gather moves it as any value."""
-    if x.null_count:
-        return np.array(x.to_pylist(), dtype=object)
-    return x.to_numpy(zero_copy_only=False)
+    """A flat Arrow array's values as NumPy holds them: numbers and bools as themselves, dates,
+    times, timestamps and durations as NumPy's (a null as NaT), and every other type
+    (strings, binary, decimals, intervals, nested types) as an object array of Python values;
+    a null, where the values cannot hold one, as ``None``. Only those types are asked of
+    ``to_numpy``: pyarrow's own conversion stops the process on some others."""
+    types = sys.modules["pyarrow"].types
+    t = x.type
+    if types.is_temporal(t) and not types.is_interval(t):
+        return x.to_numpy(zero_copy_only=False)
+    if not x.null_count and (types.is_integer(t) or types.is_floating(t)
+                             or types.is_boolean(t)):
+        return x.to_numpy(zero_copy_only=False)
+    return np.array(x.to_pylist(), dtype=object)
 
 
 def _library(x) -> str:
@@ -167,7 +175,11 @@ def _like(x, result):
     if library in ("jax", "jaxlib"):
         return sys.modules["jax"].dlpack.from_dlpack(result)
     if library == "pyarrow" and hasattr(x, "null_count") and result.ndim == 1:
-        return sys.modules["pyarrow"].array(result, type=x.type)
+        # x's type where the op kept the kind of its values; an op that changed it (a mean
+        # of integers) gives the type pyarrow infers.
+        kept = result.dtype.kind == "O" or result.dtype == _arrow_values(x[:0]).dtype
+        return sys.modules["pyarrow"].array(result, type=x.type if kept else None,
+                                            from_pandas=True)
     namespace = getattr(x, "__array_namespace__", None)
     if namespace is not None:
         return namespace().from_dlpack(result)

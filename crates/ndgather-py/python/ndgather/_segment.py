@@ -14,6 +14,8 @@ from . import _core, _staging
 # call would cost about 0.3 us a call).
 from . import _indices, _like, _numbers
 
+_ndarray = np.ndarray
+
 SegmentPolicy = Literal["error", "ignore", "clamp", "negative", "wrap"]
 
 
@@ -23,7 +25,7 @@ def _sorted(reduce: str):
     name = f"segment_{reduce}"
 
     def op(data: ArrayLike, segment_ids: ArrayLike) -> np.ndarray:
-        if (fw := _staging.readable(data, segment_ids)) is not None:
+        if type(data) is not _ndarray and (fw := _staging.readable(data, segment_ids)):
             return fw.run(name, [data, segment_ids])
         try:
             return _like(data, _core.run_op(name, [_numbers(data), _indices(segment_ids)]))
@@ -41,7 +43,7 @@ def _unsorted(reduce: str):
     def op(data: ArrayLike, segment_ids: ArrayLike, num_segments: int, *,
            bad_indices: SegmentPolicy = "error") -> np.ndarray:
         attrs = {"num_segments": num_segments, "bad_indices": bad_indices}
-        if (fw := _staging.readable(data, segment_ids)) is not None:
+        if type(data) is not _ndarray and (fw := _staging.readable(data, segment_ids)):
             return fw.run(name, [data, segment_ids], attrs)
         try:
             return _like(data, _core.run_op(name, [_numbers(data), _indices(segment_ids)],

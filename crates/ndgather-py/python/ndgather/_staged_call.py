@@ -1,4 +1,4 @@
-"""What the staged calls (``_jax``, ``_tf``) share: an op's inputs grouped as its signature
+"""What the staged calls (``_jax``, ``_tf``, ``_torch``) share: an op's inputs grouped as its signature
 takes them (one tensor per input, or for a list input, such as an embedding table's shards,
 the tensors of a :class:`Shards`; a plain Python list is one tensor, indices written as
 ``[2, 0]``), attributes as the text the core reads (TensorFlow's and PyTorch's ops carry them
@@ -7,6 +7,7 @@ as strings), and the core's dtypes with a gradient."""
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 from typing import Any, Sequence
 
@@ -59,6 +60,8 @@ def plain(name: str, attr: str, value: Any) -> Any:
         value = value.numpy()
     if isinstance(value, np.ndarray):
         value = value.item() if value.ndim == 0 else value.tolist()
+    elif getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        value = value.item()  # a PyTorch or JAX scalar
     return value
 
 
@@ -70,12 +73,17 @@ def text(name: str, attr: str, value: Any) -> str:
     if isinstance(value, (bytes, bytearray)):
         return "bytes:" + bytes(value).hex()
     if isinstance(value, (list, tuple)):
-        return ",".join(str(int(v)) for v in value)
+        return ",".join(str(operator.index(v)) for v in value)
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
-    if isinstance(value, (int, np.integer)) or hasattr(value, "__index__"):
+    if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, str):
+        # One attribute per line where an op carries them in one string (PyTorch's).
+        if "\n" in value or "\r" in value:
+            raise ValueError(f"{name}: {attr} must not hold a line break, got {value!r}")
         return value
+    if hasattr(value, "__index__"):
+        return str(operator.index(value))
     raise TypeError(f"{name}: {attr} takes a number, a name or a list of integers, "
                     f"not {type(value).__name__}")

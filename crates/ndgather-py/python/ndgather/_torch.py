@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import _core, _staged_call
+from . import _core, _ragged, _staged_call
 from ._staged_call import shards  # noqa: F401 (the staging modules offer it)
 
 
@@ -43,6 +43,8 @@ def wanted(*values: Any) -> bool:
     torch = sys.modules.get("torch")
     if torch is None or not _staged_call.any_of(values, torch.Tensor):
         return False
+    if any(_ragged.is_ragged(v) for v in values):
+        return False  # the ragged path takes it
     if _compiling(torch):
         return True
     define()
@@ -91,6 +93,9 @@ def _groups(name: str, flat: Sequence[Any], arity: Sequence[int]) -> list:
     """The flat tensors (or arrays) as the op's inputs: ``arity[k]`` of them for input ``k``,
     a list for a list input, ``None`` for one left out."""
     lists = _lists(name)
+    if len(arity) > len(lists) or any(n < 0 for n in arity) or sum(arity) != len(flat):
+        raise ValueError(f"{name}: arities {list(arity)} do not describe {len(flat)} tensors "
+                         f"for its {len(lists)} inputs")
     out, at = [], 0
     for k, n in enumerate(arity):
         part = list(flat[at:at + n])
@@ -126,7 +131,8 @@ def _split(attrs: str) -> tuple:
 
 
 def _joined(name: str, attrs: dict) -> str:
-    """The attributes as the op's one string (see :func:`_split`)."""
+    """The attributes as the op's one string (see :func:`_split`; a value with a line break
+    is refused by ``_staged_call.text``)."""
     return "\n".join(f"{k}={_staged_call.text(name, k, v)}" for k, v in attrs.items())
 
 
@@ -134,7 +140,11 @@ def _op_body(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str)
     import torch
     attrs = _core.text_attrs(name, *_split(attrs))
     groups = _groups(name, [_numpy(t) for t in inputs], arity)
-    return torch.from_numpy(np.ascontiguousarray(_core.run_op(name, groups, attrs)))
+    result = _core.run_op(name, groups, attrs)
+    if not isinstance(result, np.ndarray):
+        raise TypeError(f"{name} gives a result per shard, which one tensor cannot hold; "
+                        "call it eagerly")
+    return torch.from_numpy(np.ascontiguousarray(result))
 
 
 def _op_fake(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str) -> Any:
@@ -142,23 +152,36 @@ def _op_fake(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str)
     attrs = _core.text_attrs(name, *_split(attrs))
     firsts = [g[0] if isinstance(g, list) and g else g
               for g in _groups(name, list(inputs), arity)]
-    facts = [None if t is None else (_dtype_name(t.dtype), [int(d) for d in t.shape])
+    facts = [None if t is None else (_dtype_name(t.dtype), [_dim(d) for d in t.shape])
              for t in firsts]
     out_dtype, shape = _core.infer_op(name, facts, attrs)
     if shape is None:
         raise ValueError(f"{name}: the result's rank does not follow from the inputs' shapes")
-    ctx = torch.library.get_ctx()
-    shape = [ctx.new_dynamic_size() if d is None else d for d in shape]
+    if any(d is None for d in shape):
+        # A size the values give (the sorted segment reductions' rows), or one the inputs'
+        # dynamic sizes leave open.
+        ctx = torch.library.get_ctx()
+        shape = [ctx.new_dynamic_size() if d is None else d for d in shape]
     like = inputs[0]
     return like.new_empty(shape, dtype=getattr(torch, out_dtype) if out_dtype else like.dtype)
+
+
+def _dim(d: Any) -> Optional[int]:
+    """A fake tensor's dimension as a number, or ``None`` where it has none yet (a size that
+    values give, such as a sorted segment reduction's rows)."""
+    try:
+        return int(d)
+    except Exception:  # torch's GuardOnDataDependentSymNode for an unbacked size
+        return None
 
 
 def _grad_body(inputs: Sequence[Any], output: Any, upstream: Any, arity: Sequence[int],
                name: str, attrs: str) -> list:
     import torch
+    if not _core.op_has_grad(name):
+        raise RuntimeError(f"{name} has no gradient in ndgather (the ops with one: the "
+                           "gather family, tensor_scatter_nd_*, the segment reductions)")
     groups = _groups(name, [_numpy(t) for t in inputs], arity)
-    if any(isinstance(g, list) for g in groups):
-        raise TypeError(f"{name}: its gradient takes single tensors only")
     grads = _core.run_grad(name, groups, _numpy(output), _numpy(upstream), *_split(attrs))
     # One result per input of a dtype with a gradient, in order: its gradient or zeros.
     position = [k for k, n in enumerate(arity) for _ in range(n)]
@@ -191,16 +214,17 @@ def ops() -> tuple:
 
     def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
         tensors, arity, name, attrs = inputs
-        ctx.save_for_backward(*tensors, output)
-        ctx.call = (list(arity), name, attrs)
+        # The output only where the gradient reads it (a max does, a gather not): a result
+        # changed in place then still has a backward, as PyTorch's own gather's.
+        reads = _grad_reads_output(name)
+        ctx.save_for_backward(*tensors, *([output] if reads else []))
+        ctx.call = (list(arity), name, attrs, reads)
 
     def backward(ctx: Any, upstream: Any) -> tuple:
-        *tensors, output = ctx.saved_tensors
-        arity, name, attrs = ctx.call
-        if not _core.op_has_grad(name):
-            raise RuntimeError(f"{name} has no gradient in ndgather (the ops with one: the "
-                               "gather family, tensor_scatter_nd_*, the segment reductions)")
-        grads = iter(grad(tensors, output, upstream.contiguous(), arity, name, attrs))
+        arity, name, attrs, reads = ctx.call
+        saved = ctx.saved_tensors
+        tensors, output = (saved[:-1], saved[-1]) if reads else (saved, upstream)
+        grads = iter(grad(tensors, output, upstream, arity, name, attrs))
         wanted_positions = set(_with_grad(tensors))
         per_input = [next(grads) if k in wanted_positions else None
                      for k in range(len(tensors))]
@@ -208,6 +232,11 @@ def ops() -> tuple:
 
     op.register_autograd(backward, setup_context=setup_context)
     return op, grad
+
+
+@functools.lru_cache(maxsize=None)
+def _grad_reads_output(name: str) -> bool:
+    return _core.grad_reads_output(name)
 
 
 _defined = False

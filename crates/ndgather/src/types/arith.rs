@@ -55,6 +55,12 @@ pub trait Arith: ArrayElement + Copy + PartialEq + Send + Sync + 'static {
     /// `self / n` as TensorFlow divides a segment's sum by its count: integers toward zero
     /// (`self` where `n` is 0), a complex number by the real part of `n`.
     fn tf_div(self, n: Self) -> Self;
+    /// `self / v` for any value `v`, as TensorFlow's vectorised `Div` computes it (a segment
+    /// product's gradient divides by each element): for complex numbers
+    /// `self * conj(v) / |v|²`, as Eigen's packets do; otherwise [`Arith::tf_div`].
+    fn quotient(self, v: Self) -> Self {
+        self.tf_div(v)
+    }
     /// `self / n` as PyTorch's `div_` computes a mean: integers toward −∞, complex numbers by
     /// c10's scaled division; `None` for `bool`, which has no mean.
     fn torch_div() -> Option<fn(Self, Self) -> Self>;
@@ -332,6 +338,13 @@ macro_rules! complex {
             fn tf_div(self, n: Self) -> Self {
                 // Each component by the (real) count, as Eigen divides a complex by a scalar.
                 Self::new(self.re / n.re, self.im / n.re)
+            }
+            fn quotient(self, v: Self) -> Self {
+                let norm = v.re * v.re + v.im * v.im;
+                Self::new(
+                    (self.re * v.re + self.im * v.im) / norm,
+                    (self.im * v.re - self.re * v.im) / norm,
+                )
             }
             fn torch_div() -> Option<fn(Self, Self) -> Self> {
                 Some(c10_div)

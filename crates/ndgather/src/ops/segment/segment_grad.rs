@@ -167,9 +167,9 @@ impl Segment {
             let partial = if v == zero {
                 non_zero_prod[s * w + j]
             } else if self.sorted {
-                T::tf_div(out[s * w + j], non_zero[k * w + j])
+                T::quotient(out[s * w + j], non_zero[k * w + j])
             } else {
-                T::tf_div(out[s * w + j], v)
+                T::quotient(out[s * w + j], v)
             };
             let grad = match plan.targets[k] {
                 Some(s) if zeros[s * w + j] <= 1 => up[s * w + j],
