@@ -112,6 +112,23 @@ impl Raw {
         })
     }
 
+    /// Writes `bytes`, the buffer's elements row-major, into the buffer.
+    pub(crate) fn write_bytes(&self, bytes: &[u8]) -> Result<(), Failure> {
+        if bytes.len() != self.len {
+            return Err(invalid(format!(
+                "ndgather: a result of {} bytes for a result buffer of {}",
+                bytes.len(),
+                self.len
+            )));
+        }
+        if self.len > 0 {
+            // SAFETY: the result buffer holds `len` bytes and shares none with the arguments
+            // (checked in `run_call`); nothing else refers to it during the call.
+            unsafe { std::slice::from_raw_parts_mut(self.data, self.len) }.copy_from_slice(bytes);
+        }
+        Ok(())
+    }
+
     /// Writes `t` into the buffer: its dtype and shape must be the buffer's.
     pub(crate) fn write(&self, t: &Tensor) -> Result<(), Failure> {
         if t.dtype() != self.dtype || t.shape() != self.shape.as_slice() {
@@ -123,13 +140,7 @@ impl Raw {
                 self.shape
             )));
         }
-        let bytes = t.to_bytes()?;
-        if bytes.len() == self.len && self.len > 0 {
-            // SAFETY: the result buffer holds `len` bytes and shares none with the arguments
-            // (checked in `run_call`); nothing else refers to it during the call.
-            unsafe { std::slice::from_raw_parts_mut(self.data, self.len) }.copy_from_slice(&bytes);
-        }
-        Ok(())
+        self.write_bytes(&t.to_bytes()?)
     }
 }
 
@@ -212,19 +223,18 @@ fn disjoint(args: &[Raw], rets: &[Raw]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Runs the call of the op `name` (its attributes `attrs`; `arity[k]` argument buffers for
-/// its input `k`) on the buffers `args`, into the buffers `rets`: the op's result for
+/// Runs the call of the configured op `op` (`arity[k]` argument buffers for its input `k`)
+/// on the buffers `args`, into the buffers `rets`: the op's result for
 /// [`Call::Forward`], the gradients for [`Call::Backward`]. Every buffer is checked first,
 /// and no result may share memory with another buffer.
 pub(crate) fn run_call(
-    name: &str,
+    op: &dyn OpDef,
     arity: &[usize],
-    attrs: &Attrs,
     args: &[Raw],
     rets: &[Raw],
     call: Call,
 ) -> Result<(), Failure> {
-    let op = registry::find(name)?.with_attrs(attrs)?;
+    let name = op.name();
     disjoint(args, rets)?;
     let held = args
         .iter()
@@ -241,7 +251,7 @@ pub(crate) fn run_call(
                 )));
             }
             let ret = &rets[0];
-            let inputs = inputs(op.as_ref(), arity, &held)?;
+            let inputs = inputs(op, arity, &held)?;
             if ret.dtype == DType::Bool {
                 let value = op.run(&inputs, Out::New)?;
                 return ret.write(&dense(name, value)?);
@@ -265,7 +275,7 @@ pub(crate) fn run_call(
                     held.len()
                 )));
             }
-            let inputs = inputs(op.as_ref(), arity, &held[..given])?;
+            let inputs = inputs(op, arity, &held[..given])?;
             if inputs.iter().any(|i| matches!(i, Input::List(_))) {
                 return Err(invalid(format!(
                     "ndgather: {name}'s gradient here takes single tensors only"
@@ -345,9 +355,8 @@ pub(crate) fn run_allocating(
         Some(shape) => {
             let ret = allocate(&shape)?;
             run_call(
-                name,
+                op.as_ref(),
                 arity,
-                attrs,
                 args,
                 std::slice::from_ref(&ret),
                 Call::Forward,

@@ -13,7 +13,7 @@
 use crate::kernel_call::{
     invalid, items, run_allocating, run_call, text_attrs, Call, Failure, Raw, INTERNAL,
 };
-use ndgather::registry::Attrs;
+use ndgather::registry::{self, Attrs};
 use ndgather::DType;
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -242,7 +242,8 @@ pub unsafe extern "C" fn ndgather_tf_backward(call: *const TfCall) -> i32 {
         let (name, arity, attrs) = parse(call)?;
         let args = buffers(call.args, call.n_args, "argument")?;
         let rets = buffers(call.rets, call.n_rets, "result")?;
-        run_call(&name, &arity, &attrs, &args, &rets, Call::Backward)
+        let op = registry::find(&name)?.with_attrs(&attrs)?;
+        run_call(op.as_ref(), &arity, &args, &rets, Call::Backward)
     })
 }
 

@@ -14,10 +14,13 @@ use crate::kernel_call::{invalid, items, run_call, Call, Failure, Raw};
 use ndgather::registry::{self, Attr, Attrs};
 use ndgather::shape::Shape;
 use ndgather::DType;
+use ndgather::OpDef;
 use pyo3::prelude::*;
+use std::cell::RefCell;
 use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::null_mut;
+use std::rc::Rc;
 
 mod c_api;
 pub(crate) use c_api::xla_layout;
@@ -200,8 +203,12 @@ fn raw(kind: i32, ptr: *mut c_void, what: &str) -> Result<Raw, Failure> {
     Raw::new(dtype, dims, b.data.cast(), what)
 }
 
-/// The call's attributes: the op's name, the buffers per input, and the op's own.
-fn attributes(frame: &CallFrame) -> Result<(String, Vec<usize>, Attrs), Failure> {
+/// Each attribute of the call as its kind, its name and its value's pointer, checked to be
+/// there.
+fn each_attr(
+    frame: &CallFrame,
+    mut f: impl FnMut(i32, &str, *mut c_void) -> Result<(), Failure>,
+) -> Result<(), Failure> {
     let a = &frame.attrs;
     if a.struct_size < ATTRS_SIZE {
         return Err(invalid(
@@ -216,7 +223,6 @@ fn attributes(frame: &CallFrame) -> Result<(String, Vec<usize>, Attrs), Failure>
             items(a.attrs, a.size, "attribute values")?,
         )
     };
-    let (mut op, mut arity, mut attrs) = (None, None, Attrs::new());
     for ((&kind, &name), &value) in types.iter().zip(names).zip(values) {
         if name.is_null() || value.is_null() {
             return Err(invalid("ndgather: an attribute without a name or value"));
@@ -225,8 +231,16 @@ fn attributes(frame: &CallFrame) -> Result<(String, Vec<usize>, Attrs), Failure>
         let name = unsafe { span(&*name) }?;
         let name = std::str::from_utf8(name)
             .map_err(|_| invalid("ndgather: an attribute name is not UTF-8"))?;
-        let attr = attr(kind, value, name)?;
-        match (name, attr) {
+        f(kind, name, value)?;
+    }
+    Ok(())
+}
+
+/// The call's attributes: the op's name, the buffers per input, and the op's own.
+fn attributes(frame: &CallFrame) -> Result<(String, Vec<usize>, Attrs), Failure> {
+    let (mut op, mut arity, mut attrs) = (None, None, Attrs::new());
+    each_attr(frame, |kind, name, value| {
+        match (name, attr(kind, value, name)?) {
             ("ndgather_op", Attr::Str(s)) => op = Some(s.into_owned()),
             ("ndgather_arity", Attr::Ints(v)) => {
                 arity = Some(
@@ -241,12 +255,65 @@ fn attributes(frame: &CallFrame) -> Result<(String, Vec<usize>, Attrs), Failure>
                     "ndgather: attribute {n} is not one of the call's"
                 )))
             }
-            (n, a) => attrs = attrs.with(n.to_string(), a),
+            (n, a) => attrs.insert(n.to_string(), a),
         }
-    }
+        Ok(())
+    })?;
     let op = op.ok_or_else(|| invalid("ndgather: the call names no op (attribute ndgather_op)"))?;
     let arity = arity.ok_or_else(|| invalid("ndgather: the call gives no ndgather_arity"))?;
     Ok((op, arity, attrs))
+}
+
+/// A call site's op, configured from its attributes, kept by their bytes (`key`).
+struct Configured {
+    key: Vec<u8>,
+    op: Box<dyn OpDef>,
+    arity: Vec<usize>,
+}
+
+/// How many call sites' ops a thread keeps (`RECENT`).
+const RECENT_SITES: usize = 16;
+
+thread_local! {
+    /// The ops of this thread's recent calls, newest first: a call site's attributes are the
+    /// same on every call, and parsing and configuring them cost more than a tiny gather.
+    static RECENT: RefCell<Vec<Rc<Configured>>> = const { RefCell::new(Vec::new()) };
+    /// The key of the call at hand, its buffer kept between calls.
+    static KEY: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The call's op, configured: a recent call's with the same attributes, byte for byte, or
+/// one parsed and configured now (and kept).
+fn configured(frame: &CallFrame) -> Result<Rc<Configured>, Failure> {
+    let found = KEY.with_borrow_mut(|key| {
+        key.clear();
+        each_attr(frame, |kind, name, value| {
+            let (tag, bytes) = attr_bytes(kind, value, name)?;
+            for part in [&kind.to_ne_bytes()[..], &tag.to_ne_bytes()[..]] {
+                key.extend_from_slice(part);
+            }
+            for part in [name.as_bytes(), bytes] {
+                key.extend_from_slice(&part.len().to_ne_bytes());
+                key.extend_from_slice(part);
+            }
+            Ok(())
+        })?;
+        Ok::<_, Failure>(
+            RECENT.with_borrow(|recent| recent.iter().find(|c| c.key == *key).cloned()),
+        )
+    })?;
+    if let Some(c) = found {
+        return Ok(c);
+    }
+    let (name, arity, attrs) = attributes(frame)?;
+    let op = registry::find(&name)?.with_attrs(&attrs)?;
+    let key = KEY.with_borrow(Vec::clone);
+    let c = Rc::new(Configured { key, op, arity });
+    RECENT.with_borrow_mut(|recent| {
+        recent.insert(0, c.clone());
+        recent.truncate(RECENT_SITES);
+    });
+    Ok(c)
 }
 
 /// The bytes of a span.
@@ -258,51 +325,75 @@ unsafe fn span(s: &ByteSpan) -> Result<&[u8], Failure> {
     unsafe { items(s.ptr.cast::<u8>(), s.len as i64, "an attribute's bytes") }
 }
 
-/// One attribute's value: an integer, float or bool scalar, a string, or an array of
-/// integers (a shape) or of bytes (a fill element).
-fn attr(kind: i32, value: *mut c_void, name: &str) -> Result<Attr, Failure> {
+/// One attribute's value as its bytes, with its dtype (0 for a string): a string, an integer,
+/// float or bool scalar, or an array of integers (a shape) or of bytes (a fill element).
+fn attr_bytes<'a>(kind: i32, value: *mut c_void, name: &str) -> Result<(i32, &'a [u8]), Failure> {
     let bad = || {
         invalid(format!(
             "ndgather: attribute {name} is of a kind the ops do not take"
         ))
     };
+    // The bytes live for the call (`'a`, the caller's), and are read before it returns.
     Ok(match kind {
         ATTR_STRING => {
             // SAFETY: a string attribute is a live byte span.
-            let bytes = unsafe { span(&*(value as *const ByteSpan)) }?;
-            let s = std::str::from_utf8(bytes).map_err(|_| bad())?;
-            Attr::Str(s.to_string().into())
+            (0, unsafe { span(&*(value as *const ByteSpan)) }?)
         }
         ATTR_SCALAR => {
             // SAFETY: a scalar attribute is a live `XLA_FFI_Scalar` whose value is of its dtype.
             let s = unsafe { &*(value as *const Scalar) };
-            if s.value.is_null() {
-                return Err(bad());
-            }
-            // SAFETY: the value is one element of the scalar's dtype.
-            unsafe {
-                match s.dtype {
-                    S64 => Attr::Int(*(s.value as *const i64)),
-                    F64 => Attr::Float(*(s.value as *const f64)),
-                    PRED => Attr::Bool(*(s.value as *const u8) != 0),
-                    _ => return Err(bad()),
-                }
-            }
+            let size = match s.dtype {
+                S64 | F64 => 8,
+                PRED => 1,
+                _ => return Err(bad()),
+            };
+            // SAFETY: the value is one element of the scalar's dtype, `size` bytes.
+            (s.dtype, unsafe { items(s.value as *const u8, size, name)? })
         }
         ATTR_ARRAY => {
             // SAFETY: an array attribute is a live `XLA_FFI_Array` of `size` elements of its
             // dtype.
             let a = unsafe { &*(value as *const Array) };
-            let len = i64::try_from(a.size).map_err(|_| bad())?;
-            unsafe {
-                match a.dtype {
-                    S64 => Attr::Ints(items(a.data as *const i64, len, name)?.to_vec()),
-                    U8 => Attr::Bytes(items(a.data as *const u8, len, name)?.to_vec()),
-                    _ => return Err(bad()),
-                }
-            }
+            let width = match a.dtype {
+                S64 => 8,
+                U8 => 1,
+                _ => return Err(bad()),
+            };
+            let len = a
+                .size
+                .checked_mul(width)
+                .and_then(|n| i64::try_from(n).ok())
+                .ok_or_else(bad)?;
+            // SAFETY: the array's `size` elements of `width` bytes each.
+            (a.dtype, unsafe { items(a.data as *const u8, len, name)? })
         }
         _ => return Err(bad()),
+    })
+}
+
+/// One attribute's value: an integer, float or bool scalar, a string, or an array of
+/// integers (a shape) or of bytes (a fill element).
+fn attr(kind: i32, value: *mut c_void, name: &str) -> Result<Attr, Failure> {
+    let (dtype, bytes) = attr_bytes(kind, value, name)?;
+    let word = |b: &[u8]| <[u8; 8]>::try_from(b).ok();
+    let bad = || invalid(format!("ndgather: attribute {name} is not UTF-8"));
+    Ok(match (kind, dtype) {
+        (ATTR_STRING, _) => Attr::Str(
+            std::str::from_utf8(bytes)
+                .map_err(|_| bad())?
+                .to_string()
+                .into(),
+        ),
+        (ATTR_SCALAR, S64) => Attr::Int(i64::from_ne_bytes(word(bytes).ok_or_else(bad)?)),
+        (ATTR_SCALAR, F64) => Attr::Float(f64::from_ne_bytes(word(bytes).ok_or_else(bad)?)),
+        (ATTR_SCALAR, _) => Attr::Bool(bytes.first().is_some_and(|&b| b != 0)),
+        (_, S64) => Attr::Ints(
+            bytes
+                .chunks_exact(8)
+                .map(|c| i64::from_ne_bytes(c.try_into().unwrap_or_default()))
+                .collect(),
+        ),
+        _ => Attr::Bytes(bytes.to_vec()),
     })
 }
 
@@ -328,10 +419,10 @@ fn buffers(list: &Args, what: &str) -> Result<Vec<Raw>, Failure> {
 }
 
 fn execute(frame: &CallFrame, call: Call) -> Result<(), Failure> {
-    let (name, arity, attrs) = attributes(frame)?;
+    let site = configured(frame)?;
     let args = buffers(&frame.args, "argument")?;
     let rets = buffers(&frame.rets, "result")?;
-    run_call(&name, &arity, &attrs, &args, &rets, call)
+    run_call(site.op.as_ref(), &site.arity, &args, &rets, call)
 }
 
 /// An input's dtype name and dimensions (a rank and dimensions, each where known); `None`

@@ -173,6 +173,24 @@ def test_vmap_is_one_call_with_one_more_batch_dimension():
          np.asarray(jax.vmap(jax.vmap(take))(ps[:, None], ids[:, None])))
 
 
+def test_each_call_site_keeps_its_own_configured_op():
+    # The handler keeps recent call sites' ops by their attributes' bytes: sites that differ
+    # in one attribute, more of them than it keeps, and each again, all give their own.
+    p = jnp.arange(12.0, dtype=jnp.float32).reshape(4, 3)
+    i = jnp.array([2, 9, 0])
+    for _ in range(2):
+        for fill in range(20):
+            f = jax.jit(lambda p, i, fill=fill: ng.gather(p, i, bad_indices="fill",
+                                                         fill_value=float(fill)))
+            want = np.asarray(p)[[2, 0, 0]].copy()
+            want[1] = fill
+            same(f(p, i), want)
+    both = jax.jit(lambda p, i: (ng.gather(p, i % 4, axis=0), ng.gather(p, i % 3, axis=1)))
+    a, b = both(p, i)
+    same(a, np.asarray(p)[[2, 1, 0]])
+    same(b, np.asarray(p)[:, [2, 0, 0]])
+
+
 def test_policies_inside_jit():
     p = jnp.asarray(P)
     bad = jnp.array([5, 9, -1])
