@@ -275,7 +275,7 @@ struct Configured {
 const RECENT_SITES: usize = 16;
 
 thread_local! {
-    /// The ops of this thread's recent calls, newest first: a call site's attributes are the
+    /// The ops of this thread's recent call sites, the last used first: a call site's attributes are the
     /// same on every call, and parsing and configuring them cost more than a tiny gather.
     static RECENT: RefCell<Vec<Rc<Configured>>> = const { RefCell::new(Vec::new()) };
     /// The key of the call at hand, its buffer kept between calls.
@@ -298,9 +298,12 @@ fn configured(frame: &CallFrame) -> Result<Rc<Configured>, Failure> {
             }
             Ok(())
         })?;
-        Ok::<_, Failure>(
-            RECENT.with_borrow(|recent| recent.iter().find(|c| c.key == *key).cloned()),
-        )
+        // A hit moves to the front: the least recently used site is the one dropped.
+        Ok::<_, Failure>(RECENT.with_borrow_mut(|recent| {
+            let at = recent.iter().position(|c| c.key == *key)?;
+            recent[..=at].rotate_right(1);
+            recent.first().cloned()
+        }))
     })?;
     if let Some(c) = found {
         return Ok(c);
@@ -375,25 +378,26 @@ fn attr_bytes<'a>(kind: i32, value: *mut c_void, name: &str) -> Result<(i32, &'a
 /// integers (a shape) or of bytes (a fill element).
 fn attr(kind: i32, value: *mut c_void, name: &str) -> Result<Attr, Failure> {
     let (dtype, bytes) = attr_bytes(kind, value, name)?;
-    let word = |b: &[u8]| <[u8; 8]>::try_from(b).ok();
-    let bad = || invalid(format!("ndgather: attribute {name} is not UTF-8"));
+    let bad = |what: &str| invalid(format!("ndgather: attribute {name} {what}"));
+    let word = |b: &[u8]| <[u8; 8]>::try_from(b).map_err(|_| bad("is not one element"));
     Ok(match (kind, dtype) {
         (ATTR_STRING, _) => Attr::Str(
             std::str::from_utf8(bytes)
-                .map_err(|_| bad())?
+                .map_err(|_| bad("is not UTF-8"))?
                 .to_string()
                 .into(),
         ),
-        (ATTR_SCALAR, S64) => Attr::Int(i64::from_ne_bytes(word(bytes).ok_or_else(bad)?)),
-        (ATTR_SCALAR, F64) => Attr::Float(f64::from_ne_bytes(word(bytes).ok_or_else(bad)?)),
-        (ATTR_SCALAR, _) => Attr::Bool(bytes.first().is_some_and(|&b| b != 0)),
-        (_, S64) => Attr::Ints(
+        (ATTR_SCALAR, S64) => Attr::Int(i64::from_ne_bytes(word(bytes)?)),
+        (ATTR_SCALAR, F64) => Attr::Float(f64::from_ne_bytes(word(bytes)?)),
+        (ATTR_SCALAR, PRED) => Attr::Bool(bytes.first().is_some_and(|&b| b != 0)),
+        (ATTR_ARRAY, S64) => Attr::Ints(
             bytes
                 .chunks_exact(8)
-                .map(|c| i64::from_ne_bytes(c.try_into().unwrap_or_default()))
-                .collect(),
+                .map(|c| word(c).map(i64::from_ne_bytes))
+                .collect::<Result<_, _>>()?,
         ),
-        _ => Attr::Bytes(bytes.to_vec()),
+        (ATTR_ARRAY, U8) => Attr::Bytes(bytes.to_vec()),
+        _ => return Err(bad("is of a kind the ops do not take")),
     })
 }
 

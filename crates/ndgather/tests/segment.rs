@@ -192,3 +192,22 @@ fn a_complex_products_gradient_divides_by_each_element() {
         assert_eq!(grads[0], Some(Tensor::from(want.into_dyn())), "{name}");
     }
 }
+
+/// The quotient is scaled, as Eigen's complex division is: 1e25 and 1e-25 in one segment of
+/// complex64 have a product of 1, and gradients 1e-25 and 1e25, not 0 and inf.
+#[test]
+fn a_complex_products_gradient_neither_overflows_nor_underflows() {
+    use num_complex::Complex32;
+    let z = Tensor::from(
+        ndgather::ndarray::array![Complex32::new(1e25, 0.0), Complex32::new(0.0, 1e-25)].into_dyn(),
+    );
+    let ids = Tensor::from(ndgather::ndarray::array![0i64, 0].into_dyn());
+    let one = Tensor::from(ndgather::ndarray::array![Complex32::new(1.0, 0.0)].into_dyn());
+    let op = registry::find("segment_prod").unwrap();
+    let out = run(op, &z, &ids).unwrap();
+    let inputs = [Input::from(z.view()), Input::from(ids.view())];
+    let grads = op.grad(&inputs, Some(&out.view()), &one.view()).unwrap();
+    let g = grads[0].clone().unwrap().into_array::<Complex32>().unwrap();
+    assert!((g[0] - Complex32::new(0.0, 1e-25)).norm() <= 1e-31, "{g}");
+    assert!((g[1] - Complex32::new(1e25, 0.0)).norm() <= 1e19, "{g}");
+}

@@ -1,8 +1,8 @@
-"""What the staged calls (``_jax``, ``_tf``, ``_torch``) share: an op's inputs grouped as its signature
-takes them (one tensor per input, or for a list input, such as an embedding table's shards,
-the tensors of a :class:`Shards`; a plain Python list is one tensor, indices written as
-``[2, 0]``), attributes as the text the core reads (TensorFlow's and PyTorch's ops carry them
-as strings), and the core's dtypes with a gradient."""
+"""What the staged calls (``_jax``, ``_tf``, ``_torch``) share: an op's inputs grouped as
+its signature takes them (one tensor per input, or for a list input, such as an embedding
+table's shards, the tensors of a :class:`Shards`; a plain Python list is one tensor, indices
+written as ``[2, 0]``), attributes as the text the core reads (TensorFlow's and PyTorch's ops
+carry them as strings), and the core's dtypes with a gradient."""
 
 from __future__ import annotations
 

@@ -56,8 +56,10 @@ pub trait Arith: ArrayElement + Copy + PartialEq + Send + Sync + 'static {
     /// (`self` where `n` is 0), a complex number by the real part of `n`.
     fn tf_div(self, n: Self) -> Self;
     /// `self / v` for any value `v`, as TensorFlow's vectorised `Div` computes it (a segment
-    /// product's gradient divides by each element): for complex numbers
-    /// `self * conj(v) / |v|²`, as Eigen's packets do; otherwise [`Arith::tf_div`].
+    /// product's gradient divides by each element): for complex numbers Eigen's
+    /// `pdiv_complex`, which scales `v` by `s = max(|re|, |im|)` first, so that `|v|²` neither
+    /// overflows nor underflows: `self * conj(v / s) / |v / s|² / s`; otherwise
+    /// [`Arith::tf_div`].
     fn quotient(self, v: Self) -> Self {
         self.tf_div(v)
     }
@@ -340,10 +342,12 @@ macro_rules! complex {
                 Self::new(self.re / n.re, self.im / n.re)
             }
             fn quotient(self, v: Self) -> Self {
-                let norm = v.re * v.re + v.im * v.im;
+                let s = v.re.abs().max(v.im.abs());
+                let (c, d) = (v.re / s, v.im / s);
+                let denom = c * c + d * d;
                 Self::new(
-                    (self.re * v.re + self.im * v.im) / norm,
-                    (self.im * v.re - self.re * v.im) / norm,
+                    (self.re * c + self.im * d) / denom / s,
+                    (self.im * c - self.re * d) / denom / s,
                 )
             }
             fn torch_div() -> Option<fn(Self, Self) -> Self> {
