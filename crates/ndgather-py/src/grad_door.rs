@@ -5,7 +5,7 @@
 use crate::door::{array, copy_if_bool, view};
 use crate::errors::to_py;
 use crate::kernel_call::{self, Failure};
-use ndgather::registry::{self, Input};
+use ndgather::registry::{self, Attrs, Input};
 use ndgather::DType;
 use numpy::PyUntypedArray;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -17,6 +17,22 @@ fn to_py_failure(Failure(message, code): Failure) -> PyErr {
         kernel_call::INVALID_ARGUMENT => PyValueError::new_err(message),
         _ => PyRuntimeError::new_err(message),
     }
+}
+
+/// The attributes of the op `name` from its names and texts, which must pair up.
+fn parsed(name: &str, names: &[String], values: &[String]) -> PyResult<Attrs> {
+    if names.len() != values.len() {
+        return Err(PyValueError::new_err(format!(
+            "{name}: {} attribute names but {} values",
+            names.len(),
+            values.len()
+        )));
+    }
+    let pairs = names
+        .iter()
+        .map(String::as_str)
+        .zip(values.iter().map(String::as_str));
+    kernel_call::text_attrs(name, pairs).map_err(to_py_failure)
 }
 
 /// The gradients of the registered op `name` (its attributes as names and text) on `inputs`
@@ -36,18 +52,7 @@ pub(crate) fn run_grad<'py>(
     attr_names: Vec<String>,
     attr_values: Vec<String>,
 ) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
-    if attr_names.len() != attr_values.len() {
-        return Err(PyValueError::new_err(format!(
-            "{name}: {} attribute names but {} values",
-            attr_names.len(),
-            attr_values.len()
-        )));
-    }
-    let pairs = attr_names
-        .iter()
-        .map(String::as_str)
-        .zip(attr_values.iter().map(String::as_str));
-    let attrs = kernel_call::text_attrs(name, pairs).map_err(to_py_failure)?;
+    let attrs = parsed(name, &attr_names, &attr_values)?;
     let op = registry::find(name)
         .and_then(|def| def.with_attrs(&attrs))
         .map_err(to_py)?;
@@ -108,18 +113,7 @@ pub(crate) fn text_attrs<'py>(
     attr_names: Vec<String>,
     attr_values: Vec<String>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    if attr_names.len() != attr_values.len() {
-        return Err(PyValueError::new_err(format!(
-            "{name}: {} attribute names but {} values",
-            attr_names.len(),
-            attr_values.len()
-        )));
-    }
-    let pairs = attr_names
-        .iter()
-        .map(String::as_str)
-        .zip(attr_values.iter().map(String::as_str));
-    let attrs = kernel_call::text_attrs(name, pairs).map_err(to_py_failure)?;
+    let attrs = parsed(name, &attr_names, &attr_values)?;
     let dict = pyo3::types::PyDict::new(py);
     for n in attrs.names() {
         let value = match attrs.get(n) {
