@@ -81,20 +81,28 @@ fn a_constant_gives_the_static_shape_and_eager_runs_at_once() {
     assert_eq!(sums.value(), Some(t(array![2.0f32, 6.0].into_dyn())));
 }
 
+/// `scatter_nd` of constant `indices` and `updates` in `g`, its shape fed by a placeholder
+/// vector of `len` values; the node and the placeholder.
+fn scatter_nd_fed(
+    g: &Scope,
+    indices: Tensor,
+    updates: Tensor,
+    len: usize,
+) -> (AnyOutput, AnyOutput) {
+    let (indices, updates) = (g.constant(indices), g.constant(updates));
+    let shape = g.placeholder(DType::I64, Shape::known(&[len])).unwrap();
+    let inputs: [NodeInput; 2] = [(&indices).into(), (&updates).into()];
+    let out = g
+        .op_fed("scatter_nd", &inputs, &Attrs::new(), &[("shape", &shape)])
+        .unwrap();
+    (out, shape)
+}
+
 #[test]
 fn a_vector_feeds_scatter_nd_shape() {
     let g = Scope::graph();
-    let indices = g.constant(t(array![[1i64], [3]].into_dyn()));
-    let updates = g.constant(t(array![5.0f64, 7.0].into_dyn()));
-    let shape = g.placeholder(DType::I64, Shape::known(&[1])).unwrap();
-    let out = g
-        .op_fed(
-            "scatter_nd",
-            &[(&indices).into(), (&updates).into()],
-            &Attrs::new(),
-            &[("shape", &shape)],
-        )
-        .unwrap();
+    let updates = t(array![5.0f64, 7.0].into_dyn());
+    let (out, shape) = scatter_nd_fed(&g, t(array![[1i64], [3]].into_dyn()), updates, 1);
     assert_eq!(out.dtype(), DType::F64);
     assert!(out.shape().rank().is_none());
     let feeds = Feeds::new()
@@ -176,17 +184,8 @@ fn fed_attributes_are_checked_when_the_node_is_built() {
 #[test]
 fn a_fed_vector_longer_than_any_shape_is_refused() {
     let g = Scope::graph();
-    let indices = g.constant(t(array![[1i64]].into_dyn()));
-    let updates = g.constant(t(array![5.0f32].into_dyn()));
-    let shape = g.placeholder(DType::I64, Shape::known(&[255])).unwrap();
-    let out = g
-        .op_fed(
-            "scatter_nd",
-            &[(&indices).into(), (&updates).into()],
-            &Attrs::new(),
-            &[("shape", &shape)],
-        )
-        .unwrap();
+    let updates = t(array![5.0f32].into_dyn());
+    let (out, shape) = scatter_nd_fed(&g, t(array![[1i64]].into_dyn()), updates, 255);
     let long = t(ndarray::Array1::<i64>::ones(255).into_dyn());
     let feeds = Feeds::new().feed_tensor(&shape, &long).unwrap();
     let err = Session::new(&g).run_tensors(&[out], &feeds).unwrap_err();
