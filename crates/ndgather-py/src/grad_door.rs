@@ -35,10 +35,26 @@ fn parsed(name: &str, names: &[String], values: &[String]) -> PyResult<Attrs> {
     kernel_call::text_attrs(name, pairs).map_err(to_py_failure)
 }
 
+/// One input of a gradient call: an array, or a list input's arrays (a table's shards).
+#[derive(FromPyObject)]
+pub(crate) enum GradInput<'py> {
+    One(Bound<'py, PyUntypedArray>),
+    List(Vec<Bound<'py, PyUntypedArray>>),
+}
+
+impl<'py> GradInput<'py> {
+    fn arrays(&self) -> &[Bound<'py, PyUntypedArray>] {
+        match self {
+            GradInput::One(a) => std::slice::from_ref(a),
+            GradInput::List(v) => v,
+        }
+    }
+}
+
 /// The gradients of the registered op `name` (its attributes as names and text) on `inputs`
-/// (one array per input of its signature, `None` for one left out), whose result was
-/// `output`, for the upstream gradient `upstream`: one entry per input, `None` where it has
-/// none (indices).
+/// (per input of its signature: an array, a list of arrays for a list input, `None` for one
+/// left out), whose result was `output`, for the upstream gradient `upstream`: one entry per
+/// array given, in order, `None` where it has none (indices).
 ///
 /// # Errors
 /// The op's own, as `run_op` raises them; `ValueError` for attribute text of the wrong kind.
@@ -46,7 +62,7 @@ fn parsed(name: &str, names: &[String], values: &[String]) -> PyResult<Attrs> {
 pub(crate) fn run_grad<'py>(
     py: Python<'py>,
     name: &str,
-    inputs: Vec<Option<Bound<'py, PyUntypedArray>>>,
+    inputs: Vec<Option<GradInput<'py>>>,
     output: Bound<'py, PyUntypedArray>,
     upstream: Bound<'py, PyUntypedArray>,
     attr_names: Vec<String>,
@@ -60,6 +76,7 @@ pub(crate) fn run_grad<'py>(
     let all: Vec<&Bound<'py, PyUntypedArray>> = inputs
         .iter()
         .flatten()
+        .flat_map(GradInput::arrays)
         .chain([&output, &upstream])
         .collect();
     // Bool arrays are read from checked copies; every other array in place.
@@ -76,7 +93,8 @@ pub(crate) fn run_grad<'py>(
     let args: Vec<Input<'_>> = inputs
         .iter()
         .map(|a| match a {
-            Some(_) => views.next().map_or(Input::None, Input::Tensor),
+            Some(GradInput::One(_)) => views.next().map_or(Input::None, Input::Tensor),
+            Some(GradInput::List(v)) => Input::List(views.by_ref().take(v.len()).collect()),
             None => Input::None,
         })
         .collect();
@@ -94,7 +112,23 @@ pub(crate) fn run_grad<'py>(
         .iter()
         .filter_map(|a| dtype(a).map(|d| (d, *a)))
         .collect();
-    grads
+    // The op's entries (one per input, a list input's one per tensor) for the arrays given.
+    let mut grads = grads.into_iter();
+    let mut per_array = Vec::with_capacity(all.len() - 2);
+    for input in &inputs {
+        let entries = match input {
+            Some(GradInput::List(v)) => v.len(),
+            Some(GradInput::One(_)) => 1,
+            None => {
+                grads.next();
+                0
+            }
+        };
+        for _ in 0..entries {
+            per_array.push(grads.next().flatten());
+        }
+    }
+    per_array
         .into_iter()
         .map(|g| g.map(|t| array(py, t, &like)).transpose())
         .collect()

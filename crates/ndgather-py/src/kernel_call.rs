@@ -276,11 +276,6 @@ pub(crate) fn run_call(
                 )));
             }
             let inputs = inputs(op, arity, &held[..given])?;
-            if inputs.iter().any(|i| matches!(i, Input::List(_))) {
-                return Err(invalid(format!(
-                    "ndgather: {name}'s gradient here takes single tensors only"
-                )));
-            }
             // One result per input buffer of a dtype with a gradient, in order: its gradient or
             // zeros. The count is checked before any work.
             let wanted: Vec<usize> = (0..given).filter(|&k| args[k].dtype.has_grad()).collect();
@@ -293,14 +288,21 @@ pub(crate) fn run_call(
             }
             let (output, upstream) = (held[given].view(), held[given + 1].view());
             let grads = op.grad(&inputs, Some(&output), &upstream)?;
-            let positions: Vec<usize> = {
-                // The input of the signature each buffer belongs to (single tensors here).
-                let mut p = Vec::new();
-                for (k, &n) in arity.iter().enumerate() {
-                    p.extend(std::iter::repeat_n(k, n));
+            // Where each buffer's gradient is in the op's: one entry per input, a list
+            // input's one per tensor (`OpDef::grad`).
+            let (mut positions, mut first) = (Vec::with_capacity(given), 0);
+            for (input, &n) in inputs.iter().zip(arity) {
+                let entries = if matches!(input, Input::List(_)) {
+                    n
+                } else {
+                    1
+                };
+                match input {
+                    Input::List(_) => positions.extend(first..first + n),
+                    _ => positions.extend(std::iter::repeat_n(first, n)),
                 }
-                p
-            };
+                first += entries;
+            }
             for (&k, ret) in wanted.iter().zip(rets) {
                 match grads.get(positions[k]).and_then(Option::as_ref) {
                     Some(g) => ret.write(g)?,

@@ -268,10 +268,24 @@ def test_arguments_as_the_eager_functions_take_them():
 def test_ops_without_a_gradient_are_named():
     p = jnp.asarray(P)
     for f in (lambda x: ng.gather_segment(x, jnp.asarray(IDS), jnp.array([0, 1, 1, 0]), 2),
-              lambda x: ng.scatter_nd(jnp.asarray(IDS)[:, None], x[:4], [7, 4]),
-              lambda x: ng.embedding_lookup(x, jnp.asarray(IDS))):
-        with pytest.raises(TypeError, match="has no gradient in ndgather"):
+              lambda x: ng.scatter_nd(jnp.asarray(IDS)[:, None], x[:4], [7, 4])):
+        with pytest.raises(TypeError, match="has no gradient in ndgather .*embedding_lookup"):
             jax.grad(lambda x: f(x).sum())(p)
+
+
+def test_an_embedding_lookups_gradient_reaches_each_shard():
+    p = jnp.asarray(P)
+    ids = jnp.asarray([[5, 0], [5, 3]])
+    w = jnp.arange(16.0, dtype=jnp.float32).reshape(2, 2, 4)
+    got = jax.jit(jax.grad(lambda t: (ng.embedding_lookup(t, ids) * w).sum()))(p)
+    same(got, np.asarray(jax.grad(lambda t: (jnp.take(t, ids, axis=0) * w).sum())(p)))
+    # Two shards, "mod": id k is row k // 2 of shard k % 2; repeated ids sum in order.
+    even, odd = p[0::2], p[1::2]
+    g_even, g_odd = jax.jit(jax.grad(
+        lambda e, o: (ng.embedding_lookup([e, o], ids) * w).sum(), argnums=(0, 1)))(even, odd)
+    whole = np.asarray(jax.grad(lambda t: (jnp.take(t, ids, axis=0) * w).sum())(p))
+    same(g_even, whole[0::2])
+    same(g_odd, whole[1::2])
 
 
 def test_float8_params_have_no_gradient():

@@ -26,6 +26,29 @@ def test_a_gathers_gradient_equals_its_registered_grad_op():
     np.testing.assert_array_equal(d[:, [0, 2]], np.ones((4, 2)))
 
 
+def test_a_lookups_gradient_is_one_per_shard():
+    # "div" over shards of 3 and 2 rows: ids 0-2 the first's, 3-4 the second's.
+    first, second = PARAMS[:3], PARAMS[3:4].repeat(2, axis=0)
+    ids = np.array([4, 0, 4, 2])
+    attrs = (["partition_strategy"], ["div"])
+    out = ng.embedding_lookup([first, second], ids, partition_strategy="div")
+    up = np.arange(12, dtype=np.float32).reshape(4, 3)
+    d_first, d_second, d_ids = _core.run_grad("embedding_lookup", [[first, second], ids],
+                                              out, up, *attrs)
+    want_first, want_second = np.zeros_like(first), np.zeros_like(second)
+    np.add.at(want_first, [0, 2], up[[1, 3]])
+    np.add.at(want_second, [1, 1], up[[0, 2]])
+    np.testing.assert_array_equal(d_first, want_first)
+    np.testing.assert_array_equal(d_second, want_second)
+    assert d_ids is None
+    # Each entry is the sparse gradient op's, made dense.
+    sparse = ng.embedding_lookup_grad([first, second], ids, up, partition_strategy="div")
+    for dense, (rows, values, shape) in zip([d_first, d_second], sparse):
+        want = np.zeros(shape, np.float32)
+        np.add.at(want, rows, values)
+        np.testing.assert_array_equal(dense, want)
+
+
 def test_a_max_reads_its_output():
     data = np.array([1.0, 5.0, 5.0, 2.0], np.float32)
     ids = np.array([0, 0, 0, 1])

@@ -224,12 +224,40 @@ def test_attributes_from_tensors_and_ops_without_a_gradient():
 
     with pytest.raises(TypeError, match="num_segments must be known when the op is built"):
         f(data)
-    shards = [tf.constant([[0.0], [2.0]]), tf.constant([[1.0], [3.0]])]
+    x = tf.constant([[0.0], [2.0]])
     with tf.GradientTape() as tape:
-        tape.watch(shards[0])
-        loss = tf.reduce_sum(ng.embedding_lookup(shards, tf.constant([0, 1])))
-    with pytest.raises(LookupError, match="No gradient defined for ndgather's embedding_lookup"):
-        tape.gradient(loss, shards[0])
+        tape.watch(x)
+        loss = tf.reduce_sum(ng.scatter_nd(tf.constant([[1], [0]]), x, [3, 1]))
+    with pytest.raises(LookupError, match="No gradient defined for op type NdgatherOp: "
+                       "scatter_nd has no gradient in ndgather .*embedding_lookup"):
+        tape.gradient(loss, x)
+
+
+def test_embedding_lookups_gradients_equal_tensorflows():
+    shards = [tf.constant([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]),
+              tf.constant([[1.0, 7.0], [3.0, 9.0]])]
+    ids = tf.constant([[4, 3], [0, 4]])
+    w = tf.constant(RNG.standard_normal((2, 2, 2)).astype(np.float32))
+    for strategy in ("mod", "div"):
+        for wrap in (lambda f: f, tf.function):
+            with tf.GradientTape(persistent=True) as tape:
+                tape.watch(shards)
+                ours = tf.reduce_sum(wrap(lambda: ng.embedding_lookup(shards, ids, strategy))() * w)
+                theirs = tf.reduce_sum(tf.compat.v1.nn.embedding_lookup(
+                    shards, ids, partition_strategy=strategy) * w)
+            for a, b in zip(tape.gradient(ours, shards), tape.gradient(theirs, shards)):
+                np.testing.assert_array_equal(tf.convert_to_tensor(a).numpy(),
+                                              tf.convert_to_tensor(b).numpy())
+    # One table: IndexedSlices, as TensorFlow's, which an optimizer applies as rows.
+    with tf.GradientTape() as tape:
+        tape.watch(TABLE)
+        g = tape.gradient(tf.reduce_sum(ng.embedding_lookup(TABLE, IDS)), TABLE)
+    with tf.GradientTape() as tape:
+        tape.watch(TABLE)
+        want = tape.gradient(tf.reduce_sum(tf.nn.embedding_lookup(TABLE, IDS)), TABLE)
+    assert isinstance(g, tf.IndexedSlices) and isinstance(want, tf.IndexedSlices)
+    np.testing.assert_array_equal(g.indices.numpy(), want.indices.numpy())
+    np.testing.assert_array_equal(g.values.numpy(), want.values.numpy())
 
 
 def test_strings_are_read_eagerly_and_refused_in_a_graph_saying_why():

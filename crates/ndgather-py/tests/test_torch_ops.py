@@ -171,11 +171,31 @@ def test_segment_and_scatter_gradients_equal_pytorch_own():
 
 
 def test_ops_without_a_gradient_say_so_at_backward():
-    shards = [leaf()]
-    rows = ng.embedding_lookup(shards, torch.tensor([1, 0]))
-    assert torch.equal(rows.detach(), TABLE[[1, 0]])
-    with pytest.raises(RuntimeError, match="embedding_lookup has no gradient in ndgather"):
-        rows.sum().backward()
+    x = leaf()
+    out = ng.scatter_nd(torch.tensor([[1], [0]]), x[:2], [3, 4])
+    with pytest.raises(RuntimeError, match="scatter_nd has no gradient in ndgather .*"
+                       "embedding_lookup"):
+        out.sum().backward()
+
+
+def test_an_embedding_lookups_gradient_equals_pytorch_own():
+    ids = torch.tensor([[5, 0], [5, 3]])
+    w = torch.arange(16.0).reshape(2, 2, 4)
+    ours, theirs = leaf(), leaf()
+    (ng.embedding_lookup(ours, ids) * w).sum().backward()
+    (torch.nn.functional.embedding(ids, theirs) * w).sum().backward()
+    assert torch.equal(ours.grad, theirs.grad)
+    # Two shards, "mod": each gets the rows of its ids, repeated ids summed.
+    even, odd = TABLE[0::2].clone().requires_grad_(True), TABLE[1::2].clone().requires_grad_(True)
+    (ng.embedding_lookup([even, odd], ids) * w).sum().backward()
+    assert torch.equal(even.grad, theirs.grad[0::2])
+    assert torch.equal(odd.grad, theirs.grad[1::2])
+    # And compiled, with no graph break.
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda t: (ng.embedding_lookup(t, ids) * w).sum(), fullgraph=True)
+    again = leaf()
+    compiled(again).backward()
+    assert torch.equal(again.grad, theirs.grad)
 
 
 def test_torch_compile_keeps_a_segment_reduction_in_its_graph():

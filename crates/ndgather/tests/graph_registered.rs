@@ -398,3 +398,37 @@ fn the_typed_sugar_takes_the_ops_inference_and_type() {
         .unwrap_err();
     assert!(err.to_string().contains("float64"), "{err}");
 }
+
+/// The lookup's gradient through `Scope::gradients`: one dense gradient per shard, each the
+/// upstream rows its ids read summed in order (TensorFlow's `IndexedSlices` made dense), as
+/// `embedding_lookup_grad` gives them sparse; `max_norm`'s clipping is the core's.
+#[test]
+fn gradients_reach_each_shard_of_an_embedding_lookup() {
+    let graph = Scope::graph();
+    // "mod" over two shards: id k is row k / 2 of shard k % 2.
+    let even = graph.constant(Tensor::from(array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn()));
+    let odd = graph.constant(Tensor::from(
+        array![[5.0f32, 6.0], [7.0, 8.0], [9.0, 10.0]].into_dyn(),
+    ));
+    let ids = graph.constant(Tensor::from(array![5i64, 0, 5, 3].into_dyn()));
+    let up = graph.constant(Tensor::from(
+        array![[1.0f32, 2.0], [10.0, 20.0], [100.0, 200.0], [1e3, 2e3]].into_dyn(),
+    ));
+    let shards = NodeInput::List(vec![even.clone(), odd.clone()]);
+    let out = graph
+        .op("embedding_lookup", &[shards, (&ids).into()], &Attrs::new())
+        .unwrap();
+    let grads = graph.gradients(&[out], &[odd, even], Some(&[up])).unwrap();
+    let got = Session::new(&graph)
+        .run_tensors(&grads, &Feeds::new())
+        .unwrap();
+    // ids 5 (twice) -> odd row 2, id 3 -> odd row 1, id 0 -> even row 0.
+    assert_eq!(
+        got[0],
+        Tensor::from(array![[0.0f32, 0.0], [1e3, 2e3], [101.0, 202.0]].into_dyn())
+    );
+    assert_eq!(
+        got[1],
+        Tensor::from(array![[10.0f32, 20.0], [0.0, 0.0]].into_dyn())
+    );
+}

@@ -228,8 +228,7 @@ def _custom_vjp():
         # With symbolic zeros, each primal says whether it is differentiated (`perturbed`).
         flat = tuple(p.value for p in primals)
         if not _core.op_has_grad(name):
-            raise TypeError(f"{name} has no gradient in ndgather (the ops with one: the gather "
-                            "family, tensor_scatter_nd_*, the segment reductions)")
+            raise TypeError(_staged_call.no_grad(name))
         with_grad = _staged_call.grad_dtypes()
         for p in primals:
             dtype = jnp.dtype(p.value.dtype)

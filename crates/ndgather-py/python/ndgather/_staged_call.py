@@ -48,6 +48,13 @@ def grad_dtypes() -> frozenset:
     return frozenset(_core.grad_dtypes())
 
 
+def no_grad(name: str) -> str:
+    """The message for an op without a gradient in the core, naming those with one (the
+    registry's answer, not a list kept here)."""
+    with_one = [op[0] for op in _core.op_signatures() if _core.op_has_grad(op[0])]
+    return f"{name} has no gradient in ndgather (the ops with one: {', '.join(with_one)})"
+
+
 def plain(name: str, attr: str, value: Any) -> Any:
     """An attribute's value as Python holds it: a TensorFlow tensor read where eager (a
     graph's tensor cannot be), a NumPy array as its item or list."""

@@ -237,12 +237,17 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
         out_shape=tf.TensorShape(out_shape))
 
 
-def _gather_slices(op: Any, attrs: dict, upstream: Any) -> Optional[Any]:
-    """``tf.gather``'s own gradient where TensorFlow gives ``IndexedSlices``: along axis 0,
-    with no batch dimensions and bad indices as errors (so every index is a row)."""
+def _gather_slices(op: Any, name: str, attrs: dict, upstream: Any) -> Optional[Any]:
+    """TensorFlow's own gradient where it gives ``IndexedSlices`` of the rows read:
+    ``tf.gather``'s along axis 0, with no batch dimensions and bad indices as errors (so
+    every index is a row), and ``tf.nn.embedding_lookup``'s of one table with no
+    ``max_norm``."""
     import tensorflow as tf
-    if attrs.get("batch_dims", "0") != "0" or attrs.get("axis", "0") != "0" \
-            or attrs.get("bad_indices", "error") != "error":
+    if name == "embedding_lookup":
+        if list(op.get_attr("arity"))[:1] != [1] or "max_norm" in attrs:
+            return None
+    elif name != "gather" or attrs.get("batch_dims", "0") != "0" \
+            or attrs.get("axis", "0") != "0" or attrs.get("bad_indices", "error") != "error":
         return None
     params, indices = op.inputs[0], op.inputs[1]
     params_shape = tf.shape(params)
@@ -258,19 +263,17 @@ def _gradient(op: Any, upstream: Any) -> list:
     names = [n.decode() for n in op.get_attr("attr_names")]
     values = [v.decode() for v in op.get_attr("attr_values")]
     if not _core.op_has_grad(name):
-        raise LookupError(f"No gradient defined for ndgather's {name} (op type: NdgatherOp); "
-                          "those with one: the gather family, tensor_scatter_nd_* and the "
-                          "segment reductions")
+        raise LookupError(f"No gradient defined for op type NdgatherOp: "
+                          f"{_staged_call.no_grad(name)}")
     args = list(op.inputs)
     if isinstance(upstream, tf.IndexedSlices):
         # Made dense as TensorFlow's own gather gradient does, with no warning.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             upstream = tf.convert_to_tensor(upstream)
-    if name == "gather":
-        slices = _gather_slices(op, dict(zip(names, values)), upstream)
-        if slices is not None:
-            return [slices] + [None] * (len(args) - 1)
+    slices = _gather_slices(op, name, dict(zip(names, values)), upstream)
+    if slices is not None:
+        return [slices] + [None] * (len(args) - 1)
     wrt = [k for k, a in enumerate(args) if a.dtype.name in _staged_call.grad_dtypes()]
     if not wrt:
         return [None] * len(args)

@@ -179,14 +179,12 @@ def _grad_body(inputs: Sequence[Any], output: Any, upstream: Any, arity: Sequenc
                name: str, attrs: str) -> list:
     import torch
     if not _core.op_has_grad(name):
-        raise RuntimeError(f"{name} has no gradient in ndgather (the ops with one: the "
-                           "gather family, tensor_scatter_nd_*, the segment reductions)")
+        raise RuntimeError(_staged_call.no_grad(name))
     groups = _groups(name, [_numpy(t) for t in inputs], arity)
     grads = _core.run_grad(name, groups, _numpy(output), _numpy(upstream), *_split(attrs))
-    # One result per input of a dtype with a gradient, in order: its gradient or zeros.
-    position = [k for k, n in enumerate(arity) for _ in range(n)]
-    return [torch.from_numpy(np.ascontiguousarray(grads[position[k]]))
-            if grads[position[k]] is not None else torch.zeros_like(inputs[k])
+    # One result per input tensor of a dtype with a gradient, in order: its gradient or zeros.
+    return [torch.from_numpy(np.ascontiguousarray(grads[k]))
+            if grads[k] is not None else torch.zeros_like(inputs[k])
             for k in _with_grad(inputs)]
 
 

@@ -72,12 +72,16 @@ impl Scope {
                 return Err(OpError::ForeignOperand { name: o.op_name() });
             }
         }
-        let (name, shape) = {
+        let (name, shape, position) = {
             let g = lock(&self.graph);
             let forward = &g.nodes[op.node];
-            let slot = match &forward.kind {
-                NodeKind::Registered { op, inputs, .. } if op.has_grad() => inputs.get(input),
-                _ => None,
+            let (slot, position) = match &forward.kind {
+                NodeKind::Registered { op, inputs, .. } if op.has_grad() => {
+                    let before = inputs.iter().take(input);
+                    let position = before.fold(0, |first, s| s.grad_positions(first).1);
+                    (inputs.get(input), position)
+                }
+                _ => (None, 0),
             };
             let Some(Slot::One(of)) = slot else {
                 return Err(OpError::Mode(format!(
@@ -94,12 +98,12 @@ impl Scope {
             }
             check_upstream(forward, &g.nodes[upstream.node])?;
             let name = format!("{}Grad", forward.kind.type_name());
-            (name, g.nodes[*of].shape.clone())
+            (name, g.nodes[*of].shape.clone(), position)
         };
         let kind = NodeKind::RegisteredGrad {
             forward: op.node,
             grad: upstream.node,
-            input,
+            input: position,
         };
         let node = self.add_op(&name, kind, op.dtype(), shape)?;
         Ok(self.any_output(node))

@@ -37,8 +37,8 @@ pub(crate) enum NodeKind {
         type_name: &'static str,
         fed: Option<Fed>,
     },
-    /// The gradient of the `Registered` node `forward` with respect to its input `input`,
-    /// for the upstream gradient `grad`.
+    /// The gradient of the `Registered` node `forward` with respect to the input tensor at
+    /// `input` in its gradients (`Slot::grad_positions`), for the upstream gradient `grad`.
     RegisteredGrad {
         forward: usize,
         grad: usize,
@@ -341,6 +341,17 @@ pub(crate) enum Slot {
 }
 
 impl Slot {
+    /// Where the gradient of each of the slot's nodes is in `OpDef::grad`'s result, the slot's
+    /// first entry at `first`; and the first entry of the next slot.
+    pub(crate) fn grad_positions(&self, first: usize) -> (std::ops::Range<usize>, usize) {
+        let entries = match self {
+            Slot::List(v) => v.len(),
+            Slot::One(_) | Slot::Absent => 1,
+        };
+        let end = first + entries;
+        (first..end, end)
+    }
+
     pub(crate) fn nodes(&self) -> &[usize] {
         match self {
             Slot::One(n) => std::slice::from_ref(n),
@@ -404,9 +415,8 @@ fn run_registered_grad<'v>(
     let mut grads = op.grad(&args, output.as_ref(), &values.value(grad)?)?;
     grads.get_mut(input).and_then(Option::take).ok_or_else(|| {
         OpError::Mode(format!(
-            "{} has no gradient with respect to its input '{}'",
-            op.name(),
-            op.signature().inputs.get(input).map_or("?", |d| d.name)
+            "{} has no gradient with respect to its input tensor {input}",
+            op.name()
         ))
     })
 }

@@ -326,23 +326,26 @@ impl Scope {
         total: &AnyOutput,
         leads: &[bool],
     ) -> OpResult<Vec<(usize, AnyOutput)>> {
-        let mut grads = vec![];
-        for (k, slot) in slots.iter().enumerate() {
-            let Slot::One(input) = slot else { continue };
-            let (dtype, shape) = {
-                let g = lock(&self.graph);
-                (g.nodes[*input].dtype, g.nodes[*input].shape.clone())
-            };
-            if !leads[*input] || !dtype.has_grad() {
-                continue;
+        let (mut grads, mut first) = (vec![], 0);
+        for slot in slots {
+            let (positions, next) = slot.grad_positions(first);
+            first = next;
+            for (position, &input) in positions.zip(slot.nodes()) {
+                let (dtype, shape) = {
+                    let g = lock(&self.graph);
+                    (g.nodes[input].dtype, g.nodes[input].shape.clone())
+                };
+                if !leads[input] || !dtype.has_grad() {
+                    continue;
+                }
+                let kind = NodeKind::RegisteredGrad {
+                    forward: n,
+                    grad: total.node,
+                    input: position,
+                };
+                let node = self.add_op("RegisteredGrad", kind, dtype, shape)?;
+                grads.push((input, self.any_output(node)));
             }
-            let kind = NodeKind::RegisteredGrad {
-                forward: n,
-                grad: total.node,
-                input: k,
-            };
-            let node = self.add_op("RegisteredGrad", kind, dtype, shape)?;
-            grads.push((*input, self.any_output(node)));
         }
         Ok(grads)
     }

@@ -1000,7 +1000,8 @@ pub trait OpDef: fmt::Debug + Send + Sync {
     }
 
     /// The gradients of the op's output with respect to each input (`None` for an input that
-    /// has none, such as indices), for the upstream gradient `upstream` of the output
+    /// has none, such as indices, or is left out; a list input, such as a table's shards,
+    /// one entry per tensor, in order), for the upstream gradient `upstream` of the output
     /// `output` that `run` gave on `inputs` (`None` where [`OpDef::grad_reads_output`] says
     /// it is not read).
     ///

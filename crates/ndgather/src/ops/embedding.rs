@@ -628,13 +628,15 @@ impl EmbeddingLookupOptions {
     /// # Errors
     /// Those of [`EmbeddingLookupOptions::lookup`], [`Error::DTypeMismatch`] for shards of
     /// several dtypes, and [`Error::IndicesNotInteger`].
-    /// With `grad`, the upstream gradient of the lookup's result, its gradient with respect
-    /// to each shard ([`EmbeddingLookupOptions::lookup_grad`]) instead.
+    /// With `grad`, the upstream gradient of the lookup's result and whether it is wanted
+    /// sparse, its gradient with respect to each shard
+    /// ([`EmbeddingLookupOptions::lookup_grad`]) instead: one `IndexedSlices` per shard
+    /// (`Value::Sparse`), or one dense tensor per shard (`Value::List`).
     pub(crate) fn lookup_views(
         &self,
         shards: &[TensorView<'_>],
         ids: &TensorView<'_>,
-        grad: Option<&TensorView<'_>>,
+        grad: Option<(&TensorView<'_>, bool)>,
     ) -> Result<Value> {
         let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
@@ -648,7 +650,13 @@ impl EmbeddingLookupOptions {
             let views = float_views::<T>(shards)?;
             with_ids!(ids, i => match grad {
                 None => Ok(Value::Dense(T::into_tensor(self.lookup(&views, i)?))),
-                Some(g) => sparse(self.lookup_grad(&views, i, &float_view::<T>(g)?)),
+                Some((g, true)) => sparse(self.lookup_grad(&views, i, &float_view::<T>(g)?)),
+                Some((g, false)) => Ok(Value::List(
+                    self.lookup_grad(&views, i, &float_view::<T>(g)?)?
+                        .iter()
+                        .map(|s| s.to_dense().map(T::into_tensor))
+                        .collect::<Result<_>>()?,
+                )),
             })
         })
     }

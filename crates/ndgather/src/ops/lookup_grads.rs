@@ -151,9 +151,11 @@ impl OpDef for LookupGrad {
     fn run(&self, inputs: &[Input<'_>], out: Out<'_>) -> Result<Option<Value>> {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
         let result = match self {
-            LookupGrad::Lookup(o) => {
-                o.lookup_views(inputs.list(0)?, inputs.tensor(1)?, Some(inputs.tensor(2)?))?
-            }
+            LookupGrad::Lookup(o) => o.lookup_views(
+                inputs.list(0)?,
+                inputs.tensor(1)?,
+                Some((inputs.tensor(2)?, true)),
+            )?,
             LookupGrad::Sparse(s) => s.run_views(&inputs, 5, Some(inputs.tensor(4)?))?,
             LookupGrad::Bag(bag, sparse) => bag.bag_views(
                 inputs.list(0)?,

@@ -9,7 +9,7 @@ use crate::ops::embedding::{Combiner, EmbeddingLookupOptions, PartitionStrategy}
 use crate::ops::embedding_bag::{BagMode, EmbeddingBag};
 use crate::ops::Out;
 use crate::shape::Shape;
-use crate::types::dtype::TensorView;
+use crate::types::dtype::{Tensor, TensorView};
 use crate::types::error::{Error, Result};
 use crate::types::index::BadIndices;
 
@@ -130,6 +130,31 @@ impl OpDef for EmbeddingLookupOptions {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
         let result = self.lookup_views(inputs.list(0)?, inputs.tensor(1)?, None)?;
         deliver_value(self.name(), result, out)
+    }
+
+    fn has_grad(&self) -> bool {
+        true
+    }
+
+    fn grad_reads_output(&self) -> bool {
+        false
+    }
+
+    /// A dense gradient per shard (TensorFlow's `IndexedSlices` summed in the ids' order,
+    /// as `tf.convert_to_tensor` of them does), then none for the ids.
+    fn grad(
+        &self,
+        inputs: &[Input<'_>],
+        _output: Option<&TensorView<'_>>,
+        upstream: &TensorView<'_>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        let grads =
+            self.lookup_views(inputs.list(0)?, inputs.tensor(1)?, Some((upstream, false)))?;
+        let Value::List(per_shard) = grads else {
+            return Err(Error::Internal("a dense gradient per shard"));
+        };
+        Ok(per_shard.into_iter().map(Some).chain([None]).collect())
     }
 }
 
