@@ -267,10 +267,27 @@ def test_arguments_as_the_eager_functions_take_them():
 
 def test_ops_without_a_gradient_are_named():
     p = jnp.asarray(P)
-    for f in (lambda x: ng.gather_segment(x, jnp.asarray(IDS), jnp.array([0, 1, 1, 0]), 2),
-              lambda x: ng.scatter_nd(jnp.asarray(IDS)[:, None], x[:4], [7, 4])):
-        with pytest.raises(TypeError, match="has no gradient in ndgather .*embedding_lookup"):
-            jax.grad(lambda x: f(x).sum())(p)
+    f = lambda x: ng.scatter_reduce(x, 0, jnp.array([[1, 0, 5, 1]]), jnp.ones((1, 4)), "sum")
+    with pytest.raises(TypeError, match="has no gradient in ndgather .*embedding_lookup"):
+        jax.grad(lambda x: f(x).sum())(p)
+
+
+def test_scatter_nd_and_gather_segment_gradients():
+    p, ids = jnp.asarray(P), jnp.asarray(IDS)
+    w = jnp.arange(28.0, dtype=jnp.float32).reshape(7, 4)
+    got = jax.jit(jax.grad(lambda u: (ng.scatter_nd(ids[:, None], u, [7, 4]) * w).sum()))(p[:4])
+    same(got, np.asarray(jax.grad(lambda u: (jnp.zeros((7, 4)).at[ids].add(u) * w).sum())(p[:4])))
+    src, dst = jnp.array([0, 5, 5, 2, 1]), jnp.array([2, 0, 2, 2, 1])
+    v = jnp.arange(12.0, dtype=jnp.float32).reshape(3, 4)
+    got = jax.jit(jax.grad(lambda x: (ng.gather_segment(x, src, dst, 3) * v).sum()))(p)
+    want = jax.grad(lambda x: (jax.ops.segment_sum(jnp.take(x, src, axis=0), dst, 3) * v).sum())
+    same(got, np.asarray(want(p)))
+    # Every reduction's is the unfused composition's (TensorFlow's gradients of both ops).
+    for reduce in ("mean", "max", "min", "prod", "sqrt_n"):
+        fused = jax.grad(lambda x: (ng.gather_segment(x, src, dst, 3, reduce) * v).sum())(p)
+        unfused = getattr(ng, f"unsorted_segment_{reduce}")
+        composed = jax.grad(lambda x: (unfused(ng.gather(x, src), dst, 3) * v).sum())(p)
+        same(fused, np.asarray(composed))
 
 
 def test_an_embedding_lookups_gradient_reaches_each_shard():

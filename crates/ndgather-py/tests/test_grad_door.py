@@ -82,8 +82,9 @@ def test_hostile_calls_are_errors():
         _core.run_grad("gahter", [PARAMS, IDS], out, up, [], [])
     with pytest.raises(Exception, match="colour"):
         _core.run_grad("gather", [PARAMS, IDS], out, up, ["colour"], ["red"])
-    with pytest.raises(Exception, match="scatter_nd has no registered gradient"):
-        _core.run_grad("scatter_nd", [IDS[:, None], PARAMS[:3]], out, up, ["shape"], ["4,3"])
+    with pytest.raises(Exception, match="scatter_reduce has no registered gradient"):
+        _core.run_grad("scatter_reduce", [PARAMS, IDS[:, None], PARAMS[:3]], out, up,
+                       ["dim", "reduce"], ["0", "sum"])
     with pytest.raises(Exception):
         _core.run_grad("gather", [PARAMS], out, up, [], [])
     with pytest.raises(Exception):

@@ -227,10 +227,23 @@ def test_attributes_from_tensors_and_ops_without_a_gradient():
     x = tf.constant([[0.0], [2.0]])
     with tf.GradientTape() as tape:
         tape.watch(x)
-        loss = tf.reduce_sum(ng.scatter_nd(tf.constant([[1], [0]]), x, [3, 1]))
+        loss = tf.reduce_sum(ng.scatter_reduce(x, 0, tf.constant([[1]]), x[:1], "sum"))
     with pytest.raises(LookupError, match="No gradient defined for op type NdgatherOp: "
-                       "scatter_nd has no gradient in ndgather .*embedding_lookup"):
+                       "scatter_reduce has no gradient in ndgather .*embedding_lookup"):
         tape.gradient(loss, x)
+
+
+def test_scatter_nd_and_gather_segment_gradients_equal_tensorflows():
+    updates = tf.constant(RNG.standard_normal((6, 4)).astype(np.float32))
+    ids = tf.constant([[7], [0], [7], [2], [3], [1]])
+    both(lambda u: ng.scatter_nd(ids, u, [8, 4]), lambda u: tf.scatter_nd(ids, u, [8, 4]),
+         updates)
+    x = tf.constant(RNG.standard_normal((6, 4)).astype(np.float32))
+    src, dst = tf.constant([0, 5, 5, 2, 1]), tf.constant([2, 0, 2, 2, 1])
+    for reduce in ("sum", "mean", "max", "min", "prod", "sqrt_n"):
+        theirs = getattr(tf.math, f"unsorted_segment_{reduce}")
+        both(lambda x: ng.gather_segment(x, src, dst, 3, reduce),
+             lambda x: theirs(tf.gather(x, src), dst, 3), x)
 
 
 def test_embedding_lookups_gradients_equal_tensorflows():
@@ -258,6 +271,22 @@ def test_embedding_lookups_gradients_equal_tensorflows():
     assert isinstance(g, tf.IndexedSlices) and isinstance(want, tf.IndexedSlices)
     np.testing.assert_array_equal(g.indices.numpy(), want.indices.numpy())
     np.testing.assert_array_equal(g.values.numpy(), want.values.numpy())
+    # Ids of a type TensorFlow's lookup refuses give int64 rows, which an optimizer takes;
+    # with max_norm the gradient is dense, through the clipping, as TensorFlow's values.
+    v = tf.Variable(TABLE)
+    with tf.GradientTape() as tape:
+        g = tape.gradient(tf.reduce_sum(ng.embedding_lookup(v, tf.constant([1, 1], tf.uint8))), v)
+    assert g.indices.dtype == tf.int64
+    tf.keras.optimizers.SGD(1.0).apply_gradients([(g, v)])
+    np.testing.assert_allclose(v.numpy()[1], TABLE.numpy()[1] - 2)
+    for wrap in (lambda f: f, tf.function):
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(TABLE)
+            ours = tf.reduce_sum(wrap(lambda: ng.embedding_lookup(TABLE, IDS, max_norm=2.0))())
+            theirs = tf.reduce_sum(tf.nn.embedding_lookup(TABLE, IDS, max_norm=2.0))
+        a, b = tape.gradient(ours, TABLE), tape.gradient(theirs, TABLE)
+        np.testing.assert_allclose(tf.convert_to_tensor(a).numpy(),
+                                   tf.convert_to_tensor(b).numpy(), rtol=1e-6)
 
 
 def test_strings_are_read_eagerly_and_refused_in_a_graph_saying_why():

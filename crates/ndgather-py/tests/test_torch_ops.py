@@ -172,10 +172,26 @@ def test_segment_and_scatter_gradients_equal_pytorch_own():
 
 def test_ops_without_a_gradient_say_so_at_backward():
     x = leaf()
-    out = ng.scatter_nd(torch.tensor([[1], [0]]), x[:2], [3, 4])
-    with pytest.raises(RuntimeError, match="scatter_nd has no gradient in ndgather .*"
+    out = ng.scatter_reduce(x, 0, torch.tensor([[1, 0, 5, 1]]), torch.ones(1, 4), "sum")
+    with pytest.raises(RuntimeError, match="scatter_reduce has no gradient in ndgather .*"
                        "embedding_lookup"):
         out.sum().backward()
+
+
+def test_scatter_nd_and_gather_segment_gradients_equal_pytorch_own():
+    w = torch.arange(32.0).reshape(8, 4)
+    ours, theirs = leaf(), leaf()
+    ids = torch.tensor([[7], [0], [7], [2], [3], [1]])
+    (ng.scatter_nd(ids, ours, [8, 4]) * w).sum().backward()
+    (torch.zeros(8, 4).index_add(0, ids[:, 0], theirs) * w).sum().backward()
+    assert torch.equal(ours.grad, theirs.grad)
+    # gather_segment as PyG runs message passing without torch_scatter.
+    src, dst = torch.tensor([0, 5, 5, 2, 1]), torch.tensor([2, 0, 2, 2, 1])
+    v = torch.arange(12.0).reshape(3, 4)
+    ours, theirs = leaf(), leaf()
+    (ng.gather_segment(ours, src, dst, 3) * v).sum().backward()
+    (torch.zeros(3, 4).index_add(0, dst, theirs.index_select(0, src)) * v).sum().backward()
+    assert torch.equal(ours.grad, theirs.grad)
 
 
 def test_an_embedding_lookups_gradient_equals_pytorch_own():

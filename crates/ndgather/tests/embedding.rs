@@ -319,3 +319,26 @@ fn errors_say_what_is_wrong() {
         .to_string()
         .contains("indices[0, 0] = 1 is not in [0, 1)"));
 }
+
+/// `max_norm`'s gradient as TensorFlow's gradients of `clip_by_norm` compute it: a row whose
+/// norm equals `max_norm` is differentiated through the norm too (`tf.maximum`'s gradient
+/// goes to its first argument on a tie), and a row within the norm gets `(g / c) * c`.
+/// The expected values are TensorFlow 2.21's, float64, through `tf.GradientTape` of
+/// `tf.compat.v1.nn.embedding_lookup(t, [0], max_norm=c)`.
+#[test]
+fn max_norms_gradient_at_a_tie_goes_through_the_norm() {
+    let grad_of = |row: [f64; 2], c: f64, g: [f64; 2]| {
+        let table = ndarray::array![row].into_dyn();
+        let up = ndarray::array![g].into_dyn();
+        let slices = EmbeddingLookupOptions::new()
+            .max_norm(Some(c))
+            .lookup_grad(&[table.view()], &ndarray::array![0i64], &up)
+            .unwrap();
+        slices[0].values.iter().copied().collect::<Vec<f64>>()
+    };
+    let tie = grad_of([3.0, 4.0], 5.0, [1.0, 0.0]);
+    assert_eq!(tie, [0.6400000000000001, -0.48]);
+    // Within the norm: the division's gradient and the product's, (g / 7) * 7.
+    let within = grad_of([3.0, 4.0], 7.0, [0.1, 1.0]);
+    assert_eq!(within, [(0.1f64 / 7.0) * 7.0, (1.0f64 / 7.0) * 7.0]);
+}

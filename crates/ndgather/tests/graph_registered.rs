@@ -198,17 +198,77 @@ fn bad_calls_are_errors_that_say_why() {
 fn a_path_through_an_op_without_a_gradient_is_refused() {
     let graph = Scope::graph();
     let x = graph.placeholder(DType::F32, Shape::unknown()).unwrap();
-    let src = graph.constant(Tensor::from(array![0i32, 1].into_dyn()));
-    let dst = graph.constant(Tensor::from(array![1i32, 1].into_dyn()));
+    let index = graph.constant(Tensor::from(array![1i64, 1].into_dyn()));
+    let src = graph.constant(Tensor::from(array![5.0f32, 6.0].into_dyn()));
+    let attrs = Attrs::new()
+        .with("dim", Attr::Int(0))
+        .with("reduce", Attr::Str("sum".into()));
     let out = graph
         .op(
-            "gather_segment",
-            &[(&x).into(), (&src).into(), (&dst).into()],
-            &segments(2),
+            "scatter_reduce",
+            &[(&x).into(), (&index).into(), (&src).into()],
+            &attrs,
         )
         .unwrap();
     let err = graph.gradients(&[out], &[x], None).unwrap_err();
-    assert_eq!(err.to_string(), "No gradient defined for op: GatherSegment");
+    assert_eq!(err.to_string(), "No gradient defined for op: ScatterReduce");
+}
+
+/// The fused gather_segment's gradient is the composition's, bit for bit, for every
+/// reduction: `unsorted_segment_<reduce>(gather(x, src), dst)` differentiated by the graph
+/// through both ops (ties in max and min, a zero in prod, an empty segment, a repeated
+/// source).
+#[test]
+fn gather_segments_gradient_is_the_compositions() {
+    let x = Tensor::from(array![[1.0f64, -2.0], [3.0, 0.0], [3.0, 0.5], [-1.5, 4.0]].into_dyn());
+    let src = Tensor::from(array![0i64, 2, 1, 2, 3, 0].into_dyn());
+    let dst = Tensor::from(array![1i64, 1, 1, 0, 0, 3].into_dyn());
+    let up = Tensor::from(array![[1.0f64, 2.0], [-3.0, 0.25], [7.0, 8.0], [0.5, -1.0]].into_dyn());
+    for reduce in ["sum", "mean", "max", "min", "prod", "sqrt_n"] {
+        let graph = Scope::graph();
+        let (xs, s, d, u) = (
+            graph.constant(x.clone()),
+            graph.constant(src.clone()),
+            graph.constant(dst.clone()),
+            graph.constant(up.clone()),
+        );
+        let attrs = segments(4).with("reduce", Attr::Str(reduce.into()));
+        let fused = graph
+            .op(
+                "gather_segment",
+                &[(&xs).into(), (&s).into(), (&d).into()],
+                &attrs,
+            )
+            .unwrap();
+        let rows = graph
+            .op("gather", &[(&xs).into(), (&s).into()], &Attrs::new())
+            .unwrap();
+        let composed = graph
+            .op(
+                &format!("unsorted_segment_{reduce}"),
+                &[(&rows).into(), (&d).into()],
+                &segments(4),
+            )
+            .unwrap();
+        let a = graph
+            .gradients(
+                &[fused],
+                std::slice::from_ref(&xs),
+                Some(std::slice::from_ref(&u)),
+            )
+            .unwrap();
+        let b = graph
+            .gradients(
+                &[composed],
+                std::slice::from_ref(&xs),
+                Some(std::slice::from_ref(&u)),
+            )
+            .unwrap();
+        let got = Session::new(&graph)
+            .run_tensors(&[a[0].clone(), b[0].clone()], &Feeds::new())
+            .unwrap();
+        assert_eq!(got[0], got[1], "{reduce}");
+    }
 }
 
 #[test]
@@ -401,7 +461,7 @@ fn the_typed_sugar_takes_the_ops_inference_and_type() {
 
 /// The lookup's gradient through `Scope::gradients`: one dense gradient per shard, each the
 /// upstream rows its ids read summed in order (TensorFlow's `IndexedSlices` made dense), as
-/// `embedding_lookup_grad` gives them sparse; `max_norm`'s clipping is the core's.
+/// `embedding_lookup_grad` gives them sparse.
 #[test]
 fn gradients_reach_each_shard_of_an_embedding_lookup() {
     let graph = Scope::graph();
@@ -418,6 +478,9 @@ fn gradients_reach_each_shard_of_an_embedding_lookup() {
     let out = graph
         .op("embedding_lookup", &[shards, (&ids).into()], &Attrs::new())
         .unwrap();
+    // One answer for one input cannot hold a gradient per shard: gradients() gives them.
+    let err = graph.gradient(&out, &up).unwrap_err();
+    assert!(err.to_string().contains("Scope::gradients"), "{err}");
     let grads = graph.gradients(&[out], &[odd, even], Some(&[up])).unwrap();
     let got = Session::new(&graph)
         .run_tensors(&grads, &Feeds::new())
@@ -431,4 +494,51 @@ fn gradients_reach_each_shard_of_an_embedding_lookup() {
         got[1],
         Tensor::from(array![[10.0f32, 20.0], [0.0, 0.0]].into_dyn())
     );
+}
+
+/// `scatter_nd`'s gradient is TensorFlow's `_ScatterNdGrad`: `gather_nd(grad, indices)` for
+/// the updates (a repeated vector reads its slice twice); the upstream gradient must have
+/// the output's shape.
+#[test]
+fn scatter_nds_gradient_gathers_the_upstream_slices() {
+    let graph = Scope::graph();
+    let indices = graph.constant(Tensor::from(array![[2i32], [0], [2]].into_dyn()));
+    let updates = graph.constant(Tensor::from(
+        array![[1.0f32, 2.0], [3.0, 4.0], [5.0, 6.0]].into_dyn(),
+    ));
+    let up = graph.constant(Tensor::from(
+        array![[1.0f32, 10.0], [100.0, 1e3], [1e4, 1e5]].into_dyn(),
+    ));
+    let attrs = Attrs::new().with("shape", Attr::Ints(vec![3, 2]));
+    let out = graph
+        .op(
+            "scatter_nd",
+            &[(&indices).into(), (&updates).into()],
+            &attrs,
+        )
+        .unwrap();
+    let grads = graph
+        .gradients(&[out], std::slice::from_ref(&updates), Some(&[up]))
+        .unwrap();
+    let got = Session::new(&graph)
+        .run_tensors(&grads, &Feeds::new())
+        .unwrap();
+    assert_eq!(
+        got[0],
+        Tensor::from(array![[1e4f32, 1e5], [1.0, 10.0], [1e4, 1e5]].into_dyn())
+    );
+    // Through the registry: an upstream gradient of another shape is refused.
+    let op = registry::find("scatter_nd")
+        .unwrap()
+        .with_attrs(&attrs)
+        .unwrap();
+    let (i, u) = (
+        Tensor::from(array![[2i32]].into_dyn()),
+        Tensor::from(array![[1.0f32, 2.0]].into_dyn()),
+    );
+    let wrong = Tensor::from(array![[1.0f32, 2.0]].into_dyn());
+    let err = op
+        .grad(&[i.view().into(), u.view().into()], None, &wrong.view())
+        .unwrap_err();
+    assert!(matches!(err, Error::GradShapeMismatch { .. }), "{err}");
 }

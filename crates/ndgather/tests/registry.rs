@@ -465,11 +465,22 @@ fn gradients_by_name() {
         Some(t(array![[0.0f32, 0.0], [3.0, 3.0]].into_dyn()))
     );
     assert!(grads[1].is_none());
-    let err = registry::find("embedding_lookup")
+    let src = t(array![[1.0f32, 2.0]].into_dyn());
+    let err = registry::find("scatter_reduce")
         .unwrap()
-        .grad(&inputs, Some(&out.view()), &up.view())
+        .with_attrs(
+            &Attrs::new()
+                .with("dim", Attr::Int(0))
+                .with("reduce", Attr::Str("sum".into())),
+        )
+        .unwrap()
+        .grad(
+            &[params.view().into(), idx.view().into(), src.view().into()],
+            Some(&out.view()),
+            &up.view(),
+        )
         .unwrap_err();
-    assert!(matches!(err, Error::NoGradient { .. }));
+    assert!(matches!(err, Error::NoGradient { .. }), "{err}");
 }
 
 /// The read ops' gradients by name give what the typed functions give, for integer and

@@ -13,8 +13,9 @@ registry by name.
 - The static shape is the op's own inference (``_core.infer_op``) on the inputs' static
   shapes; the kernel computes the exact one when it runs.
 - Gradients are registered with ``tf.RegisterGradient``: the core's gradient of the op
-  (``NdgatherGrad``), or ``tf.IndexedSlices`` as ``tf.gather``'s where TensorFlow gives them
-  (a gather along axis 0 with no batch dimensions and the ``"error"`` policy).
+  (``NdgatherGrad``), or ``tf.IndexedSlices`` where TensorFlow gives them (a gather along
+  axis 0 with no batch dimensions and the ``"error"`` policy; an embedding lookup of one table
+  with no ``max_norm``).
 - An index policy is the op's attribute, so ``bad_indices="clamp"`` runs on TensorFlow's
   CPU, and ``"error"`` raises ``tf.errors.InvalidArgumentError`` with TensorFlow's message.
 
@@ -253,7 +254,12 @@ def _gather_slices(op: Any, name: str, attrs: dict, upstream: Any) -> Optional[A
     params_shape = tf.shape(params)
     size = tf.expand_dims(tf.size(indices), 0)
     values = tf.reshape(upstream, tf.concat([size, params_shape[1:]], 0))
-    return tf.IndexedSlices(values, tf.reshape(indices, size), params_shape)
+    rows = tf.reshape(indices, size)
+    if rows.dtype not in (tf.int32, tf.int64):
+        # ndgather takes ids of any integer type; TensorFlow's optimizers and its densifying
+        # sum take int32 and int64 only.
+        rows = tf.cast(rows, tf.int64)
+    return tf.IndexedSlices(values, rows, params_shape)
 
 
 def _gradient(op: Any, upstream: Any) -> list:

@@ -93,7 +93,8 @@ def _groups(name: str, flat: Sequence[Any], arity: Sequence[int]) -> list:
     """The flat tensors (or arrays) as the op's inputs: ``arity[k]`` of them for input ``k``,
     a list for a list input, ``None`` for one left out."""
     lists = _lists(name)
-    if len(arity) > len(lists) or any(n < 0 for n in arity) or sum(arity) != len(flat):
+    if len(arity) > len(lists) or any(n < 0 or (n > 1 and not lists[k])
+                                      for k, n in enumerate(arity)) or sum(arity) != len(flat):
         raise ValueError(f"{name}: arities {list(arity)} do not describe {len(flat)} tensors "
                          f"for its {len(lists)} inputs")
     out, at = [], 0

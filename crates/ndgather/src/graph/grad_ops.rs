@@ -83,12 +83,23 @@ impl Scope {
                 }
                 _ => (None, 0),
             };
-            let Some(Slot::One(of)) = slot else {
-                return Err(OpError::Mode(format!(
-                    "'{}' ({}) has no gradient here",
+            let of = match slot {
+                Some(Slot::One(of)) => of,
+                // A table's shards: one gradient each, which this one-tensor answer cannot hold.
+                Some(Slot::List(_)) => {
+                    return Err(OpError::Mode(format!(
+                    "'{}' ({}) reads a list of tensors; Scope::gradients gives each one's gradient",
                     forward.name,
                     forward.kind.type_name()
-                )));
+                )))
+                }
+                _ => {
+                    return Err(OpError::Mode(format!(
+                        "'{}' ({}) has no gradient here",
+                        forward.name,
+                        forward.kind.type_name()
+                    )))
+                }
             };
             if !forward.dtype.has_grad() {
                 return Err(OpError::DType {

@@ -1019,6 +1019,16 @@ pub trait OpDef: fmt::Debug + Send + Sync {
     }
 }
 
+/// The error for a gradient asked of `dtype`, which has none (the dtype table's grad role:
+/// TensorFlow's gradients are of the float and complex types only), named `op`.
+pub(crate) fn no_grad_kernel(op: &'static str, dtype: DType) -> Error {
+    Error::NoKernel {
+        op,
+        dtype,
+        supported: DType::names_where(DType::has_grad),
+    }
+}
+
 /// The output a gradient reads, or the error for one not given.
 pub(crate) fn read_output<'o, 'v>(
     op: &'static str,

@@ -202,11 +202,7 @@ impl OpDef for Op {
         // A graph's gradients are TensorFlow's: of the float and complex types only.
         let dtype = upstream.dtype();
         if !dtype.has_grad() {
-            return Err(Error::NoKernel {
-                op: "gradient",
-                dtype,
-                supported: crate::DType::names_where(crate::DType::has_grad),
-            });
+            return Err(contract::no_grad_kernel("gradient", dtype));
         }
         let dparams = self.params_grad("gradient", params.shape(), indices, upstream)?;
         Ok(vec![Some(dparams), None])

@@ -173,6 +173,19 @@ pub struct TensorScatter {
     pub bad_indices: BadIndices,
 }
 
+/// The slices of `upstream` at the index vectors `indices`, under `policy` (a bad vector's
+/// slice zeros): the gradient of the updates of a scatter into `upstream`'s places,
+/// TensorFlow's `gather_nd(grad, indices)`.
+pub(crate) fn picked_slices(
+    upstream: TensorView<'_>,
+    indices: &TensorView<'_>,
+    policy: BadIndices,
+) -> Result<Tensor> {
+    Op::GatherNd(GatherNdOptions::new().bad_indices(policy))
+        .run(upstream, indices, Out::New)?
+        .ok_or(Error::Internal("a run into a new output returns it"))
+}
+
 impl TensorScatter {
     /// The op of `kind`, refusing bad index vectors as TensorFlow on the CPU does.
     pub fn new(kind: ScatterKind) -> TensorScatter {
@@ -312,12 +325,7 @@ impl TensorScatter {
                 });
             }
         }
-        let picked = |t: TensorView<'_>| -> Result<Tensor> {
-            let gather = Op::GatherNd(GatherNdOptions::new().bad_indices(self.bad_indices));
-            gather
-                .run(t, indices, Out::New)?
-                .ok_or(Error::Internal("a run into a new output returns it"))
-        };
+        let picked = |t: TensorView<'_>| picked_slices(t, indices, self.bad_indices);
         match self.kind {
             ScatterKind::Update => {
                 let zeros = Tensor::zeros(dtype, updates.shape())?;

@@ -8,7 +8,7 @@ use crate::ops::contract::{
 };
 use crate::ops::scatter_reduce::{Reduction, ScatterReduce};
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
-use crate::ops::tensor_scatter::{ScatterKind, TensorScatter};
+use crate::ops::tensor_scatter::{picked_slices, ScatterKind, TensorScatter};
 use crate::ops::{fresh_copy, Out};
 use crate::shape::Shape;
 use crate::types::dtype::{Tensor, TensorView, TensorViewMut};
@@ -402,5 +402,45 @@ impl OpDef for ScatterNd {
             supported: crate::DType::names_where(crate::DType::is_number),
         }));
         deliver(self.name(), result, out)
+    }
+
+    fn has_grad(&self) -> bool {
+        true
+    }
+
+    fn grad_reads_output(&self) -> bool {
+        false
+    }
+
+    /// TensorFlow's `_ScatterNdGrad`: the updates' gradient is `gather_nd(grad, indices)`
+    /// (a bad vector's slice zeros under `"ignore"`); the indices have none.
+    fn grad(
+        &self,
+        inputs: &[Input<'_>],
+        _output: Option<&TensorView<'_>>,
+        upstream: &TensorView<'_>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        let (indices, updates) = (inputs.tensor(0)?, inputs.tensor(1)?);
+        let dtype = updates.dtype();
+        if !dtype.has_grad() {
+            return Err(crate::ops::contract::no_grad_kernel("ScatterNdGrad", dtype));
+        }
+        if upstream.dtype() != dtype {
+            return Err(Error::InputDType {
+                op: "ScatterNdGrad",
+                input: 0,
+                expected: dtype,
+                found: upstream.dtype(),
+            });
+        }
+        if upstream.shape() != self.shape.as_slice() {
+            return Err(Error::GradShapeMismatch {
+                expected: self.shape.clone(),
+                found: upstream.shape().to_vec(),
+            });
+        }
+        let du = picked_slices(upstream.clone(), indices, self.bad_indices)?;
+        Ok(vec![None, Some(du)])
     }
 }

@@ -3,8 +3,9 @@
 //! As in TensorFlow's kernels, every gather becomes `[batch, outer, gathered, inner]` →
 //! `[batch, outer, n, inner]`, and every gather_nd becomes `batch × rows` index vectors of
 //! `depth` components, each selecting a contiguous slice of `slice` elements. The plans are
-//! built from fully known shapes through the shape rules of [`crate::shape`], so a plan
-//! exists only for a valid call.
+//! built from fully known shapes through the shape rules of [`crate::shape`] (a gather with
+//! nothing for the rule to refuse is planned directly, to the same plan), so a plan exists
+//! only for a valid call.
 
 use crate::shape::{self, checked_numel, Axis, AxisList, Shape};
 use crate::types::error::{Error, Result};

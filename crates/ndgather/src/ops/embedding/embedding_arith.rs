@@ -127,17 +127,25 @@ pub(crate) fn clip_row<T: Real>(row: &[T], c: T::Acc) -> Vec<T> {
 }
 
 /// The gradient of [`clip_row`] at `row` for upstream `g`, in the order TensorFlow's
-/// gradients of `clip_by_norm`'s ops compute it: `g` where the row is within the norm, else
-/// `(g / n) * c` from the division, plus twice `t * s` from `sqrt(sum(t * t))`, where
-/// `s = 0.5 * sum(((-t * c) / n) / n * g) / n`.
+/// gradients of `clip_by_norm`'s ops compute it: `(g / max(n, c)) * c` from the division,
+/// plus, where the norm `n` is at least `c` (`tf.maximum`'s gradient goes to its first
+/// argument on a tie), twice `t * s` from `sqrt(sum(t * t))`, where
+/// `s = 0.5 * sum(((-t * c) / n) / n * g) / n`. A NaN norm gives NaN, as TensorFlow's
+/// division by it does.
 pub(crate) fn clip_row_grad<T: Real>(row: &[T], g: &[T], c: T::Acc) -> Vec<T> {
     let l2sum = round::<T>(sequential(
         row.iter().map(|&v| round::<T>(v.widen() * v.widen())),
     ));
-    let n = round::<T>(l2sum.sqrt());
-    // Rows within the norm (or of NaN norm) pass the gradient through.
-    if n.partial_cmp(&c) != Some(std::cmp::Ordering::Greater) {
-        return g.to_vec();
+    let n = if l2sum > T::Acc::zero() {
+        round::<T>(l2sum.sqrt())
+    } else {
+        l2sum
+    };
+    let den = if n.is_nan() { n } else { n.max(c) };
+    let direct = |gv: T| round::<T>(round::<T>(gv.widen() / den) * c);
+    // Below the norm, or NaN: the division's gradient alone.
+    if n.partial_cmp(&c).is_none_or(std::cmp::Ordering::is_lt) {
+        return g.iter().map(|&gv| T::narrow(direct(gv))).collect();
     }
     let dy = round::<T>(sequential(row.iter().zip(g).map(|(&t, &gv)| {
         let x = round::<T>(t.widen() * c);
@@ -148,9 +156,8 @@ pub(crate) fn clip_row_grad<T: Real>(row: &[T], g: &[T], c: T::Acc) -> Vec<T> {
     row.iter()
         .zip(g)
         .map(|(&t, &gv)| {
-            let direct = round::<T>(round::<T>(gv.widen() / n) * c);
             let through_norm = round::<T>(s * t.widen());
-            T::narrow(round::<T>(direct + through_norm) + through_norm)
+            T::narrow(round::<T>(direct(gv) + through_norm) + through_norm)
         })
         .collect()
 }

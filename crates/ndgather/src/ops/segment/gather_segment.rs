@@ -251,4 +251,33 @@ impl OpDef for GatherSegment {
             out,
         )
     }
+
+    fn has_grad(&self) -> bool {
+        true
+    }
+
+    /// The composition's gradient, as TensorFlow differentiates
+    /// `unsorted_segment_<reduce>(gather(x, src), dst)`: the segment reduction's gradient of
+    /// the gathered rows (which the backward pass gathers again), then the gather's (each
+    /// row's gradient added into its source, in edge order).
+    fn grad(
+        &self,
+        inputs: &[Input<'_>],
+        output: Option<&TensorView<'_>>,
+        upstream: &TensorView<'_>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let args = Inputs::new(self.name(), &self.signature(), inputs)?;
+        let (x, src, dst) = (args.tensor(0)?, args.tensor(1)?, args.tensor(2)?);
+        let output = crate::ops::contract::read_output(self.name(), output)?;
+        check_shapes(x.shape(), src.shape(), dst.shape())?;
+        let gather = crate::Op::Gather(crate::GatherOptions::new());
+        let rows = gather
+            .run(x.clone(), src, Out::New)?
+            .ok_or(Error::Internal("a run into a new output returns it"))?;
+        let segment = Segment::unsorted(self.reduce, self.num_segments as i64);
+        let d_rows = segment.grad_views(&rows.view(), dst, output, upstream)?;
+        let read = [Input::Tensor(x.clone()), Input::Tensor(src.clone())];
+        let dx = OpDef::grad(&gather, &read, None, &d_rows.view())?;
+        Ok(vec![dx.into_iter().next().flatten(), None, None])
+    }
 }

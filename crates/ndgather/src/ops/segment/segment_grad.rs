@@ -50,11 +50,7 @@ impl Segment {
             with_indices!(segment_ids, i => {
                 self.grad_typed(x, i, &output, &upstream).map(TensorElement::into_tensor)
             }, else dtype => Err(Error::IndicesNotInteger { dtype }))
-        }, else dtype => Err(Error::NoKernel {
-            op: "SegmentReductionGrad",
-            dtype,
-            supported: crate::DType::names_where(crate::DType::has_grad),
-        }))
+        }, else dtype => Err(crate::ops::contract::no_grad_kernel("SegmentReductionGrad", dtype)))
     }
 
     fn grad_typed<T: Arith, I: IndexType>(

@@ -35,14 +35,45 @@ class GradientsTest {
   }
 
   @Test
+  void embeddingLookupGradientsReachEachShard() {
+    try (Graph g = new Graph(); Session s = new Session(g)) {
+      Ops tf = Ops.create(g);
+      // "mod" over two shards: id k is row k / 2 of shard k % 2.
+      Placeholder<Float> even = tf.placeholder(Float.class);
+      Placeholder<Float> odd = tf.placeholder(Float.class);
+      var rows = tf.embeddingLookup(List.of(even, odd), tf.constant(new int[] {3, 0, 3}));
+      Gradients grads = tf.gradients(rows, List.of(even, odd));
+      // Each row read adds the upstream ones; id 3 twice.
+      float[][][] expected = {{{1, 1}, {0, 0}}, {{0, 0}, {2, 2}}};
+      for (int k = 0; k < 2; k++) {
+        try (Tensor<Float> e = Tensors.create(new float[][] {{1, 2}, {3, 4}});
+            Tensor<Float> o = Tensors.create(new float[][] {{5, 6}, {7, 8}});
+            Tensor<?> got = s.runner().feed(even, e).feed(odd, o).fetch(grads.dy(k)).run().get(0)) {
+          assertArrayEquals(expected[k], got.copyTo(new float[2][2]));
+        }
+      }
+    }
+  }
+
+  @Test
   void opsWithoutAGradientAndWrongUpstreamsAreRefused() {
     try (Graph g = new Graph()) {
       Ops tf = Ops.create(g);
       Placeholder<Float> table = tf.placeholder(Float.class);
-      var rows = tf.embeddingLookup(List.of(table), tf.constant(new int[] {0}));
+      Operation reduced =
+          tf.scope()
+              .opBuilder("scatter_reduce")
+              .addInput(table)
+              .addInput(tf.constant(new long[] {0}))
+              .addInput(tf.constant(new float[] {1}))
+              .setAttr("dim", 0)
+              .setAttr("reduce", "sum")
+              .build();
       IllegalArgumentException e =
-          assertThrows(IllegalArgumentException.class, () -> tf.gradients(rows, List.of(table)));
-      assertEquals("No gradient defined for op: EmbeddingLookup", e.getMessage());
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> tf.gradients(reduced.<Float>output(0), List.of(table)));
+      assertEquals("No gradient defined for op: ScatterReduce", e.getMessage());
       var picked = tf.gatherNd(table, tf.constant(new int[][] {{0}}));
       assertThrows(IllegalArgumentException.class,
           () -> tf.gradients(picked, List.of(table), Gradients.dx(List.of(tf.constant(new int[] {1})))));
