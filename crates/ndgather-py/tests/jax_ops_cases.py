@@ -209,10 +209,6 @@ def test_what_jax_cannot_stage_is_refused_at_trace_time():
     # An output shape that depends on values.
     with pytest.raises(ValueError, match="depends on their values"):
         jax.jit(lambda d, s: ng.segment_sum(d, s))(p, jnp.array([0, 0, 1, 1, 2, 2]))
-    # An op without a gradient.
-    with pytest.raises(TypeError, match="scatter_reduce has no gradient"):
-        jax.grad(lambda t: ng.scatter_reduce(t, 0, jnp.array([[1, 0, 5, 1]]),
-                                             jnp.ones((1, 4)), "amax").sum())(p)
     # The op's own shape errors, as it raises them eagerly.
     with pytest.raises(ng.InvalidArgumentError) as eager:
         ng.gather(P, IDS, batch_dims=3)
@@ -265,11 +261,27 @@ def test_arguments_as_the_eager_functions_take_them():
             jnp.asarray(P), i)
 
 
-def test_ops_without_a_gradient_are_named():
+def test_scatter_reduce_gradients():
+    # PyTorch's op, PyTorch's gradient (the core's; tests/along_scatter.rs compares it with
+    # PyTorch's autograd): a sum's is .at[].add's.
     p = jnp.asarray(P)
-    f = lambda x: ng.scatter_reduce(x, 0, jnp.array([[1, 0, 5, 1]]), jnp.ones((1, 4)), "sum")
-    with pytest.raises(TypeError, match="has no gradient in ndgather .*embedding_lookup"):
-        jax.grad(lambda x: f(x).sum())(p)
+    index = jnp.array([[1, 0, 5, 1], [1, 1, 0, 2]])
+    src = jnp.arange(8.0, dtype=jnp.float32).reshape(2, 4)
+    w = jnp.arange(24.0, dtype=jnp.float32).reshape(6, 4)
+    cols = jnp.arange(4)[None, :]
+
+    def ours(t, s):
+        return (ng.scatter_reduce(t, 0, index, s, "sum") * w).sum()
+
+    def theirs(t, s):
+        return (t.at[index, cols].add(s) * w).sum()
+    got = jax.jit(jax.grad(ours, argnums=(0, 1)))(p, src)
+    want = jax.grad(theirs, argnums=(0, 1))(p, src)
+    same(got[0], np.asarray(want[0]))
+    same(got[1], np.asarray(want[1]))
+    # Without include_self, the input's elements written to have no gradient.
+    g = jax.grad(lambda t: ng.scatter_reduce(t, 0, index, src, "amax", include_self=False).sum())(p)
+    assert float(g[1, 0]) == 0.0 and float(g[2, 0]) == 1.0
 
 
 def test_scatter_nd_and_gather_segment_gradients():

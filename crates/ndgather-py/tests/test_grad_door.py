@@ -82,9 +82,9 @@ def test_hostile_calls_are_errors():
         _core.run_grad("gahter", [PARAMS, IDS], out, up, [], [])
     with pytest.raises(Exception, match="colour"):
         _core.run_grad("gather", [PARAMS, IDS], out, up, ["colour"], ["red"])
-    with pytest.raises(Exception, match="scatter_reduce has no registered gradient"):
-        _core.run_grad("scatter_reduce", [PARAMS, IDS[:, None], PARAMS[:3]], out, up,
-                       ["dim", "reduce"], ["0", "sum"])
+    with pytest.raises(Exception, match="put_along_axis has no registered gradient"):
+        _core.run_grad("put_along_axis", [PARAMS, IDS[:, None], PARAMS[:3]], out, up,
+                       ["axis"], ["0"])
     with pytest.raises(Exception):
         _core.run_grad("gather", [PARAMS], out, up, [], [])
     with pytest.raises(Exception):
@@ -94,3 +94,14 @@ def test_hostile_calls_are_errors():
     bad_bool = np.array([2], np.uint8).view(np.bool_)
     with pytest.raises(Exception):
         _core.run_grad("gather", [bad_bool, np.array([0])], bad_bool, bad_bool, [], [])
+
+
+def test_the_frameworks_name_the_ops_with_a_gradient_from_the_registry():
+    from ndgather import _staged_call
+    message = _staged_call.no_grad("put_along_axis")
+    assert message.startswith("put_along_axis has no gradient in ndgather (the ops with one: ")
+    named = message.split(": ", 1)[1].rstrip(")").split(", ")
+    assert {"gather", "embedding_lookup", "scatter_reduce", "scatter_nd",
+            "gather_segment"} <= set(named)
+    assert "put_along_axis" not in named and "embedding_bag" not in named
+    assert all(_core.op_has_grad(n) for n in named)

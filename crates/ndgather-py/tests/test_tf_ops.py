@@ -224,13 +224,11 @@ def test_attributes_from_tensors_and_ops_without_a_gradient():
 
     with pytest.raises(TypeError, match="num_segments must be known when the op is built"):
         f(data)
-    x = tf.constant([[0.0], [2.0]])
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        loss = tf.reduce_sum(ng.scatter_reduce(x, 0, tf.constant([[1]]), x[:1], "sum"))
-    with pytest.raises(LookupError, match="No gradient defined for op type NdgatherOp: "
-                       "scatter_reduce has no gradient in ndgather .*embedding_lookup"):
-        tape.gradient(loss, x)
+    # scatter_reduce is PyTorch's op, with its gradient: a sum's is tensor_scatter_nd_add's.
+    x = tf.constant([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    both(lambda t: ng.scatter_reduce(t, 0, tf.constant([[2, 0], [2, 2]]), t[:2] * 2.0, "sum"),
+         lambda t: tf.tensor_scatter_nd_add(
+             t, tf.constant([[[2, 0], [0, 1]], [[2, 0], [2, 1]]]), t[:2] * 2.0), x)
 
 
 def test_scatter_nd_and_gather_segment_gradients_equal_tensorflows():

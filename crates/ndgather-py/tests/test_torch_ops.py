@@ -170,12 +170,21 @@ def test_segment_and_scatter_gradients_equal_pytorch_own():
     s.sum().backward()
 
 
-def test_ops_without_a_gradient_say_so_at_backward():
-    x = leaf()
-    out = ng.scatter_reduce(x, 0, torch.tensor([[1, 0, 5, 1]]), torch.ones(1, 4), "sum")
-    with pytest.raises(RuntimeError, match="scatter_reduce has no gradient in ndgather .*"
-                       "embedding_lookup"):
-        out.sum().backward()
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_gradients_equal_pytorch_own(reduce, include_self):
+    index = torch.tensor([[1, 0, 5, 1], [1, 1, 0, 2], [5, 0, 5, 2]])
+    src = torch.tensor([[2.0, 0.0, -1.0, 3.0], [2.0, 1.5, 0.0, 0.0], [7.0, 0.0, 2.0, 3.0]])
+    table = TABLE.clone()
+    table[1, 0] = 2.0  # a tie with src in amax
+    w = torch.arange(24.0).reshape(6, 4) - 5.0
+    grads = []
+    for f in (ng.scatter_reduce, torch.scatter_reduce):
+        t, s = table.clone().requires_grad_(True), src.clone().requires_grad_(True)
+        (f(t, 0, index, s, reduce, include_self=include_self) * w).sum().backward()
+        grads.append((t.grad, s.grad))
+    assert torch.equal(grads[0][0], grads[1][0])
+    assert torch.equal(grads[0][1], grads[1][1])
 
 
 def test_scatter_nd_and_gather_segment_gradients_equal_pytorch_own():

@@ -128,6 +128,50 @@ fn pytorch_scatter_reduce_cases() {
     );
 }
 
+/// PyTorch's autograd gradients of `scatter_reduce` (`ScatterReduceBackward0`) with respect
+/// to input and src, bit for bit, for every reduction, both ways of include_self, the four
+/// float dtypes, ties, zeros in products (one and two on an element) and duplicates.
+#[test]
+fn pytorch_scatter_reduce_gradients() {
+    let cases = cases("scatter_reduce_grad");
+    let mut checked = 0;
+    for (n, case) in cases.iter().enumerate() {
+        let (input, index, src) = (
+            tensor(&case["input"]),
+            tensor(&case["index"]),
+            tensor(&case["src"]),
+        );
+        let op = op_of(case).unwrap();
+        let output = run_new(&op, input.view(), &index.view(), &src.view()).unwrap();
+        let inputs = [input.view().into(), index.view().into(), src.view().into()];
+        let upstream = tensor(&case["upstream"]);
+        let grads = ndgather::OpDef::grad(&op, &inputs, Some(&output.view()), &upstream.view())
+            .unwrap_or_else(|e| panic!("case {n}: {e}"));
+        for (got, want) in [(&grads[0], "d_input"), (&grads[2], "d_src")] {
+            let (got, want) = (got.as_ref().unwrap(), tensor(&case[want]));
+            assert!(
+                same(got, &want) || same_but_nan_payloads(got, &want),
+                "case {n} {want:?}: {got:?} vs {case}"
+            );
+            checked += 1;
+        }
+        assert!(grads[1].is_none());
+    }
+    assert!(checked > 300, "{checked}");
+    // PyTorch differentiates no complex scatter_reduce, and says so.
+    let z = |re: f64| ndgather::Complex64::new(re, 0.0);
+    let c = Tensor::from(ndarray::array![z(1.0), z(2.0)].into_dyn());
+    let index = Tensor::from(ndarray::array![0i64].into_dyn());
+    let src = Tensor::from(ndarray::array![z(3.0)].into_dyn());
+    let op = ScatterReduce::new(0, Reduction::Sum);
+    let inputs = [c.view().into(), index.view().into(), src.view().into()];
+    let err = ndgather::OpDef::grad(&op, &inputs, Some(&c.view()), &c.view()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "scatter_reduce does not support automatic differentiation for outputs with complex dtype."
+    );
+}
+
 #[test]
 fn numpy_put_along_axis_cases() {
     let cases = cases("put_along_axis");

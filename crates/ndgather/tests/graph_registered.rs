@@ -199,19 +199,17 @@ fn a_path_through_an_op_without_a_gradient_is_refused() {
     let graph = Scope::graph();
     let x = graph.placeholder(DType::F32, Shape::unknown()).unwrap();
     let index = graph.constant(Tensor::from(array![1i64, 1].into_dyn()));
-    let src = graph.constant(Tensor::from(array![5.0f32, 6.0].into_dyn()));
-    let attrs = Attrs::new()
-        .with("dim", Attr::Int(0))
-        .with("reduce", Attr::Str("sum".into()));
+    let values = graph.constant(Tensor::from(array![5.0f32, 6.0].into_dyn()));
+    let attrs = Attrs::new().with("axis", Attr::Int(0));
     let out = graph
         .op(
-            "scatter_reduce",
-            &[(&x).into(), (&index).into(), (&src).into()],
+            "put_along_axis",
+            &[(&x).into(), (&index).into(), (&values).into()],
             &attrs,
         )
         .unwrap();
     let err = graph.gradients(&[out], &[x], None).unwrap_err();
-    assert_eq!(err.to_string(), "No gradient defined for op: ScatterReduce");
+    assert_eq!(err.to_string(), "No gradient defined for op: PutAlongAxis");
 }
 
 /// The fused gather_segment's gradient is the composition's, bit for bit, for every

@@ -466,13 +466,9 @@ fn gradients_by_name() {
     );
     assert!(grads[1].is_none());
     let src = t(array![[1.0f32, 2.0]].into_dyn());
-    let err = registry::find("scatter_reduce")
+    let err = registry::find("put_along_axis")
         .unwrap()
-        .with_attrs(
-            &Attrs::new()
-                .with("dim", Attr::Int(0))
-                .with("reduce", Attr::Str("sum".into())),
-        )
+        .with_attrs(&Attrs::new().with("axis", Attr::Int(0)))
         .unwrap()
         .grad(
             &[params.view().into(), idx.view().into(), src.view().into()],

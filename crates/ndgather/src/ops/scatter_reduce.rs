@@ -58,6 +58,7 @@
 //! ```
 
 mod reduce_arith;
+mod reduce_grad;
 
 use crate::types::arith::Arith;
 use crate::types::index::with_indices;

@@ -234,6 +234,25 @@ impl OpDef for ScatterReduce {
             |t, i, u| self.run_in_place(t, i, u),
         )
     }
+
+    fn has_grad(&self) -> bool {
+        true
+    }
+
+    /// PyTorch's `scatter_reduce_backward`: the gradients of `input` and `src`; the index
+    /// has none. Max, min and prod read the output.
+    fn grad(
+        &self,
+        inputs: &[Input<'_>],
+        output: Option<&TensorView<'_>>,
+        upstream: &TensorView<'_>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        let output = crate::ops::contract::read_output(self.name(), output)?;
+        let operands = (inputs.tensor(0)?, inputs.tensor(1)?, inputs.tensor(2)?);
+        let (d_input, d_src) = self.grad_views(operands, output, upstream)?;
+        Ok(vec![Some(d_input), None, Some(d_src)])
+    }
 }
 
 /// NumPy's `put_along_axis` as a value of the registry: its options are those of

@@ -1,7 +1,8 @@
 """Writes along_scatter_cases.json: PyTorch's own results for torch.scatter_reduce ("sum",
 "prod", "mean", "amax", "amin", with and without include_self; every dtype PyTorch's CPU
 kernel takes; duplicate indices, NaNs, wrapping integers, negative integer means) and its
-errors (class and message), and NumPy's own results for numpy.put_along_axis (random shapes,
+errors (class and message), its autograd gradients of input and src (every float dtype; it
+differentiates no complex one; ties, zeros in products, duplicates), and NumPy's own results for numpy.put_along_axis (random shapes,
 axes, broadcasting, repeated and negative indices) and its errors. For
 tests/along_scatter.rs and the Python package's tests. Run once where PyTorch is installed
 (not in CI):
@@ -198,9 +199,49 @@ cases.append(put_case(a, np.array([0, 1]), np.array([-1.0]), 1))
 cases.append(put_case(a, np.array([[0, 1]]), np.array([-1.0, -2.0, -3.0]), 1))
 cases.append(put_case(a, np.array([[0, 1]]), np.array([-1.0]), 2))
 
+
+# Gradients through autograd (drawn last, so the cases above keep their values).
+def grad_case(inp, dim, index, src, reduce, include_self):
+    inp, src = inp.clone().requires_grad_(True), src.clone().requires_grad_(True)
+    out = inp.scatter_reduce(dim, index, src, reduce, include_self=include_self)
+    upstream = values(NAMES[out.dtype], list(out.shape), small=True)
+    d_input, d_src = torch.autograd.grad(out, [inp, src], upstream)
+    return {"op": "scatter_reduce_grad", "input": arr(inp), "dim": dim, "index": arr(index),
+            "src": arr(src), "reduce": reduce, "include_self": include_self,
+            "upstream": arr(upstream), "d_input": arr(d_input), "d_src": arr(d_src)}
+
+
+def tied(dtype, shape):
+    """Values from a few, so that maxima, minima and zeros repeat."""
+    pick = rng.integers(0, 4, int(np.prod(shape)))
+    v = np.array([0.0, 1.5, -2.0, 3.0])[pick]
+    return torch.from_numpy(v).to(TORCH_DTYPES[dtype]).reshape(shape)
+
+
+# (PyTorch differentiates no complex scatter_reduce.)
+for dtype in ("float16", "bfloat16", "float32", "float64"):
+    for reduce in REDUCES:
+        for include_self in (True, False):
+            for k in range(4):
+                # src of index's shape: PyTorch's backward fails on a larger one (its src
+                # gradient has index's shape).
+                shape, dim, ishape, _, n = random_shapes()
+                index = torch.from_numpy(rng.integers(0, n, ishape))
+                make = tied if k % 2 else (lambda d, s: values(d, s, small=True))
+                cases.append(grad_case(make(dtype, shape), dim, index, make(dtype, ishape),
+                                       reduce, include_self))
+# Products with one zero and with two zeros meeting on one element.
+for zeros in ([0.0, 2.0, 3.0], [0.0, 0.0, 3.0]):
+    for include_self in (True, False):
+        cases.append(grad_case(torch.tensor([5.0, 7.0]), 0, torch.tensor([0, 0, 0]),
+                               torch.tensor(zeros), "prod", include_self))
+        cases.append(grad_case(torch.tensor([0.0, 7.0]), 0, torch.tensor([0, 0, 1]),
+                               torch.tensor(zeros), "prod", include_self))
+
 path = pathlib.Path(__file__).with_name("along_scatter_cases.json")
 path.write_text(json.dumps({"generator": "along_scatter_cases.py",
                             "torch": torch.__version__, "numpy": np.__version__,
                             "cases": cases}, separators=(",", ":")) + "\n")
 print(f"{len(cases)} cases, {sum('error' in c for c in cases)} errors, "
-      f"{sum(c['op'] == 'scatter_reduce' for c in cases)} of scatter_reduce")
+      f"{sum(c['op'] == 'scatter_reduce' for c in cases)} of scatter_reduce, "
+      f"{sum(c['op'] == 'scatter_reduce_grad' for c in cases)} of its gradient")

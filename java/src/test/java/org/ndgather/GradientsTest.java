@@ -60,20 +60,19 @@ class GradientsTest {
     try (Graph g = new Graph()) {
       Ops tf = Ops.create(g);
       Placeholder<Float> table = tf.placeholder(Float.class);
-      Operation reduced =
+      Operation put =
           tf.scope()
-              .opBuilder("scatter_reduce")
+              .opBuilder("put_along_axis")
               .addInput(table)
               .addInput(tf.constant(new long[] {0}))
               .addInput(tf.constant(new float[] {1}))
-              .setAttr("dim", 0)
-              .setAttr("reduce", "sum")
+              .setAttr("axis", 0)
               .build();
       IllegalArgumentException e =
           assertThrows(
               IllegalArgumentException.class,
-              () -> tf.gradients(reduced.<Float>output(0), List.of(table)));
-      assertEquals("No gradient defined for op: ScatterReduce", e.getMessage());
+              () -> tf.gradients(put.<Float>output(0), List.of(table)));
+      assertEquals("No gradient defined for op: PutAlongAxis", e.getMessage());
       var picked = tf.gatherNd(table, tf.constant(new int[][] {{0}}));
       assertThrows(IllegalArgumentException.class,
           () -> tf.gradients(picked, List.of(table), Gradients.dx(List.of(tf.constant(new int[] {1})))));
