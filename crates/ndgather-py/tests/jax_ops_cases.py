@@ -426,3 +426,22 @@ def test_the_handler_survives_a_run_in_a_fresh_process():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[5. 0.]"
+
+
+def test_embedding_bag_and_its_gradients():
+    t = jnp.asarray(P)
+    ids, offsets = jnp.array([1, 5, 5, 2]), jnp.array([0, 2])
+    w = jnp.array([1.0, 2.0, 0.5, -1.0], jnp.float32)
+    up = jnp.arange(8.0, dtype=jnp.float32).reshape(2, 4)
+
+    def ours(t, w):
+        return (ng.embedding_bag(t, ids, offsets, mode="sum", per_sample_weights=w) * up).sum()
+
+    def theirs(t, w):
+        rows = jnp.take(t, ids, axis=0) * w[:, None]
+        return (jnp.stack([rows[0:2].sum(0), rows[2:4].sum(0)]) * up).sum()
+    got, want = jax.jit(jax.grad(ours, argnums=(0, 1)))(t, w), jax.grad(theirs, argnums=(0, 1))(t, w)
+    np.testing.assert_allclose(np.asarray(got[0]), np.asarray(want[0]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got[1]), np.asarray(want[1]), rtol=1e-6)
+    same(jax.jit(lambda t: ng.embedding_bag(t, ids, offsets, mode="max"))(t),
+         np.stack([np.maximum(P[1], P[5]), np.maximum(P[5], P[2])]))

@@ -352,3 +352,22 @@ def test_the_tensorflow_page_runs():
     done = subprocess.run([sys.executable, "-c", test_readme.RUN_DOCTEST, page.name],
                           input=text, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+
+
+def test_embedding_bag_and_its_gradients_inside_tf_function():
+    table = tf.constant(RNG.standard_normal((6, 3)).astype(np.float32))
+    ids, offsets = tf.constant([1, 5, 5, 2]), tf.constant([0, 2])
+    w = tf.constant([1.0, 2.0, 0.5, -1.0])
+    up = tf.constant(RNG.standard_normal((2, 3)).astype(np.float32))
+    segments = tf.constant([0, 0, 1, 1])
+    for wrap in (lambda f: f, tf.function):
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch([table, w])
+            ours = wrap(lambda t, w: ng.embedding_bag(t, ids, offsets, mode="sum",
+                                                      per_sample_weights=w))(table, w)
+            theirs = tf.math.segment_sum(tf.gather(table, ids) * w[:, None], segments)
+            la, lb = tf.reduce_sum(ours * up), tf.reduce_sum(theirs * up)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+        for a, b in zip(tape.gradient(la, [table, w]), tape.gradient(lb, [table, w])):
+            np.testing.assert_allclose(tf.convert_to_tensor(a).numpy(),
+                                       tf.convert_to_tensor(b).numpy(), rtol=1e-5, atol=1e-6)

@@ -303,3 +303,30 @@ def test_attributes_are_read_as_the_eager_call_reads_them():
     rows = ng.embedding_lookup(shards, torch.tensor([1]), max_norm=torch.tensor(1.5))
     assert torch.linalg.norm(rows.detach()) <= 1.5 + 1e-6
     assert ng.gather(leaf(), IDS, axis=torch.tensor(0)).shape == (4, 4)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_and_its_gradients_equal_pytorch_own(mode):
+    ids, offsets = torch.tensor([1, 5, 5, 2, 0]), torch.tensor([0, 2, 2])
+    weights = torch.tensor([1.0, 2.0, 0.5, -1.0, 3.0]) if mode == "sum" else None
+    up = torch.arange(12.0).reshape(3, 4) - 4.0
+    got = []
+    for f in (lambda t, w: ng.embedding_bag(t, ids, offsets, mode=mode, per_sample_weights=w),
+              lambda t, w: torch.nn.functional.embedding_bag(ids, t, offsets, mode=mode,
+                                                             per_sample_weights=w)):
+        t = leaf()
+        w = None if weights is None else weights.clone().requires_grad_(True)
+        out = f(t, w)
+        (out * up).sum().backward()
+        got.append((out.detach(), t.grad, None if w is None else w.grad))
+    assert torch.equal(got[0][0], got[1][0])
+    # PyTorch adds a bag's rows with its BLAS's axpy and dots; ndgather in input order.
+    torch.testing.assert_close(got[0][1], got[1][1], rtol=1e-6, atol=1e-6)
+    if weights is not None:
+        torch.testing.assert_close(got[0][2], got[1][2], rtol=1e-6, atol=1e-6)
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda t: (ng.embedding_bag(t, ids, offsets, mode=mode) * up).sum(),
+                             fullgraph=True)
+    t = leaf()
+    compiled(t).backward()
+    assert t.grad.shape == TABLE.shape

@@ -170,6 +170,20 @@ fn pytorch_scatter_reduce_gradients() {
         err.to_string(),
         "scatter_reduce does not support automatic differentiation for outputs with complex dtype."
     );
+    // A bad index is the forward op's error in the gradient too, for every reduction.
+    let x = Tensor::from(ndarray::array![1.0f32, 2.0, 3.0].into_dyn());
+    let bad = Tensor::from(ndarray::array![0i64, 5].into_dyn());
+    let src = Tensor::from(ndarray::array![1.0f32, 1.0].into_dyn());
+    for reduce in ["sum", "prod", "mean", "amax", "amin"] {
+        let op = ScatterReduce::new(0, Reduction::from_name(reduce).unwrap());
+        let inputs = [x.view().into(), bad.view().into(), src.view().into()];
+        let err = ndgather::OpDef::grad(&op, &inputs, Some(&x.view()), &x.view()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "index 5 is out of bounds for dimension 0 with size 3",
+            "{reduce}"
+        );
+    }
 }
 
 #[test]

@@ -341,4 +341,13 @@ fn max_norms_gradient_at_a_tie_goes_through_the_norm() {
     // Within the norm: the division's gradient and the product's, (g / 7) * 7.
     let within = grad_of([3.0, 4.0], 7.0, [0.1, 1.0]);
     assert_eq!(within, [(0.1f64 / 7.0) * 7.0, (1.0f64 / 7.0) * 7.0]);
+    // A negative max_norm is 0, as clip_by_norm's maximum(clip_norm, 0): rows and gradients
+    // of zeros (TensorFlow: [[0, 0]] and [0, 0]).
+    assert_eq!(grad_of([1e-4, 0.0], -1.0, [1.0, 1.0]), [0.0, 0.0]);
+    let table = ndarray::array![[3.0f64, 4.0]].into_dyn();
+    let rows = EmbeddingLookupOptions::new()
+        .max_norm(Some(-1.0))
+        .lookup(&[table.view()], &ndarray::array![0i64])
+        .unwrap();
+    assert_eq!(rows.iter().copied().collect::<Vec<_>>(), [0.0, 0.0]);
 }

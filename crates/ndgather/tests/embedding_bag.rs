@@ -107,6 +107,24 @@ fn run_case<T: Real>(case: &Value, report: &mut Vec<String>) {
         assert!(u <= 8.0, "dense gradient {u} ulps off");
         report.push(format!("{u:.1}"));
     }
+    // per_sample_weights: a dot product per id, PyTorch's by its BLAS (in its order), within
+    // a few ulps; padding ids 0.
+    if let (Some(p), Some(want)) = (psw_view.as_ref(), case.get("weights_grad")) {
+        let got = bag
+            .weights_grad(
+                &shards,
+                &input.view(),
+                offsets_view.as_ref(),
+                p,
+                &upstream.view(),
+            )
+            .unwrap();
+        let want = floats::<T>(want);
+        assert_eq!(got.shape(), want.shape());
+        let u = ulps::<T>(&as_f64(got.iter().copied()), &as_f64(want.iter().copied()));
+        assert!(u <= 8.0, "per_sample_weights gradient {u} ulps off");
+        report.push(format!("weights {u:.1}"));
+    }
 }
 
 #[test]
@@ -122,6 +140,11 @@ fn every_case_agrees_with_pytorch() {
         }
     }
     assert!(cases.len() >= 100, "{}", cases.len());
+    let weights = report.iter().filter(|r| r.starts_with("weights")).count();
+    assert!(
+        weights >= 20,
+        "{weights} cases with per_sample_weights' gradient"
+    );
     eprintln!(
         "{} cases; dense gradient ulps (sum, mean): {report:?}",
         cases.len()

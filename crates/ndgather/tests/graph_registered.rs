@@ -267,6 +267,26 @@ fn gather_segments_gradient_is_the_compositions() {
             .unwrap();
         assert_eq!(got[0], got[1], "{reduce}");
     }
+    // The forward op's checks hold in the gradient: src and dst of one dtype; x of a dtype
+    // with a gradient.
+    let op = registry::find("gather_segment")
+        .unwrap()
+        .with_attrs(&segments(4))
+        .unwrap();
+    let dst32 = Tensor::from(array![1i32, 1, 1, 0, 0, 3].into_dyn());
+    let inputs = [x.view().into(), src.view().into(), dst32.view().into()];
+    let out = Tensor::from(ndarray::Array2::<f64>::zeros((4, 2)).into_dyn());
+    let err = op.grad(&inputs, Some(&out.view()), &up.view()).unwrap_err();
+    assert!(
+        err.to_string().contains("src and dst must have one dtype"),
+        "{err}"
+    );
+    let ints = Tensor::from(array![[1i32, 2], [3, 4], [5, 6], [7, 8]].into_dyn());
+    let inputs = [ints.view().into(), src.view().into(), dst.view().into()];
+    let err = op
+        .grad(&inputs, Some(&ints.view()), &ints.view())
+        .unwrap_err();
+    assert!(err.to_string().contains("T=DT_INT32"), "{err}");
 }
 
 #[test]
@@ -537,6 +557,13 @@ fn scatter_nds_gradient_gathers_the_upstream_slices() {
     let wrong = Tensor::from(array![[1.0f32, 2.0]].into_dyn());
     let err = op
         .grad(&[i.view().into(), u.view().into()], None, &wrong.view())
+        .unwrap_err();
+    assert!(matches!(err, Error::GradShapeMismatch { .. }), "{err}");
+    // Updates the forward op would refuse (not the picked slices' shape) are refused here.
+    let up = Tensor::from(array![[1.0f32, 2.0], [3.0, 4.0], [5.0, 6.0]].into_dyn());
+    let five = Tensor::from(array![1.0f32, 2.0, 3.0, 4.0, 5.0].into_dyn());
+    let err = op
+        .grad(&[i.view().into(), five.view().into()], None, &up.view())
         .unwrap_err();
     assert!(matches!(err, Error::GradShapeMismatch { .. }), "{err}");
 }

@@ -1068,11 +1068,14 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
       array([[ 2., 20.],
              [ 5., 50.]], dtype=float32)
     """
+    attrs = {"mode": mode, "padding_idx": padding_idx,
+             "include_last_offset": include_last_offset, "max_norm": max_norm,
+             "partition_strategy": partition_strategy, "bad_indices": bad_indices}
+    if (fw := _staging.framework(params, input, offsets, per_sample_weights)) is not None:
+        return fw.run("embedding_bag", [fw.shards(params), input, offsets, per_sample_weights],
+                      attrs)
     shards, ids, offsets, weights = _bag_args(params, input, offsets, per_sample_weights)
-    r = _core.run_op("embedding_bag", [shards, ids, offsets, weights],
-                     {"mode": mode, "padding_idx": padding_idx,
-                      "include_last_offset": include_last_offset, "max_norm": max_norm,
-                      "partition_strategy": partition_strategy, "bad_indices": bad_indices})
+    r = _core.run_op("embedding_bag", [shards, ids, offsets, weights], attrs)
     return _like(_first(params), r)
 
 

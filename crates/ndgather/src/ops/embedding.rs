@@ -269,8 +269,12 @@ impl EmbeddingLookupOptions {
             .collect()
     }
 
+    /// `max_norm` in the table's arithmetic; a negative one is 0, as `tf.clip_by_norm` takes
+    /// `maximum(clip_norm, 0)` (a NaN stays NaN).
     pub(crate) fn clip_norm<T: Real>(&self) -> Option<T::Acc> {
-        self.max_norm.map(|m| round::<T>(from_f64::<T::Acc>(m)))
+        let at_least_zero = |m: f64| if m < 0.0 { 0.0 } else { m };
+        self.max_norm
+            .map(|m| round::<T>(from_f64::<T::Acc>(at_least_zero(m))))
     }
 
     /// `tf.nn.embedding_lookup(params, ids, partition_strategy, max_norm)`: the rows of

@@ -342,6 +342,46 @@ impl EmbeddingBag {
         into_array(&shape, out)
     }
 
+    /// The gradient of [`EmbeddingBag::bag`] with respect to `per_sample_weights` (`"sum"`
+    /// only) for the upstream gradient `grad`: for each id that read a row, the dot product
+    /// of its bag's gradient and that row (clipped under `max_norm`), summed in order in the
+    /// accumulator type and rounded once; zero for padding ids and the ids a policy leaves
+    /// out, as PyTorch's `_embedding_bag_per_sample_weights_backward` gives them.
+    ///
+    /// # Errors
+    /// Those of [`EmbeddingBag::bag`], and [`Error::GradShapeMismatch`].
+    pub fn weights_grad<T: Real, I: IndexType>(
+        &self,
+        shards: &[ArrayViewD<'_, T>],
+        input: &ArrayViewD<'_, I>,
+        offsets: Option<&ArrayView1<'_, I>>,
+        per_sample_weights: &ArrayViewD<'_, T>,
+        grad: &ArrayViewD<'_, T>,
+    ) -> Result<ArrayD<T>> {
+        let plan = self.plan(shards, input, offsets, Some(per_sample_weights))?;
+        let mut expected = vec![plan.bags.len()];
+        expected.extend(&plan.table.row_shape);
+        check_grad(grad.shape(), &expected)?;
+        let upstream = row_major(grad)?;
+        let (d, clip) = (plan.table.row_len, self.lookup.clip_norm::<T>());
+        let zero = T::Acc::zero();
+        let mut out = vec![T::narrow(zero); plan.places.len()];
+        for (b, range) in plan.bags.iter().enumerate() {
+            let g = &upstream[b * d..(b + 1) * d];
+            for k in range.clone() {
+                if let Some(place) = plan.places[k] {
+                    let row = clipped(&plan.table, place, clip);
+                    let dot = row
+                        .iter()
+                        .zip(g)
+                        .fold(zero, |acc, (&r, &gv)| acc + r.widen() * gv.widen());
+                    out[k] = T::narrow(dot);
+                }
+            }
+        }
+        into_array(per_sample_weights.shape(), out)
+    }
+
     /// The gradient of [`EmbeddingBag::bag`] with respect to each shard for the upstream
     /// gradient `grad` (of the output's shape): one [`IndexedSlices`] per shard, a row for
     /// each id of the input the shard served (padding and left-out ids have none), in input
@@ -427,11 +467,23 @@ impl EmbeddingBag {
     }
 }
 
+/// What a gradient call of [`EmbeddingBag::bag_views`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BagGrad {
+    /// One `IndexedSlices` per shard (PyTorch's `sparse=True`).
+    Sparse,
+    /// One dense tensor per shard.
+    Dense,
+    /// The gradient of `per_sample_weights`, of their shape.
+    Weights,
+}
+
 impl EmbeddingBag {
     /// [`EmbeddingBag::bag`] on dtype-erased views (the op API's evaluation): shards of one
     /// floating-point dtype, `input` and `offsets` of one index dtype, weights of the shards'
-    /// dtype. With `grad`, the upstream gradient of the result, its gradient with respect
-    /// to each shard instead ([`EmbeddingBag::bag_grad`]): sparse, or (with `false`) dense.
+    /// dtype. With `grad`, the upstream gradient of the result, its gradient instead: with
+    /// respect to each shard ([`EmbeddingBag::bag_grad`]), sparse or dense, or with respect
+    /// to the weights ([`EmbeddingBag::weights_grad`]).
     ///
     /// # Errors
     /// Those of [`EmbeddingBag::bag`], and [`Error::DTypeMismatch`] for inputs of other
@@ -442,7 +494,7 @@ impl EmbeddingBag {
         input: &TensorView<'_>,
         offsets: Option<&TensorView<'_>>,
         weights: Option<&TensorView<'_>>,
-        grad: Option<(&TensorView<'_>, bool)>,
+        grad: Option<(&TensorView<'_>, BagGrad)>,
     ) -> Result<Value> {
         let first = shards.first().ok_or(Error::EmbeddingShards {
             reason: "Need at least one param".to_string(),
@@ -475,13 +527,18 @@ impl EmbeddingBag {
                 let (o, w) = (offsets.as_ref(), weights.as_ref());
                 match grad {
                     None => self.bag(&views, i, o, w).map(|t| Value::Dense(T::into_tensor(t))),
-                    Some((g, true)) => sparse(self.bag_grad(&views, i, o, w, &typed(g)?)),
-                    Some((g, false)) => Ok(Value::List(
+                    Some((g, BagGrad::Sparse)) => sparse(self.bag_grad(&views, i, o, w, &typed(g)?)),
+                    Some((g, BagGrad::Dense)) => Ok(Value::List(
                         self.bag_grad(&views, i, o, w, &typed(g)?)?
                             .iter()
                             .map(|s| s.to_dense().map(T::into_tensor))
                             .collect::<Result<_>>()?,
                     )),
+                    Some((g, BagGrad::Weights)) => {
+                        let w = w.ok_or(Error::Internal("weights to differentiate"))?;
+                        let dw = self.weights_grad(&views, i, o, w, &typed(g)?)?;
+                        Ok(Value::Dense(T::into_tensor(dw)))
+                    }
                 }
             }, else dtype => Err(Error::IndicesNotInteger { dtype }))
         }, else Err(crate::ops::embedding::table_dtype(op, first.dtype())))

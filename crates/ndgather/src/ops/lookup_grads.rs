@@ -24,7 +24,7 @@ use crate::ops::contract::{
     Parsed, Signature, Value,
 };
 use crate::ops::embedding::EmbeddingLookupOptions;
-use crate::ops::embedding_bag::{BagMode, EmbeddingBag};
+use crate::ops::embedding_bag::{BagGrad, BagMode, EmbeddingBag};
 use crate::ops::lookup_ops::{
     bag_of, lookup_of, shards_dtype, LookupSparse, BAG, LOOKUP, LOOKUP_SPARSE,
 };
@@ -162,7 +162,14 @@ impl OpDef for LookupGrad {
                 inputs.tensor(1)?,
                 inputs.optional(3),
                 inputs.optional(4),
-                Some((inputs.tensor(2)?, *sparse)),
+                Some((
+                    inputs.tensor(2)?,
+                    if *sparse {
+                        BagGrad::Sparse
+                    } else {
+                        BagGrad::Dense
+                    },
+                )),
             )?,
         };
         deliver_value(self.name(), result, out)

@@ -6,7 +6,7 @@ use crate::ops::contract::{
     OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
 use crate::ops::embedding::{Combiner, EmbeddingLookupOptions, PartitionStrategy};
-use crate::ops::embedding_bag::{BagMode, EmbeddingBag};
+use crate::ops::embedding_bag::{BagGrad, BagMode, EmbeddingBag};
 use crate::ops::Out;
 use crate::shape::Shape;
 use crate::types::dtype::{Tensor, TensorView};
@@ -399,5 +399,39 @@ impl OpDef for EmbeddingBag {
         let (offsets, weights) = (inputs.optional(2), inputs.optional(3));
         let result = self.bag_views(inputs.list(0)?, inputs.tensor(1)?, offsets, weights, None)?;
         deliver_value(self.name(), result, out)
+    }
+
+    fn has_grad(&self) -> bool {
+        true
+    }
+
+    fn grad_reads_output(&self) -> bool {
+        false
+    }
+
+    /// A dense gradient per shard (`embedding_bag_grad`'s), none for the ids and offsets,
+    /// and `per_sample_weights`' own where they are given (PyTorch's).
+    fn grad(
+        &self,
+        inputs: &[Input<'_>],
+        _output: Option<&TensorView<'_>>,
+        upstream: &TensorView<'_>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
+        let (shards, ids) = (inputs.list(0)?, inputs.tensor(1)?);
+        let (offsets, weights) = (inputs.optional(2), inputs.optional(3));
+        let run = |grad| self.bag_views(shards, ids, offsets, weights, Some((upstream, grad)));
+        let Value::List(per_shard) = run(BagGrad::Dense)? else {
+            return Err(Error::Internal("a dense gradient per shard"));
+        };
+        let d_weights = match weights {
+            Some(_) => Some(run(BagGrad::Weights)?.into_dense()?),
+            None => None,
+        };
+        Ok(per_shard
+            .into_iter()
+            .map(Some)
+            .chain([None, None, d_weights])
+            .collect())
     }
 }

@@ -415,17 +415,26 @@ impl ScatterReduce {
         };
         with_indices!(index, i => {
             let idx = row_major(i)?;
-            if self.bad_indices.errors() {
-                if let Some(k) = first_bad_vector(&idx, &[plan.along], self.bad_indices) {
-                    return Err(Error::TorchRuntime(format!(
-                        "index {} is out of bounds for dimension {} with size {}",
-                        idx[k].to_i128(), plan.dim, plan.along
-                    )));
-                }
-            }
+            self.check_indices(&idx, &plan)?;
             let src = row_major(&src)?;
             update_row_major(&mut target, |out| self.reduce_into(out, &idx, &src, &plan, step))
         }, else dtype => Err(Error::IndicesNotInteger { dtype }))
+    }
+
+    /// PyTorch's error for the first bad index in row-major order, under a policy that
+    /// refuses them.
+    fn check_indices<I: IndexType>(&self, idx: &[I], plan: &ReducePlan) -> Result<()> {
+        if self.bad_indices.errors() {
+            if let Some(k) = first_bad_vector(idx, &[plan.along], self.bad_indices) {
+                return Err(Error::TorchRuntime(format!(
+                    "index {} is out of bounds for dimension {} with size {}",
+                    idx[k].to_i128(),
+                    plan.dim,
+                    plan.along
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn reduce_into<T: Arith, I: IndexType>(

@@ -460,6 +460,14 @@ impl OpDef for ScatterNd {
             });
         }
         let du = picked_slices(upstream.clone(), indices, self.bad_indices)?;
+        // The slices the index vectors pick are the updates' shape in any call the forward
+        // op takes.
+        if du.shape() != updates.shape() {
+            return Err(Error::GradShapeMismatch {
+                expected: du.shape().to_vec(),
+                found: updates.shape().to_vec(),
+            });
+        }
         Ok(vec![None, Some(du)])
     }
 }

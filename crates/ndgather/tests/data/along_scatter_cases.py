@@ -237,6 +237,12 @@ for zeros in ([0.0, 2.0, 3.0], [0.0, 0.0, 3.0]):
                                torch.tensor(zeros), "prod", include_self))
         cases.append(grad_case(torch.tensor([0.0, 7.0]), 0, torch.tensor([0, 0, 1]),
                                torch.tensor(zeros), "prod", include_self))
+# Counts past what the half types hold exactly: PyTorch's scatter_add adds them in float.
+for dtype, n in (("float16", 2100), ("bfloat16", 300)):
+    for reduce in ("mean", "amax"):
+        cases.append(grad_case(torch.zeros(1, dtype=TORCH_DTYPES[dtype]), 0,
+                               torch.zeros(n, dtype=torch.int32),
+                               torch.ones(n, dtype=TORCH_DTYPES[dtype]), reduce, True))
 
 path = pathlib.Path(__file__).with_name("along_scatter_cases.json")
 path.write_text(json.dumps({"generator": "along_scatter_cases.py",

@@ -1,7 +1,7 @@
 """Writes embedding_bag_cases.json: PyTorch's own results for torch.nn.functional.embedding_bag
 (every mode, with and without per_sample_weights, padding_idx, empty bags, include_last_offset,
 2-D inputs; float32 and float64) with the gradients of the weight, dense and (but for "max",
-which PyTorch refuses) sparse, and PyTorch's errors. For tests/embedding_bag.rs and the Python
+which PyTorch refuses) sparse, and of per_sample_weights, and PyTorch's errors. For tests/embedding_bag.rs and the Python
 package's tests. Run once where torch is installed (not in CI):
 
     python crates/ndgather/tests/data/embedding_bag_cases.py
@@ -39,8 +39,9 @@ def bags(n_ids, empty, include_last_offset):
 
 def run(weight, input, offsets, mode, psw, padding_idx, include_last_offset):
     w = torch.from_numpy(weight).requires_grad_()
+    p = None if psw is None else torch.from_numpy(psw).requires_grad_()
     kwargs = dict(mode=mode, padding_idx=padding_idx, include_last_offset=include_last_offset,
-                  per_sample_weights=None if psw is None else torch.from_numpy(psw))
+                  per_sample_weights=p)
     off = None if offsets is None else torch.tensor(offsets, dtype=torch.int64)
     out = F.embedding_bag(torch.from_numpy(input), w, off, **kwargs)
     upstream = rng.standard_normal(out.shape).astype(weight.dtype)
@@ -50,6 +51,8 @@ def run(weight, input, offsets, mode, psw, padding_idx, include_last_offset):
             "padding_idx": padding_idx, "include_last_offset": include_last_offset,
             "output": arr(out.detach().numpy()), "upstream": arr(upstream),
             "dense_grad": arr(w.grad.numpy())}
+    if p is not None:
+        case["weights_grad"] = arr(p.grad.numpy())
     if mode != "max":
         ws = torch.from_numpy(weight).requires_grad_()
         out = F.embedding_bag(torch.from_numpy(input), ws, off, sparse=True, **kwargs)

@@ -3,9 +3,11 @@
 //! step in the dtype, in its order, on row-major buffers walked by the forward op's plan.
 //! Its `gather(dim, index)` reads the element a position of `index` lands on, its
 //! `scatter_add(dim, index, …)` adds into it in the order of `index`; a value the policy
-//! dropped (`"ignore"`) lands nowhere, and its gradient is zero. Two departures: `src`'s
-//! gradient has `src`'s shape, zero beyond `index`'s extent (PyTorch's has `index`'s, and its
-//! autograd then fails), and complex dtypes are refused with PyTorch's message.
+//! dropped (`"ignore"`) lands nowhere, and its gradient is zero. The counts of a mean and of
+//! ties are `scatter_add`s, added in the accumulator type as PyTorch adds halves. Two
+//! departures: `src`'s gradient has `src`'s shape, zero beyond `index`'s extent (PyTorch's has
+//! `index`'s, and its autograd then fails, or broadcasts a size-1 dimension), and complex
+//! dtypes are refused with PyTorch's message.
 
 use super::{ReducePlan, Reduction, ScatterReduce};
 use crate::engine::layout::row_major;
@@ -68,8 +70,11 @@ impl ScatterReduce {
         with_tensor!(TensorView, input, grad x => {
             let (s, out, g) = (typed_like(x, src)?, typed_like(x, output)?, typed_like(x, upstream)?);
             let walk: Walk = match &plan {
-                Some(plan) => with_indices!(index, i => self.walk_all(plan, &row_major(i)?),
-                    else dtype => return Err(Error::IndicesNotInteger { dtype })),
+                Some(plan) => with_indices!(index, i => {
+                    let idx = row_major(i)?;
+                    self.check_indices(&idx, plan)?;
+                    self.walk_all(plan, &idx)
+                }, else dtype => return Err(Error::IndicesNotInteger { dtype })),
                 None => Vec::new(),
             };
             let (d_input, d_src) = self.grads(x, (index, &s), (&out, &g), &walk)?;
@@ -113,11 +118,7 @@ impl ScatterReduce {
             Reduction::Sum => (g.to_vec(), picked(&|t| g[t])),
             Reduction::Mean => {
                 let mut n = vec![if self.include_self { T::ONE } else { zero }; xs.len()];
-                for &(t, _) in walk {
-                    if let Some(t) = t {
-                        n[t] = n[t].plus(T::ONE);
-                    }
-                }
+                add_at(&mut n, walk, |_| T::ONE);
                 for c in n.iter_mut().filter(|c| **c == zero) {
                     *c = T::ONE;
                 }
@@ -133,11 +134,7 @@ impl ScatterReduce {
                     .zip(out.iter())
                     .map(|(a, b)| indicator(a == b))
                     .collect();
-                for &(t, p) in walk {
-                    if let Some(t) = t {
-                        n[t] = n[t].plus(indicator(s[p] == out[t]));
-                    }
-                }
+                add_at(&mut n, walk, |(t, p)| indicator(s[p] == out[t]));
                 let shared: Vec<T> = g.iter().zip(&n).map(|(&g, &n)| div(g, n)).collect();
                 let d_self = xs
                     .iter()
@@ -226,6 +223,19 @@ impl ScatterReduce {
         }
         Ok((d_self, d_src))
     }
+}
+
+/// `scatter_add(dim, index, values)` into `counts`: each landed value's `value((element,
+/// position))` added in the order of `index`, in the accumulator type and rounded once, as
+/// PyTorch's `scatter_add` adds halves (a float16 count passes 2048).
+fn add_at<T: Arith>(counts: &mut [T], walk: &Walk, value: impl Fn((usize, usize)) -> T) {
+    T::in_acc(counts, |acc| {
+        for &(t, p) in walk {
+            if let Some(t) = t {
+                acc[t] = acc[t].plus(value((t, p)).widen());
+            }
+        }
+    });
 }
 
 /// A row-major buffer as an array of `shape`.

@@ -117,16 +117,7 @@ impl GatherSegment {
         src: &TensorView<'_>,
         dst: &TensorView<'_>,
     ) -> Result<Tensor> {
-        if src.dtype() != dst.dtype() {
-            return Err(Error::Segment {
-                reason: format!(
-                    "gather_segment: src and dst must have one dtype, got {} and {}",
-                    src.dtype(),
-                    dst.dtype()
-                ),
-            });
-        }
-        check_shapes(x.shape(), src.shape(), dst.shape())?;
+        check_ids(x, src, dst)?;
         if self.reduce == Reduce::Mean && x.dtype().is_index() {
             // Python's `/` on integers: through the unfused ops, which give TF's float.
             return self.composed(x, src, dst);
@@ -158,6 +149,21 @@ impl GatherSegment {
             .ok_or(Error::Internal("a run into a new output returns it"))?;
         Segment::unsorted(self.reduce, self.num_segments as i64).run_views(&rows.view(), dst)
     }
+}
+
+/// gather_segment's own checks of `src` and `dst`: one dtype, and the shapes
+/// [`check_shapes`] takes.
+fn check_ids(x: &TensorView<'_>, src: &TensorView<'_>, dst: &TensorView<'_>) -> Result<()> {
+    if src.dtype() != dst.dtype() {
+        return Err(Error::Segment {
+            reason: format!(
+                "gather_segment: src and dst must have one dtype, got {} and {}",
+                src.dtype(),
+                dst.dtype()
+            ),
+        });
+    }
+    check_shapes(x.shape(), src.shape(), dst.shape()).map(|_| ())
 }
 
 /// gather_segment's own checks: `x` at least 1-d, `src` and `dst` vectors of one length.
@@ -269,7 +275,13 @@ impl OpDef for GatherSegment {
         let args = Inputs::new(self.name(), &self.signature(), inputs)?;
         let (x, src, dst) = (args.tensor(0)?, args.tensor(1)?, args.tensor(2)?);
         let output = crate::ops::contract::read_output(self.name(), output)?;
-        check_shapes(x.shape(), src.shape(), dst.shape())?;
+        check_ids(x, src, dst)?;
+        if !x.dtype().has_grad() {
+            return Err(crate::ops::contract::no_grad_kernel(
+                "GatherSegmentGrad",
+                x.dtype(),
+            ));
+        }
         let gather = crate::Op::Gather(crate::GatherOptions::new());
         let rows = gather
             .run(x.clone(), src, Out::New)?
