@@ -246,3 +246,12 @@ def test_misaligned_indices_and_numbers_are_read_right():
     same(ng.gather_grad([4], idx, grad), np.array([2.0, 3.0, 1.0, 0.0]))
     same(ng.embedding_lookup_grad(np.zeros((3, 1)), idx, misaligned([[1.0]] * 3, "f8"))[0][1],
          np.ones((3, 1)))
+    # A lookup of one NumPy table and ids: misaligned or big-endian, read right.
+    table = np.arange(6.0).reshape(3, 2)
+    same(ng.embedding_lookup(misaligned(table, "f8"), idx), table[[2, 0, 1]])
+    same(ng.embedding_lookup(table.astype(">f8"), idx.astype(">i8")), table[[2, 0, 1]])
+    bags = np.array([[2, 0], [1, 1]])
+    want = ng.embedding_bag(table, bags, mode="sum")
+    same(want, np.array([[4.0, 6.0], [4.0, 6.0]]))
+    same(ng.embedding_bag(misaligned(table, "f8"), misaligned(bags, "i8"), mode="sum"), want)
+    same(ng.embedding_bag(table.astype(">f8"), bags.astype(">i8"), mode="sum"), want)

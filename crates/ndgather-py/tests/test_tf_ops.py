@@ -371,3 +371,7 @@ def test_embedding_bag_and_its_gradients_inside_tf_function():
         for a, b in zip(tape.gradient(la, [table, w]), tape.gradient(lb, [table, w])):
             np.testing.assert_allclose(tf.convert_to_tensor(a).numpy(),
                                        tf.convert_to_tensor(b).numpy(), rtol=1e-5, atol=1e-6)
+    # int32 ids with int64 offsets, as PyTorch promotes them.
+    mixed = tf.function(lambda t: ng.embedding_bag(t, ids, tf.constant([0, 2], tf.int64),
+                                                   mode="sum", per_sample_weights=w))
+    np.testing.assert_allclose(mixed(table).numpy(), theirs.numpy(), rtol=1e-6)

@@ -325,8 +325,16 @@ def test_embedding_bag_and_its_gradients_equal_pytorch_own(mode):
     if weights is not None:
         torch.testing.assert_close(got[0][2], got[1][2], rtol=1e-6, atol=1e-6)
     torch._dynamo.reset()
-    compiled = torch.compile(lambda t: (ng.embedding_bag(t, ids, offsets, mode=mode) * up).sum(),
-                             fullgraph=True)
+    compiled = torch.compile(
+        lambda t, w: (ng.embedding_bag(t, ids, offsets, mode=mode, per_sample_weights=w)
+                      * up).sum(), fullgraph=True)
     t = leaf()
-    compiled(t).backward()
-    assert t.grad.shape == TABLE.shape
+    w = None if weights is None else weights.clone().requires_grad_(True)
+    compiled(t, w).backward()
+    torch.testing.assert_close(t.grad, got[1][1], rtol=1e-6, atol=1e-6)
+    if weights is not None:
+        torch.testing.assert_close(w.grad, got[1][2], rtol=1e-6, atol=1e-6)
+    # int32 ids with int64 offsets (a torch.tensor's default), as PyTorch promotes them.
+    mixed = ng.embedding_bag(leaf(), ids.to(torch.int32), offsets, mode=mode,
+                             per_sample_weights=weights)
+    assert torch.equal(mixed.detach(), got[1][0])

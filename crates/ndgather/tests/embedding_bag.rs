@@ -372,3 +372,19 @@ mod properties {
         }
     }
 }
+
+/// A negative `max_norm` is PyTorch's here, as given (each row scaled by it over its norm, so
+/// its sign flips), where TensorFlow's lookups take 0.
+#[test]
+fn a_negative_max_norm_flips_a_row_as_pytorchs_renorm() {
+    let table = ndarray::array![[3.0f64, 4.0], [6.0, 8.0]].into_dyn();
+    let input = ndarray::array![[1i64], [0]].into_dyn();
+    let out = EmbeddingBag::new(BagMode::Sum)
+        .max_norm(Some(-1.0))
+        .bag(&[table.view()], &input.view(), None, None)
+        .unwrap();
+    assert_eq!(
+        out.iter().copied().collect::<Vec<_>>(),
+        [-0.6, -0.8, -0.6, -0.8]
+    );
+}

@@ -194,6 +194,12 @@ def _native(a):
     return np.require(a, a.dtype.newbyteorder("="), ["C", "A"])
 
 
+def _in_place(*arrays: np.ndarray) -> bool:
+    """Whether the extension reads every array in place (native byte order, aligned): an
+    error it raised for them is the caller's, else the converting path is taken."""
+    return all(a.dtype.isnative and a.flags.aligned for a in arrays)
+
+
 def _indices(x):
     """Indices as an integer array the extension reads in place: native byte order and
     aligned (others are converted); an empty list means "no indices" rather than float64."""
@@ -404,7 +410,7 @@ def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
         try:
             return _core.gather(params, indices, axis, batch_dims, bad_indices, None, None)
         except (TypeError, ValueError):
-            if indices.dtype.isnative and indices.flags.aligned:
+            if _in_place(indices):
                 raise
     if (fw := _staging.framework(params, indices)) is not None:
         fw.no_out("gather", out)
@@ -484,7 +490,7 @@ def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
         try:  # as in gather
             return _core.gather_nd(params, indices, batch_dims, bad_indices, None, None)
         except (TypeError, ValueError):
-            if indices.dtype.isnative and indices.flags.aligned:
+            if _in_place(indices):
                 raise
     if (fw := _staging.framework(params, indices)) is not None:
         fw.no_out("gather_nd", out)
@@ -894,6 +900,13 @@ def embedding_lookup(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLike,
       array([[3.32181919, 3.73704659]])
     """
     attrs = {"partition_strategy": partition_strategy, "max_norm": max_norm}
+    if type(params) is _ndarray and type(ids) is _ndarray:
+        # One NumPy table as it is (the door checks it): the tiny call's path.
+        try:
+            return _core.run_op("embedding_lookup", [[params], ids], attrs)
+        except (TypeError, ValueError):
+            if _in_place(params, ids):
+                raise
     if (fw := _staging.framework(params, ids)) is not None:
         return fw.run("embedding_lookup", [fw.shards(params), ids], attrs)
     r = _core.run_op("embedding_lookup", [_shards(params), _indices(ids)], attrs)
@@ -1001,10 +1014,11 @@ def _bag_args(params, input, offsets, per_sample_weights):
     shards = _shards(params)
     ids = _indices(input)
     if offsets is not None:
-        offsets = _array(offsets)
-        if offsets.dtype != ids.dtype and ids.dtype.kind in "iu":
-            offsets = offsets.astype(ids.dtype)
-        offsets = _native(offsets)
+        offsets = _native(_array(offsets))
+        if offsets.dtype != ids.dtype and ids.dtype.kind in "iu" and offsets.dtype.kind in "iu":
+            # Both int64, as PyTorch promotes int32 and int64 (offsets cast to the ids' type
+            # could wrap a huge one into range).
+            ids, offsets = ids.astype(np.int64), offsets.astype(np.int64)
     weights = None
     if per_sample_weights is not None:
         weights = np.require(_array(per_sample_weights), shards[0].dtype, ["A"])
@@ -1071,7 +1085,18 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
     attrs = {"mode": mode, "padding_idx": padding_idx,
              "include_last_offset": include_last_offset, "max_norm": max_norm,
              "partition_strategy": partition_strategy, "bad_indices": bad_indices}
+    if type(params) is _ndarray and type(input) is _ndarray and offsets is None \
+            and per_sample_weights is None:
+        # One NumPy table and a 2-D input as they are (the door checks them).
+        try:
+            return _core.run_op("embedding_bag", [[params], input, None, None], attrs)
+        except (TypeError, ValueError):
+            if _in_place(params, input):
+                raise
     if (fw := _staging.framework(params, input, offsets, per_sample_weights)) is not None:
+        if offsets is not None and fw.dtype(offsets) != fw.dtype(input):
+            # PyTorch's promotion of int32 and int64: both int64.
+            input, offsets = fw.astype(input, "int64"), fw.astype(offsets, "int64")
         return fw.run("embedding_bag", [fw.shards(params), input, offsets, per_sample_weights],
                       attrs)
     shards, ids, offsets, weights = _bag_args(params, input, offsets, per_sample_weights)
@@ -1248,7 +1273,7 @@ def _scatter_function(kind: str, what: str, order: str, dtypes: str, example: st
                                {"bad_indices": bad_indices}, out is not None)
                 return r if out is None else out
             except (TypeError, ValueError):
-                if all(a.dtype.isnative and a.flags.aligned for a in (tensor, indices, updates)):
+                if _in_place(tensor, indices, updates):
                     raise
         return _tensor_scatter(kind, tensor, indices, updates, bad_indices, out)
     scatter.__name__ = scatter.__qualname__ = f"tensor_scatter_nd_{kind}"

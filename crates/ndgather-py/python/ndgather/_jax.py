@@ -51,7 +51,12 @@ def asarray(x: Any) -> Any:
 
 def dtype(x: Any) -> np.dtype:
     """The NumPy dtype of an array's elements (for a fill value made in them)."""
-    return np.dtype(x.dtype)
+    return np.dtype(asarray(x).dtype)
+
+
+def astype(x: Any, name: str) -> Any:
+    """``x`` as an array of the dtype named ``name``."""
+    return asarray(x).astype(name)
 
 
 def flat(x: Any) -> Any:

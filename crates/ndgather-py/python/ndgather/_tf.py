@@ -77,7 +77,13 @@ def asarray(x: Any) -> Any:
 
 def dtype(x: Any) -> np.dtype:
     """The NumPy dtype of a tensor's elements (for a fill value made in them)."""
-    return np.dtype(x.dtype.as_numpy_dtype)
+    return np.dtype(asarray(x).dtype.as_numpy_dtype)
+
+
+def astype(x: Any, name: str) -> Any:
+    """``x`` as a tensor of the dtype named ``name``."""
+    import tensorflow as tf
+    return tf.cast(asarray(x), name)
 
 
 def flat(x: Any) -> Any:

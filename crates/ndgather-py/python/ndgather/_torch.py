@@ -61,7 +61,13 @@ def asarray(x: Any) -> Any:
 
 def dtype(x: Any) -> np.dtype:
     """The NumPy dtype of a tensor's elements (for a fill value made in them)."""
-    return np.dtype(_dtype_name(x.dtype))
+    return np.dtype(_dtype_name(asarray(x).dtype))
+
+
+def astype(x: Any, name: str) -> Any:
+    """``x`` as a tensor of the dtype named ``name``."""
+    import torch
+    return asarray(x).to(getattr(torch, name))
 
 
 def flat(x: Any) -> Any:

@@ -269,12 +269,18 @@ impl EmbeddingLookupOptions {
             .collect()
     }
 
-    /// `max_norm` in the table's arithmetic; a negative one is 0, as `tf.clip_by_norm` takes
-    /// `maximum(clip_norm, 0)` (a NaN stays NaN).
+    /// `max_norm` in the table's arithmetic, for TensorFlow's lookups: a negative one is 0, as
+    /// `tf.clip_by_norm` takes `maximum(clip_norm, 0)` (a NaN stays NaN).
     pub(crate) fn clip_norm<T: Real>(&self) -> Option<T::Acc> {
         let at_least_zero = |m: f64| if m < 0.0 { 0.0 } else { m };
         self.max_norm
             .map(|m| round::<T>(from_f64::<T::Acc>(at_least_zero(m))))
+    }
+
+    /// `max_norm` as given, for `embedding_bag`: PyTorch's renormalisation takes a negative
+    /// one as it is (a row's sign flips).
+    pub(crate) fn bag_clip_norm<T: Real>(&self) -> Option<T::Acc> {
+        self.max_norm.map(|m| round::<T>(from_f64::<T::Acc>(m)))
     }
 
     /// `tf.nn.embedding_lookup(params, ids, partition_strategy, max_norm)`: the rows of

@@ -324,7 +324,7 @@ impl EmbeddingBag {
                 bytes: plan.bags.len() * d * std::mem::size_of::<T>(),
             })?;
         out.resize(plan.bags.len() * d, T::narrow(T::Acc::zero()));
-        let clip = self.lookup.clip_norm::<T>();
+        let clip = self.lookup.bag_clip_norm::<T>();
         // PyTorch's float kernel (FBGEMM's) fuses a weighted multiply-add; with a padding_idx
         // PyTorch takes its generic kernel, which does not.
         let fused = self.padding_idx.is_none();
@@ -363,7 +363,7 @@ impl EmbeddingBag {
         expected.extend(&plan.table.row_shape);
         check_grad(grad.shape(), &expected)?;
         let upstream = row_major(grad)?;
-        let (d, clip) = (plan.table.row_len, self.lookup.clip_norm::<T>());
+        let (d, clip) = (plan.table.row_len, self.lookup.bag_clip_norm::<T>());
         let zero = T::Acc::zero();
         let mut out = vec![T::narrow(zero); plan.places.len()];
         for (b, range) in plan.bags.iter().enumerate() {
@@ -407,7 +407,7 @@ impl EmbeddingBag {
         let upstream = row_major(grad)?;
         let weights = per_sample_weights.map(row_major).transpose()?;
         let d = table.row_len;
-        let clip = self.lookup.clip_norm::<T>();
+        let clip = self.lookup.bag_clip_norm::<T>();
         let zero = T::Acc::zero();
         let mut per_id: Vec<((usize, usize), Vec<T>)> = Vec::new();
         for (b, range) in plan.bags.iter().enumerate() {
