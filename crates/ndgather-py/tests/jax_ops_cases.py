@@ -445,3 +445,8 @@ def test_embedding_bag_and_its_gradients():
     np.testing.assert_allclose(np.asarray(got[1]), np.asarray(want[1]), rtol=1e-6)
     same(jax.jit(lambda t: ng.embedding_bag(t, ids, offsets, mode="max"))(t),
          np.stack([np.maximum(P[1], P[5]), np.maximum(P[5], P[2])]))
+    # Ids and offsets of two integer types whose common type JAX lacks without x64 (uint32
+    # and int32 meet at int64): refused, rather than wrapped into int32.
+    if not jax.config.jax_enable_x64:
+        with pytest.raises(TypeError, match="jax_enable_x64"):
+            jax.jit(lambda t: ng.embedding_bag(t, jnp.array([1, 5], jnp.uint32), offsets))(t)

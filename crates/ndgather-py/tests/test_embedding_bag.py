@@ -119,3 +119,24 @@ def test_torch_itself_on_random_cases():
         assert torch.equal(ng.embedding_bag(tw, torch.from_numpy(ids), torch.from_numpy(offsets),
                                             mode=mode, padding_idx=pad), F.embedding_bag(
             torch.from_numpy(ids), tw, torch.from_numpy(offsets), mode=mode, padding_idx=pad))
+
+
+def test_ids_and_offsets_of_two_integer_types():
+    table = np.arange(12.0).reshape(4, 3)
+    want = ng.embedding_bag(table, np.array([0, 3, 1]), np.array([0, 2]), mode="sum")
+    # int32 ids, int64 offsets: both read as int64, as PyTorch promotes them.
+    same = np.testing.assert_array_equal
+    same(ng.embedding_bag(table, np.array([0, 3, 1], np.int32), np.array([0, 2]), mode="sum"),
+         want)
+    # uint64 ids (a huge one clamped to the last row) with list offsets: never wrapped.
+    huge = np.array([0, 2**64 - 1, 1], np.uint64)
+    same(ng.embedding_bag(table, huge, [0, 2], mode="sum", bad_indices="clamp"), want)
+    with pytest.raises(RuntimeError, match="18446744073709551615"):
+        ng.embedding_bag(table, huge, [0, 2], mode="sum")
+    # An offset past int32's range beside int32 ids is the op's error, not a wrapped 1.
+    with pytest.raises(RuntimeError, match="offsets\\[-1\\] can not be greater"):
+        ng.embedding_bag(table, np.array([0, 3], np.int32), np.array([0, 2**32 + 1]))
+    # No offsets as an empty list, with no ids: no bags. Float offsets are refused.
+    assert ng.embedding_bag(table, np.zeros(0, np.int64), []).shape == (0, 3)
+    with pytest.raises(TypeError):
+        ng.embedding_bag(table, np.array([0, 3, 1]), [0.0, 2.0])

@@ -338,3 +338,6 @@ def test_embedding_bag_and_its_gradients_equal_pytorch_own(mode):
     mixed = ng.embedding_bag(leaf(), ids.to(torch.int32), offsets, mode=mode,
                              per_sample_weights=weights)
     assert torch.equal(mixed.detach(), got[1][0])
+    # Float ids are refused, not truncated, as without grad.
+    with pytest.raises(TypeError):
+        ng.embedding_bag(leaf(), ids.float(), offsets, mode=mode)

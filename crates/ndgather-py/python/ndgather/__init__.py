@@ -1010,15 +1010,27 @@ def embedding_lookup_sparse_grad(params: ArrayLike | Sequence[ArrayLike], sp_ids
                          "max_norm": max_norm})
 
 
+def _common_ids(ids: np.dtype, offsets: np.dtype) -> Optional[np.dtype]:
+    """The integer type that holds both ids and offsets of two integer types, as PyTorch
+    promotes int32 and int64; ``None`` where they agree, are not both integers (the op
+    refuses them), or no integer type holds both (uint64 beside a signed type)."""
+    if ids == offsets or ids.kind not in "iu" or offsets.kind not in "iu":
+        return None
+    common = np.promote_types(ids, offsets)
+    return common if common.kind in "iu" else None
+
+
 def _bag_args(params, input, offsets, per_sample_weights):
     shards = _shards(params)
     ids = _indices(input)
     if offsets is not None:
-        offsets = _native(_array(offsets))
-        if offsets.dtype != ids.dtype and ids.dtype.kind in "iu" and offsets.dtype.kind in "iu":
-            # Both int64, as PyTorch promotes int32 and int64 (offsets cast to the ids' type
-            # could wrap a huge one into range).
-            ids, offsets = ids.astype(np.int64), offsets.astype(np.int64)
+        offsets = _indices(offsets)
+        if (common := _common_ids(ids.dtype, offsets.dtype)) is not None:
+            # Converted without loss (a cast to the ids' type could wrap a huge offset).
+            ids, offsets = ids.astype(common), offsets.astype(common)
+        elif ids.dtype.kind == "u" and offsets.dtype.kind == "i" \
+                and (offsets.size == 0 or offsets.min() >= 0):
+            offsets = offsets.astype(ids.dtype)  # uint64 ids: offsets that fit
     weights = None
     if per_sample_weights is not None:
         weights = np.require(_array(per_sample_weights), shards[0].dtype, ["A"])
@@ -1094,9 +1106,9 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
             if _in_place(params, input):
                 raise
     if (fw := _staging.framework(params, input, offsets, per_sample_weights)) is not None:
-        if offsets is not None and fw.dtype(offsets) != fw.dtype(input):
-            # PyTorch's promotion of int32 and int64: both int64.
-            input, offsets = fw.astype(input, "int64"), fw.astype(offsets, "int64")
+        if offsets is not None and \
+                (common := _common_ids(fw.dtype(input), fw.dtype(offsets))) is not None:
+            input, offsets = fw.astype(input, common.name), fw.astype(offsets, common.name)
         return fw.run("embedding_bag", [fw.shards(params), input, offsets, per_sample_weights],
                       attrs)
     shards, ids, offsets, weights = _bag_args(params, input, offsets, per_sample_weights)

@@ -55,7 +55,12 @@ def dtype(x: Any) -> np.dtype:
 
 
 def astype(x: Any, name: str) -> Any:
-    """``x`` as an array of the dtype named ``name``."""
+    """``x`` as an array of the dtype named ``name``, which JAX must hold as it is (64-bit
+    types only with ``jax_enable_x64``: a narrower one could wrap the values)."""
+    import jax
+    if jax.dtypes.canonicalize_dtype(name) != np.dtype(name):
+        raise TypeError(f"the values are read as {name} here, which JAX holds only with "
+                        "jax_enable_x64 set; give them one integer type")
     return asarray(x).astype(name)
 
 
