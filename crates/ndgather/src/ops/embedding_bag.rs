@@ -358,11 +358,35 @@ impl EmbeddingBag {
         per_sample_weights: &ArrayViewD<'_, T>,
         grad: &ArrayViewD<'_, T>,
     ) -> Result<ArrayD<T>> {
-        let plan = self.plan(shards, input, offsets, Some(per_sample_weights))?;
+        let (plan, upstream) =
+            self.grad_plan(shards, input, offsets, Some(per_sample_weights), grad)?;
+        self.weights_grad_planned(&plan, &upstream, per_sample_weights.shape())
+    }
+
+    /// A gradient call checked: its plan, and the upstream gradient (of the output's shape)
+    /// in row-major order.
+    fn grad_plan<'a, 'g, T: Real, I: IndexType>(
+        &self,
+        shards: &'a [ArrayViewD<'a, T>],
+        input: &ArrayViewD<'_, I>,
+        offsets: Option<&ArrayView1<'_, I>>,
+        per_sample_weights: Option<&ArrayViewD<'_, T>>,
+        grad: &'g ArrayViewD<'g, T>,
+    ) -> Result<(BagPlan<'a, T>, std::borrow::Cow<'g, [T]>)> {
+        let plan = self.plan(shards, input, offsets, per_sample_weights)?;
         let mut expected = vec![plan.bags.len()];
         expected.extend(&plan.table.row_shape);
         check_grad(grad.shape(), &expected)?;
-        let upstream = row_major(grad)?;
+        Ok((plan, row_major(grad)?))
+    }
+
+    /// [`EmbeddingBag::weights_grad`] on a checked call.
+    fn weights_grad_planned<T: Real>(
+        &self,
+        plan: &BagPlan<'_, T>,
+        upstream: &[T],
+        shape: &[usize],
+    ) -> Result<ArrayD<T>> {
         let (d, clip) = (plan.table.row_len, self.lookup.bag_clip_norm::<T>());
         let zero = T::Acc::zero();
         let mut out = vec![T::narrow(zero); plan.places.len()];
@@ -379,7 +403,7 @@ impl EmbeddingBag {
                 }
             }
         }
-        into_array(per_sample_weights.shape(), out)
+        into_array(shape, out)
     }
 
     /// The gradient of [`EmbeddingBag::bag`] with respect to each shard for the upstream
@@ -399,12 +423,18 @@ impl EmbeddingBag {
         per_sample_weights: Option<&ArrayViewD<'_, T>>,
         grad: &ArrayViewD<'_, T>,
     ) -> Result<Vec<IndexedSlices<T>>> {
-        let plan = self.plan(shards, input, offsets, per_sample_weights)?;
+        let (plan, upstream) = self.grad_plan(shards, input, offsets, per_sample_weights, grad)?;
+        self.bag_grad_planned(&plan, per_sample_weights, &upstream)
+    }
+
+    /// [`EmbeddingBag::bag_grad`] on a checked call.
+    fn bag_grad_planned<T: Real>(
+        &self,
+        plan: &BagPlan<'_, T>,
+        per_sample_weights: Option<&ArrayViewD<'_, T>>,
+        upstream: &[T],
+    ) -> Result<Vec<IndexedSlices<T>>> {
         let table = &plan.table;
-        let mut expected = vec![plan.bags.len()];
-        expected.extend(&table.row_shape);
-        check_grad(grad.shape(), &expected)?;
-        let upstream = row_major(grad)?;
         let weights = per_sample_weights.map(row_major).transpose()?;
         let d = table.row_len;
         let clip = self.lookup.bag_clip_norm::<T>();
@@ -474,16 +504,17 @@ pub(crate) enum BagGrad {
     Sparse,
     /// One dense tensor per shard.
     Dense,
-    /// The gradient of `per_sample_weights`, of their shape.
-    Weights,
+    /// One plan for both: a dense tensor per shard, then the weights' gradient where
+    /// weights are given (the op's `OpDef::grad`).
+    DenseAndWeights,
 }
 
 impl EmbeddingBag {
     /// [`EmbeddingBag::bag`] on dtype-erased views (the op API's evaluation): shards of one
     /// floating-point dtype, `input` and `offsets` of one index dtype, weights of the shards'
     /// dtype. With `grad`, the upstream gradient of the result, its gradient instead: with
-    /// respect to each shard ([`EmbeddingBag::bag_grad`]), sparse or dense, or with respect
-    /// to the weights ([`EmbeddingBag::weights_grad`]).
+    /// respect to each shard ([`EmbeddingBag::bag_grad`]), sparse or dense, and to the
+    /// weights ([`EmbeddingBag::weights_grad`]).
     ///
     /// # Errors
     /// Those of [`EmbeddingBag::bag`], and [`Error::DTypeMismatch`] for inputs of other
@@ -534,10 +565,19 @@ impl EmbeddingBag {
                             .map(|s| s.to_dense().map(T::into_tensor))
                             .collect::<Result<_>>()?,
                     )),
-                    Some((g, BagGrad::Weights)) => {
-                        let w = w.ok_or(Error::Internal("weights to differentiate"))?;
-                        let dw = self.weights_grad(&views, i, o, w, &typed(g)?)?;
-                        Ok(Value::Dense(T::into_tensor(dw)))
+                    Some((g, BagGrad::DenseAndWeights)) => {
+                        let g = typed(g)?;
+                        let (plan, upstream) = self.grad_plan(&views, i, o, w, &g)?;
+                        let mut grads = self
+                            .bag_grad_planned(&plan, w, &upstream)?
+                            .iter()
+                            .map(|s| s.to_dense().map(T::into_tensor))
+                            .collect::<Result<Vec<_>>>()?;
+                        if let Some(w) = w {
+                            let dw = self.weights_grad_planned(&plan, &upstream, w.shape())?;
+                            grads.push(T::into_tensor(dw));
+                        }
+                        Ok(Value::List(grads))
                     }
                 }
             }, else dtype => Err(Error::IndicesNotInteger { dtype }))

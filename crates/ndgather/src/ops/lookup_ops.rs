@@ -420,12 +420,14 @@ impl OpDef for EmbeddingBag {
         let inputs = Inputs::new(self.name(), &self.signature(), inputs)?;
         let (shards, ids) = (inputs.list(0)?, inputs.tensor(1)?);
         let (offsets, weights) = (inputs.optional(2), inputs.optional(3));
-        let run = |grad| self.bag_views(shards, ids, offsets, weights, Some((upstream, grad)));
-        let Value::List(per_shard) = run(BagGrad::Dense)? else {
+        // One plan for the shards' gradients and the weights' (last, where given).
+        let grad = Some((upstream, BagGrad::DenseAndWeights));
+        let Value::List(mut per_shard) = self.bag_views(shards, ids, offsets, weights, grad)?
+        else {
             return Err(Error::Internal("a dense gradient per shard"));
         };
         let d_weights = match weights {
-            Some(_) => Some(run(BagGrad::Weights)?.into_dense()?),
+            Some(_) => per_shard.pop(),
             None => None,
         };
         Ok(per_shard

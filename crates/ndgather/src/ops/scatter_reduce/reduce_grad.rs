@@ -150,7 +150,10 @@ impl ScatterReduce {
                 }
                 (d_self, d_src)
             }
-            Reduction::Prod => self.prod_grads(x, (index, src), (&out, &g), walk, div)?,
+            Reduction::Prod => {
+                let shapes = (x.shape(), src.shape());
+                self.prod_grads(shapes, index, (&xs, &s), (&out, &g), walk, div)?
+            }
         };
         if !self.include_self {
             // `grad_self.scatter(dim, index, 0)`: the input's elements were replaced.
@@ -168,19 +171,19 @@ impl ScatterReduce {
     /// product of the rest, not 0).
     fn prod_grads<T: Arith + TensorElement>(
         &self,
-        x: &ArrayViewD<'_, T>,
-        (index, src): (&TensorView<'_>, &ArrayViewD<'_, T>),
+        (x_shape, src_shape): (&[usize], &[usize]),
+        index: &TensorView<'_>,
+        (xs, s): (&[T], &[T]),
         (out, g): (&[T], &[T]),
         walk: &Walk,
         div: fn(T, T) -> T,
     ) -> Result<(Vec<T>, Vec<T>)> {
         let zero = T::ZERO;
-        let (xs, s) = (row_major(x)?, row_major(src)?);
         let unzero = |v: &T| if *v == zero { T::ONE } else { *v };
         let rerun = |input: &[T], values: &[T]| -> Result<Vec<T>> {
-            let input = ArrayViewD::from_shape(IxDyn(x.shape()), input)
+            let input = ArrayViewD::from_shape(IxDyn(x_shape), input)
                 .map_err(|_| Error::Internal("the input's shape"))?;
-            let values = ArrayViewD::from_shape(IxDyn(src.shape()), values)
+            let values = ArrayViewD::from_shape(IxDyn(src_shape), values)
                 .map_err(|_| Error::Internal("src's shape"))?;
             let result = self.run_new(T::into_view(input), index, &T::into_view(values))?;
             T::from_tensor_owned(result)
@@ -189,7 +192,7 @@ impl ScatterReduce {
         };
         // grad * masked_self_result / masked_self.
         let masked_self: Vec<T> = xs.iter().map(unzero).collect();
-        let masked_self_result = rerun(&masked_self, &s)?;
+        let masked_self_result = rerun(&masked_self, s)?;
         let d_self = g
             .iter()
             .zip(&masked_self_result)
@@ -210,7 +213,7 @@ impl ScatterReduce {
                 masked_src[p] = T::ONE;
             }
         }
-        let masked_src_result = rerun(&xs, &masked_src)?;
+        let masked_src_result = rerun(xs, &masked_src)?;
         let mut d_src = vec![zero; s.len()];
         for &(t, p) in walk {
             if let Some(t) = t {
