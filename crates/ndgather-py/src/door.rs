@@ -203,11 +203,21 @@ fn attr(op: &str, name: &str, def: Option<&AttrDef>, value: &Bound<'_, PyAny>) -
         return Ok(Attr::Float(value.extract()?));
     }
     // A shape: a list or tuple of Python ints (asking a list for `__index__`, below, costs
-    // more than the rest of a call).
-    if value.is_exact_instance_of::<PyList>() || value.is_exact_instance_of::<PyTuple>() {
-        if let Ok(ints) = value.extract::<Vec<i64>>() {
-            return Ok(Attr::Ints(ints));
+    // more than the rest of a call; so does the sequence protocol of `extract::<Vec<_>>`).
+    let ints = |items: &mut dyn ExactSizeIterator<Item = Bound<'_, PyAny>>| {
+        let mut ints = Vec::with_capacity(items.len());
+        for item in items {
+            ints.push(item.cast_exact::<PyInt>().ok()?.extract::<i64>().ok()?);
         }
+        Some(ints)
+    };
+    let listed = match (value.cast_exact::<PyList>(), value.cast_exact::<PyTuple>()) {
+        (Ok(list), _) => ints(&mut list.iter()),
+        (_, Ok(tuple)) => ints(&mut tuple.iter()),
+        _ => None,
+    };
+    if let Some(ints) = listed {
+        return Ok(Attr::Ints(ints));
     }
     let numpy_bool = value.get_type().name()?.to_string().starts_with("bool");
     if value.is_instance_of::<PyBool>() || numpy_bool {

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Callable, Iterator, Literal, Optional, Sequence
+from typing import Any, Callable, Literal, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -128,6 +128,8 @@ def _array(x):
     values, DLPack objects viewed in place, anything else through ``numpy.asarray``."""
     if type(x) is _ndarray:
         return x
+    if type(x) is list or type(x) is tuple:
+        return np.asarray(x)  # no library's array: NumPy's conversion, as below
     library = _library(x)
     if library == "pyarrow" and hasattr(x, "null_count"):
         return _arrow_values(x)
@@ -216,16 +218,25 @@ def _numbers(x):
     return _native(_array(x))
 
 
-@contextlib.contextmanager
-def _numpy_errors(axis: int, ndim: int) -> Iterator[None]:
+class _numpy_errors:
     """NumPy's classes for the NumPy functions: an index out of range is also an
-    ``IndexError``, an axis out of range NumPy's ``AxisError`` with NumPy's message."""
-    try:
-        yield
-    except _core.BadIndexError as e:
-        raise IndexOutOfBoundsError(str(e)) from None
-    except _core.AxisError:
-        raise np.exceptions.AxisError(axis, ndim) from None
+    ``IndexError``, an axis out of range NumPy's ``AxisError`` with NumPy's message. (A
+    class: ``contextlib.contextmanager`` costs a third of a tiny call.)"""
+
+    __slots__ = ("axis", "ndim")
+
+    def __init__(self, axis: int, ndim: int) -> None:
+        self.axis, self.ndim = axis, ndim
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> bool:
+        if kind is not None and issubclass(kind, _core.BadIndexError):
+            raise IndexOutOfBoundsError(str(error)) from None
+        if kind is not None and issubclass(kind, _core.AxisError):
+            raise np.exceptions.AxisError(self.axis, self.ndim) from None
+        return False
 
 
 def _flat_indices(indices: ArrayLike) -> None:
@@ -549,6 +560,12 @@ def gather_grad(params_shape: Sequence[int], indices: ArrayLike, grad: ArrayLike
 def _read_grad(name: str, indices: ArrayLike, grad: ArrayLike,
                params_row_splits: Optional[Sequence[ArrayLike]], attrs: dict) -> Any:
     """A read op's gradient by name: dense, or over a ragged params' flat values."""
+    if params_row_splits is None and type(indices) is _ndarray and type(grad) is _ndarray:
+        try:  # NumPy arrays as they are, as in gather
+            return _core.run_op(name, [indices, grad, None], attrs)
+        except (TypeError, ValueError):
+            if _in_place(indices, grad):
+                raise
     splits = None
     if params_row_splits is not None:
         splits = [_ragged._splits(s) for s in params_row_splits]
@@ -735,6 +752,14 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, /, axis: Optional[int] =
       array([[0],
              [0]])
     """
+    if type(arr) is _ndarray and type(indices) is _ndarray and out is None \
+            and fill_value is None and axis is not None:
+        try:  # as in gather
+            with _numpy_errors(axis, arr.ndim):
+                return _core.take_along_axis(arr, indices, axis, bad_indices, None, None)
+        except (TypeError, ValueError, IndexError):  # NumPy's class for indices of no integers
+            if _in_place(indices):
+                raise
     if (fw := _staging.framework(arr, indices)) is not None:
         fw.no_out("take_along_axis", out)
         arr = fw.asarray(arr)
@@ -804,12 +829,13 @@ def put_along_axis(arr: np.ndarray, indices: ArrayLike, values: ArrayLike,
     except (TypeError, ValueError):
         _index_errors_first(target, indices, axis)
         raise
-    if np.may_share_memory(v, target):
-        # NumPy reads every value before it writes one; a copy does the same here.
+    if not isinstance(values, (int, float, complex, list)) and np.may_share_memory(v, target):
+        # NumPy reads every value before it writes one; a copy does the same here. (Python
+        # numbers and lists convert to new arrays.)
         v = v.copy()
     with _numpy_errors(axis, target.ndim):
         _put_along_axis(target, indices, v, axis, bad_indices)
-    if not np.may_share_memory(target, a):
+    if target is not a and not np.may_share_memory(target, a):
         a[...] = target.reshape(a.shape)
 
 
@@ -925,10 +951,17 @@ def embedding_lookup_grad(params: ArrayLike | Sequence[ArrayLike], ids: ArrayLik
       >>> [(i, v.tolist(), s) for i, v, s in ng.embedding_lookup_grad(np.zeros((3, 1)), [2, 0, 2], np.ones((3, 1)))]
       [(array([2, 0, 2]), [[1.0], [1.0], [1.0]], [3, 1])]
     """
+    attrs = {"partition_strategy": partition_strategy, "max_norm": max_norm}
+    if type(params) is _ndarray and type(ids) is _ndarray and type(grad) is _ndarray \
+            and grad.dtype == params.dtype:
+        try:  # one NumPy table as it is, as in embedding_lookup
+            return _core.run_op("embedding_lookup_grad", [[params], ids, grad], attrs)
+        except (TypeError, ValueError):
+            if _in_place(params, ids, grad):
+                raise
     shards = _shards(params)
     g = np.require(grad, shards[0].dtype, ["C", "A"])
-    return _core.run_op("embedding_lookup_grad", [shards, _indices(ids), g],
-                        {"partition_strategy": partition_strategy, "max_norm": max_norm})
+    return _core.run_op("embedding_lookup_grad", [shards, _indices(ids), g], attrs)
 
 
 def embedding_lookup_sparse(params: ArrayLike | Sequence[ArrayLike], sp_ids: Sparse,
@@ -1161,6 +1194,9 @@ def _tensor_scatter(kind: str, tensor: ArrayLike, indices: ArrayLike, updates: A
         return fw.run(f"tensor_scatter_nd_{kind}", [tensor, indices, updates],
                         {"bad_indices": bad_indices})
     i = _indices(indices)
+    if (r := _direct_write(f"tensor_scatter_nd_{kind}", tensor, i, updates,
+                           {"bad_indices": bad_indices}, out)) is not None:
+        return r  # indices given as a list, the arrays as they are
     return _write(tensor, updates, out, lambda t, u, in_place: _run_write(
         f"tensor_scatter_nd_{kind}", t, i, u, {"bad_indices": bad_indices}, in_place))
 
@@ -1172,6 +1208,22 @@ def _run_write(name: str, t: np.ndarray, i: np.ndarray, u: np.ndarray,
     if in_place:
         return _core.run_op(name, [None, i, u], attrs, t, True)
     return _core.run_op(name, [t, i, u], attrs)
+
+
+def _direct_write(name: str, tensor: Any, indices: Any, updates: Any, attrs: dict[str, Any],
+                  out: Any) -> Optional[np.ndarray]:
+    """A write op on NumPy arrays as they are, into a new array or into ``tensor`` itself;
+    ``None`` where the general path must convert them. The extension checks everything; only
+    arrays it cannot read in place (another byte order, misaligned) take that path."""
+    if type(tensor) is _ndarray and type(indices) is _ndarray \
+            and type(updates) is _ndarray and (out is None or out is tensor):
+        try:
+            r = _run_write(name, tensor, indices, updates, attrs, out is not None)
+            return r if out is None else out
+        except (TypeError, ValueError):
+            if _in_place(tensor, indices, updates):
+                raise
+    return None
 
 
 def _write(tensor: ArrayLike, updates: ArrayLike, out: Optional[np.ndarray],
@@ -1275,18 +1327,10 @@ def _scatter_function(kind: str, what: str, order: str, dtypes: str, example: st
     def scatter(tensor: ArrayLike, indices: ArrayLike, updates: ArrayLike, *,
                 bad_indices: BadIndices = "error",
                 out: Optional[np.ndarray] = None) -> np.ndarray:
-        if type(tensor) is _ndarray and type(indices) is _ndarray \
-                and type(updates) is _ndarray and (out is None or out is tensor):
-            # NumPy arrays as they are: the extension checks everything; only arrays it
-            # cannot read in place (another byte order, misaligned) take the path that
-            # converts them.
-            try:
-                r = _run_write(f"tensor_scatter_nd_{kind}", tensor, indices, updates,
-                               {"bad_indices": bad_indices}, out is not None)
-                return r if out is None else out
-            except (TypeError, ValueError):
-                if _in_place(tensor, indices, updates):
-                    raise
+        r = _direct_write(f"tensor_scatter_nd_{kind}", tensor, indices, updates,
+                          {"bad_indices": bad_indices}, out)
+        if r is not None:
+            return r
         return _tensor_scatter(kind, tensor, indices, updates, bad_indices, out)
     scatter.__name__ = scatter.__qualname__ = f"tensor_scatter_nd_{kind}"
     scatter.__doc__ = _SCATTER_DOC.format(kind=kind, what=what, order=order, dtypes=dtypes,
@@ -1351,10 +1395,14 @@ def scatter_reduce(input: ArrayLike, dim: int, index: ArrayLike, src: ArrayLike,
     """
     attrs = {"dim": dim, "reduce": reduce, "include_self": include_self,
              "bad_indices": bad_indices}
+    if (r := _direct_write("scatter_reduce", input, index, src, attrs, out)) is not None:
+        return r
     if (fw := _staging.framework(input, index, src)) is not None:
         fw.no_out("scatter_reduce", out)
         return fw.run("scatter_reduce", [input, index, src], attrs)
     i = _indices(index)
+    if (r := _direct_write("scatter_reduce", input, i, src, attrs, out)) is not None:
+        return r  # index given as a list, the arrays as they are
     return _write(input, src, out, lambda t, u, in_place: _run_write(
         "scatter_reduce", t, i, u, attrs, in_place))
 

@@ -134,9 +134,11 @@ def _kind(x: Any) -> Optional[str]:
     """The ragged form of ``x``: "ragged", "tf", "arrow" or "polars"; None for anything
     else. Neither TensorFlow, pyarrow nor Polars is imported here: their types are known by
     name."""
+    t = type(x)
+    if t is np.ndarray or t is list or t is tuple:
+        return None  # the common dense operands, at once
     if isinstance(x, Ragged):
         return "ragged"
-    t = type(x)
     module = t.__module__ or ""
     if t.__name__ == "RaggedTensor" and module.startswith("tensorflow"):
         return "tf"
@@ -200,11 +202,12 @@ def _to_arrow(values: np.ndarray, splits: list[np.ndarray]) -> Any:
 
 
 def _parts(x: Any, kind: Optional[str]) -> tuple[np.ndarray, list[np.ndarray]]:
-    """An operand's values and splits (none for a dense one)."""
+    """An operand's values and splits (none for a dense one), the splits as the door reads
+    them (a :class:`Ragged`'s are already)."""
     if kind == "ragged":
         return x.values, list(x.nested_row_splits)
     if kind == "tf":
-        return (np.asarray(x.flat_values), [np.asarray(s) for s in x.nested_row_splits])
+        return (np.asarray(x.flat_values), [_splits(s) for s in x.nested_row_splits])
     if kind in ("arrow", "polars"):
         if kind == "polars":
             # Through the Arrow C Data Interface (the PyCapsule stream Polars exports).
@@ -212,7 +215,7 @@ def _parts(x: Any, kind: Optional[str]) -> tuple[np.ndarray, list[np.ndarray]]:
 
             x = pa.chunked_array(x)
         values, splits, _ = _from_arrow(x)
-        return values, splits
+        return values, [_splits(s) for s in splits]
     return x, []
 
 
@@ -238,7 +241,7 @@ def _operand(values: np.ndarray, splits: list) -> Any:
     and row splits."""
     if not splits:
         return values
-    return {"values": values, "row_splits": [_splits(s) for s in splits]}
+    return {"values": values, "row_splits": splits}
 
 
 def _operands(params: Any, indices: Any, as_array: Any, as_indices: Any) -> tuple:
@@ -281,6 +284,6 @@ def grad(op: str, params: Any, indices: Any, upstream: Any, axis: Optional[int],
     upstream_values, _ = _parts(upstream, _kind(upstream))
     attrs = _attrs(axis, batch_dims, bad_indices)
     attrs["params_shape"] = list(pvalues.shape)
-    inputs = [operands[1], as_numbers(upstream_values), [_splits(s) for s in psplits]]
+    inputs = [operands[1], as_numbers(upstream_values), psplits]
     (slices,) = _core.run_op(op + "_grad", inputs, attrs)
     return slices
