@@ -5,7 +5,7 @@
 use crate::errors::to_py;
 use crate::host::NumpyHost;
 use crate::output::array_from_vec;
-use crate::raw::{self, typed_view, Raw};
+use crate::raw::{self, Raw};
 use crate::{dtypes, into_vec, moved, output, pool, ragged};
 use ndarray::ArrayViewD;
 use ndgather::registry::{self, Attr, AttrDef, AttrKind, Attrs, Fact, Input, InputKind, Value};
@@ -49,11 +49,16 @@ pub(crate) fn view<'a>(
     dtype: Option<DType>,
     copy: Option<&'a Tensor>,
 ) -> PyResult<TensorView<'a>> {
-    if let Some(t) = copy {
-        return Ok(t.view());
+    match copy {
+        Some(t) => Ok(t.view()),
+        None => view_of(&Raw::of(array), dtype),
     }
+}
+
+/// The core's view of an array of the table's plain `dtype`, lent as `raw`.
+fn view_of<'a>(raw: &Raw<'a>, dtype: Option<DType>) -> PyResult<TensorView<'a>> {
     let dtype = dtype.ok_or_else(|| PyTypeError::new_err("checked dtype"))?;
-    ndgather::with_dtype!(dtype, plain T => typed_view::<T>(array).map(TensorView::from),
+    ndgather::with_dtype!(dtype, plain T => raw.typed::<T>().map(TensorView::from),
         else Err(PyTypeError::new_err("checked dtype")))
 }
 
@@ -364,16 +369,22 @@ pub(crate) fn run_op<'py>(
     }
     let op = def.with_attrs(&attrs).map_err(to_py)?;
     dtype_error_of_the_op(op.as_ref(), &slots, out.filter(|_| in_place))?;
-    if let Some(target) = out {
-        let t = Raw::of(target);
-        let mut arrays = slots.iter().flat_map(Slot::arrays);
-        if arrays.any(|a| t.may_overlap(&Raw::of(a))) {
+    // The target's dtype in the table, read once; each array lent once, for the overlap
+    // check and its view.
+    let target_dtype = out.and_then(dtypes::dtype_of);
+    let raws: SmallVec<[Raw<'_>; 4]> = slots.iter().flat_map(Slot::arrays).map(Raw::of).collect();
+    let target_raw = out.map(Raw::of);
+    if let (Some(target), Some(t)) = (out, &target_raw) {
+        if raws.iter().any(|a| t.may_overlap(a)) {
             let what = if in_place { "the array written" } else { "out" };
             return Err(PyValueError::new_err(format!(
                 "{name}: {what} shares memory with an input; pass separate arrays"
             )));
         }
-        if in_place && written_as_units(py, op.as_ref(), &slots, target)? {
+        if in_place
+            && !target_dtype.is_some_and(DType::is_plain)
+            && written_as_units(py, op.as_ref(), &slots, target)?
+        {
             return Ok(None);
         }
     }
@@ -389,11 +400,19 @@ pub(crate) fn run_op<'py>(
     }
     let copy_of = |at: (usize, usize)| copies.iter().find(|(c, _)| *c == at).map(|(_, t)| t);
     let mut views = SmallVec::<[Input<'_>; 4]>::new();
+    let mut at = 0;
     for (k, s) in slots.iter().enumerate() {
-        let mut each = s
-            .typed()
-            .enumerate()
-            .map(|(j, (a, d))| view(a, d, copy_of((k, j))));
+        // This slot's arrays as lent, in the order `raws` was made.
+        let lent = raws.get(at..at + s.arrays().len()).unwrap_or_default();
+        at += lent.len();
+        let mut each =
+            s.typed()
+                .zip(lent)
+                .enumerate()
+                .map(|(j, ((_, d), raw))| match copy_of((k, j)) {
+                    Some(t) => Ok(t.view()),
+                    None => view_of(raw, d),
+                });
         views.push(match s {
             Slot::One(..) => Input::Tensor(
                 each.next()
@@ -421,10 +440,10 @@ pub(crate) fn run_op<'py>(
         let value = op.run_hosted(&views, Out::New, &mut host).map_err(to_py)?;
         return to_numpy(py, value, &like).map(Some);
     };
-    let dtype = dtypes::dtype_of(target).filter(|d| d.is_plain());
-    match dtype {
+    match target_dtype.filter(|d| d.is_plain()) {
         Some(dtype) => ndgather::with_dtype!(dtype, plain T => {
-            let view = raw::typed_view_mut::<T>(target)?;
+            let raw = target_raw.ok_or_else(|| PyValueError::new_err("the target not lent"))?;
+            let view = raw.typed_mut::<T>()?;
             let out = if in_place { Out::InPlace(view.into()) } else { Out::Into(view.into()) };
             op.run_hosted(&views, out, &mut host).map_err(to_py)?;
         }, else return Err(PyTypeError::new_err("plain dtypes only"))),
@@ -506,7 +525,7 @@ fn dtype_error_of_the_op(
 /// values). Each of them must have the target's dtype. Objects move as their addresses with
 /// the GIL held, on a copy of the target's, then are stored with their references counted.
 /// Returns whether it applied; an op that reads or combines values (no `Elements` input)
-/// never takes this path.
+/// never takes this path. (The caller takes a target of the table's plain dtypes elsewhere.)
 fn written_as_units<'py>(
     py: Python<'py>,
     op: &dyn OpDef,
@@ -514,9 +533,6 @@ fn written_as_units<'py>(
     target: &Bound<'py, PyUntypedArray>,
 ) -> PyResult<bool> {
     let dtype = target.dtype();
-    if dtypes::dtype_of(target).is_some_and(DType::is_plain) {
-        return Ok(false);
-    }
     let defs = op.signature().inputs;
     let same = |a: &Bound<'py, PyUntypedArray>| a.dtype().is_equiv_to(&dtype);
     let mut moves = false;

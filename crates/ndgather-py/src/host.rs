@@ -57,4 +57,9 @@ impl Host for NumpyHost<'_> {
             false => pool::in_callers_pool(work),
         }
     }
+
+    fn short(&mut self, work: &mut (dyn FnMut() + Send)) {
+        // The GIL kept, as NumPy keeps it for small loops; still in the caller's pool.
+        pool::in_callers_pool(work)
+    }
 }

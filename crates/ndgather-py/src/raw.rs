@@ -105,22 +105,32 @@ impl<'a> Raw<'a> {
     }
 }
 
-/// A read-only view of a fixed-width array as its Rust type `T` (numbers, indices): the
-/// unit view without its record axis, whatever the layout.
+impl<'a> Raw<'a> {
+    /// The elements as their Rust type `T` (numbers, indices), read-only: the unit view
+    /// without its record axis, whatever the layout.
+    pub(crate) fn typed<T: Plain>(&self) -> PyResult<ArrayViewD<'a, T>> {
+        self.view.elements::<T>().ok_or_else(|| self.misfit::<T>())
+    }
+
+    /// The elements as `T`, to be written, as [`Raw::typed`] reads them; an error for an
+    /// array that is read-only or whose positions overlap.
+    pub(crate) fn typed_mut<T: Plain>(&self) -> PyResult<ArrayViewMutD<'a, T>> {
+        self.lend_mut()?
+            .into_elements::<T>()
+            .ok_or_else(|| self.misfit::<T>())
+    }
+}
+
+/// A read-only view of a fixed-width array as its Rust type `T` ([`Raw::typed`]).
 pub(crate) fn typed_view<'a, T: Plain>(
     array: &'a Bound<'_, PyUntypedArray>,
 ) -> PyResult<ArrayViewD<'a, T>> {
-    let raw = Raw::of(array);
-    raw.view.elements::<T>().ok_or_else(|| raw.misfit::<T>())
+    Raw::of(array).typed()
 }
 
-/// A writable view of a fixed-width array as its Rust type `T`, as [`typed_view`] reads one;
-/// an error for an array that is read-only or whose positions overlap.
+/// A writable view of a fixed-width array as its Rust type `T` ([`Raw::typed_mut`]).
 pub(crate) fn typed_view_mut<'a, T: Plain>(
     array: &'a Bound<'_, PyUntypedArray>,
 ) -> PyResult<ArrayViewMutD<'a, T>> {
-    let raw = Raw::of(array);
-    raw.lend_mut()?
-        .into_elements::<T>()
-        .ok_or_else(|| raw.misfit::<T>())
+    Raw::of(array).typed_mut()
 }

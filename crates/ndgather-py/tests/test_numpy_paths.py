@@ -129,3 +129,30 @@ def test_ragged_gather_reads_its_splits_as_given():
     r2 = ng.gather(rt, swapped(np.array([2, 0])))
     assert r1.values.tolist() == r2.values.tolist() == [5.0, 0.0, 1.0]
     assert [s.tolist() for s in r1.nested_row_splits] == [[0, 1, 3]]
+
+
+def test_a_ragged_whose_splits_were_set_since_is_read_as_before():
+    # The attribute is public: splits set to a list or another integer dtype are converted,
+    # as when the Ragged was made.
+    for splits in ([0, 2, 2, 5], np.array([0, 2, 2, 5], np.uint8), swapped(np.array([0, 2, 2, 5])),
+                   np.array([0, 9, 2, 9, 2, 9, 5])[::2]):
+        rt = ng.Ragged.from_list([[1, 2], [], [3, 4, 5]])
+        rt.nested_row_splits = (splits,)
+        r = ng.gather(rt, [2, 0])
+        assert r.values.tolist() == [3, 4, 5, 1, 2]
+
+
+def test_put_along_axis_copies_values_a_list_subclass_shares():
+    class Rows(list):
+        def __init__(self, a):
+            super().__init__([0])
+            self.a = a
+
+        def __array__(self, dtype=None, copy=None):
+            return self.a
+
+    a = np.arange(6).reshape(2, 3)
+    want = a.copy()
+    np.put_along_axis(want, np.array([[2, 1, 0], [0, 2, 1]]), a.copy(), axis=1)
+    ng.put_along_axis(a, np.array([[2, 1, 0], [0, 2, 1]]), Rows(a), axis=1)
+    assert a.tolist() == want.tolist()

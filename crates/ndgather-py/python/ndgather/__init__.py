@@ -829,9 +829,10 @@ def put_along_axis(arr: np.ndarray, indices: ArrayLike, values: ArrayLike,
     except (TypeError, ValueError):
         _index_errors_first(target, indices, axis)
         raise
-    if not isinstance(values, (int, float, complex, list)) and np.may_share_memory(v, target):
-        # NumPy reads every value before it writes one; a copy does the same here. (Python
-        # numbers and lists convert to new arrays.)
+    if type(values) not in (int, float, complex, bool, list) \
+            and np.may_share_memory(v, target):
+        # NumPy reads every value before it writes one; a copy does the same here. (Python's
+        # own numbers and lists convert to new arrays; a subclass may convert to a view.)
         v = v.copy()
     with _numpy_errors(axis, target.ndim):
         _put_along_axis(target, indices, v, axis, bad_indices)
@@ -1217,9 +1218,11 @@ def _direct_write(name: str, tensor: Any, indices: Any, updates: Any, attrs: dic
     arrays it cannot read in place (another byte order, misaligned) take that path."""
     if type(tensor) is _ndarray and type(indices) is _ndarray \
             and type(updates) is _ndarray and (out is None or out is tensor):
-        try:
-            r = _run_write(name, tensor, indices, updates, attrs, out is not None)
-            return r if out is None else out
+        try:  # (the door called here: a function between costs a tenth of a tiny call)
+            if out is None:
+                return _core.run_op(name, [tensor, indices, updates], attrs)
+            _core.run_op(name, [None, indices, updates], attrs, tensor, True)
+            return out
         except (TypeError, ValueError):
             if _in_place(tensor, indices, updates):
                 raise
@@ -1324,15 +1327,16 @@ _EXAMPLES = {
 
 def _scatter_function(kind: str, what: str, order: str, dtypes: str, example: str):
     """``tensor_scatter_nd_<kind>``, with its documentation."""
+    name = f"tensor_scatter_nd_{kind}"
+
     def scatter(tensor: ArrayLike, indices: ArrayLike, updates: ArrayLike, *,
                 bad_indices: BadIndices = "error",
                 out: Optional[np.ndarray] = None) -> np.ndarray:
-        r = _direct_write(f"tensor_scatter_nd_{kind}", tensor, indices, updates,
-                          {"bad_indices": bad_indices}, out)
+        r = _direct_write(name, tensor, indices, updates, {"bad_indices": bad_indices}, out)
         if r is not None:
             return r
         return _tensor_scatter(kind, tensor, indices, updates, bad_indices, out)
-    scatter.__name__ = scatter.__qualname__ = f"tensor_scatter_nd_{kind}"
+    scatter.__name__ = scatter.__qualname__ = name
     scatter.__doc__ = _SCATTER_DOC.format(kind=kind, what=what, order=order, dtypes=dtypes,
                                           example=example)
     return scatter

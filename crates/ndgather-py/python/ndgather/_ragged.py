@@ -13,7 +13,13 @@ from numpy.typing import ArrayLike
 from . import _core
 
 
+_SPLIT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
 def _splits(s: ArrayLike) -> np.ndarray:
+    """Row splits as the extension reads them: contiguous int32 or int64, native order."""
+    if type(s) is np.ndarray and s.dtype in _SPLIT_DTYPES and s.flags.c_contiguous:
+        return s
     a = np.asarray(s)
     if a.dtype not in (np.int32, np.int64):
         a = a.astype(np.int64)
@@ -203,9 +209,9 @@ def _to_arrow(values: np.ndarray, splits: list[np.ndarray]) -> Any:
 
 def _parts(x: Any, kind: Optional[str]) -> tuple[np.ndarray, list[np.ndarray]]:
     """An operand's values and splits (none for a dense one), the splits as the door reads
-    them (a :class:`Ragged`'s are already)."""
+    them (a :class:`Ragged`'s are already, unless its attribute was set since)."""
     if kind == "ragged":
-        return x.values, list(x.nested_row_splits)
+        return x.values, [_splits(s) for s in x.nested_row_splits]
     if kind == "tf":
         return (np.asarray(x.flat_values), [_splits(s) for s in x.nested_row_splits])
     if kind in ("arrow", "polars"):

@@ -10,7 +10,7 @@
 //! view with records of three; a 5-byte structured dtype a `u8` view with records of five.
 
 use crate::mem::{Axes, MemError};
-use ndarray::{ArrayView1, ArrayViewD, ArrayViewMutD, Axis, IxDyn, ShapeBuilder};
+use ndarray::{ArrayView, ArrayViewD, ArrayViewMut, ArrayViewMutD, Axis, IxDyn, ShapeBuilder};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
@@ -334,7 +334,7 @@ impl<'a> RawView<'a> {
     /// Whether two positions can name the same bytes (a broadcast or `as_strided` array):
     /// sorted by stride, each axis must step past the whole extent of the axes inside it.
     fn self_overlaps(&self) -> bool {
-        if self.is_empty() {
+        if self.is_empty() || self.is_row_major() {
             return false;
         }
         let mut axes: Axes<(usize, usize)> = (self.shape.iter().zip(&self.strides))
@@ -425,12 +425,7 @@ impl<'a> RawView<'a> {
         if let Some(bytes) = self.contiguous_bytes() {
             // Row-major elements: one slice, viewed without a record axis to take away.
             let elements: &[T] = bytemuck::try_cast_slice(bytes).ok()?;
-            // A vector (indices, as a rule) skips the general shape's checks: a tenth of a
-            // tiny call.
-            if let [n] = self.shape[..] {
-                return (elements.len() == n).then(|| ArrayView1::from(elements).into_dyn());
-            }
-            return ArrayViewD::from_shape(IxDyn(&self.shape), elements).ok();
+            return shaped(&self.shape, elements);
         }
         let mut view = self.units::<T>()?;
         view.index_axis_inplace(Axis(view.ndim() - 1), 0);
@@ -554,10 +549,53 @@ impl<'a> RawViewMut<'a> {
         if self.raw.itemsize != std::mem::size_of::<T>() {
             return None;
         }
+        if let Some(bytes) = self.raw.contiguous_bytes() {
+            let len = bytes.len();
+            // SAFETY: the same `len` bytes from the same address as `contiguous_bytes`
+            // (row-major, non-empty, live for 'a); writable and touched by nothing else for
+            // 'a (`RawViewMut::new`'s contract), and `self` is consumed, so this is the one
+            // mutable view of them. Whatever is written is acceptable to the lender.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(self.raw.data.cast_mut(), len) };
+            let elements: &mut [T] = bytemuck::try_cast_slice_mut(bytes).ok()?;
+            return shaped_mut(&self.raw.shape, elements);
+        }
         let mut view = self.into_units::<T>()?;
         let last = Axis(view.ndim() - 1);
         view.index_axis_inplace(last, 0);
         Some(view)
+    }
+}
+
+/// `elements` as a row-major view of `shape`; `None` unless they are that many. Ranks 1 to
+/// 3 take ndarray's fixed-rank checks, a tenth of a tiny call cheaper than the dynamic ones.
+fn shaped<'a, T>(shape: &[usize], elements: &'a [T]) -> Option<ArrayViewD<'a, T>> {
+    match *shape {
+        [n] => ArrayView::from_shape(n, elements)
+            .ok()
+            .map(ArrayView::into_dyn),
+        [a, b] => ArrayView::from_shape((a, b), elements)
+            .ok()
+            .map(ArrayView::into_dyn),
+        [a, b, c] => ArrayView::from_shape((a, b, c), elements)
+            .ok()
+            .map(ArrayView::into_dyn),
+        _ => ArrayViewD::from_shape(IxDyn(shape), elements).ok(),
+    }
+}
+
+/// [`shaped`], to be written.
+fn shaped_mut<'a, T>(shape: &[usize], elements: &'a mut [T]) -> Option<ArrayViewMutD<'a, T>> {
+    match *shape {
+        [n] => ArrayViewMut::from_shape(n, elements)
+            .ok()
+            .map(ArrayViewMut::into_dyn),
+        [a, b] => ArrayViewMut::from_shape((a, b), elements)
+            .ok()
+            .map(ArrayViewMut::into_dyn),
+        [a, b, c] => ArrayViewMut::from_shape((a, b, c), elements)
+            .ok()
+            .map(ArrayViewMut::into_dyn),
+        _ => ArrayViewMutD::from_shape(IxDyn(shape), elements).ok(),
     }
 }
 

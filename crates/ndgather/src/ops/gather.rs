@@ -593,7 +593,7 @@ impl GatherNdOptions {
         }
         Ok(Resolved {
             positions,
-            out_shape: plan.out_shape,
+            out_shape: plan.out_shape.to_vec(),
             axis: plan.batch_dims,
             batch_dims: plan.batch_dims,
         })

@@ -168,7 +168,7 @@ where
     let plan = GatherNdPlan::new::<I>(shape, indices.shape(), batch_dims)?;
     if updates.shape() != plan.out_shape.as_slice() {
         return Err(Error::UpdatesShapeMismatch {
-            expected: plan.out_shape.clone(),
+            expected: plan.out_shape.to_vec(),
             found: updates.shape().to_vec(),
         });
     }

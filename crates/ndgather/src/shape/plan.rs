@@ -175,21 +175,21 @@ pub(crate) struct GatherNdPlan {
     /// Components per index vector.
     pub depth: usize,
     /// The dimensions the components index: `params.shape[batch_dims..batch_dims + depth]`.
-    pub dims: Vec<usize>,
+    pub dims: AxisList<usize>,
     /// Element stride of each indexed dimension.
-    pub strides: Vec<usize>,
+    pub strides: AxisList<usize>,
     /// Elements of params per batch element.
     pub batch_stride: usize,
     /// Elements per copied slice.
     pub slice: usize,
     /// The output's shape.
-    pub out_shape: Vec<usize>,
+    pub out_shape: AxisList<usize>,
     /// Element count of the output.
     pub out_len: usize,
     /// `indices.shape[:-1]`, for error positions.
-    pub rows_shape: Vec<usize>,
+    pub rows_shape: AxisList<usize>,
     /// params.shape, for error messages.
-    pub params_shape: Vec<usize>,
+    pub params_shape: AxisList<usize>,
     /// batch_dims.
     pub batch_dims: usize,
 }
@@ -219,8 +219,8 @@ impl GatherNdPlan {
         plan.batch = numel(&params[..bd], "params")?;
         plan.rows = numel(&rows_shape[bd..], "indices")?;
         plan.out_len = numel(&out_shape, "output")?;
-        plan.out_shape = out_shape;
-        plan.params_shape = params.to_vec();
+        plan.out_shape = AxisList::from_vec(out_shape);
+        plan.params_shape = AxisList::from_slice(params);
         plan.batch_dims = bd;
         Ok(plan)
     }
@@ -235,7 +235,7 @@ impl GatherNdPlan {
         depth: usize,
         rows_shape: &[usize],
     ) -> Result<GatherNdPlan> {
-        let mut strides = vec![0; depth];
+        let mut strides = AxisList::from_elem(0, depth);
         let slice = numel(&shape[depth..], "params")?;
         let mut stride = slice;
         for k in (0..depth).rev() {
@@ -247,14 +247,14 @@ impl GatherNdPlan {
             batch: 1,
             rows,
             depth,
-            dims: shape[..depth].to_vec(),
+            dims: AxisList::from_slice(&shape[..depth]),
             strides,
             batch_stride: numel(shape, "params")?,
             slice,
             out_shape: rows_shape.iter().chain(&shape[depth..]).copied().collect(),
             out_len: numel(&[rows, slice], "output")?,
-            rows_shape: rows_shape.to_vec(),
-            params_shape: shape.to_vec(),
+            rows_shape: AxisList::from_slice(rows_shape),
+            params_shape: AxisList::from_slice(shape),
             batch_dims: 0,
         })
     }

@@ -518,10 +518,20 @@ impl DType {
     /// assert_eq!(DType::of(Kind::Float, 3), None);
     /// ```
     pub fn of(kind: Kind, size: usize) -> Option<DType> {
-        DType::ALL
+        // Each front end asks for every array it is given: the table's kind and size read
+        // once, not through two matches per dtype.
+        static FACTS: std::sync::OnceLock<Vec<(Kind, Option<usize>, DType)>> =
+            std::sync::OnceLock::new();
+        let facts = FACTS.get_or_init(|| {
+            DType::ALL
+                .iter()
+                .map(|&d| (d.kind(), d.size(), d))
+                .collect()
+        });
+        facts
             .iter()
-            .copied()
-            .find(|d| d.kind() == kind && d.size() == Some(size))
+            .find(|&&(k, s, _)| k == kind && s == Some(size))
+            .map(|&(_, _, d)| d)
     }
 
     /// The size of one element in bytes; `None` for the variable-width kinds (`string`,

@@ -43,7 +43,7 @@ pub(crate) fn check_gather_nd<I: IndexType>(
                 .iter()
                 .map(|i| i.to_i128())
                 .collect(),
-            params_shape: plan.params_shape.clone(),
+            params_shape: plan.params_shape.to_vec(),
             batch_dims: plan.batch_dims,
         }),
     }
