@@ -109,9 +109,19 @@ def test_axis_batch_dims_and_the_numpy_names_with_autograd():
         ng.take(leaf(), torch.tensor([0]), axis=5)
 
 
+def test_bfloat16_with_autograd():
+    # The bodies read bfloat16 as ml_dtypes' type (NumPy has none); results and gradients
+    # are PyTorch's own.
+    t = TABLE.to(torch.bfloat16).requires_grad_(True)
+    theirs = TABLE.to(torch.bfloat16).requires_grad_(True)
+    ours, want = ng.gather(t, IDS), torch.index_select(theirs, 0, IDS)
+    assert ours.dtype == torch.bfloat16 and torch.equal(ours.detach(), want.detach())
+    (ours * 3).sum().backward()
+    (want * 3).sum().backward()
+    assert torch.equal(t.grad, theirs.grad)
+
+
 def test_what_the_ops_refuse_and_fill_value():
-    with pytest.raises(TypeError, match="bfloat16"):
-        ng.gather(TABLE.to(torch.bfloat16).requires_grad_(True), IDS)
     filled = ng.gather(leaf(), torch.tensor([0, 9]), bad_indices="fill", fill_value=1.5)
     assert torch.equal(filled[1].detach(), torch.full((4,), 1.5))
 
@@ -341,3 +351,54 @@ def test_embedding_bag_and_its_gradients_equal_pytorch_own(mode):
     # Float ids are refused, not truncated, as without grad.
     with pytest.raises(TypeError):
         ng.embedding_bag(leaf(), ids.float(), offsets, mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_sparse_gradients_are_pytorchs(mode):
+    # sparse=True: each shard's gradient a sparse COO tensor of a row per id, in input order,
+    # bit for bit PyTorch's (uncoalesced, as its own); an optimizer that takes sparse
+    # gradients steps with it.
+    w = torch.randn(7, 3, dtype=torch.float64)
+    ids, offsets = torch.tensor([1, 4, 1, 6, 0]), torch.tensor([0, 2])
+    psw = torch.randn(5, dtype=torch.float64) if mode == "sum" else None
+    upstream = torch.randn(2, 3, dtype=torch.float64)
+    theirs = w.clone().requires_grad_()
+    torch.nn.functional.embedding_bag(ids, theirs, offsets, mode=mode, sparse=True,
+                                      per_sample_weights=psw).backward(upstream)
+    ours = w.clone().requires_grad_()
+    ng.embedding_bag(ours, ids, offsets, mode=mode, sparse=True,
+                     per_sample_weights=psw).backward(upstream)
+    assert ours.grad.layout == torch.sparse_coo
+    assert torch.equal(ours.grad._indices(), theirs.grad._indices())
+    assert torch.equal(ours.grad._values(), theirs.grad._values())
+    torch.optim.SGD([ours], lr=0.1).step()
+    torch.optim.SGD([theirs], lr=0.1).step()
+    assert torch.equal(ours.detach(), theirs.detach())
+
+
+def test_embedding_bag_sparse_with_weights_and_shards():
+    w = torch.randn(8, 2)
+    shards = [w[0::2].clone().requires_grad_(), w[1::2].clone().requires_grad_()]
+    psw = torch.randn(4, requires_grad=True)
+    ids, offsets = torch.tensor([3, 0, 5, 3]), torch.tensor([0, 1])
+    out = ng.embedding_bag(shards, ids, offsets, mode="sum", per_sample_weights=psw,
+                           sparse=True)
+    out.sum().backward()
+    # "mod" shards: ids 0 and 5 are rows 0 and 2 of shard 0 and 1 (5 // 2); 3 is shard 1's 1.
+    assert [s.grad.layout for s in shards] == [torch.sparse_coo] * 2
+    assert shards[0].grad._indices().tolist() == [[0]]
+    assert shards[1].grad._indices().tolist() == [[1, 2, 1]]
+    whole = w.clone().requires_grad_()
+    psw2 = psw.detach().clone().requires_grad_()
+    torch.nn.functional.embedding_bag(torch.tensor([3, 0, 5, 3]), whole, offsets, mode="sum",
+                                      per_sample_weights=psw2).sum().backward()
+    assert torch.equal(psw.grad, psw2.grad)
+    with pytest.raises(ValueError, match="max mode does not support sparse weights"):
+        ng.embedding_bag(shards, ids, offsets, mode="max", sparse=True)
+    # torch.compile builds dense gradients only: refused in one graph, else run eagerly.
+    call = lambda t: ng.embedding_bag(t, ids, offsets, sparse=True)  # noqa: E731
+    with pytest.raises(Exception, match="sparse=True gives sparse gradients in eager"):
+        torch.compile(call, fullgraph=True)(w.clone().requires_grad_())
+    t = w.clone().requires_grad_()
+    torch.compile(call)(t).sum().backward()
+    assert t.grad.layout == torch.sparse_coo

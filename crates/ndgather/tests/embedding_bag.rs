@@ -17,6 +17,7 @@ fn options(case: &Value) -> EmbeddingBag {
     EmbeddingBag::new(BagMode::from_name(case["mode"].as_str().unwrap()).unwrap())
         .padding_idx(case["padding_idx"].as_i64())
         .include_last_offset(case["include_last_offset"].as_bool().unwrap())
+        .max_norm(case.get("max_norm").and_then(Value::as_f64))
 }
 
 fn as_f64<T: Real>(a: impl IntoIterator<Item = T>) -> Vec<f64> {
@@ -251,20 +252,61 @@ fn decreasing_offsets_are_an_error_that_names_them() {
 }
 
 #[test]
-fn max_norm_clips_as_tensorflows_embedding_lookup() {
-    use ndgather::embedding::EmbeddingLookupOptions;
-    let w = ArrayD::from_shape_fn(IxDyn(&[5, 3]), |ix| (ix[0] * 3 + ix[1]) as f32 - 4.0);
-    let ids = ArrayD::from_shape_vec(IxDyn(&[5]), vec![4i64, 0, 2, 2, 1]).unwrap();
-    let offsets = Array1::from(vec![0i64, 1, 2, 3, 4]);
-    let bag = EmbeddingBag::new(BagMode::Sum).max_norm(Some(2.5));
-    let out = bag
-        .bag(&[w.view()], &ids.view(), Some(&offsets.view()), None)
+fn ids_after_the_last_offset_are_left_out_of_a_sum_and_refused_elsewhere() {
+    // PyTorch 2.15's CPU kernel, include_last_offset=True, ids [0, 1, 2, 3, 4], offsets
+    // [0, 2, 3]: a sum leaves ids 3 and 4 out (forward and gradient); a mean divides bag 1's
+    // one row by 3, a max takes rows 3 and 4 into bag 1, and the mean's gradient reaches them.
+    let w = ArrayD::from_shape_fn(IxDyn(&[6, 2]), |ix| (ix[0] * 2 + ix[1]) as f32);
+    let ids = ArrayD::from_shape_vec(IxDyn(&[5]), vec![0i64, 1, 2, 3, 4]).unwrap();
+    let offsets = Array1::from(vec![0i64, 2, 3]);
+    let bag = |mode| {
+        EmbeddingBag::new(mode).include_last_offset(true).bag(
+            &[w.view()],
+            &ids.view(),
+            Some(&offsets.view()),
+            None,
+        )
+    };
+    let sum = bag(BagMode::Sum).unwrap();
+    assert_eq!(sum.into_raw_vec_and_offset().0, vec![2.0, 4.0, 4.0, 5.0]);
+    for (mode, name) in [(BagMode::Mean, "mean"), (BagMode::Max, "max")] {
+        let e = bag(mode).unwrap_err();
+        assert!(matches!(e, Error::TorchValue(_)), "{e:?}");
+        assert!(
+            e.to_string().contains(&format!(
+                "mode='{name}' needs it to be the number of ids (5), got 3"
+            )),
+            "{e}"
+        );
+    }
+    // Ending the offsets with the number of ids is PyTorch's contract, and is taken.
+    let whole = Array1::from(vec![0i64, 2, 5]);
+    let max = EmbeddingBag::new(BagMode::Max)
+        .include_last_offset(true)
+        .bag(&[w.view()], &ids.view(), Some(&whole.view()), None)
         .unwrap();
-    let want = EmbeddingLookupOptions::new()
-        .max_norm(Some(2.5))
-        .lookup(&[w.view()], &ids)
-        .unwrap();
-    assert_eq!(out, want);
+    assert_eq!(max.into_raw_vec_and_offset().0, vec![2.0, 3.0, 8.0, 9.0]);
+}
+
+#[test]
+fn max_norm_renormalises_as_pytorch_and_leaves_the_rest() {
+    // Rows of norm 5 and 0 against max_norm 2.5, 0 and NaN (PyTorch 2.15: a norm that does
+    // not exceed max_norm leaves its row as it is, so a zero row and a NaN max_norm do too).
+    let w = ndarray::array![[3.0f32, 4.0], [0.0, 0.0]].into_dyn();
+    let ids = ArrayD::from_shape_vec(IxDyn(&[2]), vec![0i64, 1]).unwrap();
+    let offsets = Array1::from(vec![0i64, 1]);
+    let bag = |m: f64| {
+        let out = EmbeddingBag::new(BagMode::Sum)
+            .max_norm(Some(m))
+            .bag(&[w.view()], &ids.view(), Some(&offsets.view()), None)
+            .unwrap();
+        out.iter().copied().collect::<Vec<f32>>()
+    };
+    let scale = (2.5 / (5.0 + 1e-7)) as f32;
+    assert_eq!(bag(2.5), [3.0 * scale, 4.0 * scale, 0.0, 0.0]);
+    assert_eq!(bag(0.0), [0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(bag(f64::NAN), [3.0, 4.0, 0.0, 0.0]);
+    assert_eq!(bag(5.0), [3.0, 4.0, 0.0, 0.0]);
 }
 
 mod properties {
@@ -383,8 +425,14 @@ fn a_negative_max_norm_flips_a_row_as_pytorchs_renorm() {
         .max_norm(Some(-1.0))
         .bag(&[table.view()], &input.view(), None, None)
         .unwrap();
+    // PyTorch 2.15's values: each row times -1 / (norm + 1e-7).
     assert_eq!(
         out.iter().copied().collect::<Vec<_>>(),
-        [-0.6, -0.8, -0.6, -0.8]
+        [
+            -0.5999999940000001,
+            -0.7999999920000002,
+            -0.5999999880000002,
+            -0.7999999840000003
+        ]
     );
 }

@@ -1076,7 +1076,7 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
                   per_sample_weights: Optional[ArrayLike] = None,
                   include_last_offset: bool = False, padding_idx: Optional[int] = None,
                   max_norm: Optional[float] = None, partition_strategy: PartitionStrategy = "mod",
-                  bad_indices: BadIndices = "error") -> Any:
+                  bad_indices: BadIndices = "error", sparse: bool = False) -> Any:
     """PyTorch's ``torch.nn.functional.embedding_bag``: the rows of each bag of ids, reduced.
 
     Bags are a 2-D ``input`` (each row a bag) or a 1-D ``input`` with ``offsets`` (each bag
@@ -1088,9 +1088,15 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
     PyTorch's CPU kernels' bit for bit (each bag reduced in order), and do not depend on the
     thread count.
 
-    ``max_norm`` clips each looked-up row in the result, as TensorFlow's
-    ``embedding_lookup`` does; PyTorch instead renormalises the rows of its weight in place.
-    ``params`` is never written.
+    ``max_norm`` renormalises each looked-up row whose L2 norm exceeds it, as PyTorch's
+    ``embedding_renorm_`` does (``row * max_norm / (norm + 1e-7)``), and gradients flow as
+    PyTorch's do, not through the renormalisation. PyTorch also writes those rows into its
+    weight; ``params`` is never written. (The norm is rounded exactly; PyTorch's kernel sums in
+    ``float`` lanes, so about one row in a hundred gets a result one bit apart.)
+
+    With ``include_last_offset=True`` the last offset must be the number of ids for
+    ``"mean"`` and ``"max"``: PyTorch's kernel reads the ids after it inconsistently, and
+    ndgather refuses them (a sum leaves them out, as PyTorch's does).
 
     Args:
       params: a float table (float16, bfloat16, float32, float64), or a list of shards.
@@ -1100,16 +1106,23 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
       per_sample_weights: a weight per id (``"sum"`` only).
       include_last_offset: whether ``offsets`` ends with the end of the last bag.
       padding_idx: the id left out of every bag (negative counts from the end).
-      max_norm: clip each row to this L2 norm.
+      max_norm: renormalise each row whose L2 norm exceeds this one.
       partition_strategy: ``"mod"`` or ``"div"``, for shards.
       bad_indices: ``"error"`` (PyTorch's), ``"ignore"`` (a bad id is left out, as padding
         is), ``"clamp"``, ``"negative"`` or ``"wrap"``.
+      sparse: PyTorch's: under autograd, each shard's gradient is a sparse COO tensor with a
+        row per id the shard served (for ``torch.optim.SparseAdam`` or ``SGD``), in eager
+        mode; ``torch.compile`` builds dense gradients only, so it refuses the call in one
+        graph (``fullgraph=True``) and otherwise runs it eagerly. Not with ``"max"``. TensorFlow's gradients stay its own (``IndexedSlices``), JAX's dense. A
+        ``per_sample_weights`` that requires grad gets its gradient from the dense
+        computation, which also forms each shard's dense gradient.
 
     Returns:
       An array of shape ``[bags] + params.shape[1:]`` in ``params``' namespace.
 
     Raises:
-      ValueError: inputs of the wrong rank, weights of the wrong shape (PyTorch's messages).
+      ValueError: inputs of the wrong rank, weights of the wrong shape, ``sparse`` with
+        ``"max"`` (PyTorch's messages).
       RuntimeError: offsets that do not start at 0, go past the input or decrease; ids out of
         range; a ``padding_idx`` outside the table (PyTorch's messages).
       NotImplementedError: weights outside ``"sum"``, as PyTorch.
@@ -1131,6 +1144,8 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
     attrs = {"mode": mode, "padding_idx": padding_idx,
              "include_last_offset": include_last_offset, "max_norm": max_norm,
              "partition_strategy": partition_strategy, "bad_indices": bad_indices}
+    if sparse and mode == "max":
+        raise ValueError("max mode does not support sparse weights")
     if type(params) is _ndarray and type(input) is _ndarray and offsets is None \
             and per_sample_weights is None:
         # One NumPy table and a 2-D input as they are (the door checks them).
@@ -1143,8 +1158,10 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
         if offsets is not None and \
                 (common := _common_ids(fw.dtype(input), fw.dtype(offsets))) is not None:
             input, offsets = fw.astype(input, common.name), fw.astype(offsets, common.name)
-        return fw.run("embedding_bag", [fw.shards(params), input, offsets, per_sample_weights],
-                      attrs)
+        inputs = [fw.shards(params), input, offsets, per_sample_weights]
+        if sparse and fw.__name__.endswith("._torch"):
+            return fw.run("embedding_bag", inputs, attrs, sparse_grad=True)
+        return fw.run("embedding_bag", inputs, attrs)
     shards, ids, offsets, weights = _bag_args(params, input, offsets, per_sample_weights)
     r = _core.run_op("embedding_bag", [shards, ids, offsets, weights], attrs)
     return _like(_first(params), r)

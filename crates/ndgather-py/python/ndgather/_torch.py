@@ -61,7 +61,8 @@ def asarray(x: Any) -> Any:
 
 def dtype(x: Any) -> np.dtype:
     """The NumPy dtype of a tensor's elements (for a fill value made in them)."""
-    return np.dtype(_dtype_name(asarray(x).dtype))
+    name = _dtype_name(asarray(x).dtype)
+    return _bfloat16() if name == "bfloat16" else np.dtype(name)
 
 
 def astype(x: Any, name: str) -> Any:
@@ -117,11 +118,32 @@ def _numpy(t: Any) -> Any:
     costs a tenth of DLPack's exchange; a tensor it refuses (a conjugate or negative view)
     goes through DLPack."""
     t = t.detach()
+    if t.dtype is sys.modules["torch"].bfloat16:
+        # NumPy has no bfloat16: its bits, as ml_dtypes' bfloat16 (the core's type of it).
+        return t.view(sys.modules["torch"].int16).numpy().view(_bfloat16())
     try:
         return t.numpy()
     except (RuntimeError, TypeError):
         from . import _array
         return _array(t)
+
+
+def _bfloat16() -> np.dtype:
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise TypeError("bfloat16 tensors need ml_dtypes (pip install ml_dtypes), NumPy's "
+                        "bfloat16 type, to be read by the core") from None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def _tensor(a: np.ndarray) -> Any:
+    """A result of the core as a tensor (bfloat16 from its bits)."""
+    torch = sys.modules["torch"]
+    a = np.ascontiguousarray(a)
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
 
 
 def _with_grad(tensors: Sequence[Any]) -> list:
@@ -130,10 +152,16 @@ def _with_grad(tensors: Sequence[Any]) -> list:
     return [k for k, t in enumerate(tensors) if _dtype_name(t.dtype) in with_grad]
 
 
+#: The custom op's own line among the attributes: PyTorch's ``sparse=True``, the layout of
+#: an ``embedding_bag``'s shards' gradients, which only :func:`ops`' backward reads (the core's
+#: op has no such attribute).
+_SPARSE_GRAD = "torch_sparse_grad=true"
+
+
 def _split(attrs: str) -> tuple:
     """The attributes' names and texts from the op's one string: a line ``name=text`` each
     (one string, not two lists, so that autograd sees one argument)."""
-    pairs = [line.partition("=") for line in attrs.split("\n") if line]
+    pairs = [line.partition("=") for line in attrs.split("\n") if line and line != _SPARSE_GRAD]
     return [n for n, _, _ in pairs], [v for _, _, v in pairs]
 
 
@@ -151,7 +179,7 @@ def _op_body(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str)
     if not isinstance(result, np.ndarray):
         raise TypeError(f"{name} gives a result per shard, which one tensor cannot hold; "
                         "call it eagerly")
-    return torch.from_numpy(np.ascontiguousarray(result))
+    return _tensor(result)
 
 
 def _op_fake(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str) -> Any:
@@ -190,7 +218,7 @@ def _grad_body(inputs: Sequence[Any], output: Any, upstream: Any, arity: Sequenc
     groups = _groups(name, [_numpy(t) for t in inputs], arity)
     grads = _core.run_grad(name, groups, _numpy(output), _numpy(upstream), *_split(attrs))
     # One result per input tensor of a dtype with a gradient, in order: its gradient or zeros.
-    return [torch.from_numpy(np.ascontiguousarray(grads[k]))
+    return [_tensor(grads[k])
             if grads[k] is not None else torch.zeros_like(inputs[k])
             for k in _with_grad(inputs)]
 
@@ -229,6 +257,8 @@ def ops() -> tuple:
         arity, name, attrs, reads = ctx.call
         saved = ctx.saved_tensors
         tensors, output = (saved[:-1], saved[-1]) if reads else (saved, upstream)
+        if _SPARSE_GRAD in attrs.split("\n"):
+            return _sparse_grads(tensors, output, upstream, arity, attrs), None, None, None
         grads = iter(grad(tensors, output, upstream, arity, name, attrs))
         wanted_positions = set(_with_grad(tensors))
         per_input = [next(grads) if k in wanted_positions else None
@@ -237,6 +267,28 @@ def ops() -> tuple:
 
     op.register_autograd(backward, setup_context=setup_context)
     return op, grad
+
+
+def _sparse_grads(tensors: Sequence[Any], output: Any, upstream: Any, arity: Sequence[int],
+                  attrs: str) -> list:
+    """An ``embedding_bag``'s gradients with PyTorch's ``sparse=True``: each shard's as a
+    sparse COO tensor of a row per id it served, in input order, as PyTorch's (the core's
+    ``embedding_bag_grad``); ``per_sample_weights``', where it requires grad, from the dense
+    gradient op."""
+    import torch
+    name = "embedding_bag"
+    shards, ids, offsets, weights = _groups(name, [_numpy(t) for t in tensors], arity)
+    attrs_of = dict(_core.text_attrs(name, *_split(attrs)), sparse=True)
+    slices = _core.run_op("embedding_bag_grad",
+                          [shards, ids, _numpy(upstream), offsets, weights], attrs_of)
+    grads: list = [torch.sparse_coo_tensor(torch.from_numpy(i)[None], _tensor(v), shape)
+                   for i, v, shape in slices]
+    grads += [None] * (len(tensors) - len(grads))
+    at = sum(arity[:3])
+    if weights is not None and tensors[at].requires_grad:
+        dense = _grad_body(tensors, output, upstream, arity, name, attrs)
+        grads[at] = dense[_with_grad(tensors).index(at)]
+    return grads
 
 
 @functools.lru_cache(maxsize=None)
@@ -266,12 +318,17 @@ def define() -> None:
             _defined = True
 
 
-def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
+def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
+        sparse_grad: bool = False) -> Any:
     """The registered op ``name`` as PyTorch's custom op ``ndgather::op``: ``inputs`` in the
     order of the op's signature (``None`` for one left out, :func:`shards` for a list input
     such as an embedding table's shards), ``attrs`` its attributes (``None`` values take the
-    op's defaults)."""
+    op's defaults). ``sparse_grad``: an ``embedding_bag``'s shards get sparse gradients."""
     import torch
+    if sparse_grad and _compiling(torch):
+        raise NotImplementedError(
+            f"{name}: sparse=True gives sparse gradients in eager autograd only; "
+            "torch.compile builds dense ones: pass sparse=False under torch.compile")
     if not _compiling(torch):
         define()
     if not _defined:
@@ -282,10 +339,7 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
     groups = _staged_call.groups(inputs)
     arity = [len(g) for g in groups]
     tensors = [torch.as_tensor(a) for g in groups for a in g]
-    if any(t.dtype == torch.bfloat16 for t in tensors):
-        # The bodies read tensors as NumPy arrays through DLPack, which has no bfloat16.
-        raise TypeError(f"{name}: bfloat16 tensors are not taken with autograd or "
-                        "torch.compile yet (NumPy reads no bfloat16 through DLPack)")
     attrs = {k: _staged_call.plain(name, k, v) for k, v in (attrs or {}).items()
              if v is not None}
-    return torch.ops.ndgather.op(tensors, arity, name, _joined(name, attrs))
+    joined = _joined(name, attrs) + (f"\n{_SPARSE_GRAD}" if sparse_grad else "")
+    return torch.ops.ndgather.op(tensors, arity, name, joined)

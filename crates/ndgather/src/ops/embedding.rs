@@ -32,7 +32,7 @@ mod embedding_arith;
 mod embedding_partition;
 
 pub use embedding_arith::Real;
-pub(crate) use embedding_arith::{clip_row, clip_row_grad, round};
+pub(crate) use embedding_arith::{clip_row, clip_row_grad, renorm_row, round};
 use embedding_arith::{count_scale, from_f64, unweighted, weight_denominator, weighted_sum};
 pub use embedding_partition::PartitionStrategy;
 
@@ -278,9 +278,9 @@ impl EmbeddingLookupOptions {
     }
 
     /// `max_norm` as given, for `embedding_bag`: PyTorch's renormalisation takes a negative
-    /// one as it is (a row's sign flips).
-    pub(crate) fn bag_clip_norm<T: Real>(&self) -> Option<T::Acc> {
-        self.max_norm.map(|m| round::<T>(from_f64::<T::Acc>(m)))
+    /// one as it is (a row's sign flips), and compares in double.
+    pub(crate) fn bag_max_norm(&self) -> Option<f64> {
+        self.max_norm
     }
 
     /// `tf.nn.embedding_lookup(params, ids, partition_strategy, max_norm)`: the rows of

@@ -7,9 +7,10 @@
 //!   last bag, CSR's `B + 1` entries).
 //! - **`padding_idx`** ids are left out of every bag (of mean's count too) and get no
 //!   gradient. An empty bag is zeros, as in PyTorch.
-//! - **`max_norm`** clips each looked-up row in the result, as TensorFlow's
-//!   `embedding_lookup` does; PyTorch renormalises the rows of its weight in place instead.
-//!   The table is never written.
+//! - **`max_norm`** renormalises each looked-up row whose L2 norm exceeds it, as PyTorch's
+//!   `embedding_renorm_` does (`row * max_norm / (norm + 1e-7)`), and the gradient flows as
+//!   PyTorch's does, not through the renormalisation. PyTorch writes the renormalised rows
+//!   into its weight; the table here is never written.
 //! - **Arithmetic** is PyTorch's CPU kernels': each bag is reduced in the order of its ids;
 //!   a weighted `float32` sum fuses each multiply-add as PyTorch's float kernel does (but
 //!   with a `padding_idx`, where PyTorch's generic kernel runs), a `float64` one does not;
@@ -34,8 +35,8 @@
 use crate::engine::layout::{into_array, row_major};
 use crate::ops::contract::Value;
 use crate::ops::embedding::{
-    clip_row, clip_row_grad, round, slices_per_shard, sparse, EmbeddingLookupOptions,
-    PartitionStrategy, Real, Table,
+    renorm_row, round, slices_per_shard, sparse, EmbeddingLookupOptions, PartitionStrategy, Real,
+    Table,
 };
 use crate::ops::grad::{check_grad, IndexedSlices};
 use crate::types::dtype::{ArrayElement, TensorElement, TensorView};
@@ -115,7 +116,8 @@ impl EmbeddingBag {
         self
     }
 
-    /// Clips each looked-up row to this L2 norm, as TensorFlow's `embedding_lookup`.
+    /// Renormalises each looked-up row whose L2 norm exceeds this one, as PyTorch's
+    /// `embedding_renorm_` (without writing the table).
     pub fn max_norm(mut self, max_norm: Option<f64>) -> Self {
         self.lookup = self.lookup.max_norm(max_norm);
         self
@@ -207,6 +209,24 @@ impl EmbeddingBag {
                 k - 1,
                 offsets[k - 1]
             ));
+        }
+        // PyTorch documents the last offset as the number of ids. Its CPU kernel leaves the
+        // ids after a smaller one out of a sum, but counts them in a mean's divisor and takes
+        // them into the last bag's max (and both gradients): no result to copy.
+        match offsets.last() {
+            Some(&last)
+                if self.include_last_offset && self.mode != BagMode::Sum && last < n as i128 =>
+            {
+                return Err(Error::TorchValue(format!(
+                    "embedding_bag: with include_last_offset=True the last offset ends the \
+                     last bag, and mode='{}' needs it to be the number of ids ({n}), got \
+                     {last}: PyTorch's CPU kernel reads the ids after it inconsistently (its \
+                     mean counts them, its max takes them); drop them, or end the offsets \
+                     with {n}",
+                    self.mode.name()
+                )))
+            }
+            _ => {}
         }
         let starts: Vec<usize> = offsets.iter().map(|&o| o as usize).collect();
         let bags = if self.include_last_offset {
@@ -324,7 +344,7 @@ impl EmbeddingBag {
                 bytes: plan.bags.len() * d * std::mem::size_of::<T>(),
             })?;
         out.resize(plan.bags.len() * d, T::narrow(T::Acc::zero()));
-        let clip = self.lookup.bag_clip_norm::<T>();
+        let clip = self.lookup.bag_max_norm();
         // PyTorch's float kernel (FBGEMM's) fuses a weighted multiply-add; with a padding_idx
         // PyTorch takes its generic kernel, which does not.
         let fused = self.padding_idx.is_none();
@@ -344,7 +364,7 @@ impl EmbeddingBag {
 
     /// The gradient of [`EmbeddingBag::bag`] with respect to `per_sample_weights` (`"sum"`
     /// only) for the upstream gradient `grad`: for each id that read a row, the dot product
-    /// of its bag's gradient and that row (clipped under `max_norm`), summed in order in the
+    /// of its bag's gradient and that row (renormalised under `max_norm`), summed in order in the
     /// accumulator type and rounded once; zero for padding ids and the ids a policy leaves
     /// out, as PyTorch's `_embedding_bag_per_sample_weights_backward` gives them.
     ///
@@ -387,7 +407,7 @@ impl EmbeddingBag {
         upstream: &[T],
         shape: &[usize],
     ) -> Result<ArrayD<T>> {
-        let (d, clip) = (plan.table.row_len, self.lookup.bag_clip_norm::<T>());
+        let (d, clip) = (plan.table.row_len, self.lookup.bag_max_norm());
         let zero = T::Acc::zero();
         let mut out = vec![T::narrow(zero); plan.places.len()];
         for (b, range) in plan.bags.iter().enumerate() {
@@ -437,7 +457,9 @@ impl EmbeddingBag {
         let table = &plan.table;
         let weights = per_sample_weights.map(row_major).transpose()?;
         let d = table.row_len;
-        let clip = self.lookup.bag_clip_norm::<T>();
+        // PyTorch renormalises the table's rows in place, outside autograd: the gradient
+        // goes to each row as if it held its renormalised values (they pick "max"'s winners).
+        let clip = self.lookup.bag_max_norm();
         let zero = T::Acc::zero();
         let mut per_id: Vec<((usize, usize), Vec<T>)> = Vec::new();
         for (b, range) in plan.bags.iter().enumerate() {
@@ -486,10 +508,6 @@ impl EmbeddingBag {
                         T::narrow(round::<T>(v))
                     })
                     .collect();
-                let row = match clip {
-                    Some(c) => clip_row_grad::<T>(table.row(place), &row, c),
-                    None => row,
-                };
                 per_id.push((place, row));
             }
         }
@@ -593,15 +611,16 @@ fn typed<'a, T: ArrayElement>(view: &TensorView<'a>) -> Result<ArrayViewD<'a, T>
     })
 }
 
-/// A placed row, clipped to `max_norm` where one is set.
+/// A placed row, renormalised to `max_norm` where one is set, as PyTorch's forward reads
+/// it after `embedding_renorm_`.
 fn clipped<'t, T: Real>(
     table: &'t Table<'_, T>,
     place: (usize, usize),
-    clip: Option<T::Acc>,
+    max_norm: Option<f64>,
 ) -> std::borrow::Cow<'t, [T]> {
     let row = table.row(place);
-    match clip {
-        Some(c) => std::borrow::Cow::Owned(clip_row::<T>(row, c)),
+    match max_norm {
+        Some(m) => renorm_row::<T>(row, m),
         None => std::borrow::Cow::Borrowed(row),
     }
 }

@@ -37,11 +37,14 @@ def bags(n_ids, empty, include_last_offset):
     return offsets
 
 
-def run(weight, input, offsets, mode, psw, padding_idx, include_last_offset):
-    w = torch.from_numpy(weight).requires_grad_()
+def run(weight, input, offsets, mode, psw, padding_idx, include_last_offset, max_norm=None):
+    # (Copies: with max_norm, PyTorch renormalises the rows of its weight in place.)
+    w = torch.from_numpy(weight.copy()).requires_grad_()
     p = None if psw is None else torch.from_numpy(psw).requires_grad_()
     kwargs = dict(mode=mode, padding_idx=padding_idx, include_last_offset=include_last_offset,
                   per_sample_weights=p)
+    if max_norm is not None:
+        kwargs["max_norm"] = max_norm
     off = None if offsets is None else torch.tensor(offsets, dtype=torch.int64)
     out = F.embedding_bag(torch.from_numpy(input), w, off, **kwargs)
     upstream = rng.standard_normal(out.shape).astype(weight.dtype)
@@ -53,8 +56,10 @@ def run(weight, input, offsets, mode, psw, padding_idx, include_last_offset):
             "dense_grad": arr(w.grad.numpy())}
     if p is not None:
         case["weights_grad"] = arr(p.grad.numpy())
+    if max_norm is not None:
+        case["max_norm"] = max_norm
     if mode != "max":
-        ws = torch.from_numpy(weight).requires_grad_()
+        ws = torch.from_numpy(weight.copy()).requires_grad_()
         out = F.embedding_bag(torch.from_numpy(input), ws, off, sparse=True, **kwargs)
         out.backward(torch.from_numpy(upstream))
         g = ws.grad
@@ -88,6 +93,16 @@ offsets = [0] + sorted(rng.choice(np.arange(1, 2000), 30, replace=False).tolist(
 for mode, psw in (("sum", None), ("sum", rng.standard_normal(2000).astype(np.float32)),
                   ("mean", None), ("max", None)):
     cases.append(run(weight, input, offsets, mode, psw, None, False))
+
+# max_norm: PyTorch's embedding_renorm_ of each looked-up row (norms around 1 to 3 against
+# 0.8, 1.5 and a negative max_norm, which flips every row), and its gradients.
+for dtype, mode, max_norm in itertools.product((np.float32, np.float64), ("sum", "mean", "max"),
+                                               (0.8, 1.5, -0.5)):
+    weight = rng.standard_normal((9, 3)).astype(dtype)
+    n = 23
+    input = rng.integers(0, 9, n).astype(np.int64)
+    psw = rng.standard_normal(n).astype(dtype) if mode == "sum" else None
+    cases.append(run(weight, input, bags(n, False, False), mode, psw, None, False, max_norm))
 
 errors = []
 
