@@ -94,9 +94,6 @@ if [ "$cli_bytes" -ge 15000000 ]; then
     exit 1
 fi
 
-echo "== the documentation site: every page built, no broken link (its examples ran above)"
-NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
-
 echo "== Java front end: Maven builds the native library (cargo, ci profile) and runs JUnit"
 mvn -B --no-transfer-progress -f java/pom.xml -Dcargo.profile=ci test
 
@@ -107,6 +104,10 @@ consumer=$(mvn -B -q --no-transfer-progress -Dstyle.color=never \
     -f examples/java-consumer/pom.xml compile exec:java) || { echo "$consumer"; exit 1; }
 echo "$consumer"
 grep -q "first column of users 2 and 0: 4.5 0.5" <<<"$consumer"
+
+echo "== the documentation site: every page built, no broken link (its examples ran above),"
+echo "   with the Rust and Java references built above (cargo doc, mvn install) beside it"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 if [ "$frameworks" = 1 ]; then
     echo "== PyTorch's custom ops (--frameworks): the wheel in .venv-frameworks, with PyTorch"
