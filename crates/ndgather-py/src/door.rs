@@ -440,34 +440,48 @@ pub(crate) fn run_op<'py>(
         let value = op.run_hosted(&views, Out::New, &mut host).map_err(to_py)?;
         return to_numpy(py, value, &like).map(Some);
     };
-    match target_dtype.filter(|d| d.is_plain()) {
-        Some(dtype) => ndgather::with_dtype!(dtype, plain T => {
-            let raw = target_raw.ok_or_else(|| PyValueError::new_err("the target not lent"))?;
-            let view = raw.typed_mut::<T>()?;
-            let out = if in_place { Out::InPlace(view.into()) } else { Out::Into(view.into()) };
-            op.run_hosted(&views, out, &mut host).map_err(to_py)?;
-        }, else return Err(PyTypeError::new_err("plain dtypes only"))),
-        None => {
-            // bool: into a scratch tensor (in place, a checked copy of the array), through
-            // the core's own checks, then its bytes copied in.
-            let mut scratch = match copy_if_bool(name, "out", target, dtypes::dtype_of(target))? {
-                Some(copy) if in_place => copy,
-                Some(_) => Tensor::zeros(DType::Bool, target.shape()).map_err(to_py)?,
-                None => {
-                    return Err(PyTypeError::new_err(format!(
-                        "{name}: out has dtype {}, which ndgather does not write",
-                        target.dtype()
-                    )))
-                }
-            };
-            let out = if in_place {
-                Out::InPlace(scratch.view_mut())
+    let raw = target_raw.ok_or_else(|| PyValueError::new_err("the target not lent"))?;
+    let plain = target_dtype.filter(|d| d.is_plain());
+    if let Some(dtype) = plain {
+        let written = ndgather::with_dtype!(dtype, plain T => {
+            if raw.aligned_to(std::mem::align_of::<T>()) {
+                let view = raw.typed_mut::<T>()?;
+                let out = if in_place { Out::InPlace(view.into()) } else { Out::Into(view.into()) };
+                op.run_hosted(&views, out, &mut host).map_err(to_py)?;
+                true
             } else {
-                Out::Into(scratch.view_mut())
-            };
-            op.run_hosted(&views, out, &mut host).map_err(to_py)?;
-            write_back(target, &scratch)?;
+                false
+            }
+        }, else false);
+        if written {
+            return Ok(None);
         }
+    }
+    {
+        // bool, or a misaligned array: into a scratch tensor (in place, a checked copy of the
+        // array), through the core's own checks, then its bytes copied in.
+        let mut scratch = match (plain, copy_if_bool(name, "out", target, target_dtype)?) {
+            (_, Some(copy)) if in_place => copy,
+            (_, Some(_)) => Tensor::zeros(DType::Bool, target.shape()).map_err(to_py)?,
+            (Some(dtype), None) if in_place => {
+                let bytes: Vec<u8> = target.call_method0("tobytes")?.extract()?;
+                Tensor::from_bytes(dtype, target.shape(), &bytes).map_err(to_py)?
+            }
+            (Some(dtype), None) => Tensor::zeros(dtype, target.shape()).map_err(to_py)?,
+            (None, None) => {
+                return Err(PyTypeError::new_err(format!(
+                    "{name}: out has dtype {}, which ndgather does not write",
+                    target.dtype()
+                )))
+            }
+        };
+        let out = if in_place {
+            Out::InPlace(scratch.view_mut())
+        } else {
+            Out::Into(scratch.view_mut())
+        };
+        op.run_hosted(&views, out, &mut host).map_err(to_py)?;
+        write_back(target, &scratch)?;
     }
     Ok(None)
 }
@@ -609,7 +623,8 @@ fn written_as_units<'py>(
 /// `tensor`'s bytes written into `target`, a bool array of its shape.
 fn write_back(target: &Bound<'_, PyUntypedArray>, tensor: &Tensor) -> PyResult<()> {
     let bytes = tensor.to_bytes().map_err(to_py)?;
-    let mut bytes_view = raw::typed_view_mut::<u8>(target)?;
+    // Each element as its bytes (a record of them), which any alignment allows.
+    let mut bytes_view = Raw::of(target).bytes_mut()?;
     let source = ArrayViewD::from_shape(bytes_view.raw_dim(), &bytes)
         .map_err(|e| PyValueError::new_err(format!("internal error: {e}")))?;
     bytes_view.assign(&source);

@@ -112,6 +112,26 @@ impl<'a> Raw<'a> {
         self.view.elements::<T>().ok_or_else(|| self.misfit::<T>())
     }
 
+    /// Whether the address and every stride are multiples of `align` (a view of `T` needs
+    /// `align_of::<T>()`; NumPy arrays can be misaligned).
+    pub(crate) fn aligned_to(&self, align: usize) -> bool {
+        (self.data as usize).is_multiple_of(align)
+            && self
+                .view
+                .strides()
+                .iter()
+                .all(|s| s.unsigned_abs().is_multiple_of(align))
+    }
+
+    /// The elements as records of their bytes (one more axis, of the item size), to be
+    /// written, at any alignment; an error for an array that is read-only or whose
+    /// positions overlap.
+    pub(crate) fn bytes_mut(&self) -> PyResult<ArrayViewMutD<'a, u8>> {
+        self.lend_mut()?
+            .into_units::<u8>()
+            .ok_or_else(|| self.misfit::<u8>())
+    }
+
     /// The elements as `T`, to be written, as [`Raw::typed`] reads them; an error for an
     /// array that is read-only or whose positions overlap.
     pub(crate) fn typed_mut<T: Plain>(&self) -> PyResult<ArrayViewMutD<'a, T>> {

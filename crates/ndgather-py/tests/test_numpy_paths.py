@@ -156,3 +156,41 @@ def test_put_along_axis_copies_values_a_list_subclass_shares():
     np.put_along_axis(want, np.array([[2, 1, 0], [0, 2, 1]]), a.copy(), axis=1)
     ng.put_along_axis(a, np.array([[2, 1, 0], [0, 2, 1]]), Rows(a), axis=1)
     assert a.tolist() == want.tolist()
+
+
+def test_a_misaligned_array_written_in_place_or_as_out():
+    # NumPy allows arrays one byte off their alignment: written through a scratch copy, with
+    # every check first (unchanged on error), as an aligned one is written.
+    ids = np.array([[1], [3], [1]])
+    upd = np.arange(6, dtype="f8").reshape(3, 2)
+    for bad in (False, True):
+        i = ids.copy()
+        if bad:
+            i[2, 0] = 9
+        outcomes = []
+        for make in (np.copy, misaligned):
+            t = make(np.arange(8, dtype="f8").reshape(4, 2))
+            before = t.copy()
+            try:
+                r = ng.tensor_scatter_nd_add(t, i, upd, out=t)
+                assert r is t
+                outcomes.append(("ok", t.tolist()))
+            except Exception as e:
+                assert t.tolist() == before.tolist()
+                outcomes.append((type(e).__name__, str(e)))
+            o = make(np.zeros((4, 2)))
+            try:
+                ng.scatter_reduce(np.ones((4, 2)), 0, np.clip(i[:, :1].repeat(2, 1), 0, 3)
+                                  if not bad else i.repeat(2, 1), upd, "sum", out=o)
+                outcomes.append(("ok", o.tolist()))
+            except Exception as e:
+                assert o.tolist() == [[0.0, 0.0]] * 4
+                outcomes.append((type(e).__name__, str(e)))
+            a = make(np.arange(8, dtype="f8").reshape(4, 2))
+            try:
+                ng.put_along_axis(a, np.array([[1], [0], [1], [0 if not bad else 5]]), -1.0, 1)
+                outcomes.append(("ok", a.tolist()))
+            except Exception as e:
+                outcomes.append((type(e).__name__, str(e)))
+        assert outcomes[:3] == outcomes[3:], outcomes
+        assert all((o[0] == "ok") != bad for o in outcomes), outcomes

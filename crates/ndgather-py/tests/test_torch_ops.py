@@ -119,6 +119,9 @@ def test_bfloat16_with_autograd():
     (ours * 3).sum().backward()
     (want * 3).sum().backward()
     assert torch.equal(t.grad, theirs.grad)
+    # Eagerly too, without autograd: read through its bits, not DLPack (which has none).
+    plain = ng.gather(TABLE.to(torch.bfloat16), IDS)
+    assert plain.dtype == torch.bfloat16 and torch.equal(plain, want.detach())
 
 
 def test_what_the_ops_refuse_and_fill_value():
@@ -353,15 +356,16 @@ def test_embedding_bag_and_its_gradients_equal_pytorch_own(mode):
         ng.embedding_bag(leaf(), ids.float(), offsets, mode=mode)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("mode", ["sum", "mean"])
-def test_embedding_bag_sparse_gradients_are_pytorchs(mode):
+def test_embedding_bag_sparse_gradients_are_pytorchs(mode, dtype):
     # sparse=True: each shard's gradient a sparse COO tensor of a row per id, in input order,
-    # bit for bit PyTorch's (uncoalesced, as its own); an optimizer that takes sparse
-    # gradients steps with it.
-    w = torch.randn(7, 3, dtype=torch.float64)
-    ids, offsets = torch.tensor([1, 4, 1, 6, 0]), torch.tensor([0, 2])
-    psw = torch.randn(5, dtype=torch.float64) if mode == "sum" else None
-    upstream = torch.randn(2, 3, dtype=torch.float64)
+    # bit for bit PyTorch's (uncoalesced, as its own; a mean's scale the count's reciprocal
+    # in the dtype); an optimizer that takes sparse gradients steps with it.
+    w = torch.randn(7, 3).to(dtype)
+    ids, offsets = torch.tensor([1, 4, 1, 6, 0, 3, 3]), torch.tensor([0, 2, 4])
+    psw = torch.randn(7).to(dtype) if mode == "sum" else None
+    upstream = torch.randn(3, 3).to(dtype)
     theirs = w.clone().requires_grad_()
     torch.nn.functional.embedding_bag(ids, theirs, offsets, mode=mode, sparse=True,
                                       per_sample_weights=psw).backward(upstream)

@@ -252,14 +252,15 @@ fn decreasing_offsets_are_an_error_that_names_them() {
 }
 
 #[test]
-fn ids_after_the_last_offset_are_left_out_of_a_sum_and_refused_elsewhere() {
-    // PyTorch 2.15's CPU kernel, include_last_offset=True, ids [0, 1, 2, 3, 4], offsets
-    // [0, 2, 3]: a sum leaves ids 3 and 4 out (forward and gradient); a mean divides bag 1's
-    // one row by 3, a max takes rows 3 and 4 into bag 1, and the mean's gradient reaches them.
+fn ids_after_the_last_offset_are_refused() {
+    // PyTorch 2.15's CPU kernels, include_last_offset=True, ids [0, 1, 2, 3, 4], offsets
+    // [0, 2, 3]: FBGEMM's float32 sum leaves ids 3 and 4 out, the generic kernel (float64,
+    // or a padding_idx) takes them into bag 1, a mean divides bag 1's one row by 3, a max
+    // takes rows 3 and 4, and the float32 dense gradient reads uninitialised memory.
     let w = ArrayD::from_shape_fn(IxDyn(&[6, 2]), |ix| (ix[0] * 2 + ix[1]) as f32);
     let ids = ArrayD::from_shape_vec(IxDyn(&[5]), vec![0i64, 1, 2, 3, 4]).unwrap();
-    let offsets = Array1::from(vec![0i64, 2, 3]);
-    let bag = |mode| {
+    let bag = |mode, offsets: Vec<i64>| {
+        let offsets = Array1::from(offsets);
         EmbeddingBag::new(mode).include_last_offset(true).bag(
             &[w.view()],
             &ids.view(),
@@ -267,24 +268,17 @@ fn ids_after_the_last_offset_are_left_out_of_a_sum_and_refused_elsewhere() {
             None,
         )
     };
-    let sum = bag(BagMode::Sum).unwrap();
-    assert_eq!(sum.into_raw_vec_and_offset().0, vec![2.0, 4.0, 4.0, 5.0]);
-    for (mode, name) in [(BagMode::Mean, "mean"), (BagMode::Max, "max")] {
-        let e = bag(mode).unwrap_err();
+    for mode in [BagMode::Sum, BagMode::Mean, BagMode::Max] {
+        let e = bag(mode, vec![0, 2, 3]).unwrap_err();
         assert!(matches!(e, Error::TorchValue(_)), "{e:?}");
         assert!(
-            e.to_string().contains(&format!(
-                "mode='{name}' needs it to be the number of ids (5), got 3"
-            )),
+            e.to_string()
+                .contains("must be the number of ids (5), got 3"),
             "{e}"
         );
     }
     // Ending the offsets with the number of ids is PyTorch's contract, and is taken.
-    let whole = Array1::from(vec![0i64, 2, 5]);
-    let max = EmbeddingBag::new(BagMode::Max)
-        .include_last_offset(true)
-        .bag(&[w.view()], &ids.view(), Some(&whole.view()), None)
-        .unwrap();
+    let max = bag(BagMode::Max, vec![0, 2, 5]).unwrap();
     assert_eq!(max.into_raw_vec_and_offset().0, vec![2.0, 3.0, 8.0, 9.0]);
 }
 
@@ -434,5 +428,41 @@ fn a_negative_max_norm_flips_a_row_as_pytorchs_renorm() {
             -0.5999999880000002,
             -0.7999999840000003
         ]
+    );
+}
+
+/// PyTorch 2.15's bfloat16 bags: without a padding_idx its FBGEMM kernel rounds the float
+/// sum to bfloat16 ties away from zero (and a mean divides that rounded sum); with one, its
+/// generic kernel rounds ties to even. Rows -1.2578125, -0.9765625 and -1.4296875 sum to
+/// -3.6640625, halfway between -3.65625 and -3.671875.
+#[test]
+fn a_bfloat16_sum_rounds_as_pytorchs_kernels() {
+    use half::bf16;
+    let w = ArrayD::from_shape_vec(
+        IxDyn(&[4, 1]),
+        [-1.2578125f32, -0.9765625, -1.4296875, 0.0]
+            .map(bf16::from_f32)
+            .to_vec(),
+    )
+    .unwrap();
+    let ids = ArrayD::from_shape_vec(IxDyn(&[1, 3]), vec![0i64, 1, 2]).unwrap();
+    let bag = |mode, padding: Option<i64>| {
+        let out = EmbeddingBag::new(mode)
+            .padding_idx(padding)
+            .bag(&[w.view()], &ids.view(), None, None)
+            .unwrap();
+        out[[0, 0]].to_f32()
+    };
+    assert_eq!(bag(BagMode::Sum, None), -3.671875);
+    assert_eq!(bag(BagMode::Sum, Some(3)), -3.65625);
+    // The mean: the rounded sum over 3, rounded to even: -1.2239583 -> -1.2265625 and
+    // -1.21875 -> -1.21875 (PyTorch's).
+    assert_eq!(
+        bag(BagMode::Mean, None),
+        bf16::from_f32(-3.671875 / 3.0).to_f32()
+    );
+    assert_eq!(
+        bag(BagMode::Mean, Some(3)),
+        bf16::from_f32(-3.65625 / 3.0).to_f32()
     );
 }

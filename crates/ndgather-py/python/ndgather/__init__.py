@@ -120,6 +120,10 @@ def _foreign(x):
             f"ndgather works on arrays in the CPU's memory; this {type(x).__name__} is on "
             f"{where} device {ordinal}: copy it to the CPU first (PyTorch: .cpu(), JAX: "
             f"jax.device_put(x, jax.devices('cpu')[0]), CuPy: .get())")
+    if _library(x) == "torch" and x.dtype is sys.modules["torch"].bfloat16:
+        # DLPack gives NumPy no bfloat16: the tensor's bits, as ml_dtypes' bfloat16.
+        from . import _torch
+        return _torch._numpy(x)
     return np.from_dlpack(x)
 
 
@@ -173,6 +177,9 @@ def _like(x, result):
         return result
     library = _library(x)
     if library == "torch":
+        if result.dtype.name == "bfloat16":  # (no bfloat16 through DLPack, as in _foreign)
+            from . import _torch
+            return _torch._tensor(result)
         return sys.modules["torch"].from_dlpack(result)
     if library in ("jax", "jaxlib"):
         return sys.modules["jax"].dlpack.from_dlpack(result)
@@ -1089,14 +1096,13 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
     thread count.
 
     ``max_norm`` renormalises each looked-up row whose L2 norm exceeds it, as PyTorch's
-    ``embedding_renorm_`` does (``row * max_norm / (norm + 1e-7)``), and gradients flow as
-    PyTorch's do, not through the renormalisation. PyTorch also writes those rows into its
-    weight; ``params`` is never written. (The norm is rounded exactly; PyTorch's kernel sums in
-    ``float`` lanes, so about one row in a hundred gets a result one bit apart.)
+    ``embedding_renorm_`` does (``row * max_norm / (norm + 1e-7)``, the norm summed as its
+    vector kernel sums it), and gradients flow as PyTorch's do, not through the
+    renormalisation. PyTorch also writes those rows into its weight; ``params`` is never
+    written.
 
-    With ``include_last_offset=True`` the last offset must be the number of ids for
-    ``"mean"`` and ``"max"``: PyTorch's kernel reads the ids after it inconsistently, and
-    ndgather refuses them (a sum leaves them out, as PyTorch's does).
+    With ``include_last_offset=True`` the last offset must be the number of ids, as PyTorch
+    documents: its kernels read ids after it inconsistently, and ndgather refuses them.
 
     Args:
       params: a float table (float16, bfloat16, float32, float64), or a list of shards.
@@ -1122,7 +1128,8 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
 
     Raises:
       ValueError: inputs of the wrong rank, weights of the wrong shape, ``sparse`` with
-        ``"max"`` (PyTorch's messages).
+        ``"max"`` (PyTorch's messages); with ``include_last_offset``, ids after the last
+        offset.
       RuntimeError: offsets that do not start at 0, go past the input or decrease; ids out of
         range; a ``padding_idx`` outside the table (PyTorch's messages).
       NotImplementedError: weights outside ``"sum"``, as PyTorch.

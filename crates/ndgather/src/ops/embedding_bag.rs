@@ -14,10 +14,10 @@
 //! - **Arithmetic** is PyTorch's CPU kernels': each bag is reduced in the order of its ids;
 //!   a weighted `float32` sum fuses each multiply-add as PyTorch's float kernel does (but
 //!   with a `padding_idx`, where PyTorch's generic kernel runs), a `float64` one does not;
-//!   mean divides by the count. Half types add in `f32` (`float16` equals PyTorch's;
-//!   `bfloat16` can differ in the last bit of a sum, PyTorch's kernel adding in another
-//!   order). Bags are reduced in parallel, each on one thread, so results do not depend on
-//!   the thread count.
+//!   mean divides by the count. Half types add in `f32` and round the sum before a mean
+//!   divides it; without a `padding_idx` PyTorch's kernel (FBGEMM's) rounds a `bfloat16` sum
+//!   ties away from zero, and so does this one. Bags are reduced in parallel, each on one
+//!   thread, so results do not depend on the thread count.
 //!
 //! ```
 //! use ndarray::array;
@@ -210,20 +210,17 @@ impl EmbeddingBag {
                 offsets[k - 1]
             ));
         }
-        // PyTorch documents the last offset as the number of ids. Its CPU kernel leaves the
-        // ids after a smaller one out of a sum, but counts them in a mean's divisor and takes
-        // them into the last bag's max (and both gradients): no result to copy.
+        // PyTorch documents the last offset as the number of ids. Its CPU kernels read the
+        // ids after a smaller one each their own way (FBGEMM's sum leaves them out, the
+        // generic sum and max take them into the last bag, a mean counts them in its divisor
+        // only, a float32 gradient reads uninitialised memory): no result to copy.
         match offsets.last() {
-            Some(&last)
-                if self.include_last_offset && self.mode != BagMode::Sum && last < n as i128 =>
-            {
+            Some(&last) if self.include_last_offset && last < n as i128 => {
                 return Err(Error::TorchValue(format!(
                     "embedding_bag: with include_last_offset=True the last offset ends the \
-                     last bag, and mode='{}' needs it to be the number of ids ({n}), got \
-                     {last}: PyTorch's CPU kernel reads the ids after it inconsistently (its \
-                     mean counts them, its max takes them); drop them, or end the offsets \
-                     with {n}",
-                    self.mode.name()
+                     last bag, and must be the number of ids ({n}), got {last}: PyTorch's CPU \
+                     kernels read the ids after it inconsistently; drop them, or end the \
+                     offsets with {n}"
                 )))
             }
             _ => {}
@@ -500,8 +497,9 @@ impl EmbeddingBag {
                                 Some(w) => gv * w[k].widen(),
                                 None => gv,
                             },
-                            // PyTorch's backward scales by the reciprocal of the count.
-                            BagMode::Mean => gv * (T::Acc::one() / n),
+                            // PyTorch's backward scales by the reciprocal of the count,
+                            // rounded to the dtype (`apply_bag_size_backward`).
+                            BagMode::Mean => gv * round::<T>(T::Acc::one() / n),
                             BagMode::Max if winners[c] == k => gv,
                             BagMode::Max => zero,
                         };
@@ -656,6 +654,12 @@ fn reduce_bag<'r, T: Real>(
         }
         count += 1;
     }
+    // FBGEMM's kernel (no padding_idx) rounds a bfloat16 sum to nearest with ties away
+    // from zero; every other rounding here is to even.
+    let away = fused && T::DTYPE == crate::DType::BF16 && mode != BagMode::Max;
+    if away {
+        acc.iter_mut().for_each(|a| *a = bf16_ties_away(*a));
+    }
     if mode == BagMode::Mean && count > 0 {
         // The sum in the element type, then divided: PyTorch's half kernels round the sum
         // first (a no-op for f32 and f64).
@@ -664,6 +668,18 @@ fn reduce_bag<'r, T: Real>(
     }
     for (o, a) in dst.iter_mut().zip(acc) {
         *o = T::narrow(a);
+    }
+}
+
+/// `a` (a float) rounded to bfloat16's precision, ties away from zero, as FBGEMM converts
+/// (adding half of the dropped bits' range to the magnitude); NaN as it is.
+fn bf16_ties_away<A: Float>(a: A) -> A {
+    match num_traits::cast::<A, f32>(a) {
+        Some(f) if !f.is_nan() => {
+            let rounded = f32::from_bits(f.to_bits().wrapping_add(0x8000) & 0xFFFF_0000);
+            num_traits::cast(rounded).unwrap_or(a)
+        }
+        _ => a,
     }
 }
 

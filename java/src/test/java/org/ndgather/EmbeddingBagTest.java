@@ -77,6 +77,9 @@ class EmbeddingBagTest {
         if (!c.get("padding_idx").isJsonNull()) {
           options.add(EmbeddingBag.paddingIdx(c.get("padding_idx").getAsLong()));
         }
+        if (c.has("max_norm")) {
+          options.add(EmbeddingBag.maxNorm(c.get("max_norm").getAsDouble()));
+        }
         Tensor<?> weights = null;
         if (!c.get("per_sample_weights").isJsonNull()) {
           weights = tensor(c.getAsJsonObject("per_sample_weights"));
@@ -96,7 +99,7 @@ class EmbeddingBagTest {
       }
       count++;
     }
-    assertEquals(106, count);
+    assertEquals(124, count);
   }
 
   @Test

@@ -13,8 +13,9 @@ import org.ndgather.op.Scope;
  * perSampleWeights} is set), "mean" (the default) or "max". Bags are the rows of a 2-D {@code
  * input} ({@code offsets} null), or run from each offset of a 1-D {@code input} to the next.
  * {@code paddingIdx} ids are left out of every bag; an empty bag is zeros. {@code maxNorm}
- * clips each row in the result, as TensorFlow's embedding lookup does (PyTorch renormalises
- * its weight in place). Results equal PyTorch's CPU kernels' bit for bit.
+ * renormalises each row whose L2 norm exceeds it, as PyTorch's {@code embedding_renorm_}
+ * does, without writing the table (PyTorch writes its weight). Results equal PyTorch's CPU
+ * kernels' bit for bit.
  *
  * <pre>{@code
  * Ops tf = Ops.create(EagerSession.create());
@@ -67,7 +68,7 @@ public final class EmbeddingBag<T> extends PrimitiveOp implements Operand<T> {
     }
 
     /**
-     * @param maxNorm clip each row to this L2 norm
+     * @param maxNorm renormalise each row whose L2 norm exceeds this one
      * @return these options
      */
     public Options maxNorm(Double maxNorm) {
