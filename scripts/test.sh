@@ -41,13 +41,17 @@ VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
     .venv/bin/maturin develop --profile ci -q -m crates/ndgather-py/Cargo.toml
 # The artifact a user installs, built from the same compiled code: the suite (tests, and the
 # doctests of the installed modules) runs against the installed wheel, not the source tree.
+# It is linked by Zig against glibc 2.17 (manylinux2014, the tag pip installs on any Linux
+# of the last decade), and maturin checks every symbol against that tag, as auditwheel does.
 wheels=target/wheel-test
 rm -rf "$wheels"
-.venv/bin/maturin build --profile ci -q -m crates/ndgather-py/Cargo.toml -i .venv/bin/python \
+PATH="$PWD/.venv/bin:$PATH" .venv/bin/maturin build --profile ci -q \
+    --zig --compatibility manylinux2014 -m crates/ndgather-py/Cargo.toml -i .venv/bin/python \
     -o "$wheels/dist"
+ls "$wheels"/dist/*-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
 .venv/bin/python -m venv "$wheels/venv"
 "$wheels/venv/bin/python" -m pip install -q --disable-pip-version-check "$wheels"/dist/*.whl \
-    -r <(grep -v '^maturin==' crates/ndgather-py/requirements-dev.txt)
+    -r <(grep -v '^maturin==\|^ziglang==' crates/ndgather-py/requirements-dev.txt)
 (cd crates/ndgather-py && "../../$wheels/venv/bin/python" -c \
     "import ndgather; assert 'site-packages' in ndgather.__file__, ndgather.__file__" &&
     "../../$wheels/venv/bin/python" -m pytest -q -p no:cacheprovider ./tests --pyargs ndgather)

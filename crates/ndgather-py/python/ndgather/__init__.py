@@ -1119,7 +1119,8 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
       sparse: PyTorch's: under autograd, each shard's gradient is a sparse COO tensor with a
         row per id the shard served (for ``torch.optim.SparseAdam`` or ``SGD``), in eager
         mode; ``torch.compile`` builds dense gradients only, so it refuses the call in one
-        graph (``fullgraph=True``) and otherwise runs it eagerly. Not with ``"max"``. TensorFlow's gradients stay its own (``IndexedSlices``), JAX's dense. A
+        graph (``fullgraph=True``) and otherwise runs it eagerly. Not with ``"max"``.
+        TensorFlow and JAX ignore it: their gradients are as without it. A
         ``per_sample_weights`` that requires grad gets its gradient from the dense
         computation, which also forms each shard's dense gradient.
 
