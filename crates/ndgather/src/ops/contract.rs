@@ -923,13 +923,26 @@ pub(crate) fn unlocked<T: Send>(
     host: &mut dyn Host,
     f: impl FnOnce() -> Result<T> + Send,
 ) -> Result<T> {
+    through(host, false, f)
+}
+
+/// `f` run through `host`'s [`Host::short`] where `short`, else its [`Host::unlocked`].
+fn through<T: Send>(
+    host: &mut dyn Host,
+    short: bool,
+    f: impl FnOnce() -> Result<T> + Send,
+) -> Result<T> {
     let mut f = Some(f);
     let mut result = None;
-    host.unlocked(&mut || {
+    let mut work = || {
         if let Some(f) = f.take() {
             result = Some(f());
         }
-    });
+    };
+    match short {
+        true => host.short(&mut work),
+        false => host.unlocked(&mut work),
+    }
     result.unwrap_or(Err(Error::Internal("the host did not run the work")))
 }
 
@@ -997,17 +1010,8 @@ pub trait OpDef: fmt::Debug + Send + Sync {
         out: Out<'_>,
         host: &mut dyn Host,
     ) -> Result<Option<Value>> {
-        if known_bytes(inputs, &out).is_some_and(|b| b <= SHORT_BYTES) {
-            let mut result = None;
-            let mut out = Some(out);
-            host.short(&mut || {
-                if let Some(out) = out.take() {
-                    result = Some(self.run(inputs, out));
-                }
-            });
-            return result.unwrap_or(Err(Error::Internal("the host did not run the work")));
-        }
-        unlocked(host, || self.run(inputs, out))
+        let short = known_bytes(inputs, &out).is_some_and(|b| b <= SHORT_BYTES);
+        through(host, short, || self.run(inputs, out))
     }
 
     /// Whether the op has a gradient ([`OpDef::grad`] is its own), so that a graph can
