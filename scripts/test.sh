@@ -68,7 +68,8 @@ for version_numpy in 3.9:2.0.2 3.13:2.4.6; do
         continue
     fi
     rm -rf "$wheels/py$version"
-    .venv/bin/maturin build --profile ci -q -m crates/ndgather-py/Cargo.toml -i "$interpreter" \
+    PATH="$PWD/.venv/bin:$PATH" .venv/bin/maturin build --profile ci -q \
+        --zig --compatibility manylinux2014 -m crates/ndgather-py/Cargo.toml -i "$interpreter" \
         -o "$wheels/py$version/dist"
     "$interpreter" -m venv "$wheels/py$version/venv"
     "$wheels/py$version/venv/bin/python" -m pip install -q --disable-pip-version-check \
