@@ -150,3 +150,18 @@ def test_ids_and_offsets_of_two_integer_types():
     assert ng.embedding_bag(table, np.zeros(0, np.int64), []).shape == (0, 3)
     with pytest.raises(TypeError):
         ng.embedding_bag(table, np.array([0, 3, 1]), [0.0, 2.0])
+
+
+def test_sparse_changes_nothing_outside_pytorch():
+    # sparse=True is PyTorch's gradient layout: NumPy has no gradient, and JAX's gradient of
+    # the bag is its dense one.
+    w = np.arange(12.0).reshape(6, 2)
+    ids, offsets = np.array([1, 2, 3, 1]), np.array([0, 1])
+    np.testing.assert_array_equal(ng.embedding_bag(w, ids, offsets, sparse=True),
+                                  ng.embedding_bag(w, ids, offsets))
+    jax = pytest.importorskip("jax")
+    grads = [jax.grad(lambda t, s=s: ng.embedding_bag(t, ids, offsets, mode="sum",
+                                                      sparse=s).sum())(jax.numpy.asarray(w))
+             for s in (True, False)]
+    np.testing.assert_array_equal(grads[0], grads[1])
+    np.testing.assert_array_equal(grads[0][:, 0], [0, 2, 1, 1, 0, 0])

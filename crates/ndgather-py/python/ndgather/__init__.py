@@ -1166,10 +1166,8 @@ def embedding_bag(params: ArrayLike | Sequence[ArrayLike], input: ArrayLike,
         if offsets is not None and \
                 (common := _common_ids(fw.dtype(input), fw.dtype(offsets))) is not None:
             input, offsets = fw.astype(input, common.name), fw.astype(offsets, common.name)
-        inputs = [fw.shards(params), input, offsets, per_sample_weights]
-        if sparse and fw.__name__.endswith("._torch"):
-            return fw.run("embedding_bag", inputs, attrs, sparse_grad=True)
-        return fw.run("embedding_bag", inputs, attrs)
+        return fw.run("embedding_bag", [fw.shards(params), input, offsets, per_sample_weights],
+                      attrs, sparse_grad=sparse)
     shards, ids, offsets, weights = _bag_args(params, input, offsets, per_sample_weights)
     r = _core.run_op("embedding_bag", [shards, ids, offsets, weights], attrs)
     return _like(_first(params), r)

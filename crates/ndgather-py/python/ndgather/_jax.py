@@ -117,10 +117,13 @@ def _frozen(attrs: dict) -> tuple:
     return tuple(out)
 
 
-def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
+def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
+        sparse_grad: bool = False) -> Any:
     """Runs the registered op ``name`` on JAX arrays or tracers, staged as a custom call:
     ``inputs`` in the order of the op's signature (``None`` for one left out, :func:`shards` for a
-    list input such as an embedding table's shards), ``attrs`` its attributes."""
+    list input such as an embedding table's shards), ``attrs`` its attributes. JAX's
+    gradients have no sparse layout: ``sparse_grad`` (PyTorch's ``sparse=True``) changes
+    nothing."""
     import jax
     import jax.numpy as jnp
     _register()

@@ -221,10 +221,13 @@ def _static_shape(t: Any) -> Optional[list]:
     return None if shape.rank is None else [d for d in shape.as_list()]
 
 
-def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None) -> Any:
+def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
+        sparse_grad: bool = False) -> Any:
     """Runs the registered op ``name`` as TensorFlow's op: ``inputs`` in the order of the op's
     signature (``None`` for one left out, :func:`shards` for a list input such as an
-    embedding table's shards), ``attrs`` its attributes (``None`` values take the op's defaults)."""
+    embedding table's shards), ``attrs`` its attributes (``None`` values take the op's defaults).
+    ``sparse_grad`` (PyTorch's ``sparse=True``) changes nothing: the gradients are
+    TensorFlow's own kind."""
     import tensorflow as tf
     lib = library()
     groups = _staged_call.groups(inputs)
