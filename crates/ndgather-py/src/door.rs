@@ -6,7 +6,7 @@ use crate::errors::to_py;
 use crate::host::NumpyHost;
 use crate::output::array_from_vec;
 use crate::raw::{self, Raw};
-use crate::{dtypes, into_vec, moved, output, pool, ragged};
+use crate::{dtypes, into_vec, moved, output, pool, prepared, ragged};
 use ndarray::ArrayViewD;
 use ndgather::registry::{self, Attr, AttrDef, AttrKind, Attrs, Fact, Input, InputKind, Value};
 use ndgather::{DType, OpDef, Out, Tensor, TensorView};
@@ -258,22 +258,33 @@ fn attr(op: &str, name: &str, def: Option<&AttrDef>, value: &Bound<'_, PyAny>) -
     )))
 }
 
+/// The attributes in `dict` for the op named `op`, whose signature's are `known`.
 pub(crate) fn attrs(
     op: &str,
     known: &[AttrDef],
     dict: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Attrs> {
+    attrs_of(op, known, dict.into_iter().flat_map(|d| d.iter()))
+}
+
+/// The attributes of `items`, a dict's names and values.
+pub(crate) fn attrs_of<'py, B: std::borrow::Borrow<Bound<'py, PyAny>>>(
+    op: &str,
+    known: &[AttrDef],
+    items: impl Iterator<Item = (B, B)>,
+) -> PyResult<Attrs> {
     let mut out = Attrs::new();
-    for (key, value) in dict.into_iter().flat_map(|d| d.iter()) {
-        let key = key.cast_into::<PyString>().map_err(PyErr::from)?;
+    for (key, value) in items {
+        let (key, value) = (key.borrow(), value.borrow());
+        let key = key.cast::<PyString>().map_err(PyErr::from)?;
         let name = key.to_cow()?;
         let name = name.as_ref();
         if !value.is_none() {
             // A name the op takes is its signature's own (nothing copied); the op refuses
             // any other.
             match known.iter().find(|a| a.name == name) {
-                Some(def) => out.insert(def.name, attr(op, name, Some(def), &value)?),
-                None => out.insert(name.to_owned(), attr(op, name, None, &value)?),
+                Some(def) => out.insert(def.name, attr(op, name, Some(def), value)?),
+                None => out.insert(name.to_owned(), attr(op, name, None, value)?),
             }
         }
     }
@@ -298,39 +309,40 @@ pub(crate) fn run_op<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let def = registry::find(name).map_err(to_py)?;
     let signature = def.signature();
-    let mut attrs = self::attrs(name, signature.attrs, attrs)?;
-    let names = signature
-        .inputs
-        .iter()
-        .map(|d| d.name)
-        .chain(std::iter::repeat("input"));
-    // Read in place from the caller's list (no vector of its items is made).
-    let slots = match (inputs.cast::<PyList>(), inputs.cast::<PyTuple>()) {
-        (Ok(list), _) => list
-            .iter()
-            .zip(names.clone())
-            .map(|(object, what)| slot(name, what, &object))
-            .collect::<PyResult<Slots<'py>>>(),
-        (_, Ok(tuple)) => tuple
-            .iter()
-            .zip(names.clone())
-            .map(|(object, what)| slot(name, what, &object))
-            .collect::<PyResult<Slots<'py>>>(),
-        _ => Err(PyTypeError::new_err(format!(
+    // The attributes first, their errors before the inputs'. An op that moves its first
+    // input's elements reads them each time (its fill value is settled against the params
+    // below); any other may find its op kept from an earlier call with the same objects.
+    let moves = signature.inputs.first().map(|d| d.kind) == Some(InputKind::Elements) && !in_place;
+    let mut given = match moves {
+        true => prepared::Given::Read(self::attrs(name, signature.attrs, attrs)?, None),
+        false => prepared::given(py, def, attrs)?,
+    };
+    let what = |k: usize| signature.inputs.get(k).map_or("input", |d| d.name);
+    // Read in place from the caller's list, one slot per item (plain loops: the iterator
+    // adapters of a collect into a result moved each slot twice).
+    let mut slots = Slots::new();
+    if let Ok(list) = inputs.cast::<PyList>() {
+        for (k, object) in list.iter().enumerate() {
+            slots.push(slot(name, what(k), &object)?);
+        }
+    } else if let Ok(tuple) = inputs.cast::<PyTuple>() {
+        for (k, object) in tuple.iter().enumerate() {
+            slots.push(slot(name, what(k), &object)?);
+        }
+    } else {
+        return Err(PyTypeError::new_err(format!(
             "{name}: inputs must be a list of the op's inputs, not {}",
             inputs.get_type().name()?
-        ))),
-    }?;
+        )));
+    }
     // An op that moves its first input's elements (gather, gather_nd, take_along_axis):
     // that array lent as its bytes, whatever its dtype.
     // (In place, the op's own refusal comes from the general path.)
-    if let (Some(InputKind::Elements), [Slot::One(params, _), Slot::One(indices, _)], false) = (
-        signature.inputs.first().map(|d| d.kind),
-        slots.as_slice(),
-        in_place,
-    ) {
-        moved::settle_fill(&mut attrs, params)?;
-        let op = def.with_attrs(&attrs).map_err(to_py)?;
+    if let (prepared::Given::Read(attrs, _), [Slot::One(params, _), Slot::One(indices, _)], true) =
+        (&mut given, slots.as_slice(), moves)
+    {
+        moved::settle_fill(attrs, params)?;
+        let op = def.with_attrs(attrs).map_err(to_py)?;
         // The op's own error for indices that are not integers (NumPy's for
         // take_along_axis), from its check of facts; TensorFlow's words where it has none.
         let not_integer = || {
@@ -351,23 +363,19 @@ pub(crate) fn run_op<'py>(
     }
     // The same ops where an operand is ragged: `(values, [row_splits, ...])` back, always
     // new (a ragged walk writes no caller's buffer of records).
-    if let (Some(InputKind::Elements), [p, i], false) = (
-        signature.inputs.first().map(|d| d.kind),
-        slots.as_slice(),
-        in_place,
-    ) {
+    if let (prepared::Given::Read(attrs, _), [p, i], true) = (&mut given, slots.as_slice(), moves) {
         if let (Some(p), Some(i), true) = (p.operand(), i.operand(), p.ragged() || i.ragged()) {
             if out.is_some() {
                 return Err(PyValueError::new_err(format!(
                     "{name}: out is not taken where an operand is ragged; the result is new"
                 )));
             }
-            moved::settle_fill(&mut attrs, p.0)?;
-            let op = def.with_attrs(&attrs).map_err(to_py)?;
+            moved::settle_fill(attrs, p.0)?;
+            let op = def.with_attrs(attrs).map_err(to_py)?;
             return ragged::run_moved(py, op.as_ref(), p, i).map(Some);
         }
     }
-    let op = def.with_attrs(&attrs).map_err(to_py)?;
+    let op = given.op(def)?;
     dtype_error_of_the_op(op.as_ref(), &slots, out.filter(|_| in_place))?;
     // The target's dtype in the table, read once; each array lent once, for the overlap
     // check and its view.
@@ -391,9 +399,9 @@ pub(crate) fn run_op<'py>(
     // Bool arrays are read from checked copies, each kept with its slot's and its own
     // position; every other array in place.
     let mut copies = Vec::new();
-    for (k, (s, what)) in slots.iter().zip(names).enumerate() {
+    for (k, s) in slots.iter().enumerate() {
         for (j, (a, dtype)) in s.typed().enumerate() {
-            if let Some(copy) = copy_if_bool(name, what, a, dtype)? {
+            if let Some(copy) = copy_if_bool(name, what(k), a, dtype)? {
                 copies.push(((k, j), copy));
             }
         }

@@ -11,6 +11,7 @@ mod kernel_call;
 mod moved;
 mod output;
 mod pool;
+mod prepared;
 mod ragged;
 mod raw;
 mod tf_kernel;

@@ -893,23 +893,32 @@ pub trait Host {
 /// tenth of a tiny call.
 pub(crate) const SHORT_BYTES: usize = 16 << 10;
 
-/// The bytes a call reads and writes, where every one is known: its dense inputs' and an
-/// output the caller gave. `None` for a new output, whose size may come from values or
-/// attributes, and for inputs of another kind.
-fn known_bytes(inputs: &[Input<'_>], out: &Out<'_>) -> Option<usize> {
-    let dense =
-        |v: &TensorView<'_>| crate::mem::element_count(v.shape())?.checked_mul(v.dtype().size()?);
-    let written = match out {
+/// The bytes of a dense tensor; `None` for elements of no fixed size.
+fn dense_bytes(v: &TensorView<'_>) -> Option<usize> {
+    crate::mem::element_count(v.shape())?.checked_mul(v.dtype().size()?)
+}
+
+/// The bytes of an output the caller gave; `None` for a new output, whose size may come from
+/// values or attributes.
+fn given_bytes(out: &Out<'_>) -> Option<usize> {
+    match out {
         Out::Into(v) | Out::InPlace(v) => {
             let count =
                 crate::with_tensor!(TensorViewMut, v, t => crate::mem::element_count(t.shape()));
-            count?.checked_mul(v.dtype().size()?)?
+            count?.checked_mul(v.dtype().size()?)
         }
-        _ => return None,
-    };
+        _ => None,
+    }
+}
+
+/// The bytes a call reads and writes, where every one is known: its dense inputs' and the
+/// `written` bytes of its output. `None` for inputs of another kind.
+fn known_bytes(inputs: &[Input<'_>], written: usize) -> Option<usize> {
     inputs.iter().try_fold(written, |sum, input| match input {
-        Input::Tensor(v) => sum.checked_add(dense(v)?),
-        Input::List(l) => l.iter().try_fold(sum, |s, v| s.checked_add(dense(v)?)),
+        Input::Tensor(v) => sum.checked_add(dense_bytes(v)?),
+        Input::List(l) => l
+            .iter()
+            .try_fold(sum, |s, v| s.checked_add(dense_bytes(v)?)),
         Input::None => Some(sum),
         _ => None,
     })
@@ -1010,8 +1019,23 @@ pub trait OpDef: fmt::Debug + Send + Sync {
         out: Out<'_>,
         host: &mut dyn Host,
     ) -> Result<Option<Value>> {
-        let short = known_bytes(inputs, &out).is_some_and(|b| b <= SHORT_BYTES);
+        let written = match (&out, inputs.first()) {
+            (Out::New, Some(Input::Tensor(first))) if self.writes_first_input() => {
+                dense_bytes(first)
+            }
+            (out, _) => given_bytes(out),
+        };
+        let short = written
+            .and_then(|w| known_bytes(inputs, w))
+            .is_some_and(|b| b <= SHORT_BYTES);
         through(host, short, || self.run(inputs, out))
+    }
+
+    /// Whether a new output is a copy of the first input, written (the write ops): its bytes
+    /// are then known before the run, so that [`OpDef::run_hosted`] keeps the host's lock
+    /// for a small call into a new output as for one into a given output.
+    fn writes_first_input(&self) -> bool {
+        false
     }
 
     /// Whether the op has a gradient ([`OpDef::grad`] is its own), so that a graph can

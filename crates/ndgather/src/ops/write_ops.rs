@@ -143,6 +143,10 @@ impl OpDef for TensorScatter {
         )
     }
 
+    fn writes_first_input(&self) -> bool {
+        true
+    }
+
     fn has_grad(&self) -> bool {
         true
     }
@@ -233,6 +237,10 @@ impl OpDef for ScatterReduce {
             |t, i, u| self.run_new(t, i, u),
             |t, i, u| self.run_in_place(t, i, u),
         )
+    }
+
+    fn writes_first_input(&self) -> bool {
+        true
     }
 
     fn has_grad(&self) -> bool {
@@ -327,6 +335,10 @@ impl OpDef for PutAlongAxis {
             },
             put,
         )
+    }
+
+    fn writes_first_input(&self) -> bool {
+        true
     }
 }
 
