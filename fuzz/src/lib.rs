@@ -262,7 +262,14 @@ pub fn small_call(data: &[u8]) {
         return; // an output too large to compare
     };
     assert!(!matches!(full, Err(Error::Internal(_))), "{full:?}");
-    let small = general_path::fresh(&op, raw, index_tensor.view());
+    let small = general_path::fresh(&op, raw.clone(), index_tensor.view());
+    // Into a caller's row-major records (the small path's too, which writes nothing on error).
+    if let Some(direct) = general_path::into_row_major(&op, raw, index_tensor.view()) {
+        assert_eq!(
+            direct, full,
+            "the small path into records and the general one disagree"
+        );
+    }
     // The same elements laid out apart, into a new output: the strided reads.
     let (apart, strides) = general_path::spaced(&params, &pshape, itemsize);
     if let Some(apart) = RawView::within(&apart, 0, &pshape, &strides, itemsize) {

@@ -3,6 +3,7 @@
 //! attributes, `arity[k]` argument buffers for each input of its signature, and result
 //! buffers that the framework allocated: the op's result, or the gradients of its inputs.
 
+use ndgather::memory::{RawView, RawViewMut};
 use ndgather::registry::{self, Attr, Attrs, Fact, Input, Value};
 use ndgather::OpDef;
 use ndgather::{DType, Out, Tensor, TensorView, TensorViewMut};
@@ -34,11 +35,25 @@ pub(crate) fn invalid(message: impl Into<String>) -> Failure {
     Failure(message.into(), INVALID_ARGUMENT)
 }
 
+/// A buffer's name in an error, written only when one is made: `what` and its position.
+#[derive(Clone, Copy)]
+pub(crate) struct Nth<'a>(pub(crate) &'a str, pub(crate) usize);
+
+impl std::fmt::Display for Nth<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.0, self.1)
+    }
+}
+
 /// A slice of `len` items at `ptr`, empty for none; a null pointer with items is refused.
 ///
 /// # Safety
 /// `ptr` must point to `len` live items of `T` for `'a`.
-pub(crate) unsafe fn items<'a, T>(ptr: *const T, len: i64, what: &str) -> Result<&'a [T], Failure> {
+pub(crate) unsafe fn items<'a, T>(
+    ptr: *const T,
+    len: i64,
+    what: impl std::fmt::Display,
+) -> Result<&'a [T], Failure> {
     let len =
         usize::try_from(len).map_err(|_| invalid(format!("ndgather: {what}: {len} of them")))?;
     if len == 0 {
@@ -51,10 +66,16 @@ pub(crate) unsafe fn items<'a, T>(ptr: *const T, len: i64, what: &str) -> Result
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
+/// A buffer's dimensions, inline up to rank 4 (a call allocates nothing for them).
+pub(crate) type Axes = smallvec::SmallVec<[usize; 4]>;
+
+/// A call's buffers, or their views, inline up to four.
+pub(crate) type Few<T> = smallvec::SmallVec<[T; 4]>;
+
 /// One buffer of the call: its dtype, shape and bytes.
 pub(crate) struct Raw {
     pub(crate) dtype: DType,
-    pub(crate) shape: Vec<usize>,
+    pub(crate) shape: Axes,
     data: *mut u8,
     pub(crate) len: usize,
 }
@@ -66,12 +87,12 @@ impl Raw {
         dtype: DType,
         dims: &[i64],
         data: *mut u8,
-        what: &str,
+        what: impl std::fmt::Display,
     ) -> Result<Raw, Failure> {
         let shape = dims
             .iter()
             .map(|&d| usize::try_from(d))
-            .collect::<Result<Vec<usize>, _>>()
+            .collect::<Result<Axes, _>>()
             .map_err(|_| invalid(format!("ndgather: {what}: dimensions {dims:?}")))?;
         let size = dtype.size().unwrap_or(0);
         let len = shape
@@ -112,6 +133,13 @@ impl Raw {
         })
     }
 
+    /// The buffer as records of `itemsize` bytes (its elements' bytes, whatever their dtype).
+    fn records(&self, itemsize: usize) -> Result<Held<'_>, Failure> {
+        RawView::of_bytes(self.bytes(), &self.shape, itemsize)
+            .map(Held::Records)
+            .ok_or_else(|| invalid("ndgather: an argument buffer as records"))
+    }
+
     /// Writes `bytes`, the buffer's elements row-major, into the buffer.
     pub(crate) fn write_bytes(&self, bytes: &[u8]) -> Result<(), Failure> {
         if bytes.len() != self.len {
@@ -144,16 +172,28 @@ impl Raw {
     }
 }
 
+/// An argument buffer as the op reads it: a view, a checked copy, or records of bytes.
 pub(crate) enum Held<'a> {
     View(TensorView<'a>),
     Owned(Tensor),
+    Records(RawView<'a>),
 }
 
 impl Held<'_> {
-    pub(crate) fn view(&self) -> TensorView<'_> {
+    /// The buffer as a tensor; `None` for records, which only an op's moved input takes.
+    pub(crate) fn view(&self) -> Option<TensorView<'_>> {
         match self {
-            Held::View(v) => v.reborrow(),
-            Held::Owned(t) => t.view(),
+            Held::View(v) => Some(v.reborrow()),
+            Held::Owned(t) => Some(t.view()),
+            Held::Records(_) => None,
+        }
+    }
+
+    /// The buffer as an input of the op.
+    fn input(&self) -> Input<'_> {
+        match self {
+            Held::Records(r) => Input::Records(r.clone()),
+            held => held.view().map_or(Input::None, Input::Tensor),
         }
     }
 }
@@ -163,7 +203,7 @@ fn inputs<'a>(
     op: &dyn OpDef,
     arity: &[usize],
     held: &'a [Held<'_>],
-) -> Result<Vec<Input<'a>>, Failure> {
+) -> Result<Few<Input<'a>>, Failure> {
     let defs = op.signature().inputs;
     if arity.len() > defs.len() || total(arity)? > held.len() {
         return Err(invalid(format!(
@@ -174,21 +214,23 @@ fn inputs<'a>(
         )));
     }
     let mut next = 0;
-    let mut out = Vec::with_capacity(arity.len());
+    let mut out = Few::new();
     for (&n, def) in arity.iter().zip(defs) {
-        let views: Vec<TensorView<'a>> = held[next..next + n].iter().map(Held::view).collect();
+        let given = &held[next..next + n];
         next += n;
-        out.push(match (def.kind, n) {
-            (registry::InputKind::List | registry::InputKind::OptionalList, _) => {
-                Input::List(views)
-            }
-            (_, 0) => Input::None,
-            (_, 1) => Input::Tensor(views.into_iter().next().expect("one view")),
-            (_, n) => {
+        out.push(match (def.kind, given) {
+            (registry::InputKind::List | registry::InputKind::OptionalList, _) => Input::List(
+                (given.iter().map(Held::view).collect::<Option<_>>())
+                    .ok_or_else(|| invalid("ndgather: records in a list input"))?,
+            ),
+            (_, []) => Input::None,
+            (_, [one]) => one.input(),
+            (_, many) => {
                 return Err(invalid(format!(
-                    "ndgather: {}'s input {} takes one tensor, not {n}",
+                    "ndgather: {}'s input {} takes one tensor, not {}",
                     op.name(),
-                    def.name
+                    def.name,
+                    many.len()
                 )))
             }
         });
@@ -223,23 +265,51 @@ fn disjoint(args: &[Raw], rets: &[Raw]) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Whether the configured op moves its first input's elements into its result as they are
+/// (the gathers), so that a call may hand them over as records of bytes ([`run_call`]'s
+/// `records`): not where a fill element is still to be made in their dtype (a fill value
+/// given as a number, or the dtype's default), which records do not carry.
+pub(crate) fn moves_records(def: &dyn OpDef, attrs: &Attrs) -> bool {
+    let first = def.signature().inputs.first().map(|d| d.kind);
+    let fill = attrs.get("bad_indices") == Some(&Attr::Str("fill".into()));
+    let fill_in_bytes = matches!(attrs.get("fill_value"), Some(Attr::Bytes(_)));
+    first == Some(registry::InputKind::Elements) && (!fill || fill_in_bytes)
+}
+
 /// Runs the call of the configured op `op` (`arity[k]` argument buffers for its input `k`)
 /// on the buffers `args`, into the buffers `rets`: the op's result for
 /// [`Call::Forward`], the gradients for [`Call::Backward`]. Every buffer is checked first,
-/// and no result may share memory with another buffer.
+/// and no result may share memory with another buffer. With `records` ([`moves_records`]),
+/// the first input's elements go into the result as records of their bytes, where a tiny
+/// call takes the core's small path.
 pub(crate) fn run_call(
     op: &dyn OpDef,
     arity: &[usize],
     args: &[Raw],
     rets: &[Raw],
-    call: Call,
+    (call, records): (Call, bool),
 ) -> Result<(), Failure> {
     let name = op.name();
     disjoint(args, rets)?;
-    let held = args
-        .iter()
-        .map(Raw::tensor)
-        .collect::<Result<Vec<_>, _>>()?;
+    // The item size of the elements moved as records, where they are (never booleans, which
+    // are read as checked copies).
+    let moved = match (call, rets, args.first()) {
+        (Call::Forward, [ret], Some(params))
+            if records
+                && arity.first() == Some(&1)
+                && params.dtype == ret.dtype
+                && ret.dtype != DType::Bool =>
+        {
+            ret.dtype.size()
+        }
+        _ => None,
+    };
+    let held = (args.iter().enumerate())
+        .map(|(k, a)| match moved {
+            Some(itemsize) if k == 0 => a.records(itemsize),
+            _ => a.tensor(),
+        })
+        .collect::<Result<Few<_>, _>>()?;
     let given = total(arity)?;
     match call {
         Call::Forward => {
@@ -263,6 +333,12 @@ pub(crate) fn run_call(
             } else {
                 unsafe { std::slice::from_raw_parts_mut(ret.data, ret.len) }
             };
+            if let Some(itemsize) = moved {
+                let target = RawViewMut::of_bytes(bytes, &ret.shape, itemsize)
+                    .ok_or_else(|| invalid("ndgather: the result buffer as records"))?;
+                op.run(&inputs, Out::IntoRecords(target))?;
+                return Ok(());
+            }
             let out = TensorViewMut::from_bytes(ret.dtype, &ret.shape, bytes)?;
             op.run(&inputs, Out::Into(out))?;
             Ok(())
@@ -286,7 +362,10 @@ pub(crate) fn run_call(
                     rets.len()
                 )));
             }
-            let (output, upstream) = (held[given].view(), held[given + 1].view());
+            let (output, upstream) = match (held[given].view(), held[given + 1].view()) {
+                (Some(output), Some(upstream)) => (output, upstream),
+                _ => return Err(invalid("ndgather: records for a gradient's buffers")),
+            };
             let grads = op.grad(&inputs, Some(&output), &upstream)?;
             // Where each buffer's gradient is in the op's: one entry per input, a list
             // input's one per tensor (`OpDef::grad`).
@@ -361,7 +440,7 @@ pub(crate) fn run_allocating(
                 arity,
                 args,
                 std::slice::from_ref(&ret),
-                Call::Forward,
+                (Call::Forward, false),
             )
         }
         None => {

@@ -243,7 +243,7 @@ pub unsafe extern "C" fn ndgather_tf_backward(call: *const TfCall) -> i32 {
         let args = buffers(call.args, call.n_args, "argument")?;
         let rets = buffers(call.rets, call.n_rets, "result")?;
         let op = registry::find(&name)?.with_attrs(&attrs)?;
-        run_call(op.as_ref(), &arity, &args, &rets, Call::Backward)
+        run_call(op.as_ref(), &arity, &args, &rets, (Call::Backward, false))
     })
 }
 

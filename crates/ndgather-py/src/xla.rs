@@ -10,7 +10,7 @@
 //! their product, and that no result buffer shares memory with an argument (a direct
 //! `jax.ffi.ffi_call` may alias them); the result's shape is the op's own check.
 
-use crate::kernel_call::{invalid, items, run_call, Call, Failure, Raw};
+use crate::kernel_call::{invalid, items, moves_records, run_call, Call, Failure, Few, Nth, Raw};
 use ndgather::registry::{self, Attr, Attrs};
 use ndgather::shape::Shape;
 use ndgather::DType;
@@ -175,7 +175,7 @@ fn report(api: &Api, Failure(message, code): Failure) -> *mut XlaError {
 }
 
 /// One buffer of the frame: a live `XLA_FFI_Buffer`, checked.
-fn raw(kind: i32, ptr: *mut c_void, what: &str) -> Result<Raw, Failure> {
+fn raw(kind: i32, ptr: *mut c_void, what: Nth<'_>) -> Result<Raw, Failure> {
     if kind != KIND_BUFFER || ptr.is_null() {
         return Err(invalid(format!("ndgather: {what} is not a buffer")));
     }
@@ -269,6 +269,8 @@ struct Configured {
     key: Vec<u8>,
     op: Box<dyn OpDef>,
     arity: Vec<usize>,
+    /// Whether its first input's elements go into the result as records (`moves_records`).
+    records: bool,
 }
 
 /// How many call sites' ops a thread keeps (`RECENT`).
@@ -309,9 +311,16 @@ fn configured(frame: &CallFrame) -> Result<Rc<Configured>, Failure> {
         return Ok(c);
     }
     let (name, arity, attrs) = attributes(frame)?;
-    let op = registry::find(&name)?.with_attrs(&attrs)?;
+    let def = registry::find(&name)?;
+    let op = def.with_attrs(&attrs)?;
+    let records = moves_records(def, &attrs);
     let key = KEY.with_borrow(Vec::clone);
-    let c = Rc::new(Configured { key, op, arity });
+    let c = Rc::new(Configured {
+        key,
+        op,
+        arity,
+        records,
+    });
     RECENT.with_borrow_mut(|recent| {
         recent.insert(0, c.clone());
         recent.truncate(RECENT_SITES);
@@ -401,7 +410,7 @@ fn attr(kind: i32, value: *mut c_void, name: &str) -> Result<Attr, Failure> {
     })
 }
 
-fn buffers(list: &Args, what: &str) -> Result<Vec<Raw>, Failure> {
+fn buffers(list: &Args, what: &str) -> Result<Few<Raw>, Failure> {
     if list.struct_size < ARGS_SIZE {
         return Err(invalid(format!(
             "ndgather: XLA's {what} are smaller than expected"
@@ -418,7 +427,7 @@ fn buffers(list: &Args, what: &str) -> Result<Vec<Raw>, Failure> {
         .iter()
         .zip(ptrs)
         .enumerate()
-        .map(|(k, (&kind, &ptr))| raw(kind, ptr, &format!("{what} {k}")))
+        .map(|(k, (&kind, &ptr))| raw(kind, ptr, Nth(what, k)))
         .collect()
 }
 
@@ -426,7 +435,8 @@ fn execute(frame: &CallFrame, call: Call) -> Result<(), Failure> {
     let site = configured(frame)?;
     let args = buffers(&frame.args, "argument")?;
     let rets = buffers(&frame.rets, "result")?;
-    run_call(site.op.as_ref(), &site.arity, &args, &rets, call)
+    let records = matches!(call, Call::Forward) && site.records;
+    run_call(site.op.as_ref(), &site.arity, &args, &rets, (call, records))
 }
 
 /// An input's dtype name and dimensions (a rank and dimensions, each where known); `None`

@@ -383,6 +383,22 @@ def test_a_hostile_custom_call_is_an_error(attrs, message):
         _raw_call([p, i], jax.ShapeDtypeStruct((4, 4), jnp.float32), **attrs).block_until_ready()
 
 
+def test_a_raw_calls_fill_value_of_any_form_fills_in_params_dtype():
+    # The handler hands a gather's params over as records of bytes only where the fill
+    # element is bytes already; a number, or the dtype's default, is made in float32 here.
+    p, bad = jnp.asarray(P), jnp.asarray(np.array([1, 99, -7], np.int32))
+    call = {"ndgather_op": "gather", "ndgather_arity": np.array([1, 1]), "bad_indices": "fill"}
+    shape = jax.ShapeDtypeStruct((3,) + P.shape[1:], jnp.float32)
+    for fill, want in [({"fill_value": np.float64(7.5)}, 7.5),
+                       ({"fill_value": np.frombuffer(np.float32(7.5).tobytes(), np.uint8)}, 7.5),
+                       ({"fill_value": np.int64(3)}, 3.0),
+                       ({}, np.nan)]:
+        got = np.asarray(_raw_call([p, bad], shape, **call, **fill))
+        expected = np.asarray(jnp.take(p, jnp.array([1, 99, -7]), axis=0, mode="fill",
+                                       fill_value=want))
+        assert got.tobytes() == expected.tobytes(), (fill, got, expected)
+
+
 def test_a_wrong_result_buffer_is_an_error():
     p, i = jnp.asarray(P), jnp.asarray(IDS)
     ok = {"ndgather_op": "gather", "ndgather_arity": np.array([1, 1])}

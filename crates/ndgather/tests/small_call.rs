@@ -1,13 +1,13 @@
 //! The path for small calls against the general one: on random calls (gather and gather_nd,
 //! any axis and batch_dims, valid or not; every policy; items of 1 to 16 bytes at any
 //! alignment; four index dtypes), the one door, `OpDef::run`, on params as raw contiguous
-//! bytes into a new output (which the core takes the small path for where it can) gives the
-//! same bytes and shape, or the same error, as into a caller's records (which it never takes
-//! the path for), on the same bytes.
+//! bytes into a new output or a caller's row-major records (which the core takes the small
+//! path for where it can) gives the same bytes and shape, or the same error, as into a
+//! caller's records laid out apart (which it never takes the path for), on the same bytes.
 
 mod common;
 
-use common::general_path::{fresh, into_records, reversed, spaced};
+use common::general_path::{fresh, into_records, into_row_major, reversed, spaced};
 use common::Rng;
 use ndgather::memory::RawView;
 use ndgather::{BadIndices, DType, FillValue, GatherNdOptions, GatherOptions, Op, Tensor};
@@ -101,6 +101,12 @@ fn small_calls_equal_the_general_entry() {
             "seed {seed}: {general:?}"
         );
         let small = fresh(&op, raw(), indices.view());
+        // Into a caller's row-major records: the small path too, writing nothing on error.
+        let direct = into_row_major(&op, raw(), indices.view()).expect("a small output");
+        assert_eq!(
+            direct, general,
+            "seed {seed}: {op:?} into row-major records"
+        );
         // The same elements laid out apart, into a new output: the strided reads.
         let (apart, strides) = spaced(params, &params_shape, itemsize);
         let apart = RawView::within(&apart, 0, &params_shape, &strides, itemsize).unwrap();

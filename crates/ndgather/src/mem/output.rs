@@ -244,6 +244,19 @@ pub(crate) unsafe fn as_uninit<T>(slots: &mut [T]) -> &mut [MaybeUninit<T>] {
     unsafe { std::slice::from_raw_parts_mut(slots.as_mut_ptr().cast::<MaybeUninit<T>>(), len) }
 }
 
+/// Runs `copy` on a caller's bytes as uninitialised ones: the small path's copy into a
+/// caller's records, which writes a value into every slot, as [`with_row_major_out`]'s copy
+/// does (and writes nothing else through them).
+pub(crate) fn copy_into_bytes<R>(
+    bytes: &mut [u8],
+    copy: impl FnOnce(&mut [MaybeUninit<u8>]) -> R,
+) -> R {
+    // SAFETY: `u8` has no destructor and any byte is a valid one; the copies this runs write
+    // values (through `MaybeUninit::write`) and never an uninitialised slot, so each byte
+    // holds a valid value after it, written or not.
+    copy(unsafe { as_uninit(bytes) })
+}
+
 /// Writes a clone of `src` into `dst`, the array whole: for a `Copy` type one move of its
 /// bytes, where writing the slots one by one became a move per element.
 #[inline(always)]

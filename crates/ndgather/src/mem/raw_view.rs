@@ -544,6 +544,18 @@ impl<'a> RawViewMut<'a> {
         unsafe { g.view_mut() }
     }
 
+    /// The bytes of non-empty row-major elements, to be written while `self` is borrowed;
+    /// `None` for any other layout.
+    pub(crate) fn contiguous_bytes_mut(&mut self) -> Option<&mut [u8]> {
+        let len = self.raw.contiguous_bytes()?.len();
+        // SAFETY: the same `len` bytes from the same address as `contiguous_bytes` (row-major,
+        // non-empty, live for 'a); writable and touched by nothing else for 'a
+        // (`RawViewMut::new`'s contract), and borrowed from `self` uniquely, so no other view
+        // of them is made while this one lives. Whatever is written is acceptable to the
+        // lender.
+        Some(unsafe { std::slice::from_raw_parts_mut(self.raw.data.cast_mut(), len) })
+    }
+
     /// The elements as `T` itself, to be written, where an element is one `T`.
     pub fn into_elements<T: bytemuck::Pod>(self) -> Option<ArrayViewMutD<'a, T>> {
         if self.raw.itemsize != std::mem::size_of::<T>() {

@@ -40,6 +40,7 @@ use crate::mem::output;
 use crate::mem::raw_view::{RawView, RawViewMut};
 use crate::mem::units::{self, with_unit_of, Unit};
 use crate::ops::contract::OpDef;
+use crate::ops::small_call::{Small, Target};
 use crate::shape::{gather_nd_shape, gather_shape, Axis, Shape};
 use crate::types::dtype::bytes_of;
 use crate::types::dtype::{FixedWidth, Tensor, TensorView, TensorViewMut};
@@ -257,10 +258,24 @@ impl Op {
             }
             out => out,
         };
-        if let Out::New = out {
-            if let small_call::Small::Fresh(result) = self.small(&raw, indices, None)? {
-                return Ok(Some(result));
+        let mut out = out;
+        match &mut out {
+            Out::New => {
+                if let Small::Fresh(result) = self.small(&raw, indices, Target::Fresh)? {
+                    return Ok(Some(result));
+                }
             }
+            // A caller's row-major records of the output's shape (any other the general path
+            // refuses, with its words).
+            Out::IntoRecords(target) => {
+                let shape = crate::shape::AxisList::from_slice(target.shape());
+                if let Some(bytes) = target.contiguous_bytes_mut() {
+                    if let Small::Hosted = self.small(&raw, indices, Target::Into(bytes, &shape))? {
+                        return Ok(None);
+                    }
+                }
+            }
+            _ => {}
         }
         // A shape no array can have (lent memory of no elements, or a broadcast of zero
         // strides, can claim one), whatever the unit: refused before any view of it.

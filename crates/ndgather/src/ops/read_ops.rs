@@ -7,7 +7,7 @@ use crate::ops::contract::{
     InputDef, InputKind, Inputs, OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
 use crate::ops::gather::{GatherNdOptions, GatherOptions};
-use crate::ops::small_call::Small;
+use crate::ops::small_call::{Small, Target};
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
 use crate::ops::{Op, Out, Params};
 use crate::shape::{gather_nd_shape, gather_shape, Axis};
@@ -174,7 +174,7 @@ impl OpDef for Op {
     ) -> Result<Option<Value>> {
         // A small call runs here, into the host's memory; any other without its lock.
         if let (Out::New, [Input::Records(p), Input::Tensor(i)]) = (&out, inputs) {
-            match self.small(p, i, Some(&mut *host))? {
+            match self.small(p, i, Target::Host(&mut *host))? {
                 Small::Hosted => return Ok(None),
                 Small::Fresh(t) => return Ok(Some(Value::Dense(t))),
                 Small::NotTaken => {}

@@ -27,18 +27,29 @@ use ndarray::{ArrayD, IxDyn};
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
 
+/// Where a small call writes its output.
+pub(super) enum Target<'h> {
+    /// A fresh tensor.
+    Fresh,
+    /// The host's memory, where it gives some; else a fresh tensor.
+    Host(&'h mut dyn Host),
+    /// A caller's row-major records of the output's shape (a call of another is not
+    /// taken), written only once every index is checked: the caller sees them on error.
+    Into(&'h mut [u8], &'h [usize]),
+}
+
 /// What the small path did with a call.
 pub(super) enum Small {
     /// Not taken: the general path runs it.
     NotTaken,
-    /// Written into the host's memory.
+    /// Written into the host's memory, or the caller's.
     Hosted,
     /// Written into a fresh tensor.
     Fresh(Tensor),
 }
 
 impl Op {
-    /// The call on the small path, into `host`'s memory where it gives some: not taken for
+    /// The call on the small path, into `target`: not taken for
     /// take_along_axis, params or indices not contiguous, an output of no elements or of a
     /// size at which the kernels split the work, elements of no bytes, and the `Fill`
     /// policy with a fill value other than one element's bytes.
@@ -46,7 +57,7 @@ impl Op {
         &self,
         params: &RawView<'_>,
         indices: &TensorView<'_>,
-        host: Option<&mut dyn Host>,
+        target: Target<'_>,
     ) -> Result<Small> {
         let itemsize = params.itemsize();
         let fill = self.fill_value();
@@ -59,11 +70,11 @@ impl Op {
             return Ok(Small::NotTaken);
         };
         with_tensor!(TensorView, indices, kernel i => match i.as_slice() {
-            Some(flat) => self.small_with(bytes, params.shape(), itemsize, (flat, i.shape()), host),
+            Some(flat) => self.small_with(bytes, params.shape(), itemsize, (flat, i.shape()), target),
             None => Ok(Small::NotTaken),
         }, else _dtype => match narrow_as_i64(indices) {
             Some(wide) => {
-                self.small_with(bytes, params.shape(), itemsize, (&wide, indices.shape()), host)
+                self.small_with(bytes, params.shape(), itemsize, (&wide, indices.shape()), target)
             }
             None => Ok(Small::NotTaken),
         })
@@ -75,7 +86,7 @@ impl Op {
         shape: &[usize],
         itemsize: usize,
         (indices, indices_shape): (&[I], &[usize]),
-        host: Option<&mut dyn Host>,
+        target: Target<'_>,
     ) -> Result<Small> {
         let plan = match self {
             Op::Gather(o) => SmallPlan::Gather(GatherPlan::new::<I>(
@@ -95,25 +106,38 @@ impl Op {
         if out_bytes == 0 || kernel::may_split(out_bytes, indices.len()) {
             return Ok(Small::NotTaken);
         }
-        let out = host.and_then(|h| h.allocate(plan.out_shape(), itemsize));
-        // The widest unit that every element's bytes, in params and in the output, are
-        // aligned to (a fresh output is aligned for any unit).
-        let bits = itemsize | params.as_ptr() as usize | 8;
-        let bits = out.as_ref().map_or(bits, |o| bits | o.as_ptr() as usize);
-        crate::with_unit!(1 << bits.trailing_zeros(), U => match &plan {
-            SmallPlan::Gather(p) => self.copy::<U, _, I>(p, (params, itemsize), indices, out),
-            SmallPlan::GatherNd(p) => self.copy::<U, _, I>(p, (params, itemsize), indices, out),
-        })
+        let copy = |out: Option<&mut [MaybeUninit<u8>]>, check_first: bool| {
+            // The widest unit that every element's bytes, in params and in the output, are
+            // aligned to (a fresh output is aligned for any unit).
+            let bits = itemsize | params.as_ptr() as usize | 8;
+            let bits = out.as_ref().map_or(bits, |o| bits | o.as_ptr() as usize);
+            let to = (out, check_first);
+            crate::with_unit!(1 << bits.trailing_zeros(), U => match &plan {
+                SmallPlan::Gather(p) => self.copy::<U, _, I>(p, (params, itemsize), indices, to),
+                SmallPlan::GatherNd(p) => self.copy::<U, _, I>(p, (params, itemsize), indices, to),
+            })
+        };
+        match target {
+            Target::Fresh => copy(None, false),
+            Target::Host(host) => copy(host.allocate(plan.out_shape(), itemsize), false),
+            Target::Into(bytes, shape) => {
+                if shape != plan.out_shape() || bytes.len() != out_bytes {
+                    return Ok(Small::NotTaken);
+                }
+                output::copy_into_bytes(bytes, |out| copy(Some(out), true))
+            }
+        }
     }
 
     /// The copy in units `U`, each element a record of `itemsize / size_of::<U>()` units:
-    /// into `out`, the host's memory, or a fresh tensor.
+    /// into `out`, the host's memory or the caller's (with `check_first`, every index
+    /// checked before the first write), or a fresh tensor.
     fn copy<U: Unit, P: Copies, I: IndexType>(
         &self,
         plan: &P,
         (params, itemsize): (&[u8], usize),
         indices: &[I],
-        out: Option<&mut [MaybeUninit<u8>]>,
+        (out, check_first): (Option<&mut [MaybeUninit<u8>]>, bool),
     ) -> Result<Small>
     where
         Tensor: From<ArrayD<U>>,
@@ -136,13 +160,16 @@ impl Op {
         let source = Source::RowMajor(Cow::Borrowed(params));
         let policy = (self.bad_indices(), fill.as_deref());
         // `Copies::copy` writes every slot; the index check runs only if the copy met an
-        // index it could not resolve (neither output is seen on error).
+        // index it could not resolve (a fresh output or the host's is not seen on error).
         let check = || plan.check(indices, self.bad_indices());
         if let Some(out) = out {
             let out = units::uninit_units::<U>(out)
                 .filter(|o| o.len() == wide.out_len())
-                .ok_or(Error::Internal("the host's memory holds the output"))?;
-            if wide.copy(&source, indices, policy, out, Pages::Used) {
+                .ok_or(Error::Internal("the memory given holds the output"))?;
+            if check_first {
+                check()?;
+            }
+            if wide.copy(&source, indices, policy, out, Pages::Used) && !check_first {
                 check()?;
             }
             return Ok(Small::Hosted);
@@ -219,7 +246,7 @@ mod tests {
         let raw = RawView::of_bytes(&bytes, &[4], 3).unwrap();
         let op = Op::Gather(GatherOptions::new());
         let Small::Fresh(out) = op
-            .small(&raw, &indices(&[3, 0], &[2]).view(), None)
+            .small(&raw, &indices(&[3, 0], &[2]).view(), Target::Fresh)
             .unwrap()
         else {
             panic!("not taken");
@@ -232,7 +259,7 @@ mod tests {
         );
         // Strided params are the general path's.
         let strided = RawView::within(&bytes, 0, &[2], &[6], 3).unwrap();
-        let taken = op.small(&strided, &indices(&[1], &[1]).view(), None);
+        let taken = op.small(&strided, &indices(&[1], &[1]).view(), Target::Fresh);
         assert!(matches!(taken, Ok(Small::NotTaken)));
     }
 
@@ -243,7 +270,11 @@ mod tests {
     fn an_empty_output_is_not_taken_whatever_params_outer_rows() {
         let raw = RawView::of_bytes(&[], &[1 << 40, 2, 0, 0], 3).unwrap();
         let op = Op::Gather(GatherOptions::new().axis(1));
-        let taken = op.small(&raw, &indices(&[0, 1, 0, 1, 0, 1], &[2, 3]).view(), None);
+        let taken = op.small(
+            &raw,
+            &indices(&[0, 1, 0, 1, 0, 1], &[2, 3]).view(),
+            Target::Fresh,
+        );
         assert!(matches!(taken, Ok(Small::NotTaken)));
     }
 }

@@ -1,9 +1,9 @@
-//! The core's general path for any call on records: a run into a caller's records
-//! (`Out::IntoRecords`), which the path for small calls never takes (it makes new outputs
-//! only), on the same bytes. Tests and fuzz bodies compare the one door's run into a new
-//! output, which takes the small path where it can, with it; and the same elements laid out
-//! apart (`spaced`) or backwards (`reversed`), whose runs into a new output are strided, with
-//! both.
+//! The core's general path for any call on records: a run into a caller's records laid out
+//! apart (`Out::IntoRecords` with a gap after each element), which the path for small calls
+//! never takes (it writes new outputs and row-major records only), on the same bytes. Tests
+//! and fuzz bodies compare the one door's run into a new output, and into row-major records,
+//! which take the small path where they can, with it; and the same elements laid out apart
+//! (`spaced`) or backwards (`reversed`), whose runs into a new output are strided, with both.
 
 use ndgather::memory::{RawView, RawViewMut};
 use ndgather::registry::Input;
@@ -15,6 +15,21 @@ pub type Outcome = Result<(Vec<usize>, Vec<u8>), Error>;
 /// `op` on `params` (records) and `indices` on the general path; `None` for an output of
 /// more than 16 MiB, which the caller skips.
 pub fn into_records<'a>(op: &Op, params: RawView<'a>, indices: TensorView<'a>) -> Option<Outcome> {
+    into(op, params, indices, true)
+}
+
+/// `op` on `params` (records) and `indices` into a caller's row-major records, where the
+/// core takes the small path for a small call; on error the records must be as they were
+/// (checked here). `None` as for [`into_records`].
+pub fn into_row_major<'a>(
+    op: &Op,
+    params: RawView<'a>,
+    indices: TensorView<'a>,
+) -> Option<Outcome> {
+    into(op, params, indices, false)
+}
+
+fn into<'a>(op: &Op, params: RawView<'a>, indices: TensorView<'a>, apart: bool) -> Option<Outcome> {
     let itemsize = params.itemsize();
     let shape = match op.out_shape(params.shape(), indices.shape()) {
         Ok(shape) => shape,
@@ -44,10 +59,28 @@ pub fn into_records<'a>(op: &Op, params: RawView<'a>, indices: TensorView<'a>) -
             .try_fold(itemsize, |n, &d| n.checked_mul(d))
             .filter(|&n| n <= 1 << 24)?
     };
-    let mut bytes = vec![0xEEu8; len];
-    let target = RawViewMut::of_bytes(&mut bytes, &shape, itemsize).expect("records that fill");
     let inputs = [Input::Records(params), Input::from(indices)];
-    Some(OpDef::run(op, &inputs, Out::IntoRecords(target)).map(|_| (shape, bytes)))
+    if !apart || len == 0 {
+        let mut bytes = vec![0xEEu8; len];
+        let target = RawViewMut::of_bytes(&mut bytes, &shape, itemsize).expect("records that fill");
+        let outcome = OpDef::run(op, &inputs, Out::IntoRecords(target));
+        if outcome.is_err() {
+            assert!(
+                bytes.iter().all(|&b| b == 0xEE),
+                "records written on error: {op:?}"
+            );
+        }
+        return Some(outcome.map(|_| (shape, bytes)));
+    }
+    let (mut gapped, strides) = spaced(&vec![0xEEu8; len], &shape, itemsize);
+    let target = RawViewMut::within(&mut gapped, 0, &shape, &strides, itemsize)
+        .expect("records laid out apart");
+    let outcome = OpDef::run(op, &inputs, Out::IntoRecords(target));
+    let bytes = (gapped.chunks(2 * itemsize))
+        .flat_map(|element| &element[..itemsize])
+        .copied()
+        .collect();
+    Some(outcome.map(|_| (shape, bytes)))
 }
 
 /// `op` on `params` (records) and `indices` into a new output, as the bindings call it (the
