@@ -1,5 +1,6 @@
 """The Python examples of the README and of the documentation site's pages (their ```python
-blocks with >>> prompts), run as doctests: each file in one namespace, in order."""
+blocks, each with >>> prompts: a page's plain Python block fails the test), run as doctests:
+each file in one namespace, in order."""
 import doctest
 import pathlib
 import re
@@ -22,6 +23,13 @@ def test_the_readme_and_the_ragged_page_have_examples():
     assert examples(ROOT / "README.md") and examples(ROOT / "docs" / "concepts" / "ragged.md")
 
 
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_python_block_is_an_example_that_runs(page: pathlib.Path):
+    blocks = re.findall(r"```(?:python|py|pycon)\n(.*?)```", page.read_text(), re.S)
+    plain = [b.splitlines()[0] for b in blocks if ">>>" not in b]
+    assert plain == [], f"Python blocks with no >>> prompt, which no test runs: {plain}"
+
+
 @pytest.mark.parametrize("page", [p for p in PAGES if examples(p)],
                          ids=lambda p: str(p.relative_to(ROOT)))
 def test_python_examples(page: pathlib.Path):
@@ -34,9 +42,9 @@ def test_python_examples(page: pathlib.Path):
         # TensorFlow is not in CI's venv: test_tf_ops.py runs this page where it is.
         pytest.importorskip("tensorflow", reason="TensorFlow is not installed: run "
                             "scripts/test.sh --frameworks")
-    if "import jax" in text or "import tensorflow" in text:
-        # In a child process: a process with JAX's or TensorFlow's threads should not fork,
-        # and other tests fork.
+    if "import jax" in text or "import tensorflow" in text or "dask.distributed" in text:
+        # In a child process: a process with JAX's, TensorFlow's or a Dask cluster's threads
+        # should not fork, and other tests fork.
         done = subprocess.run([sys.executable, "-c", RUN_DOCTEST, page.name], input=text,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr
