@@ -6,9 +6,9 @@
 //! read once from the dict (the same pairs the attributes are read from, so nothing the
 //! reading runs can change them in between). An entry holds a reference to each object,
 //! so no address it names is reused for another object while it lives; and it is kept only
-//! where every value is of an immutable exact type (`str`, `int`, `bool`, `float`, or
-//! `None`), whose object is then its value. Reading values of those types runs no Python
-//! code. A handful of entries live, replaced in turn.
+//! where every name is an exact `str` and every value of an immutable exact type (`str`,
+//! `int`, `bool`, `float`, or `None`), whose object is then its value. Reading values of
+//! those types runs no Python code. A handful of entries live, replaced in turn.
 
 use crate::door;
 use crate::errors::to_py;
@@ -83,7 +83,10 @@ pub(crate) fn given(
     let pairs: Key = (dict.into_iter().flat_map(|d| d.iter()))
         .map(|(k, v)| (k.unbind(), v.unbind()))
         .collect();
-    let keep = pairs.iter().all(|(_, v)| immutable(v.bind(py)));
+    // (Names of a `str` subclass are read by their text, but may carry more, which an entry
+    // would keep alive.)
+    let keep = (pairs.iter())
+        .all(|(k, v)| k.bind(py).is_exact_instance_of::<PyString>() && immutable(v.bind(py)));
     let items = pairs.iter().map(|(k, v)| (k.bind(py), v.bind(py)));
     let attrs = door::attrs_of(name, def.signature().attrs, items)?;
     Ok(Given::Read(attrs, keep.then_some(pairs)))

@@ -3,8 +3,8 @@
 //! into a copy for [`Out::New`], or into the tensor itself for [`Out::InPlace`].
 
 use crate::ops::contract::{
-    check_written, count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Input, InputDef,
-    InputKind, Inputs, OpDef, Parsed, Signature, Value, BAD_INDICES,
+    self, check_written, count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Host, Input,
+    InputDef, InputKind, Inputs, OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
 use crate::ops::scatter_reduce::{Reduction, ScatterReduce};
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
@@ -337,8 +337,16 @@ impl OpDef for PutAlongAxis {
         )
     }
 
-    fn writes_first_input(&self) -> bool {
-        true
+    fn run_hosted(
+        &self,
+        inputs: &[Input<'_>],
+        out: Out<'_>,
+        host: &mut dyn Host,
+    ) -> Result<Option<Value>> {
+        // Indices broadcast against the array's other axes, so a call of a few bytes can
+        // write millions of times (NumPy's broadcasting): its size says nothing of its time,
+        // and it always runs without the host's lock.
+        contract::unlocked(host, || self.run(inputs, out))
     }
 }
 
