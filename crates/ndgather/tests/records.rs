@@ -134,6 +134,20 @@ fn records_into_a_callers_records_and_sizes_must_agree() {
     );
     assert!(matches!(r, Err(Error::OpInput { .. })), "{r:?}");
     assert_eq!(other, [7; 6]);
+    // That error comes first, before the op's own (an axis out of range here), for records
+    // the small path could write as for any other.
+    let far = gather(Attrs::new().with("axis", Attr::Int(5)));
+    let raw = RawView::of_bytes(&bytes, &[3, 2], 3).unwrap();
+    let into = RawViewMut::of_bytes(&mut other, &[3, 1], 2).unwrap();
+    let r = far.run(
+        &[Input::Records(raw), Input::from(indices.view())],
+        Out::IntoRecords(into),
+    );
+    assert!(
+        r.as_ref()
+            .is_err_and(|e| e.to_string().contains("3-byte records, out is 2-byte")),
+        "{r:?}"
+    );
     // Typed params do not write records.
     let typed = Tensor::from(array![[1u8, 2], [3, 4]].into_dyn());
     let mut target = vec![0u8; 2];
@@ -143,6 +157,26 @@ fn records_into_a_callers_records_and_sizes_must_agree() {
         Out::IntoRecords(into),
     );
     assert!(matches!(r, Err(Error::OpInput { .. })), "{r:?}");
+}
+
+#[test]
+fn a_fill_element_given_as_bytes_that_are_no_value_of_the_dtype_is_refused() {
+    // A bool's byte is 0 or 1; 2 is refused as the op's fill-value error, for a small call
+    // and a large one, never an internal one.
+    let op = gather(
+        Attrs::new()
+            .with("bad_indices", Attr::Str("fill".into()))
+            .with("fill_value", Attr::Bytes(vec![2])),
+    );
+    for n in [3, 200_000] {
+        let params = Tensor::from(ndgather::ndarray::ArrayD::from_elem(vec![n], true));
+        let indices = Tensor::from(array![0i64, 7_000_000].into_dyn());
+        let r = op.run(
+            &[Input::from(params.view()), Input::from(indices.view())],
+            Out::New,
+        );
+        assert!(matches!(r, Err(Error::FillValue { .. })), "{n}: {r:?}");
+    }
 }
 
 #[test]

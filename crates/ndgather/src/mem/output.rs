@@ -246,7 +246,8 @@ pub(crate) unsafe fn as_uninit<T>(slots: &mut [T]) -> &mut [MaybeUninit<T>] {
 
 /// Runs `copy` on a caller's bytes as uninitialised ones: the small path's copy into a
 /// caller's records, which writes a value into every slot, as [`with_row_major_out`]'s copy
-/// does (and writes nothing else through them).
+/// does. The crate's contract for `copy`, as for that one's: it writes values only, never
+/// `MaybeUninit::uninit()`, through the slots it is given.
 pub(crate) fn copy_into_bytes<R>(
     bytes: &mut [u8],
     copy: impl FnOnce(&mut [MaybeUninit<u8>]) -> R,

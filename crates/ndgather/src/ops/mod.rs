@@ -265,9 +265,9 @@ impl Op {
                     return Ok(Some(result));
                 }
             }
-            // A caller's row-major records of the output's shape (any other the general path
-            // refuses, with its words).
-            Out::IntoRecords(target) => {
+            // A caller's row-major records of params' size and the output's shape (records
+            // laid out otherwise, and the errors of any other, are the general path's).
+            Out::IntoRecords(target) if target.itemsize() == raw.itemsize() => {
                 let shape = crate::shape::AxisList::from_slice(target.shape());
                 if let Some(bytes) = target.contiguous_bytes_mut() {
                     if let Small::Hosted = self.small(&raw, indices, Target::Into(bytes, &shape))? {
@@ -559,8 +559,9 @@ impl Op {
         let one: Vec<U> = match value {
             FillValue::Bytes { bytes, len: n } => {
                 let bytes = &bytes[..usize::from(n)];
+                // (Bytes that are no element of `T`, a bool's 2, are refused as other values.)
                 match units::of_bytes::<U>(bytes) {
-                    Some(u) if u.len() == len => u,
+                    Some(u) if u.len() == len && T::DTYPE.holds_values(bytes) => u,
                     _ => return Err(value::refuse::<T>(value)),
                 }
             }

@@ -1,8 +1,9 @@
 //! The path for small calls, which [`Op::run`] and `run_hosted` take by themselves: params
 //! given as C-contiguous records (`Input::Records`, what the Python front end holds: a
-//! buffer and a shape) and contiguous indices, into a new output below the size at
-//! which the kernels split work across threads: the host's memory where it gives some
-//! ([`crate::registry::Host`]), else a fresh tensor.
+//! buffer and a shape) and contiguous indices, into an output below the size at which the
+//! kernels split work across threads: the host's memory where it gives some
+//! ([`crate::registry::Host`]), a caller's row-major records (`Out::IntoRecords`, as XLA's
+//! handler gives its result), else a fresh tensor.
 //!
 //! There the general path's fixed costs (the typed views of both operands and their
 //! dimension conversions) outweigh the copy several times over (bench/LOG.md, "A tiny call from Python (issue 44)").
@@ -51,8 +52,9 @@ pub(super) enum Small {
 impl Op {
     /// The call on the small path, into `target`: not taken for
     /// take_along_axis, params or indices not contiguous, an output of no elements or of a
-    /// size at which the kernels split the work, elements of no bytes, and the `Fill`
-    /// policy with a fill value other than one element's bytes.
+    /// size at which the kernels split the work, elements of no bytes, the `Fill` policy
+    /// with a fill value other than one element's bytes, and a caller's records of another
+    /// shape or length than the output's.
     pub(super) fn small(
         &self,
         params: &RawView<'_>,
