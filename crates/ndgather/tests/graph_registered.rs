@@ -1,6 +1,8 @@
 //! The graph API's generic door, [`Scope::op`]: every registered op by name, eager and in a
 //! graph, with the op's static shapes, its errors and its gradients (TF's segment
-//! gradients through `Scope::gradients`, mixed with the typed gather's).
+//! gradients through `Scope::gradients`, mixed with the typed gather's). The coverage walk
+//! (`every_registered_op_is_a_node_...`) runs each op of the registry as a node, from an
+//! example every op must have here.
 
 use ndarray::{arr0, array};
 use ndgather::graph::{Feeds, GatherOpOptions, NodeInput, OpError, Scope, Session};
@@ -566,4 +568,202 @@ fn scatter_nds_gradient_gathers_the_upstream_slices() {
         .grad(&[i.view().into(), five.view().into()], None, &up.view())
         .unwrap_err();
     assert!(matches!(err, Error::GradShapeMismatch { .. }), "{err}");
+}
+
+/// One call of a registered op: its attributes and its inputs (a tensor, a list of them, or
+/// none), small and valid.
+enum In {
+    T(Tensor),
+    L(Vec<Tensor>),
+    N,
+}
+
+/// A valid call of every registered op, by name (a new op needs one here: the walk below
+/// fails without it).
+fn example(name: &str) -> Option<(Attrs, Vec<In>)> {
+    use In::{L, N, T};
+    let f = |a: ndarray::ArrayD<f32>| T(Tensor::from(a));
+    let i = |a: ndarray::ArrayD<i64>| T(Tensor::from(a));
+    let p = || array![[1.0f32, 2.0], [3.0, 4.0], [5.0, 6.0]].into_dyn();
+    let int = |n: i64| Attr::Int(n);
+    let ints = |v: &[i64]| Attr::Ints(v.to_vec());
+    let a = Attrs::new;
+    let sparse_ids = || {
+        vec![
+            i(array![[0i64, 0], [0, 1], [1, 0]].into_dyn()),
+            i(array![2i64, 0, 1].into_dyn()),
+            i(array![2i64, 2].into_dyn()),
+        ]
+    };
+    Some(match name {
+        "gather" => (a(), vec![f(p()), i(array![2i64, 0].into_dyn())]),
+        "gather_nd" => (a(), vec![f(p()), i(array![[2i64, 1], [0, 0]].into_dyn())]),
+        "take_along_axis" => (
+            a().with("axis", int(1)),
+            vec![f(p()), i(array![[1i64], [0], [1]].into_dyn())],
+        ),
+        "put_along_axis" => (
+            a().with("axis", int(1)),
+            vec![
+                f(p()),
+                i(array![[1i64], [0], [1]].into_dyn()),
+                f(array![[9.0f32], [8.0], [7.0]].into_dyn()),
+            ],
+        ),
+        "gather_grad" => (
+            a().with("params_shape", ints(&[3, 2])),
+            vec![
+                i(array![2i64, 0].into_dyn()),
+                f(array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn()),
+                N,
+            ],
+        ),
+        "gather_nd_grad" => (
+            a().with("params_shape", ints(&[3, 2])),
+            vec![
+                i(array![[2i64, 1], [0, 0]].into_dyn()),
+                f(array![1.0f32, 2.0].into_dyn()),
+                N,
+            ],
+        ),
+        "take_along_axis_grad" => (
+            a().with("arr_shape", ints(&[3, 2])).with("axis", int(1)),
+            vec![
+                i(array![[1i64], [0], [1]].into_dyn()),
+                f(array![[1.0f32], [2.0], [3.0]].into_dyn()),
+            ],
+        ),
+        n if n.starts_with("tensor_scatter_nd_") => (
+            a(),
+            vec![
+                f(p()),
+                i(array![[1i64]].into_dyn()),
+                f(array![[10.0f32, 20.0]].into_dyn()),
+            ],
+        ),
+        "scatter_reduce" => (
+            a().with("dim", int(0))
+                .with("reduce", Attr::Str("amax".into())),
+            vec![
+                f(p()),
+                i(array![[0i64, 0], [0, 0], [2, 0]].into_dyn()),
+                f(p()),
+            ],
+        ),
+        "scatter_nd" => (
+            a().with("shape", ints(&[3, 2])),
+            vec![
+                i(array![[1i64]].into_dyn()),
+                f(array![[10.0f32, 20.0]].into_dyn()),
+            ],
+        ),
+        "embedding_lookup" => (
+            a(),
+            vec![L(vec![Tensor::from(p())]), i(array![2i64, 2].into_dyn())],
+        ),
+        "embedding_lookup_grad" => (
+            a(),
+            vec![
+                L(vec![Tensor::from(p())]),
+                i(array![2i64, 2].into_dyn()),
+                f(array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn()),
+            ],
+        ),
+        "embedding_lookup_sparse" => {
+            let mut inputs = vec![L(vec![Tensor::from(p())])];
+            inputs.extend(sparse_ids());
+            (a(), inputs)
+        }
+        "embedding_lookup_sparse_grad" => {
+            let mut inputs = vec![L(vec![Tensor::from(p())])];
+            inputs.extend(sparse_ids());
+            inputs.push(f(array![[1.0f32, 2.0], [3.0, 4.0]].into_dyn()));
+            (a(), inputs)
+        }
+        "embedding_bag" => (
+            a().with("mode", Attr::Str("sum".into())),
+            vec![
+                L(vec![Tensor::from(p())]),
+                i(array![[0i64, 2]].into_dyn()),
+                N,
+                N,
+            ],
+        ),
+        "embedding_bag_grad" => (
+            a().with("mode", Attr::Str("sum".into())),
+            vec![
+                L(vec![Tensor::from(p())]),
+                i(array![[0i64, 2]].into_dyn()),
+                f(array![[1.0f32, 2.0]].into_dyn()),
+                N,
+                N,
+            ],
+        ),
+        n if n.starts_with("segment_") => (a(), vec![f(p()), i(array![0i64, 0, 1].into_dyn())]),
+        n if n.starts_with("unsorted_segment_") => {
+            (segments(2), vec![f(p()), i(array![1i64, 0, 1].into_dyn())])
+        }
+        "gather_segment" => (
+            segments(2),
+            vec![
+                f(p()),
+                i(array![2i64, 0, 1].into_dyn()),
+                i(array![1i64, 1, 0].into_dyn()),
+            ],
+        ),
+        _ => return None,
+    })
+}
+
+#[test]
+fn every_registered_op_is_a_node_or_refused_as_one_result_per_shard() {
+    let (mut nodes, mut per_shard) = (0, 0);
+    for name in registry::names() {
+        let (attrs, given) = example(name).unwrap_or_else(|| panic!("no example of {name}"));
+        let inputs: Vec<Input<'_>> = (given.iter())
+            .map(|g| match g {
+                In::T(t) => Input::from(t.view()),
+                In::L(l) => Input::List(l.iter().map(Tensor::view).collect()),
+                In::N => Input::None,
+            })
+            .collect();
+        let op = registry::find(name).unwrap().with_attrs(&attrs).unwrap();
+        let want = op.run(&inputs, ndgather::Out::New).unwrap().unwrap();
+        for scope in [Scope::eager(), Scope::graph()] {
+            let node_inputs: Vec<NodeInput> = (given.iter())
+                .map(|g| match g {
+                    In::T(t) => NodeInput::One(scope.constant(t.clone())),
+                    In::L(l) => {
+                        NodeInput::List(l.iter().map(|t| scope.constant(t.clone())).collect())
+                    }
+                    In::N => NodeInput::Absent,
+                })
+                .collect();
+            let out = scope.op(name, &node_inputs, &attrs);
+            if !op.one_result() {
+                let refused = matches!(&out, Err(OpError::Gather(Error::OpInput { reason, .. }))
+                    if reason.contains("a tensor per shard"));
+                assert!(refused, "{name}: {:?}", out.map(|o| o.shape()));
+                continue;
+            }
+            let out = out.unwrap_or_else(|e| panic!("{name}: {e}"));
+            let want = want.clone().into_dense().unwrap();
+            let got = match scope.is_eager() {
+                true => out.value().unwrap(),
+                false => Session::new(&scope)
+                    .run_tensors(&[out], &Feeds::new())
+                    .unwrap()
+                    .remove(0),
+            };
+            assert_eq!(got, want, "{name}");
+        }
+        match op.one_result() {
+            true => nodes += 1,
+            false => per_shard += 1,
+        }
+    }
+    // Every op is one or the other; only the lookups' gradients (a tensor per shard) are
+    // refused.
+    assert_eq!(nodes + per_shard, registry::names().count());
+    assert_eq!(per_shard, 3, "{nodes} ops as nodes, {per_shard} refused");
 }
