@@ -443,11 +443,22 @@ pub(crate) fn run_op<'py>(
         .flat_map(Slot::typed)
         .filter_map(|(a, d)| d.map(|d| (d, a)))
         .collect();
-    let mut host = NumpyHost::new(py, None, true);
     let Some(target) = out else {
+        // A write op's new output may be an array NumPy allocates, of its tensor's dtype.
+        let written = slots.first().filter(|_| op.writes_first_input());
+        let dtype = match written {
+            Some(Slot::One(tensor, _)) => Some(tensor.dtype()),
+            _ => None,
+        };
+        let mut host = NumpyHost::new(py, dtype, true);
         let value = op.run_hosted(&views, Out::New, &mut host).map_err(to_py)?;
-        return to_numpy(py, value, &like).map(Some);
+        return match (host.take_array(), value) {
+            (Some(array), None) => Ok(Some(array)),
+            (None, value) => to_numpy(py, value, &like).map(Some),
+            (Some(_), Some(_)) => Err(PyValueError::new_err("internal error: two results")),
+        };
     };
+    let mut host = NumpyHost::new(py, None, true);
     let raw = target_raw.ok_or_else(|| PyValueError::new_err("the target not lent"))?;
     let plain = target_dtype.filter(|d| d.is_plain());
     if let Some(dtype) = plain {

@@ -39,6 +39,9 @@ fn gather(attrs: Attrs) -> Box<dyn ndgather::OpDef> {
 struct TestHost {
     memory: Vec<MaybeUninit<u8>>,
     give: bool,
+    /// Where the memory given starts in `memory` (1: not aligned for any wider element).
+    offset: usize,
+    start: usize,
     allocated: usize,
     unlocked: usize,
 }
@@ -50,8 +53,10 @@ impl Host for TestHost {
             return None;
         }
         let bytes = shape.iter().product::<usize>() * itemsize;
-        self.memory = vec![MaybeUninit::new(0xEE); bytes];
-        Some(&mut self.memory)
+        self.memory = vec![MaybeUninit::new(0xEE); bytes + 16];
+        // The memory given starts `offset` bytes past a 16-byte boundary.
+        self.start = (16 - self.memory.as_ptr() as usize % 16 + self.offset) % 16;
+        Some(&mut self.memory[self.start..self.start + bytes])
     }
 
     fn unlocked(&mut self, work: &mut (dyn FnMut() + Send)) {
@@ -79,7 +84,8 @@ impl TestHost {
 
     fn bytes(&self) -> Vec<u8> {
         // SAFETY: every byte was initialised when the memory was made.
-        self.memory
+        let given = self.memory.len().saturating_sub(16);
+        self.memory[self.start..self.start + given]
             .iter()
             .map(|b| unsafe { b.assume_init() })
             .collect()
@@ -344,5 +350,90 @@ fn ragged_values_of_a_shape_no_array_can_have_are_a_shape_overflow() {
         let err = RaggedView::of_raw(raw.unwrap(), splits).unwrap_err();
         let overflow = matches!(err, Error::ShapeOverflow { what: "values", .. });
         assert!(overflow, "{itemsize}: {err}");
+    }
+}
+
+/// A write op's small new output goes into the host's memory: the written tensor copied
+/// there, then written in place. The bytes equal a run's new tensor's, for memory aligned for
+/// the elements and memory that is not (the result then made apart and copied in), and a
+/// failing run gives the same error; nothing runs through `Host::unlocked`.
+#[test]
+fn a_write_ops_small_new_output_goes_into_the_hosts_memory() {
+    let scatter = |name| {
+        registry::find(name)
+            .unwrap()
+            .with_attrs(&Attrs::new())
+            .unwrap()
+    };
+    let reduce = |reduce: &'static str| {
+        let a = (Attrs::new().with("dim", Attr::Int(0)))
+            .with("reduce", Attr::Str(reduce.to_string().into()));
+        registry::find("scatter_reduce")
+            .unwrap()
+            .with_attrs(&a)
+            .unwrap()
+    };
+    let f32s =
+        Tensor::from(array![[1.5f32, -2.0, 3.0], [4.0, 5.0, 6.0], [0.0, 8.0, -9.0]].into_dyn());
+    let i64s = Tensor::from(array![[1i64, 2, 3], [4, 5, 6], [7, 8, 9]].into_dyn());
+    let u8s = Tensor::from(array![[1u8, 2, 3], [4, 5, 6], [7, 8, 9]].into_dyn());
+    let cases = [
+        (
+            scatter("tensor_scatter_nd_add"),
+            array![[2i64], [0]].into_dyn(),
+            [2, 3],
+        ),
+        (
+            scatter("tensor_scatter_nd_max"),
+            array![[1i64], [1]].into_dyn(),
+            [2, 3],
+        ),
+        (
+            scatter("tensor_scatter_nd_update"),
+            array![[0i64], [5]].into_dyn(),
+            [2, 3],
+        ),
+        (reduce("prod"), array![[2i64, 0, 1]].into_dyn(), [1, 3]),
+        (reduce("amax"), array![[0i64, 7, 1]].into_dyn(), [1, 3]),
+    ];
+    for (op, indices, updates_shape) in &cases {
+        let indices = Tensor::from(indices.clone());
+        for tensor in [&f32s, &i64s, &u8s] {
+            let updates = Tensor::from_bytes(
+                tensor.dtype(),
+                updates_shape,
+                &tensor.to_bytes().unwrap()
+                    [..updates_shape.iter().product::<usize>() * tensor.dtype().size().unwrap()],
+            )
+            .unwrap();
+            let inputs = [
+                Input::from(tensor.view()),
+                Input::from(indices.view()),
+                Input::from(updates.view()),
+            ];
+            let what = format!("{} on {}", op.name(), tensor.dtype());
+            let expected = op
+                .run(&inputs, Out::New)
+                .map(|v| v.unwrap().into_dense().unwrap());
+            for offset in [0, 1] {
+                let mut host = TestHost {
+                    offset,
+                    ..TestHost::giving()
+                };
+                let r = op.run_hosted(&inputs, Out::New, &mut host);
+                assert_eq!((host.allocated, host.unlocked), (1, 0), "{what}");
+                match &expected {
+                    Ok(t) => {
+                        assert!(matches!(r, Ok(None)), "{what}: {r:?}");
+                        assert_eq!(
+                            host.bytes(),
+                            t.to_bytes().unwrap(),
+                            "{what}, offset {offset}"
+                        );
+                    }
+                    Err(e) => assert_eq!(r.unwrap_err().to_string(), e.to_string(), "{what}"),
+                }
+            }
+        }
     }
 }
