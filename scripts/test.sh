@@ -115,13 +115,15 @@ echo "   with the Rust and Java references built above (cargo doc, mvn install) 
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 if [ "$frameworks" = 1 ]; then
-    echo "== PyTorch's custom ops (--frameworks): the wheel in .venv-frameworks, with PyTorch"
+    echo "== PyTorch's custom ops (--frameworks): the wheel in .venv-frameworks, with PyTorch,"
+    echo "   and the C++ kernel compiled against it"
     [ -x .venv-frameworks/bin/python ] || .venv/bin/python -m venv .venv-frameworks
     .venv-frameworks/bin/python -m pip install -q --disable-pip-version-check \
         -r crates/ndgather-py/requirements-frameworks.txt
     .venv-frameworks/bin/python -m pip install -q --disable-pip-version-check --force-reinstall \
         --no-deps "$wheels"/dist/*.whl
-    (cd crates/ndgather-py && ../../.venv-frameworks/bin/python -m pytest -q -p no:cacheprovider \
+    (cd crates/ndgather-py && NDGATHER_CACHE_DIR="$PWD/../../target/ndgather-cache" \
+        ../../.venv-frameworks/bin/python -m pytest -q -p no:cacheprovider \
         tests/test_torch_ops.py tests/test_dlpack.py)
     echo "== TensorFlow's custom op (--frameworks): compiled against the installed TensorFlow"
     # Its own process (TensorFlow and PyTorch are not loaded together), and a cache of its own.

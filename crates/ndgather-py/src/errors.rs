@@ -48,32 +48,78 @@ pub(crate) mod axis {
 }
 pub(crate) use axis::InvalidArgumentError as AxisError;
 
-/// The Python exception for an error of the core: `MemoryError` for an allocation that
-/// failed, `TypeError` for indices of a non-integer type, `BadIndexError` for an index out
-/// of range, `InvalidArgumentError` otherwise.
-pub(crate) fn to_py(err: Error) -> PyErr {
+/// The class of an error of the core, the one table both of its ways to Python read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Class {
+    Memory,
+    Type,
+    Value,
+    Index,
+    Runtime,
+    NotImplemented,
+    NotFound,
+    BadIndex,
+    Axis,
+    InvalidArgument,
+}
+
+/// `err`'s class: `MemoryError` for an allocation that failed, `TypeError` for indices of a
+/// non-integer type, `BadIndexError` for an index out of range, `InvalidArgumentError`
+/// otherwise.
+pub(crate) fn class_of(err: &Error) -> Class {
     match err {
-        Error::OutOfMemory { .. } => PyMemoryError::new_err(err.to_string()),
+        Error::OutOfMemory { .. } => Class::Memory,
         Error::IndicesNotInteger { .. }
         | Error::DTypeMismatch { .. }
-        | Error::AttributeKind { .. } => PyTypeError::new_err(err.to_string()),
+        | Error::AttributeKind { .. } => Class::Type,
         // PyTorch's ops (embedding_bag, scatter_reduce): PyTorch's classes.
-        Error::TorchValue(_) => PyValueError::new_err(err.to_string()),
+        Error::TorchValue(_) => Class::Value,
         // TensorFlow's ragged gathers refuse these arguments with a ValueError.
-        Error::RaggedValue(_) => PyValueError::new_err(err.to_string()),
+        Error::RaggedValue(_) => Class::Value,
         // NumPy's and PyTorch's IndexErrors.
-        Error::TorchIndex(_) | Error::AlongIndicesNotInteger => {
-            PyIndexError::new_err(err.to_string())
-        }
-        Error::TorchRuntime(_) => PyRuntimeError::new_err(err.to_string()),
-        Error::TorchNotImplemented(_) => PyNotImplementedError::new_err(err.to_string()),
-        Error::NoKernel { .. } => NotFoundError::new_err(err.to_string()),
+        Error::TorchIndex(_) | Error::AlongIndicesNotInteger => Class::Index,
+        Error::TorchRuntime(_) => Class::Runtime,
+        Error::TorchNotImplemented(_) => Class::NotImplemented,
+        Error::NoKernel { .. } => Class::NotFound,
         Error::BadIndex { .. }
         | Error::BadIndexVector { .. }
-        | Error::RaggedBadIndexVector { .. } => BadIndexError::new_err(err.to_string()),
-        Error::AxisOutOfRange { .. } | Error::AlongAxisOutOfRange { .. } => {
-            AxisError::new_err(err.to_string())
+        | Error::RaggedBadIndexVector { .. } => Class::BadIndex,
+        Error::AxisOutOfRange { .. } | Error::AlongAxisOutOfRange { .. } => Class::Axis,
+        _ => Class::InvalidArgument,
+    }
+}
+
+impl Class {
+    /// The built-in exception the class's own derives from, by the number a PyTorch kernel
+    /// raises it with (`_torch_op.cc`; only built-in classes cross PyTorch's dispatcher):
+    /// 1 `RuntimeError`, 2 `ValueError`, 3 `IndexError`, 4 `TypeError`,
+    /// 5 `NotImplementedError`, 6 `MemoryError` (PyTorch's `OutOfMemoryError`).
+    pub(crate) fn builtin(self) -> i32 {
+        match self {
+            Class::Runtime => 1,
+            // (ndgather's AxisError is an InvalidArgumentError, a ValueError.)
+            Class::Value | Class::BadIndex | Class::InvalidArgument | Class::Axis => 2,
+            Class::Index => 3,
+            Class::Type | Class::NotFound => 4,
+            Class::NotImplemented => 5,
+            Class::Memory => 6,
         }
-        _ => InvalidArgumentError::new_err(err.to_string()),
+    }
+}
+
+/// The Python exception for an error of the core, of its class (see [`class_of`]).
+pub(crate) fn to_py(err: Error) -> PyErr {
+    let message = err.to_string();
+    match class_of(&err) {
+        Class::Memory => PyMemoryError::new_err(message),
+        Class::Type => PyTypeError::new_err(message),
+        Class::Value => PyValueError::new_err(message),
+        Class::Index => PyIndexError::new_err(message),
+        Class::Runtime => PyRuntimeError::new_err(message),
+        Class::NotImplemented => PyNotImplementedError::new_err(message),
+        Class::NotFound => NotFoundError::new_err(message),
+        Class::BadIndex => BadIndexError::new_err(message),
+        Class::Axis => AxisError::new_err(message),
+        Class::InvalidArgument => InvalidArgumentError::new_err(message),
     }
 }

@@ -12,7 +12,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 /// A failure of the call's set-up as Python's exception: the caller's (`ValueError`) or ours.
-fn to_py_failure(Failure(message, code): Failure) -> PyErr {
+fn to_py_failure(Failure(message, code, _): Failure) -> PyErr {
     match code {
         kernel_call::INVALID_ARGUMENT => PyValueError::new_err(message),
         _ => PyRuntimeError::new_err(message),

@@ -3,6 +3,7 @@
 //! attributes, `arity[k]` argument buffers for each input of its signature, and result
 //! buffers that the framework allocated: the op's result, or the gradients of its inputs.
 
+use crate::errors::{class_of, Class};
 use ndgather::memory::{RawView, RawViewMut};
 use ndgather::registry::{self, Attr, Attrs, Fact, Input, Value};
 use ndgather::OpDef;
@@ -22,17 +23,34 @@ pub(crate) enum Call {
     Backward,
 }
 
-/// A failure: its message, and its status code (the caller's, or the framework's or ours).
-pub(crate) struct Failure(pub(crate) String, pub(crate) i32);
+/// A failure: its message, its status code (the caller's, or the framework's or ours), and
+/// its class among Python's exceptions (where a framework raises it as one).
+pub(crate) struct Failure(pub(crate) String, pub(crate) i32, pub(crate) Class);
 
 impl From<ndgather::Error> for Failure {
     fn from(e: ndgather::Error) -> Failure {
-        Failure(e.to_string(), INVALID_ARGUMENT)
+        let class = class_of(&e);
+        Failure(e.to_string(), INVALID_ARGUMENT, class)
+    }
+}
+
+impl Failure {
+    /// An error that is not the caller's, with status `code`.
+    pub(crate) fn ours(message: impl Into<String>, code: i32) -> Failure {
+        Failure(message.into(), code, Class::Runtime)
+    }
+
+    /// A panic caught at the boundary.
+    pub(crate) fn panic() -> Failure {
+        Failure::ours(
+            "ndgather: internal error (a panic in the core; please report it)",
+            INTERNAL,
+        )
     }
 }
 
 pub(crate) fn invalid(message: impl Into<String>) -> Failure {
-    Failure(message.into(), INVALID_ARGUMENT)
+    Failure(message.into(), INVALID_ARGUMENT, Class::Value)
 }
 
 /// A buffer's name in an error, written only when one is made: `what` and its position.
@@ -400,8 +418,11 @@ fn dense(name: &str, value: Option<Value>) -> Result<Tensor, Failure> {
     }
 }
 
+/// A framework's allocation of a result buffer of a shape and dtype.
+pub(crate) type Allocate<'a> = dyn FnMut(&[usize], DType) -> Result<Raw, Failure> + 'a;
+
 /// The op's result for a framework that allocates it once its shape is known (a TensorFlow
-/// kernel): `allocate(shape)` gives the result buffer. Where the arguments' shapes (and small
+/// or PyTorch kernel): `allocate(shape, dtype)` gives the result buffer. Where the arguments' shapes (and small
 /// integer values, such as a `dense_shape`) fix the result's shape, the op writes into that
 /// buffer; where its values do (the sorted segment reductions' rows), it runs into a new
 /// tensor, which is copied there.
@@ -410,9 +431,12 @@ pub(crate) fn run_allocating(
     arity: &[usize],
     attrs: &Attrs,
     args: &[Raw],
-    allocate: &mut dyn FnMut(&[usize]) -> Result<Raw, Failure>,
+    allocate: &mut Allocate<'_>,
 ) -> Result<(), Failure> {
-    let op = registry::find(name)?.with_attrs(attrs)?;
+    let def = registry::find(name)?;
+    let op = def.with_attrs(attrs)?;
+    // (A gather's params go in as records, where a tiny call takes the core's small path.)
+    let records = moves_records(def, attrs);
     let held = args
         .iter()
         .map(Raw::tensor)
@@ -432,20 +456,21 @@ pub(crate) fn run_allocating(
             _ => Fact::unknown(),
         })
         .collect();
-    match op.infer(&facts)?.shape.to_known() {
-        Some(shape) => {
-            let ret = allocate(&shape)?;
+    let fact = op.infer(&facts)?;
+    match (fact.shape.to_known(), fact.dtype) {
+        (Some(shape), Some(dtype)) => {
+            let ret = allocate(&shape, dtype)?;
             run_call(
                 op.as_ref(),
                 arity,
                 args,
                 std::slice::from_ref(&ret),
-                (Call::Forward, false),
+                (Call::Forward, records),
             )
         }
-        None => {
+        _ => {
             let result = dense(name, op.run(&inputs, Out::New)?)?;
-            let ret = allocate(result.shape())?;
+            let ret = allocate(result.shape(), result.dtype())?;
             disjoint(args, std::slice::from_ref(&ret))?;
             ret.write(&result)
         }

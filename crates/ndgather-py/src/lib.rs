@@ -15,6 +15,7 @@ mod prepared;
 mod ragged;
 mod raw;
 mod tf_kernel;
+mod torch_kernel;
 mod xla;
 
 use dtypes::{dims, with_indices};
@@ -305,6 +306,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pool::_calling_thread_in_pool, m)?)?;
     m.add_function(wrap_pyfunction!(xla::xla_handler, m)?)?;
     m.add_function(wrap_pyfunction!(tf_kernel::tf_kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_kernel::torch_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(xla::xla_grad_handler, m)?)?;
     m.add_function(wrap_pyfunction!(xla::xla_layout, m)?)?;
     m.add_function(wrap_pyfunction!(xla::infer_op, m)?)?;

@@ -11,7 +11,7 @@
 //! memory with an argument.
 
 use crate::kernel_call::{
-    invalid, items, run_allocating, run_call, text_attrs, Call, Failure, Raw, INTERNAL,
+    invalid, items, run_allocating, run_call, text_attrs, Call, Failure, Raw,
 };
 use ndgather::registry::{self, Attrs};
 use ndgather::DType;
@@ -50,6 +50,13 @@ pub struct TfCall {
     error_len: usize,
 }
 
+impl TfCall {
+    /// The call's argument buffers.
+    pub(crate) fn args(&self) -> Result<Vec<Raw>, Failure> {
+        buffers(self.args, self.n_args, "argument")
+    }
+}
+
 /// TensorFlow's allocation of `NdgatherOp`'s result: its data for `rank` dimensions `dims`
 /// in `*data`; 0, or the status code of a failure (whose message TensorFlow keeps).
 pub type TfAllocate = unsafe extern "C" fn(
@@ -60,7 +67,7 @@ pub type TfAllocate = unsafe extern "C" fn(
 ) -> i32;
 
 /// TensorFlow's `DataType` numbers (`types.proto`) of the dtypes that have kernels here.
-const TF_DTYPES: &[(i32, DType)] = &[
+pub(crate) const TF_DTYPES: &[(i32, DType)] = &[
     (1, DType::F32),
     (2, DType::F64),
     (3, DType::I32),
@@ -81,7 +88,7 @@ const TF_DTYPES: &[(i32, DType)] = &[
 ];
 
 /// The dtype of TensorFlow's `DataType` number `code`.
-fn dtype_of(code: i32, what: &str) -> Result<DType, Failure> {
+pub(crate) fn dtype_of(code: i32, what: &str) -> Result<DType, Failure> {
     TF_DTYPES
         .iter()
         .find(|(c, _)| *c == code)
@@ -125,7 +132,7 @@ unsafe fn text<'a>(s: *const c_char, what: &str) -> Result<&'a str, Failure> {
 }
 
 /// The call's op name, arities and attributes, each attribute's text read as its kind.
-fn parse(call: &TfCall) -> Result<(String, Vec<usize>, Attrs), Failure> {
+pub(crate) fn parse(call: &TfCall) -> Result<(String, Vec<usize>, Attrs), Failure> {
     // SAFETY: the kernel's strings and arrays, live for the call.
     let name = unsafe { text(call.op, "the op's name")? }.to_string();
     let arity = unsafe { items(call.arity, call.arities, "the arities")? }
@@ -155,24 +162,25 @@ fn parse(call: &TfCall) -> Result<(String, Vec<usize>, Attrs), Failure> {
 }
 
 /// Runs `work` on the call, writing a failure's message into its error buffer: 0, or the
-/// failure's status code.
-fn answer(call: *const TfCall, work: impl FnOnce(&TfCall) -> Result<(), Failure>) -> i32 {
+/// failure's number by `code` (TensorFlow's status code; PyTorch's kernel, its class).
+pub(crate) fn answer(
+    call: *const TfCall,
+    code: fn(&Failure) -> i32,
+    work: impl FnOnce(&TfCall) -> Result<(), Failure>,
+) -> i32 {
     if call.is_null() {
-        return crate::kernel_call::INVALID_ARGUMENT;
+        return code(&invalid("ndgather: no call"));
     }
     // SAFETY: a non-null call is the kernel's, live for the call; its size is read first.
     if unsafe { call.cast::<usize>().read() } < std::mem::size_of::<TfCall>() {
-        return crate::kernel_call::INVALID_ARGUMENT;
+        return code(&invalid("ndgather: a call of another layout"));
     }
     // SAFETY: as above, and at least as large as `TfCall`.
     let call = unsafe { &*call };
     let failure = match catch_unwind(AssertUnwindSafe(|| work(call))) {
         Ok(Ok(())) => return 0,
         Ok(Err(f)) => f,
-        Err(_) => Failure(
-            "ndgather: internal error (a panic in the core; please report it)".into(),
-            INTERNAL,
-        ),
+        Err(_) => Failure::panic(),
     };
     if !call.error.is_null() && call.error_len > 0 {
         let bytes = failure.0.as_bytes();
@@ -188,7 +196,32 @@ fn answer(call: *const TfCall, work: impl FnOnce(&TfCall) -> Result<(), Failure>
             call.error.add(n).write(0);
         }
     }
+    code(&failure)
+}
+
+/// TensorFlow's status code of a failure.
+fn status(failure: &Failure) -> i32 {
     failure.1
+}
+
+/// A result buffer of `shape` and `dtype` from a framework's allocation: `allocate(rank,
+/// dims, &mut data)` gives 0, or a code that `failed` makes the failure.
+pub(crate) fn allocated(
+    shape: &[usize],
+    dtype: DType,
+    allocate: impl FnOnce(i64, *const i64, &mut *mut c_void) -> i32,
+    failed: impl FnOnce(i32) -> Failure,
+) -> Result<Raw, Failure> {
+    let dims = shape
+        .iter()
+        .map(|&d| i64::try_from(d))
+        .collect::<Result<Vec<i64>, _>>()
+        .map_err(|_| invalid(format!("ndgather: a result of shape {shape:?}")))?;
+    let mut data = std::ptr::null_mut();
+    match allocate(dims.len() as i64, dims.as_ptr(), &mut data) {
+        0 => Raw::new(dtype, &dims, data.cast(), "the result"),
+        code => Err(failed(code)),
+    }
 }
 
 /// `NdgatherOp`'s kernel: the op's result, in a tensor that `allocate` gives once its shape
@@ -203,28 +236,17 @@ pub unsafe extern "C" fn ndgather_tf_forward(
     ctx: *mut c_void,
     allocate: Option<TfAllocate>,
 ) -> i32 {
-    answer(call, |call| {
+    answer(call, status, |call| {
         let (name, arity, attrs) = parse(call)?;
-        let args = buffers(call.args, call.n_args, "argument")?;
+        let args = call.args()?;
         let dtype = dtype_of(call.out_dtype, "the result")?;
         let allocate = allocate.ok_or_else(|| invalid("ndgather: no allocation"))?;
-        let mut alloc = |shape: &[usize]| -> Result<Raw, Failure> {
-            let dims = shape
-                .iter()
-                .map(|&d| i64::try_from(d))
-                .collect::<Result<Vec<i64>, _>>()
-                .map_err(|_| invalid(format!("ndgather: a result of shape {shape:?}")))?;
-            let mut data = std::ptr::null_mut();
-            let rank = dims.len() as i64;
+        let mut alloc = |shape: &[usize], _inferred: DType| {
             // SAFETY: TensorFlow's allocation, called with live dimensions for its context.
-            let code = unsafe { allocate(ctx, rank, dims.as_ptr(), &mut data) };
-            if code != 0 {
-                return Err(Failure(
-                    "ndgather: TensorFlow could not allocate".into(),
-                    code,
-                ));
-            }
-            Raw::new(dtype, &dims, data.cast(), "the result")
+            let tf = |rank, dims, data: &mut _| unsafe { allocate(ctx, rank, dims, data) };
+            allocated(shape, dtype, tf, |code| {
+                Failure::ours("ndgather: TensorFlow could not allocate", code)
+            })
         };
         run_allocating(&name, &arity, &attrs, &args, &mut alloc)
     })
@@ -238,9 +260,9 @@ pub unsafe extern "C" fn ndgather_tf_forward(
 /// `call` must be null or point to a live `TfCall` whose pointers are live for the call.
 #[no_mangle]
 pub unsafe extern "C" fn ndgather_tf_backward(call: *const TfCall) -> i32 {
-    answer(call, |call| {
+    answer(call, status, |call| {
         let (name, arity, attrs) = parse(call)?;
-        let args = buffers(call.args, call.n_args, "argument")?;
+        let args = call.args()?;
         let rets = buffers(call.rets, call.n_rets, "result")?;
         let op = registry::find(&name)?.with_attrs(&attrs)?;
         run_call(op.as_ref(), &arity, &args, &rets, (Call::Backward, false))

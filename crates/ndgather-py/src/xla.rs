@@ -62,7 +62,7 @@ fn entry(frame: *mut CallFrame, call: Call) -> *mut XlaError {
         return match (metadata(ext), api_of(frame)) {
             (Ok(()), _) => null_mut(),
             (Err(f), Some(api)) => report(api, f),
-            (Err(Failure(message, _)), None) => unusable(&message),
+            (Err(Failure(message, ..)), None) => unusable(&message),
         };
     }
     let Some(api) = api_of(frame) else {
@@ -80,13 +80,7 @@ fn entry(frame: *mut CallFrame, call: Call) -> *mut XlaError {
     match catch_unwind(AssertUnwindSafe(|| execute(frame, call))) {
         Ok(Ok(())) => null_mut(),
         Ok(Err(f)) => report(api, f),
-        Err(_) => report(
-            api,
-            Failure(
-                "ndgather: internal error (a panic in the core; please report it)".into(),
-                crate::kernel_call::INTERNAL,
-            ),
-        ),
+        Err(_) => report(api, Failure::panic()),
     }
 }
 
@@ -155,7 +149,7 @@ fn metadata(ext: *mut ExtensionBase) -> Result<(), Failure> {
     Ok(())
 }
 
-fn report(api: &Api, Failure(message, code): Failure) -> *mut XlaError {
+fn report(api: &Api, Failure(message, code, _): Failure) -> *mut XlaError {
     let Some(create) = api.error_create else {
         unusable("an API table with no XLA_FFI_Error_Create");
     };

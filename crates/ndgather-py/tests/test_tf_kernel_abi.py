@@ -1,6 +1,8 @@
-"""The C ABI that TensorFlow's op kernels call (``tf_kernel.rs``), called here through ctypes
-as ``_tf_op.cc`` calls it, with no TensorFlow: results, and every hostile call refused with a
-message and a status code, never a crash. The structs mirror ``_tf_op.cc``'s."""
+"""The C ABI that TensorFlow's op kernels call (``tf_kernel.rs``), and PyTorch's C++ kernel
+(``torch_kernel.rs``), called here through ctypes as ``_tf_op.cc`` and ``_torch_op.cc`` call
+them, with neither framework: results, and every hostile call refused with a message and a
+status code (PyTorch's: an exception class), never a crash. The structs mirror
+``_tf_op.cc``'s."""
 
 import ctypes as C
 
@@ -191,3 +193,60 @@ def test_a_short_struct_or_none_is_refused_and_the_message_fits_its_buffer():
     c.call.error, c.call.error_len = C.addressof(small), 5
     assert c.forward() == INVALID_ARGUMENT
     assert small.raw[4] == 0 and small.raw[5:] == b"\x01\x01\x01\x00"
+
+
+# PyTorch's kernel: the allocation is told the dtype; a failure's number is its class.
+TORCH_ALLOCATE = C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_int32, C.c_int64,
+                             C.POINTER(C.c_int64), C.POINTER(C.c_void_p))
+LIB.ndgather_torch_forward.argtypes = [C.c_void_p, C.c_void_p, TORCH_ALLOCATE]
+LIB.ndgather_torch_forward.restype = C.c_int32
+RUNTIME_ERROR, VALUE_ERROR, INDEX_ERROR, TYPE_ERROR, MEMORY_ERROR = 1, 2, 3, 4, 6
+
+
+def torch_forward(c, allocate=None):
+    def default(_ctx, dtype, rank, dims, data):
+        c.result = np.full([dims[k] for k in range(rank)], -7, NP[dtype])
+        data[0] = c.result.ctypes.data
+        return 0
+    c.callback = TORCH_ALLOCATE(allocate or default)
+    return LIB.ndgather_torch_forward(C.byref(c.call), None, c.callback)
+
+
+def test_the_extension_exports_the_pytorch_kernel():
+    assert _core.torch_kernel() == C.cast(LIB.ndgather_torch_forward, C.c_void_p).value
+
+
+def test_the_pytorch_kernel_allocates_the_inferred_dtype():
+    params = np.arange(6, dtype=np.float64).reshape(3, 2)
+    c = Caller("gather", [params, np.array([2, 0], np.int32)], out=np.int32)
+    assert torch_forward(c) == 0, c.message()
+    assert c.result.dtype == np.float64
+    np.testing.assert_array_equal(c.result, params[[2, 0]])
+    c = Caller("segment_sum", [np.array([True, False]), np.array([0, 2], np.int64)])
+    assert torch_forward(c) == VALUE_ERROR and "attr 'T' of bool" in c.message()
+    c = Caller("segment_max", [np.array([1, 5, 2], np.int32), np.array([0, 0, 2], np.int64)])
+    assert torch_forward(c) == 0, c.message()
+    np.testing.assert_array_equal(c.result, [5, 0, 2])  # (TensorFlow: 0 for an empty segment)
+    assert c.result.dtype == np.int32
+
+
+def test_the_pytorch_kernels_failures_are_numbered_by_class():
+    f32 = np.ones((2, 2), np.float32)
+    cases = [
+        (Caller("gather", [f32, np.array([0, 9], np.int64)]), VALUE_ERROR, "is not in [0, 2)"),
+        (Caller("gather", [f32, np.array([0.5])]), TYPE_ERROR, "indices"),
+        (Caller("gahter", [f32, np.array([0], np.int64)]), VALUE_ERROR, "gather_nd"),
+        (Caller("take_along_axis", [f32, np.array([[0.5]])], [("axis", "1")]), INDEX_ERROR,
+         "integer"),
+        (Caller("scatter_reduce", [f32, np.array([[0]]), f32[:1]],
+                [("dim", "0"), ("reduce", "average")]), RUNTIME_ERROR, "reduce argument"),
+    ]
+    for c, code, match in cases:
+        assert torch_forward(c) == code, (code, c.message())
+        assert match in c.message(), c.message()
+    c = Caller("gather", [f32, np.array([0], np.int64)])
+    assert torch_forward(c, lambda *_: 1) == MEMORY_ERROR
+    assert "could not allocate" in c.message()
+    assert LIB.ndgather_torch_forward(None, None, TORCH_ALLOCATE(lambda *_: 0)) == VALUE_ERROR
+    c.call.struct_size = 8
+    assert torch_forward(c) == VALUE_ERROR

@@ -16,7 +16,7 @@ import pytest
 tf = pytest.importorskip("tensorflow", reason="TensorFlow is not installed: run "
                          "scripts/test.sh --frameworks")
 import ndgather as ng  # noqa: E402
-from ndgather import _tf  # noqa: E402
+from ndgather import _native_build, _tf  # noqa: E402
 
 RNG = np.random.default_rng(55)
 TABLE = tf.constant(RNG.standard_normal((6, 4)).astype(np.float32))
@@ -312,7 +312,7 @@ def test_the_default_cache_is_made_private_under_a_loose_umask(tmp_path, monkeyp
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     old = os.umask(0o002)
     try:
-        path = _tf._cache_dir()
+        path = _native_build.cache_dir("tf")
     finally:
         os.umask(old)
     for p in (path, path.parent, path.parent.parent):
@@ -324,11 +324,11 @@ def test_a_planted_library_is_not_loaded(tmp_path):
     planted.write_bytes(b"\x7fELF")
     os.chmod(planted, 0o666)
     with pytest.raises(PermissionError, match="not loaded"):
-        _tf._opened(str(planted))
+        _native_build.opened(str(planted))
     link = tmp_path / "link.so"
     link.symlink_to(planted)
     with pytest.raises(OSError):
-        _tf._opened(str(link))
+        _native_build.opened(str(link))
 
 
 def test_a_cache_others_may_write_is_refused(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ requirements-frameworks.txt) into a venv of its own and runs this file there. El
 is skipped, saying so.
 """
 
+import os
 import subprocess
 import sys
 
@@ -406,3 +407,117 @@ def test_embedding_bag_sparse_with_weights_and_shards():
     t = w.clone().requires_grad_()
     torch.compile(call)(t).sum().backward()
     assert t.grad.layout == torch.sparse_coo
+
+
+def _graph_ops(f, *args):
+    """The ndgather ops in the graph ``torch.compile(fullgraph=True)`` makes of ``f``."""
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+    torch._dynamo.reset()
+    torch.compile(f, backend=backend, fullgraph=True)(*args)
+    return [str(n.target) for g in graphs for n in g.graph.nodes if "ndgather" in str(n.target)]
+
+
+def test_compiled_code_calls_the_cpp_kernel_where_no_gradient_flows():
+    assert ng._torch.native(), "this machine has a C++ compiler: the kernel must build"
+    assert _graph_ops(lambda t, i: ng.gather(t, i) * 2, TABLE, IDS) == ["ndgather.op_native"]
+    with torch.no_grad():
+        assert _graph_ops(lambda t, i: ng.gather(t, i), leaf(), IDS) == ["ndgather.op_native"]
+    # Where a gradient flows, the op with its autograd formula.
+    assert _graph_ops(lambda t, i: ng.gather(t, i), leaf(), IDS) == ["ndgather.op"]
+    torch._dynamo.reset()
+    f = torch.compile(lambda t, i: ng.take_along_axis(t, i, axis=1) + 1, fullgraph=True)
+    order = torch.argsort(TABLE, dim=1)
+    assert torch.equal(f(TABLE, order), torch.take_along_dim(TABLE, order, dim=1) + 1)
+
+
+KERNEL_CASES = [
+    ("gather", lambda t: (t, IDS), {}),
+    ("gather", lambda t: (t.t(), torch.tensor([[3, 0]] * 4)),
+     {"axis": 1, "batch_dims": 1, "bad_indices": "clamp"}),
+    ("gather_nd", lambda t: (t, torch.tensor([[5, 3], [0, 1]], dtype=torch.int32)), {}),
+    ("take_along_axis", lambda t: (t, torch.tensor([[2, 0]] * 6)), {"axis": 1}),
+    ("tensor_scatter_nd_update", lambda t: (t, torch.tensor([[1], [4]]), t[:2]), {}),
+    ("gather", lambda t: (t, torch.tensor([0, 9])), {"bad_indices": "fill"}),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16,
+                                   torch.complex64, torch.int8, torch.uint8, torch.int64,
+                                   torch.bool, torch.uint16, torch.float8_e4m3fn])
+def test_the_cpp_kernel_equals_the_python_op(dtype):
+    ng._torch.native()
+    table = TABLE.to(dtype) if dtype is not torch.uint16 else TABLE.abs().to(dtype)
+    for name, make, attrs in KERNEL_CASES:
+        tensors = list(make(table))
+        call = (tensors, [1] * len(tensors), name, ng._torch._joined(name, attrs))
+        ours = torch.ops.ndgather.op_native(*call)
+        if dtype is torch.float8_e4m3fn:
+            # The Python op reads no float8 (NumPy has none); these ops move bytes (the fill,
+            # float8's NaN, is not a byte's default).
+            if attrs.get("bad_indices") == "fill":
+                assert ours[1].isnan().all()
+                continue
+            bytes_ = [t.view(torch.uint8) if t.dtype is dtype else t for t in tensors]
+            theirs = torch.ops.ndgather.op(bytes_, *call[1:]).view(dtype)
+        else:
+            theirs = torch.ops.ndgather.op(*call)
+        assert ours.dtype == theirs.dtype == dtype and ours.shape == theirs.shape, name
+        assert torch.equal(ours.view(torch.uint8), theirs.view(torch.uint8)), (name, dtype)
+    # Views whose values are not their memory's: a conjugate one, and a negative one.
+    c = torch.complex(TABLE, TABLE + 1)
+    for view in (c.conj(), torch._neg_view(c)):
+        call = ([view, IDS], [1, 1], "gather", "")
+        assert torch.equal(torch.ops.ndgather.op_native(*call), view.resolve_conj()
+                           .resolve_neg()[IDS])
+
+
+@pytest.mark.parametrize("name, make, attrs", KERNEL_CASES[:5])
+def test_opcheck_of_the_cpp_kernel(name, make, attrs):
+    ng._torch.native()
+    tensors = list(make(TABLE))
+    torch.library.opcheck(torch.ops.ndgather.op_native.default,
+                          (tensors, [1] * len(tensors), name, ng._torch._joined(name, attrs)))
+
+
+def test_the_cpp_kernels_errors_are_the_builtin_classes_of_ndgathers():
+    ng._torch.native()
+    torch._dynamo.reset()
+    f = torch.compile(lambda t, i: ng.gather(t, i), fullgraph=True)
+    with pytest.raises(ValueError, match=r"indices\[1\] = 9 is not in \[0, 6\)"):
+        f(TABLE, torch.tensor([0, 9]))
+    op = torch.ops.ndgather.op_native
+    with pytest.raises(TypeError, match="indices"):
+        op([TABLE, torch.tensor([0.5])], [1, 1], "gather", "")
+    with pytest.raises(TypeError, match="dtype ComplexHalf, which ndgather does not read"):
+        op([TABLE.to(torch.complex32), IDS], [1, 1], "gather", "")
+    with pytest.raises(ValueError, match='attribute "axis" takes an integer'):
+        op([TABLE, IDS], [1, 1], "gather", "axis=x")
+    with pytest.raises(ValueError, match="without '='"):
+        op([TABLE, IDS], [1, 1], "gather", "axis")
+    with pytest.raises(IndexError, match="integer"):
+        op([TABLE, torch.tensor([[0.5]])], [1, 1], "take_along_axis", "axis=1")
+    with pytest.raises(RuntimeError, match="reduce argument must be"):
+        op([TABLE, torch.tensor([[0]]), TABLE[:1]], [1, 1, 1], "scatter_reduce",
+           "dim=0\nreduce=average")
+
+
+def test_without_a_compiler_compiled_code_calls_the_python_body(tmp_path):
+    code = """
+import warnings, torch, ndgather as ng
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    native = ng._torch.native()
+# (Inductor compiles C++ too: the graph runs as it is traced.)
+f = torch.compile(lambda t, i: ng.gather(t, i) * 2, fullgraph=True, backend="aot_eager")
+said = any("through its Python body" in str(x.message) for x in w)
+print(native, said, f(torch.arange(6.0), torch.tensor([5, 0])).tolist())
+"""
+    env = dict(os.environ, CXX=str(tmp_path / "no-such-compiler"),
+               NDGATHER_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.stdout.strip().splitlines()[-1:] == ["False True [10.0, 0.0]"], out.stderr[-2000:]

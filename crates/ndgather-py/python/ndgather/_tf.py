@@ -25,22 +25,15 @@ Building needs a C++ compiler (``$CXX``, else ``c++``, ``g++`` or ``clang++``).
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shlex
-import shutil
-import stat
-import subprocess
 import sys
-import tempfile
 import threading
 import warnings
-from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import _core, _ragged, _staged_call
+from . import _core, _native_build, _ragged, _staged_call
 from ._staged_call import shards  # noqa: F401 (the staging modules offer it)
 
 _lock = threading.Lock()
@@ -99,51 +92,6 @@ def no_out(name: str, out: Any) -> None:
                         "result); use the result")
 
 
-def _cache_dir() -> Path:
-    """Where built libraries are kept: ``$NDGATHER_CACHE_DIR``, else ndgather's directory
-    under ``$XDG_CACHE_HOME`` (``~/.cache``); the directories made are the user's alone. The
-    directory and every one above it must be the user's or root's, and writable by no one
-    else but a sticky one's owners (``/tmp``), since a library found there is loaded into the
-    process."""
-    base = os.environ.get("NDGATHER_CACHE_DIR")
-    if base is None:
-        home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(home, "ndgather")
-    path = Path(os.path.abspath(base)) / "tf"
-    missing = [p for p in [path, *path.parents] if not os.path.lexists(p)]
-    for p in reversed(missing):
-        p.mkdir(mode=0o700, exist_ok=True)
-    for p in [path, *path.parents]:
-        st = os.lstat(p)
-        mine = st.st_uid in (os.getuid(), 0)
-        shared = st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX
-        if stat.S_ISLNK(st.st_mode) and p in (path, path.parent):
-            why = "is a symbolic link"
-        elif not mine:
-            why = "belongs to another user"
-        elif shared:
-            why = "is writable by others"
-        else:
-            continue
-        raise PermissionError(
-            f"ndgather: the cache directory {p} {why}, and a library built below it is "
-            "loaded into this process: make it yours and writable by no one else, or set "
-            "NDGATHER_CACHE_DIR")
-    return path
-
-
-def _compiler() -> list:
-    """The compiler's command: ``$CXX`` (which may hold arguments, ``ccache g++``), else the
-    first of ``c++``, ``g++`` and ``clang++`` on PATH."""
-    cxx = os.environ.get("CXX") or next(
-        (c for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
-    if not cxx:
-        raise RuntimeError(
-            "ndgather: its TensorFlow op is compiled on first use, and no C++ compiler was "
-            "found (c++, g++ or clang++ on PATH); install one, or set CXX")
-    return shlex.split(cxx)
-
-
 def build() -> str:
     """The path of the op library for the installed TensorFlow and this extension: built on
     first use, then taken from the cache (the key covers the source, the extension, the
@@ -153,51 +101,9 @@ def build() -> str:
     except ImportError as e:
         raise ImportError("ndgather: its TensorFlow op needs TensorFlow "
                           "(pip install tensorflow)") from e
-    cxx = _compiler()
-    source = Path(__file__).with_name("_tf_op.cc")
-    core = Path(_core.__file__).resolve()
     _core.tf_kernels()  # this build of the extension has the kernels' C ABI
     flags = [*tf.sysconfig.get_compile_flags(), *tf.sysconfig.get_link_flags()]
-    info = core.stat()
-    key = hashlib.sha256("\0".join(
-        [source.read_text(), str(core), str(info.st_size), str(info.st_mtime_ns),
-         tf.__version__, *cxx, *flags]).encode()).hexdigest()[:20]
-    target = _cache_dir() / f"ndgather_tf_{key}.so"
-    if os.path.lexists(target):
-        return str(target)
-    # The extension has no SONAME: the library records its path, and loads that one.
-    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(fd)
-    command = [*cxx, "-shared", "-fPIC", "-O2", "-w", str(source), "-o", partial, *flags,
-               str(core)]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        os.unlink(partial)
-        raise RuntimeError(f"ndgather: its TensorFlow op is compiled on first use, and the "
-                           f"compiler {cxx[0]!r} could not be run ({e}); install one, or set "
-                           "CXX") from e
-    if done.returncode != 0:
-        os.unlink(partial)
-        raise RuntimeError("ndgather: compiling its TensorFlow op failed:\n  "
-                           + " ".join(command) + "\n" + done.stderr[-4000:])
-    os.chmod(partial, 0o755)
-    os.replace(partial, target)
-    return str(target)
-
-
-def _opened(path: str) -> int:
-    """The built library, opened without following a link and checked: a regular file of
-    the user's that no one else may write. Loading it through its descriptor loads the file
-    checked, whatever its name points to by then."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() \
-            or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        os.close(fd)
-        raise PermissionError(f"ndgather: {path} is not a file of yours that only you may "
-                              "write; it is not loaded")
-    return fd
+    return _native_build.build("TensorFlow op", "_tf_op.cc", "tf", tf.__version__, flags)
 
 
 def library() -> Any:
@@ -206,7 +112,7 @@ def library() -> Any:
     with _lock:
         if _library is None:
             import tensorflow as tf
-            fd = _opened(build())
+            fd = _native_build.opened(build())
             try:
                 lib = tf.load_op_library(f"/proc/self/fd/{fd}")
             finally:

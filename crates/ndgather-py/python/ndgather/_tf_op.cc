@@ -12,6 +12,8 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
 
+#include "_kernel_abi.h"
+
 namespace {
 
 using tensorflow::DataTypeCanUseMemcpy;
@@ -20,37 +22,6 @@ using tensorflow::OpKernelConstruction;
 using tensorflow::OpKernelContext;
 using tensorflow::Tensor;
 using tensorflow::TensorShape;
-
-extern "C" {
-// The layout of tf_kernel.rs's `TfBuffer` and `TfCall`.
-struct TfBuffer {
-  int32_t dtype;
-  int64_t rank;
-  const int64_t* dims;
-  void* data;
-};
-
-struct TfCall {
-  size_t struct_size;
-  const char* op;
-  const char* const* attr_names;
-  const char* const* attr_values;
-  int64_t attrs;
-  const int64_t* arity;
-  int64_t arities;
-  const TfBuffer* args;
-  int64_t n_args;
-  const TfBuffer* rets;
-  int64_t n_rets;
-  int32_t out_dtype;
-  char* error;
-  size_t error_len;
-};
-
-typedef int32_t (*TfAllocate)(void* ctx, int64_t rank, const int64_t* dims, void** data);
-int32_t ndgather_tf_forward(const TfCall* call, void* ctx, TfAllocate allocate);
-int32_t ndgather_tf_backward(const TfCall* call);
-}
 
 // What the allocation callback needs: the kernel's context, and its status on failure.
 struct Allocation {

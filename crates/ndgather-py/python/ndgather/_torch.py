@@ -2,7 +2,9 @@
 ops under the namespace ``ndgather``, ``ndgather::op`` and ``ndgather::op_grad``, which run
 any op of the registry by name, as TensorFlow's op and XLA's handlers do. Each has a fake
 (meta) implementation, so that shapes propagate under ``torch.compile``, and the forward op's
-gradient is registered with ``register_autograd``.
+gradient is registered with ``register_autograd``. A third, ``ndgather::op_native``, is the
+forward op for compiled code where no gradient flows: its CPU kernel is C++
+(``_torch_op.cc``, built on first use, see :func:`native`).
 
 A public function given ``torch.Tensor`` s calls the custom op when autograd or
 ``torch.compile`` needs it: a tensor that requires grad, or a call while ``torch.compile``
@@ -21,13 +23,15 @@ PyTorch is imported only by a caller that has it: this module is imported on fir
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import threading
+import warnings
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import _core, _ragged, _staged_call
+from . import _core, _native_build, _ragged, _staged_call
 from ._staged_call import shards  # noqa: F401 (the staging modules offer it)
 
 
@@ -266,7 +270,56 @@ def ops() -> tuple:
         return per_input, None, None, None
 
     op.register_autograd(backward, setup_context=setup_context)
+    # The same op for compiled code where no gradient flows, its CPU kernel C++ (see
+    # `native`), with the Python op's fake. It has no autograd kernel: a Python one would
+    # run on every call, gradient or not (PyTorch's own fallback for it is C++).
+    torch.library.define("ndgather::op_native", f"{SCHEMA} -> Tensor")
+    torch.library.register_fake("ndgather::op_native", _op_fake)
     return op, grad
+
+
+def build() -> str:
+    """The path of the C++ kernel's library for the installed PyTorch and this extension,
+    built on first use (see ``_native_build``)."""
+    import torch
+    from torch.utils import cpp_extension
+    _core.torch_kernel()  # this build of the extension has the kernel's C ABI
+    abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
+    flags = ["-std=c++20", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+             *(f"-I{p}" for p in cpp_extension.include_paths()),
+             *(f"-L{p}" for p in cpp_extension.library_paths()), "-lc10", "-ltorch_cpu"]
+    return _native_build.build("PyTorch op", "_torch_op.cc", "torch", torch.__version__, flags)
+
+
+_native: Optional[bool] = None
+_native_constant: Any = None
+
+
+def native() -> bool:
+    """Gives ``ndgather::op_native`` its CPU kernel, once: the C++ one of ``_torch_op.cc``,
+    built and loaded, which code that ``torch.compile`` made calls with no Python between
+    where no gradient flows; where it cannot be built, the Python op's body, with a warning
+    that says why. True where the C++ kernel runs. (Called as a constant while
+    ``torch.compile`` traces, so that the build runs outside the trace.)"""
+    global _native
+    import torch
+    define()
+    with _defining:
+        if _native is None:
+            try:
+                fd = _native_build.opened(build())
+                try:
+                    torch.ops.load_library(f"/proc/self/fd/{fd}")
+                finally:
+                    os.close(fd)
+                _native = True
+            except (ImportError, OSError, RuntimeError) as e:
+                warnings.warn(f"ndgather: its op runs under torch.compile through its Python "
+                              f"body, about 10 µs more per call: {e}", RuntimeWarning,
+                              stacklevel=2)
+                torch.library.impl("ndgather::op_native", "cpu", _op_body)
+                _native = False
+    return _native
 
 
 def _sparse_grads(tensors: Sequence[Any], output: Any, upstream: Any, arity: Sequence[int],
@@ -315,6 +368,9 @@ def define() -> None:
     with _defining:
         if not _defined:
             ops()
+            global _native_constant
+            # (`torch.compile` runs it as it traces, and takes its result as a constant.)
+            _native_constant = torch.compiler.assume_constant_result(native)
             _defined = True
 
 
@@ -342,4 +398,8 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     attrs = {k: _staged_call.plain(name, k, v) for k, v in (attrs or {}).items()
              if v is not None}
     joined = _joined(name, attrs) + (f"\n{_SPARSE_GRAD}" if sparse_grad else "")
+    if _compiling(torch) and not (torch.is_grad_enabled()
+                                  and any(t.requires_grad for t in tensors)):
+        _native_constant()
+        return torch.ops.ndgather.op_native(tensors, arity, name, joined)
     return torch.ops.ndgather.op(tensors, arity, name, joined)

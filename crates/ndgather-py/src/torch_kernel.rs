@@ -1,0 +1,70 @@
+//! ndgather's op inside PyTorch's compiled graphs (issue 55): the C ABI that the kernel of
+//! `ndgather._torch`'s library calls. That library (`ndgather/_torch_op.cc`, compiled on
+//! demand against the installed PyTorch and linked to this extension) gives the custom op
+//! `ndgather::op_native` a CPU kernel in C++, which `torch.compile`'s code calls with no
+//! Python body between. The call is TensorFlow's kernel's (`tf_kernel.rs`): the op by name,
+//! its attributes as text, the arities and the tensors, each dtype by TensorFlow's number,
+//! all checked before they are read. The result is allocated through a callback once the
+//! op's inference gives its shape and dtype.
+
+use crate::kernel_call::{invalid, run_allocating, Failure};
+use crate::tf_kernel::{allocated, answer, parse, TfCall, TF_DTYPES};
+use ndgather::DType;
+use std::ffi::c_void;
+
+/// PyTorch's allocation of the result: a tensor of TensorFlow's dtype number `dtype` and
+/// `rank` dimensions `dims`, its data in `*data`; 0, or nonzero where it failed.
+pub type TorchAllocate = unsafe extern "C" fn(
+    ctx: *mut c_void,
+    dtype: i32,
+    rank: i64,
+    dims: *const i64,
+    data: *mut *mut c_void,
+) -> i32;
+
+/// The class of a failure, by the number `_torch_op.cc` raises it with.
+fn class(failure: &Failure) -> i32 {
+    failure.2.builtin()
+}
+
+/// `ndgather::op_native`'s kernel: the op's result, in a tensor that `allocate` gives once
+/// its shape and dtype are known. Returns 0, or the failure's class (see
+/// `errors::Class::builtin`), its message in the call's error buffer.
+///
+/// # Safety
+/// `call` must be null or point to a live `TfCall` whose pointers are live for the call, and
+/// `allocate` must be the kernel's allocation for its context `ctx`.
+#[no_mangle]
+pub unsafe extern "C" fn ndgather_torch_forward(
+    call: *const TfCall,
+    ctx: *mut c_void,
+    allocate: Option<TorchAllocate>,
+) -> i32 {
+    answer(call, class, |call| {
+        let (name, arity, attrs) = parse(call)?;
+        let args = call.args()?;
+        let allocate = allocate.ok_or_else(|| invalid("ndgather: no allocation"))?;
+        let mut alloc = |shape: &[usize], dtype: DType| {
+            let code = (TF_DTYPES.iter().find(|(_, d)| *d == dtype))
+                .map(|&(c, _)| c)
+                .ok_or_else(|| invalid(format!("ndgather: no PyTorch tensor of {dtype}")))?;
+            // SAFETY: the kernel's allocation, called with live dimensions for its context.
+            let torch = |rank, dims, data: &mut _| unsafe { allocate(ctx, code, rank, dims, data) };
+            allocated(shape, dtype, torch, |_| {
+                Failure(
+                    format!("ndgather: PyTorch could not allocate a result of shape {shape:?}"),
+                    crate::kernel_call::INTERNAL,
+                    crate::errors::Class::Memory,
+                )
+            })
+        };
+        run_allocating(&name, &arity, &attrs, &args, &mut alloc)
+    })
+}
+
+/// The kernel's address: a check for `ndgather._torch` that this build of the extension has
+/// it.
+#[pyo3::pyfunction]
+pub(crate) fn torch_kernel() -> usize {
+    ndgather_torch_forward as *const () as usize
+}
