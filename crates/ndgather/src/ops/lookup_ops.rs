@@ -307,11 +307,12 @@ pub(crate) const BAG: Signature = Signature {
         ),
     ],
     attrs: &[
+        // Free text: the op checks it in PyTorch's words.
         AttrDef::with_default(
             "mode",
-            AttrKind::Str(&["sum", "mean", "max"]),
+            AttrKind::Str(&[]),
             "mean",
-            "how a bag's rows reduce",
+            "how a bag's rows reduce: sum, mean or max",
         ),
         MAX_NORM,
         AttrDef::optional(
@@ -333,7 +334,7 @@ pub(crate) const BAG: Signature = Signature {
 /// The `embedding_bag` of parsed attributes.
 pub(crate) fn bag_of(a: &Parsed<'_>) -> Result<EmbeddingBag> {
     let mode = BagMode::from_name(a.str("mode", "mean"))
-        .ok_or(Error::Internal("choices checked by the signature"))?;
+        .ok_or_else(|| Error::TorchValue("mode has to be one of sum, mean or max".into()))?;
     let strategy = PartitionStrategy::from_name(a.str("partition_strategy", "mod"))
         .ok_or(Error::Internal("choices checked by the signature"))?;
     Ok(EmbeddingBag::new(mode)
