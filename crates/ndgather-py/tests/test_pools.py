@@ -1,6 +1,9 @@
 """Which pool runs a call's parallel work: the importing thread's own, rayon's global pool
 for other threads, and a pool of its own in a process made by fork."""
 import multiprocessing
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -103,3 +106,28 @@ def test_forks_made_while_another_thread_gathers_large_outputs_do_not_hang():
         busy.join()
     right = {"this": (False, True), "other": (False, True)}
     assert reports == [[right]] * 10
+
+
+def test_small_calls_run_where_they_are_called_and_build_no_second_pool():
+    # A small write into a new array runs on the calling thread, with no pool; later calls
+    # build the importing thread's own pool, once: never rayon's global one beside it.
+    code = """
+import os, numpy as np, ndgather as ng
+threads = lambda: len(os.listdir("/proc/self/task"))
+t, i, u = np.zeros((4, 3), np.float32), np.array([[1], [2]]), np.ones((2, 3), np.float32)
+start = threads()
+for name in ("update", "add", "min"):
+    getattr(ng, "tensor_scatter_nd_" + name)(t, i, u)
+ng.scatter_reduce(t, 0, np.array([[0, 1, 2]]), u[:1], "amax")
+ng.gather(t, [1, 0])
+after_small = threads()
+ng.tensor_scatter_nd_add(t, i, u, out=t)
+ng.gather(np.zeros((4000, 64), np.float32), np.arange(30000) % 4000)
+print(start, after_small, threads())
+"""
+    env = dict(os.environ, RAYON_NUM_THREADS="8")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    start, after_small, end = map(int, out.stdout.split())
+    assert after_small == start, out.stdout
+    assert end <= start + 8, out.stdout  # one pool of 8 workers, the caller among them

@@ -93,9 +93,15 @@ pub(crate) fn combine_rows<'s, T: Clone + Send + Sync + 's>(
             }
         }
     };
-    let threads = rayon::current_num_threads();
     let rows = out.len() / row_len;
-    if sources.saturating_mul(row_len) < PARALLEL_MIN_ELEMENTS || threads < 2 || rows < 2 {
+    // (The size first: asking rayon for its thread count outside a pool builds its global
+    // one, which a small call, run where it is called, must not.)
+    if sources.saturating_mul(row_len) < PARALLEL_MIN_ELEMENTS || rows < 2 {
+        combine_into(0, out);
+        return;
+    }
+    let threads = rayon::current_num_threads();
+    if threads < 2 {
         combine_into(0, out);
         return;
     }
