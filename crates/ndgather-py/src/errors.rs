@@ -91,9 +91,10 @@ pub(crate) fn class_of(err: &Error) -> Class {
 
 impl Class {
     /// The built-in exception the class's own derives from, by the number a PyTorch kernel
-    /// raises it with (`_torch_op.cc`; only built-in classes cross PyTorch's dispatcher):
+    /// raises it with (`_torch_op.cc`; only PyTorch's classes cross its dispatcher):
     /// 1 `RuntimeError`, 2 `ValueError`, 3 `IndexError`, 4 `TypeError`,
-    /// 5 `NotImplementedError`, 6 `MemoryError` (PyTorch's `OutOfMemoryError`).
+    /// 5 `NotImplementedError`, 6 `torch.OutOfMemoryError` (a `RuntimeError`, PyTorch's
+    /// class for memory it could not allocate, where ndgather's is `MemoryError`).
     pub(crate) fn builtin(self) -> i32 {
         match self {
             Class::Runtime => 1,

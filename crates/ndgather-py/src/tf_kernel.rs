@@ -212,6 +212,15 @@ pub(crate) fn allocated(
     allocate: impl FnOnce(i64, *const i64, &mut *mut c_void) -> i32,
     failed: impl FnOnce(i32) -> Failure,
 ) -> Result<Raw, Failure> {
+    // The core's error for a size past the address space, before the framework is asked.
+    let bytes = (shape.iter()).try_fold(dtype.size().unwrap_or(1), |n, &d| n.checked_mul(d));
+    if bytes.is_none_or(|b| b > isize::MAX as usize) {
+        return Err(ndgather::Error::ShapeOverflow {
+            what: "output",
+            shape: shape.to_vec(),
+        }
+        .into());
+    }
     let dims = shape
         .iter()
         .map(|&d| i64::try_from(d))

@@ -250,3 +250,10 @@ def test_the_pytorch_kernels_failures_are_numbered_by_class():
     assert LIB.ndgather_torch_forward(None, None, TORCH_ALLOCATE(lambda *_: 0)) == VALUE_ERROR
     c.call.struct_size = 8
     assert torch_forward(c) == VALUE_ERROR
+
+
+def test_a_cxx_that_is_no_command_is_a_clear_error(monkeypatch):
+    from ndgather import _native_build
+    monkeypatch.setenv("CXX", "g++ '")
+    with pytest.raises(RuntimeError, match="cannot be read as a command"):
+        _native_build.compiler("PyTorch op")

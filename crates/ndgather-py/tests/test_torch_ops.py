@@ -428,6 +428,26 @@ def test_compiled_code_calls_the_cpp_kernel_where_no_gradient_flows():
         assert _graph_ops(lambda t, i: ng.gather(t, i), leaf(), IDS) == ["ndgather.op_native"]
     # Where a gradient flows, the op with its autograd formula.
     assert _graph_ops(lambda t, i: ng.gather(t, i), leaf(), IDS) == ["ndgather.op"]
+    # A broadcast view: the Python body reads it in place (the C++ kernel would copy it).
+    wide = torch.zeros(1, 64).expand(4096, 64)
+    assert _graph_ops(lambda t, i: ng.gather(t, i), wide, IDS) == ["ndgather.op"]
+    # A program torch.export saves keeps the op with its gradient, which runs without the
+    # C++ kernel's library.
+
+    class Lookup(torch.nn.Module):
+        def forward(self, t, i):
+            return ng.gather(t, i) * 2
+    program = torch.export.export(Lookup(), (TABLE, IDS))
+    assert [str(n.target) for n in program.graph.nodes
+            if "ndgather" in str(n.target)] == ["ndgather.op.default"]
+    w = leaf()
+    program.module()(w, IDS).sum().backward()
+    want = leaf()
+    (torch.index_select(want, 0, IDS) * 2).sum().backward()
+    assert torch.equal(w.grad, want.grad)
+    # The C++ op itself has no gradient, and says so.
+    with pytest.raises(RuntimeError, match="derivative for ndgather::op_native is not"):
+        torch.ops.ndgather.op_native([leaf(), IDS], [1, 1], "gather", "").sum().backward()
     torch._dynamo.reset()
     f = torch.compile(lambda t, i: ng.take_along_axis(t, i, axis=1) + 1, fullgraph=True)
     order = torch.argsort(TABLE, dim=1)
@@ -487,8 +507,9 @@ def test_the_cpp_kernels_errors_are_the_builtin_classes_of_ndgathers():
     ng._torch.native()
     torch._dynamo.reset()
     f = torch.compile(lambda t, i: ng.gather(t, i), fullgraph=True)
-    with pytest.raises(ValueError, match=r"indices\[1\] = 9 is not in \[0, 6\)"):
+    with pytest.raises(ValueError, match=r"indices\[1\] = 9 is not in \[0, 6\)") as e:
         f(TABLE, torch.tensor([0, 9]))
+    assert type(e.value) is ValueError  # the built-in class, not ndgather's subclass
     op = torch.ops.ndgather.op_native
     with pytest.raises(TypeError, match="indices"):
         op([TABLE, torch.tensor([0.5])], [1, 1], "gather", "")
@@ -496,8 +517,19 @@ def test_the_cpp_kernels_errors_are_the_builtin_classes_of_ndgathers():
         op([TABLE.to(torch.complex32), IDS], [1, 1], "gather", "")
     with pytest.raises(ValueError, match='attribute "axis" takes an integer'):
         op([TABLE, IDS], [1, 1], "gather", "axis=x")
-    with pytest.raises(ValueError, match="without '='"):
-        op([TABLE, IDS], [1, 1], "gather", "axis")
+    # A line without '=' is a name with empty text, as the Python op reads it.
+    for o in (op, torch.ops.ndgather.op):
+        with pytest.raises(ValueError, match='attribute "axis" takes an integer, got \'\''):
+            o([TABLE, IDS], [1, 1], "gather", "axis")
+    # The C ABI's strings end at a NUL: refused, not cut.
+    with pytest.raises(ValueError, match="NUL character in the op's name"):
+        op([TABLE, IDS], [1, 1], "gather\0junk", "")
+    with pytest.raises(ValueError, match="NUL character in the op's attributes"):
+        op([TABLE, IDS], [1, 1], "gather", "axis=1\0junk")
+    # A size past the address space: the core's error, before PyTorch is asked.
+    with pytest.raises(ValueError, match="overflows the address space"):
+        op([TABLE, torch.zeros(6, dtype=torch.int64)], [1, 1], "unsorted_segment_sum",
+           f"num_segments={2 ** 62}")
     with pytest.raises(IndexError, match="integer"):
         op([TABLE, torch.tensor([[0.5]])], [1, 1], "take_along_axis", "axis=1")
     with pytest.raises(RuntimeError, match="reduce argument must be"):
@@ -521,3 +553,13 @@ print(native, said, f(torch.arange(6.0), torch.tensor([5, 0])).tolist())
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.stdout.strip().splitlines()[-1:] == ["False True [10.0, 0.0]"], out.stderr[-2000:]
+
+
+def test_a_bad_embedding_bag_mode_is_refused_in_pytorchs_words():
+    ids, offsets = torch.tensor([1, 0]), torch.tensor([0])
+    with pytest.raises(ValueError) as theirs:
+        torch.nn.functional.embedding_bag(ids, TABLE, offsets, mode="bogus")
+    for table in (TABLE, leaf()):  # eagerly and through the custom op
+        with pytest.raises(ValueError) as ours:
+            ng.embedding_bag(table, ids, offsets, mode="bogus")
+        assert str(ours.value) == str(theirs.value)

@@ -64,7 +64,11 @@ def compiler(what: str) -> list:
         raise RuntimeError(
             f"ndgather: its {what} is compiled on first use, and no C++ compiler was found "
             "(c++, g++ or clang++ on PATH); install one, or set CXX")
-    return shlex.split(cxx)
+    try:
+        return shlex.split(cxx)
+    except ValueError as e:
+        raise RuntimeError(f"ndgather: its {what} is compiled on first use, and CXX={cxx!r} "
+                           f"cannot be read as a command ({e}); fix it, or unset it") from e
 
 
 def build(what: str, source: str, kind: str, version: str, flags: Sequence[str]) -> str:

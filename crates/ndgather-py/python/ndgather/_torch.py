@@ -398,8 +398,20 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     attrs = {k: _staged_call.plain(name, k, v) for k, v in (attrs or {}).items()
              if v is not None}
     joined = _joined(name, attrs) + (f"\n{_SPARSE_GRAD}" if sparse_grad else "")
-    if _compiling(torch) and not (torch.is_grad_enabled()
-                                  and any(t.requires_grad for t in tensors)):
+    if _native_call(torch, tensors):
         _native_constant()
         return torch.ops.ndgather.op_native(tensors, arity, name, joined)
     return torch.ops.ndgather.op(tensors, arity, name, joined)
+
+
+def _native_call(torch: Any, tensors: Sequence[Any]) -> bool:
+    """Whether a call takes ``ndgather::op_native``: in code that ``torch.compile`` makes
+    (not a program ``torch.export`` saves, which must run where ndgather has not built it, and
+    may be differentiated later), where no gradient flows, on tensors laid out row-major (the
+    C++ kernel reads them so; it would copy any other, a broadcast view whole, where the
+    Python body reads it in place)."""
+    if not _compiling(torch) or torch.compiler.is_exporting():
+        return False
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return False
+    return all(t.is_contiguous() for t in tensors)

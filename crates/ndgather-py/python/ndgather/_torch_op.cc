@@ -15,6 +15,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include "_kernel_abi.h"
@@ -67,7 +68,8 @@ int32_t Allocate(void* p, int32_t dtype, int64_t rank, const int64_t* dims,
   return 1;
 }
 
-// The op's attributes, a line `name=text` each; PyTorch's own line for sparse gradients is
+// The op's attributes, a line `name=text` each, read as the Python op's `_split` reads them
+// (a line without `=` is a name with empty text); PyTorch's own line for sparse gradients is
 // the Python side's (the core's op has no such attribute).
 void SplitAttrs(c10::string_view attrs, std::vector<std::string>* names,
                 std::vector<std::string>* values) {
@@ -78,13 +80,18 @@ void SplitAttrs(c10::string_view attrs, std::vector<std::string>* names,
     c10::string_view line = attrs.substr(at, end - at);
     if (!line.empty() && line != "torch_sparse_grad=true") {
       size_t eq = line.find('=');
-      TORCH_CHECK_VALUE(eq != c10::string_view::npos,
-                        "ndgather: an attribute line without '=': ", std::string(line));
       names->emplace_back(line.substr(0, eq));
-      values->emplace_back(line.substr(eq + 1));
+      values->emplace_back(eq == c10::string_view::npos ? c10::string_view() : line.substr(eq + 1));
     }
     at = end + 1;
   }
+}
+
+// The C ABI's strings end at a NUL: one inside a name or the attributes is refused, rather
+// than read as the text before it.
+void NoNul(c10::string_view text, const char* what) {
+  TORCH_CHECK_VALUE(text.find('\0') == c10::string_view::npos,
+                    "ndgather: a NUL character in the op's ", what);
 }
 
 // Raises the core's failure as the built-in class it numbers (errors.rs's `Class::builtin`).
@@ -127,6 +134,8 @@ at::Tensor Op(at::TensorList inputs, at::IntArrayRef arity, c10::string_view nam
     const at::Tensor& c = held.back();
     args.push_back({code, c.dim(), c.sizes().data(), const_cast<void*>(c.const_data_ptr())});
   }
+  NoNul(name, "name");
+  NoNul(attrs, "attributes");
   std::vector<std::string> names, values;
   SplitAttrs(attrs, &names, &values);
   std::vector<const char*> name_ptrs, value_ptrs;
@@ -161,3 +170,9 @@ at::Tensor Op(at::TensorList inputs, at::IntArrayRef arity, c10::string_view nam
 }  // namespace
 
 TORCH_LIBRARY_IMPL(ndgather, CPU, m) { m.impl("op_native", &Op); }
+
+// No gradient: a backward through the op raises, rather than leaving the inputs' gradients
+// unset. (PyTorch's C++ fallback; a Python autograd kernel would run on every call.)
+TORCH_LIBRARY_IMPL(ndgather, Autograd, m) {
+  m.impl("op_native", torch::autograd::autogradNotImplementedFallback());
+}
