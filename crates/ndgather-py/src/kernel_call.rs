@@ -98,6 +98,17 @@ pub(crate) struct Raw {
     pub(crate) len: usize,
 }
 
+/// The bytes of `shape`'s elements of `size` bytes each, where they fit `isize`: an empty
+/// shape's are 0, however long its other axes (as the core counts them).
+pub(crate) fn byte_len(shape: &[usize], size: usize) -> Option<usize> {
+    if shape.contains(&0) {
+        return Some(0);
+    }
+    (shape.iter())
+        .try_fold(size, |n, &d| n.checked_mul(d))
+        .filter(|&n| isize::try_from(n).is_ok())
+}
+
 impl Raw {
     /// A buffer of `dtype`, dimensions `dims` and data at `data`, checked: dimensions that
     /// are not negative, a byte length that fits `isize`, data for a nonempty one.
@@ -112,11 +123,7 @@ impl Raw {
             .map(|&d| usize::try_from(d))
             .collect::<Result<Axes, _>>()
             .map_err(|_| invalid(format!("ndgather: {what}: dimensions {dims:?}")))?;
-        let size = dtype.size().unwrap_or(0);
-        let len = shape
-            .iter()
-            .try_fold(size, |n, &d| n.checked_mul(d))
-            .filter(|&n| isize::try_from(n).is_ok())
+        let len = byte_len(&shape, dtype.size().unwrap_or(0))
             .ok_or_else(|| invalid(format!("ndgather: {what}: shape {shape:?} overflows")))?;
         if len > 0 && data.is_null() {
             return Err(invalid(format!(

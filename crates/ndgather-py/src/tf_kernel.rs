@@ -11,7 +11,7 @@
 //! memory with an argument.
 
 use crate::kernel_call::{
-    invalid, items, run_allocating, run_call, text_attrs, Call, Failure, Raw,
+    byte_len, invalid, items, run_allocating, run_call, text_attrs, Call, Failure, Raw,
 };
 use ndgather::registry::{self, Attrs};
 use ndgather::DType;
@@ -213,8 +213,7 @@ pub(crate) fn allocated(
     failed: impl FnOnce(i32) -> Failure,
 ) -> Result<Raw, Failure> {
     // The core's error for a size past the address space, before the framework is asked.
-    let bytes = (shape.iter()).try_fold(dtype.size().unwrap_or(1), |n, &d| n.checked_mul(d));
-    if bytes.is_none_or(|b| b > isize::MAX as usize) {
+    if byte_len(shape, dtype.size().unwrap_or(1)).is_none() {
         return Err(ndgather::Error::ShapeOverflow {
             what: "output",
             shape: shape.to_vec(),

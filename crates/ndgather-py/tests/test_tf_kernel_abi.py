@@ -257,3 +257,23 @@ def test_a_cxx_that_is_no_command_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("CXX", "g++ '")
     with pytest.raises(RuntimeError, match="cannot be read as a command"):
         _native_build.compiler("PyTorch op")
+
+
+def test_an_empty_result_of_a_huge_dimension_is_made_by_both_kernels():
+    # Zero elements, however long the other axis: no overflow, wherever the zero sits.
+    # (NumPy refuses such an array itself: the allocation records the shape it is asked.)
+    data, seg = np.zeros((6, 0), np.float32), np.array([0, 1, 0, 1, 2, 2], np.int64)
+    home = np.zeros(1, np.float32)
+    for forward in (Caller.forward, torch_forward):
+        c = Caller("unsorted_segment_sum", [data, seg], [("num_segments", str(2 ** 62))])
+
+        def empty(*args):
+            _, rank, dims, out = args[0], args[-3], args[-2], args[-1]
+            c.asked = [dims[k] for k in range(rank)]
+            out[0] = home.ctypes.data
+            return 0
+        assert forward(c, empty) == 0, c.message()
+        assert c.asked == [2 ** 62, 0]
+    c = Caller("unsorted_segment_sum", [np.zeros((6, 3), np.float32), seg],
+               [("num_segments", str(2 ** 62))])
+    assert torch_forward(c) == VALUE_ERROR and "overflows the address space" in c.message()

@@ -375,3 +375,13 @@ def test_embedding_bag_and_its_gradients_inside_tf_function():
     mixed = tf.function(lambda t: ng.embedding_bag(t, ids, tf.constant([0, 2], tf.int64),
                                                    mode="sum", per_sample_weights=w))
     np.testing.assert_allclose(mixed(table).numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_a_nul_in_a_raw_ops_attributes_is_refused():
+    # A graph's NdgatherOp need not come from ndgather's Python: its kernel checks too.
+    lib = _tf.library()
+    for op, values in (("gather\0junk", []), ("gather", ["1\0junk"])):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="NUL character"):
+            lib.ndgather_op(args=[tf.constant([1.0, 2.0]), tf.constant([1])], Tout=tf.float32,
+                            op=op, arity=[1, 1], attr_names=["axis"][:len(values)],
+                            attr_values=values, out_shape=tf.TensorShape([1]))

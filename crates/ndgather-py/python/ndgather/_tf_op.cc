@@ -56,6 +56,14 @@ class NdgatherKernel : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("attr_values", &values_));
     OP_REQUIRES(ctx, names_.size() == values_.size(),
                 absl::InvalidArgumentError("ndgather: attr_names and attr_values differ in length"));
+    // The C ABI's strings end at a NUL: one inside is refused, rather than read as the text
+    // before it (a graph's attributes need not come from ndgather's Python).
+    bool nul = op_.find('\0') != std::string::npos;
+    for (const auto& s : names_) nul = nul || s.find('\0') != std::string::npos;
+    for (const auto& s : values_) nul = nul || s.find('\0') != std::string::npos;
+    OP_REQUIRES(ctx, !nul,
+                absl::InvalidArgumentError("ndgather: a NUL character in the op's name or "
+                                           "attributes"));
     for (const auto& s : names_) name_ptrs_.push_back(s.c_str());
     for (const auto& s : values_) value_ptrs_.push_back(s.c_str());
   }

@@ -295,6 +295,15 @@ _native: Optional[bool] = None
 _native_constant: Any = None
 
 
+def _version(text: str) -> tuple:
+    """A version's first two numbers (``"2.15.0+cpu"`` → ``(2, 15)``)."""
+    parts = text.split("+")[0].split(".")[:2]
+    try:
+        return tuple(int(p) for p in parts)
+    except ValueError:
+        return (0, 0)
+
+
 def native() -> bool:
     """Gives ``ndgather::op_native`` its CPU kernel, once: the C++ one of ``_torch_op.cc``,
     built and loaded, which code that ``torch.compile`` made calls with no Python between
@@ -318,6 +327,9 @@ def native() -> bool:
                               f"body, about 10 µs more per call: {e}", RuntimeWarning,
                               stacklevel=2)
                 torch.library.impl("ndgather::op_native", "cpu", _op_body)
+                # No gradient, as the C++ library's fallback says: a backward raises.
+                torch.library.register_autograd("ndgather::op_native", _no_derivative,
+                                                setup_context=_no_context)
                 _native = False
     return _native
 
@@ -369,8 +381,12 @@ def define() -> None:
         if not _defined:
             ops()
             global _native_constant
-            # (`torch.compile` runs it as it traces, and takes its result as a constant.)
-            _native_constant = torch.compiler.assume_constant_result(native)
+            # (`torch.compile` runs it as it traces, and takes its result as a constant.
+            # Before PyTorch 2.14, `torch.compiler.is_exporting()` also answers True under a
+            # plain `torch.compile` (pytorch#176347), so there the C++ kernel is not used.)
+            constant = getattr(torch.compiler, "assume_constant_result", None)
+            if constant is not None and _version(torch.__version__) >= (2, 14):
+                _native_constant = constant(native)
             _defined = True
 
 
@@ -404,13 +420,22 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     return torch.ops.ndgather.op(tensors, arity, name, joined)
 
 
+def _no_context(ctx: Any, inputs: tuple, output: Any) -> None:
+    pass
+
+
+def _no_derivative(ctx: Any, upstream: Any) -> tuple:
+    raise RuntimeError("derivative for ndgather::op_native is not implemented")
+
+
 def _native_call(torch: Any, tensors: Sequence[Any]) -> bool:
     """Whether a call takes ``ndgather::op_native``: in code that ``torch.compile`` makes
     (not a program ``torch.export`` saves, which must run where ndgather has not built it, and
     may be differentiated later), where no gradient flows, on tensors laid out row-major (the
     C++ kernel reads them so; it would copy any other, a broadcast view whole, where the
     Python body reads it in place)."""
-    if not _compiling(torch) or torch.compiler.is_exporting():
+    exporting = getattr(torch.compiler, "is_exporting", None)
+    if not _compiling(torch) or _native_constant is None or exporting is None or exporting():
         return False
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         return False
