@@ -158,7 +158,7 @@ def test_opcheck(name, inputs, attrs):
     op, _ = ng._torch.ops()
     tensors = [t.clone().requires_grad_(True) if t.is_floating_point() else t for t in inputs]
     torch.library.opcheck(op, (tensors, [1] * len(tensors), name,
-                               ng._torch._joined(name, attrs)))
+                               ng._torch._attrs_text(name, tuple(attrs.items()), False)))
 
 
 def test_segment_and_scatter_gradients_equal_pytorch_own():
@@ -261,6 +261,128 @@ def test_torch_compile_fullgraph_forward_and_backward():
     # And a call with no grad inside the compiled function: still in the graph.
     lookup = torch.compile(lambda table, ids: ng.gather(table, ids) * 2, fullgraph=True)
     assert torch.equal(lookup(TABLE, IDS), TABLE[IDS] * 2)
+
+
+#: (ndgather's call, PyTorch's own op, inputs for a batch of n): no two sizes of a case equal
+#: (torch.compile gives equal sizes one symbol).
+DYNAMIC_CASES = {
+    "gather": (lambda p, i: ng.gather(p, i), lambda p, i: torch.index_select(p, 0, i),
+               lambda n: (torch.randn(16 + n, 4), torch.arange(n) % 16)),
+    "gather axis 1": (lambda p, i: ng.gather(p, i, axis=1),
+                      lambda p, i: torch.index_select(p, 1, i),
+                      lambda n: (torch.randn(4, 16 + n), torch.arange(n) % 16)),
+    "batch_dims": (lambda p, i: ng.gather(p, i, batch_dims=1), lambda p, i: torch.gather(p, 1, i),
+                   lambda n: (torch.randn(n, 8), torch.arange(3 * n).reshape(n, 3) % 8)),
+    "take_along_axis": (lambda p, i: ng.take_along_axis(p, i, 1),
+                        lambda p, i: torch.take_along_dim(p, i, 1),
+                        lambda n: (torch.randn(n, 8), torch.arange(3 * n).reshape(n, 3) % 8)),
+    "gather_nd": (lambda p, i: ng.gather_nd(p, i), lambda p, i: p[i[:, 0], i[:, 1]],
+                  lambda n: (torch.randn(6, 5, 3),
+                             torch.stack([torch.arange(n) % 6, torch.arange(n) % 5], 1))),
+    "embedding_bag": (lambda p, i: ng.embedding_bag(p, i, torch.arange(0, i.shape[0], 2)),
+                      lambda p, i: torch.nn.functional.embedding_bag(
+                          i, p, torch.arange(0, i.shape[0], 2)),
+                      lambda n: (torch.randn(20, 4), torch.arange(2 * n) % 20)),
+    "tensor_scatter_nd_add": (
+        lambda t, i: ng.tensor_scatter_nd_add(t, i[:, None] % 4, torch.ones(i.shape[0], 3)),
+        lambda t, i: t.index_add(0, i % 4, torch.ones(i.shape[0], 3)),
+        lambda n: (torch.zeros(4, 3), torch.arange(n))),
+    "unsorted_segment_sum": (lambda d, s: ng.unsorted_segment_sum(d, s, 5),
+                             lambda d, s: torch.zeros(5, d.shape[1]).index_add(0, s, d),
+                             lambda n: (torch.randn(n, 3), torch.arange(n) % 5)),
+}
+
+
+def _frames(f, make, sizes, dynamic, grad=False):
+    """How many graphs torch.compile makes of ``f`` over batches of ``sizes``, and the
+    results (with params' gradient where ``grad``)."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+    torch._dynamo.reset()
+    count = CompileCounterWithBackend("inductor")
+    compiled = torch.compile(f, backend=count, fullgraph=True, dynamic=dynamic)
+    results = []
+    for n in sizes:
+        torch.manual_seed(n)
+        a, b = make(n)
+        if grad:
+            a.requires_grad_(True)
+            (compiled(a, b) ** 2).sum().backward()
+            results.append(a.grad)
+        else:
+            results.append(compiled(a, b))
+    return count.frame_count, results
+
+
+@pytest.mark.parametrize("case", list(DYNAMIC_CASES))
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_one_graph_serves_every_batch_size_as_pytorchs_own_op(case, dynamic):
+    ours, theirs, make = DYNAMIC_CASES[case]
+    sizes = (7, 9, 11, 13, 17)
+    frames, got = _frames(ours, make, sizes, dynamic)
+    their_frames, want = _frames(theirs, make, sizes, dynamic)
+    assert [r.shape for r in got] == [r.shape for r in want]
+    assert all(torch.equal(g, w) for g, w in zip(got, want))
+    # One graph for dynamic=True; the default compiles a second, dynamic one, at the first
+    # new size: never one per size, and no more than PyTorch's own op (take_along_dim
+    # compiles one per size).
+    assert frames == (1 if dynamic else 2) <= their_frames
+
+
+@pytest.mark.parametrize("case", ["gather", "batch_dims", "embedding_bag"])
+def test_one_graph_serves_every_batch_size_with_gradients(case):
+    ours, theirs, make = DYNAMIC_CASES[case]
+    frames, got = _frames(ours, make, (7, 9, 11, 13), None, grad=True)
+    their_frames, want = _frames(theirs, make, (7, 9, 11, 13), None, grad=True)
+    assert all(torch.allclose(g, w) for g, w in zip(got, want))
+    assert frames == 2 <= their_frames
+
+
+def test_dynamic_sizes_that_must_match_or_be_numbers_are_guarded():
+    # Two symbols that a batch gather needs equal: one graph while they are, and the
+    # core's error where they are not.
+    f = lambda p, i: ng.gather(p, i, batch_dims=1)  # noqa: E731
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True, dynamic=True)
+    for n in (7, 9):
+        p, i = torch.randn(n, 8), torch.arange(3 * n).reshape(n, 3) % 8
+        assert torch.equal(compiled(p, i), torch.gather(p, 1, i))
+    with pytest.raises(Exception, match="batch"):
+        compiled(torch.randn(7, 8), torch.zeros(9, 3, dtype=torch.int64))
+    # gather_nd's index depth is a number: a new depth is a new graph, and right.
+    g = torch.compile(lambda p, i: ng.gather_nd(p, i), fullgraph=True, dynamic=True)
+    p = torch.randn(6, 5, 3)
+    for depth in (2, 3):
+        i = torch.zeros(7, depth, dtype=torch.int64)
+        assert torch.equal(g(p, i), torch.tensor(ng.gather_nd(p.numpy(), i.numpy())))
+
+
+def test_mark_dynamic_and_an_exported_programs_dynamic_sizes():
+    torch._dynamo.reset()
+    p, i = torch.randn(30, 4), torch.arange(9) % 30
+    torch._dynamo.mark_dynamic(i, 0)
+    torch._dynamo.mark_dynamic(p, 0)
+    assert torch.equal(torch.compile(lambda p, i: ng.gather(p, i), fullgraph=True)(p, i), p[i])
+
+    class Lookup(torch.nn.Module):
+        def forward(self, p: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
+            return ng.gather(p, i) * 2
+
+    rows, n = torch.export.Dim("rows"), torch.export.Dim("n")
+    program = torch.export.export(Lookup(), (p, i), dynamic_shapes=({0: rows}, {0: n}))
+    p2, i2 = torch.randn(50, 4), torch.arange(13) % 50
+    assert torch.equal(program.module()(p2, i2), p2[i2] * 2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int16])
+def test_a_fill_value_under_torch_compile(dtype):
+    torch._dynamo.reset()
+    table, ids = TABLE.to(dtype), torch.tensor([1, 9, -1])
+    f = torch.compile(lambda p, i: ng.gather(p, i, bad_indices="fill", fill_value=-2),
+                      fullgraph=True)
+    want = table[[1, 0, 0]]
+    want[1:] = -2
+    assert torch.equal(f(table, ids), want)
+    assert torch.equal(ng.gather(table, ids, bad_indices="fill", fill_value=-2), want)
 
 
 def test_results_equal_the_numpy_path():
@@ -473,7 +595,7 @@ def test_the_cpp_kernel_equals_the_python_op(dtype):
     table = TABLE.to(dtype) if dtype is not torch.uint16 else TABLE.abs().to(dtype)
     for name, make, attrs in KERNEL_CASES:
         tensors = list(make(table))
-        call = (tensors, [1] * len(tensors), name, ng._torch._joined(name, attrs))
+        call = (tensors, [1] * len(tensors), name, ng._torch._attrs_text(name, tuple(attrs.items()), False))
         ours = torch.ops.ndgather.op_native(*call)
         if dtype is torch.float8_e4m3fn:
             # The Python op reads no float8 (NumPy has none); these ops move bytes (the fill,
@@ -500,7 +622,7 @@ def test_opcheck_of_the_cpp_kernel(name, make, attrs):
     ng._torch.native()
     tensors = list(make(TABLE))
     torch.library.opcheck(torch.ops.ndgather.op_native.default,
-                          (tensors, [1] * len(tensors), name, ng._torch._joined(name, attrs)))
+                          (tensors, [1] * len(tensors), name, ng._torch._attrs_text(name, tuple(attrs.items()), False)))
 
 
 def test_the_cpp_kernels_errors_are_the_builtin_classes_of_ndgathers():

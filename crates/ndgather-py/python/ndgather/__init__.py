@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _core, _ragged, _staging, _torch
+from ._staged_call import fill_bytes as _fill
 
 #: Checked before a framework's module is asked, so that a caller without it pays a dict
 #: lookup.
@@ -273,24 +274,6 @@ def _index_errors_first(target: np.ndarray, indices: ArrayLike, axis: int) -> No
                 raise
 
 
-def _fill(bad_indices: str, fill_value: Any, dtype: np.dtype) -> Optional[bytes]:
-    """The bytes of a given fill element for ``bad_indices="fill"`` (JAX's ``mode="fill"``),
-    made by NumPy in params' own dtype; ``None`` for the dtype's default, which the core
-    makes (JAX's, from its dtype table; zeros, empty or None for dtypes it does not have)."""
-    if bad_indices != "fill":
-        if fill_value is not None:
-            raise ValueError('fill_value needs bad_indices="fill"')
-        return None
-    if dtype.kind == "O":
-        if fill_value is not None:
-            raise TypeError("object arrays fill bad slices with None; fill_value is not "
-                            "supported for them")
-        return None
-    if fill_value is None:  # JAX's default for the dtype: the core's table decides
-        return None
-    return np.asarray(fill_value, dtype=dtype).tobytes()
-
-
 def _out(out):
     """``out`` as a NumPy array to write into: itself, or a writable view of a DLPack
     object's memory (JAX arrays are immutable, and a read-only DLPack tensor is refused by
@@ -435,7 +418,7 @@ def gather(params: ArrayLike, indices: ArrayLike, validate_indices: Any = None,
         params = fw.asarray(params)
         return fw.run("gather", [params, indices], {
             "axis": axis, "batch_dims": batch_dims, "bad_indices": bad_indices,
-            "fill_value": _fill(bad_indices, fill_value, fw.dtype(params))})
+            "fill_value": fw.fill(bad_indices, fill_value, params)})
     if _ragged.is_ragged(params) or _ragged.is_ragged(indices):
         _no_out_for_ragged(out)
         return _ragged.call("gather", params, indices, axis, batch_dims, bad_indices,
@@ -515,7 +498,7 @@ def gather_nd(params: ArrayLike, indices: ArrayLike, batch_dims: int = 0,
         params = fw.asarray(params)
         return fw.run("gather_nd", [params, indices], {
             "batch_dims": batch_dims, "bad_indices": bad_indices,
-            "fill_value": _fill(bad_indices, fill_value, fw.dtype(params))})
+            "fill_value": fw.fill(bad_indices, fill_value, params)})
     if _ragged.is_ragged(params) or _ragged.is_ragged(indices):
         _no_out_for_ragged(out)
         return _ragged.call("gather_nd", params, indices, None, batch_dims, bad_indices,
@@ -687,7 +670,7 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: Optional[int] = None,
         with _numpy_errors(axis, len(x.shape)):
             return fw.run("gather", [x, indices], {
                 "axis": axis, "bad_indices": bad_indices,
-                "fill_value": _fill(bad_indices, fill_value, fw.dtype(x))})
+                "fill_value": fw.fill(bad_indices, fill_value, x)})
     p = _array(x)
     i = _indices(indices)
     if i.ndim != 1:
@@ -775,7 +758,7 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, /, axis: Optional[int] =
             arr, axis = fw.flat(arr), 0
         return fw.run("take_along_axis", [arr, indices], {
             "axis": axis, "bad_indices": bad_indices,
-            "fill_value": _fill(bad_indices, fill_value, fw.dtype(arr))})
+            "fill_value": fw.fill(bad_indices, fill_value, arr)})
     p = _array(arr)
     if axis is None:
         _flat_indices(indices)

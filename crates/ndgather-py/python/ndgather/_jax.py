@@ -54,6 +54,11 @@ def dtype(x: Any) -> np.dtype:
     return np.dtype(asarray(x).dtype)
 
 
+def fill(bad_indices: str, fill_value: Any, x: Any) -> Optional[bytes]:
+    """A fill element's bytes in ``x``'s dtype (``_staged_call.fill_bytes``)."""
+    return _staged_call.fill_bytes(bad_indices, fill_value, dtype(x))
+
+
 def astype(x: Any, name: str) -> Any:
     """``x`` as an array of the dtype named ``name``, which JAX must hold as it is (64-bit
     types only with ``jax_enable_x64``: a narrower one could wrap the values)."""

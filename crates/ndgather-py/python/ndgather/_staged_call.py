@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import operator
 import sys
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -94,3 +94,21 @@ def text(name: str, attr: str, value: Any) -> str:
         return str(operator.index(value))
     raise TypeError(f"{name}: {attr} takes a number, a name or a list of integers, "
                     f"not {type(value).__name__}")
+
+
+def fill_bytes(bad_indices: str, fill_value: Any, dtype: np.dtype) -> Optional[bytes]:
+    """The bytes of a given fill element for ``bad_indices="fill"`` (JAX's ``mode="fill"``),
+    made by NumPy in params' own dtype; ``None`` for the dtype's default, which the core
+    makes (JAX's, from its dtype table; zeros, empty or None for dtypes it does not have)."""
+    if bad_indices != "fill":
+        if fill_value is not None:
+            raise ValueError('fill_value needs bad_indices="fill"')
+        return None
+    if dtype.kind == "O":
+        if fill_value is not None:
+            raise TypeError("object arrays fill bad slices with None; fill_value is not "
+                            "supported for them")
+        return None
+    if fill_value is None:  # JAX's default for the dtype: the core's table decides
+        return None
+    return np.asarray(fill_value, dtype=dtype).tobytes()

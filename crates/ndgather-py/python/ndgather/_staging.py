@@ -2,8 +2,8 @@
 them itself: JAX inside its transformations (a tracer has no memory), and TensorFlow for
 its tensors (a graph's have none, and a gradient needs TensorFlow's own op), and PyTorch's
 custom ops for tensors that autograd or ``torch.compile`` must see. Each such module
-(``_jax``, ``_tf``, ``_torch``) offers ``run``, ``asarray``, ``astype``, ``dtype``, ``flat``, ``shards``
-and ``no_out``."""
+(``_jax``, ``_tf``, ``_torch``) offers ``run``, ``asarray``, ``astype``, ``dtype``, ``fill``,
+``flat``, ``shards`` and ``no_out``."""
 
 from __future__ import annotations
 

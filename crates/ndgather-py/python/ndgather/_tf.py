@@ -73,6 +73,11 @@ def dtype(x: Any) -> np.dtype:
     return np.dtype(asarray(x).dtype.as_numpy_dtype)
 
 
+def fill(bad_indices: str, fill_value: Any, x: Any) -> Optional[bytes]:
+    """A fill element's bytes in ``x``'s dtype (``_staged_call.fill_bytes``)."""
+    return _staged_call.fill_bytes(bad_indices, fill_value, dtype(x))
+
+
 def astype(x: Any, name: str) -> Any:
     """``x`` as a tensor of the dtype named ``name``."""
     import tensorflow as tf

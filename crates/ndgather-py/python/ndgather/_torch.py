@@ -47,10 +47,10 @@ def wanted(*values: Any) -> bool:
     torch = sys.modules.get("torch")
     if torch is None or not _staged_call.any_of(values, torch.Tensor):
         return False
+    if _compiling(torch):
+        return True  # (before the ragged check, whose reads torch.compile would guard)
     if any(_ragged.is_ragged(v) for v in values):
         return False  # the ragged path takes it
-    if _compiling(torch):
-        return True
     define()
     tensors = [x for v in values for x in (v if isinstance(v, (list, tuple)) else [v])
                if isinstance(x, torch.Tensor)]
@@ -64,9 +64,23 @@ def asarray(x: Any) -> Any:
 
 
 def dtype(x: Any) -> np.dtype:
-    """The NumPy dtype of a tensor's elements (for a fill value made in them)."""
-    name = _dtype_name(asarray(x).dtype)
+    """The NumPy dtype of a tensor's elements."""
+    return _numpy_dtype(_dtype_name(asarray(x).dtype))
+
+
+def _numpy_dtype(name: str) -> np.dtype:
     return _bfloat16() if name == "bfloat16" else np.dtype(name)
+
+
+def fill(bad_indices: str, fill_value: Any, x: Any) -> Optional[bytes]:
+    """A fill element's bytes in ``x``'s dtype (``_staged_call.fill_bytes``): under
+    ``torch.compile`` a constant, made of the dtype's name (NumPy's conversion is not
+    traced)."""
+    return (_fill_constant or _fill_text)(bad_indices, fill_value, _dtype_name(asarray(x).dtype))
+
+
+def _fill_text(bad_indices: str, fill_value: Any, name: str) -> Optional[bytes]:
+    return _staged_call.fill_bytes(bad_indices, fill_value, _numpy_dtype(name))
 
 
 def astype(x: Any, name: str) -> Any:
@@ -169,10 +183,14 @@ def _split(attrs: str) -> tuple:
     return [n for n, _, _ in pairs], [v for _, _, v in pairs]
 
 
-def _joined(name: str, attrs: dict) -> str:
-    """The attributes as the op's one string (see :func:`_split`; a value with a line break
-    is refused by ``_staged_call.text``)."""
-    return "\n".join(f"{k}={_staged_call.text(name, k, v)}" for k, v in attrs.items())
+def _attrs_text(name: str, items: tuple, sparse_grad: bool) -> str:
+    """The attributes ``(name, value)`` as the op's one string (see :func:`_split`; ``None``
+    values left out, a value with a line break refused by ``_staged_call.text``), with
+    :data:`_SPARSE_GRAD`'s line where asked. Under ``torch.compile`` a constant (see
+    :func:`define`): its reads, guarded on every call, would cost more than the op."""
+    plain = ((k, _staged_call.plain(name, k, v)) for k, v in items if v is not None)
+    lines = [f"{k}={_staged_call.text(name, k, v)}" for k, v in plain]
+    return "\n".join(lines + ([_SPARSE_GRAD] if sparse_grad else []))
 
 
 def _op_body(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str) -> Any:
@@ -191,9 +209,7 @@ def _op_fake(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str)
     attrs = _core.text_attrs(name, *_split(attrs))
     firsts = [g[0] if isinstance(g, list) and g else g
               for g in _groups(name, list(inputs), arity)]
-    facts = [None if t is None else (_dtype_name(t.dtype), [_dim(d) for d in t.shape])
-             for t in firsts]
-    out_dtype, shape = _core.infer_op(name, facts, attrs)
+    out_dtype, shape = _inferred(name, firsts, attrs)
     if shape is None:
         raise ValueError(f"{name}: the result's rank does not follow from the inputs' shapes")
     if any(d is None for d in shape):
@@ -207,11 +223,91 @@ def _op_fake(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str)
 
 def _dim(d: Any) -> Optional[int]:
     """A fake tensor's dimension as a number, or ``None`` where it has none yet (a size that
-    values give, such as a sorted segment reduction's rows)."""
+    values give, such as a sorted segment reduction's rows). A symbolic size becomes its
+    value, guarded: the compiled code then serves that size only."""
     try:
         return int(d)
     except Exception:  # torch's GuardOnDataDependentSymNode for an unbacked size
         return None
+
+
+def _facts(firsts: Sequence[Any], dim: Any) -> list:
+    return [None if t is None else (_dtype_name(t.dtype), [dim(d) for d in t.shape])
+            for t in firsts]
+
+
+def _inferred(name: str, firsts: Sequence[Any], attrs: dict) -> tuple:
+    """The result's dtype and shape from the core's shape inference, keeping the inputs'
+    symbolic sizes (``torch.compile``'s dynamic shapes) where the result copies them, so that
+    one compiled graph serves every batch size, as PyTorch's own ops do.
+
+    The core infers on numbers, so it is asked on each symbolic size's current value, and
+    again with the sizes moved, each by its own power of two: a result size that moved by
+    exactly one size's step, from that size's value, is that size, and one that did not move
+    is a constant. Where the moved sizes fail a check, or a result size is derived from
+    several, the sizes of equal value move together (their equality is then guarded), then
+    each size in turn is held at its value (guarded: an index depth must be a number); at
+    the last, every size is guarded at its value."""
+    symbols: dict = {}  # expr -> (the size, its value)
+
+    def current(d: Any) -> Optional[int]:
+        node = getattr(d, "node", None)
+        if isinstance(d, int) or node is None or node.hint is None:
+            return _dim(d)  # a number, or a size the values give: none, without a guard
+        symbols.setdefault(node.expr, (d, int(node.hint)))
+        return int(node.hint)
+
+    out_dtype, shape = _core.infer_op(name, _facts(firsts, current), attrs)
+    if not symbols or shape is None:
+        return out_dtype, shape
+    values = sorted({v for _, v in symbols.values()})
+    keys = list(symbols)
+    tries = [(None, False), (None, True)] + [(k, True) for k in keys]
+    for held, together in tries:
+        steps = {k: 0 if k == held else 16 << (values.index(v) if together else i)
+                 for i, (k, (_, v)) in enumerate(symbols.items())}
+        out = _moved(name, firsts, attrs, shape, symbols, steps)
+        if out is not None:
+            if held is not None:
+                _dim(symbols[held][0])  # guarded at its value
+            together_of: dict = {}
+            for k, (d, _) in symbols.items():
+                if k != held:
+                    together_of.setdefault(steps[k], []).append(d)
+            for same in together_of.values():
+                for d in same[1:]:
+                    bool(same[0] == d)  # guarded equal: they moved together
+            return out_dtype, out
+    return _core.infer_op(name, _facts(firsts, _dim), attrs)
+
+
+def _moved(name: str, firsts: Sequence[Any], attrs: dict, shape: list, symbols: dict,
+           steps: dict) -> Optional[list]:
+    """The result's shape in the inputs' sizes where the core's inference with each symbolic
+    size moved by its step (see :func:`_inferred`) says which size each result size is;
+    ``None`` where it cannot say."""
+    def moved(d: Any) -> Optional[int]:
+        node = getattr(d, "node", None)
+        if isinstance(d, int) or node is None or node.expr not in symbols:
+            return _dim(d)
+        return symbols[node.expr][1] + steps[node.expr]
+
+    try:
+        _, other = _core.infer_op(name, _facts(firsts, moved), attrs)
+    except Exception:  # a check that only the current values pass
+        return None
+    if other is None or len(other) != len(shape):
+        return None
+    by_move = {(v, steps[k]): d for k, (d, v) in symbols.items() if steps[k]}
+    out = []
+    for a, b in zip(shape, other):
+        if a is None or a == b:
+            out.append(a)  # a constant, or a size the values give
+        elif b is None or (a, b - a) not in by_move:
+            return None
+        else:
+            out.append(by_move[(a, b - a)])
+    return out
 
 
 def _grad_body(inputs: Sequence[Any], output: Any, upstream: Any, arity: Sequence[int],
@@ -293,6 +389,8 @@ def build() -> str:
 
 _native: Optional[bool] = None
 _native_constant: Any = None
+_attrs_constant: Any = None
+_fill_constant: Any = None
 
 
 def _version(text: str) -> tuple:
@@ -380,13 +478,15 @@ def define() -> None:
     with _defining:
         if not _defined:
             ops()
-            global _native_constant
+            global _native_constant, _attrs_constant, _fill_constant
             # (`torch.compile` runs it as it traces, and takes its result as a constant.
             # Before PyTorch 2.14, `torch.compiler.is_exporting()` also answers True under a
             # plain `torch.compile` (pytorch#176347), so there the C++ kernel is not used.)
             constant = getattr(torch.compiler, "assume_constant_result", None)
             if constant is not None and _version(torch.__version__) >= (2, 14):
                 _native_constant = constant(native)
+            if constant is not None:
+                _attrs_constant, _fill_constant = constant(_attrs_text), constant(_fill_text)
             _defined = True
 
 
@@ -411,9 +511,8 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     groups = _staged_call.groups(inputs)
     arity = [len(g) for g in groups]
     tensors = [torch.as_tensor(a) for g in groups for a in g]
-    attrs = {k: _staged_call.plain(name, k, v) for k, v in (attrs or {}).items()
-             if v is not None}
-    joined = _joined(name, attrs) + (f"\n{_SPARSE_GRAD}" if sparse_grad else "")
+    items = tuple((attrs or {}).items())
+    joined = (_attrs_constant or _attrs_text)(name, items, sparse_grad)
     if _native_call(torch, tensors):
         _native_constant()
         return torch.ops.ndgather.op_native(tensors, arity, name, joined)
