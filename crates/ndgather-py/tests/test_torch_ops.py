@@ -158,7 +158,7 @@ def test_opcheck(name, inputs, attrs):
     op, _ = ng._torch.ops()
     tensors = [t.clone().requires_grad_(True) if t.is_floating_point() else t for t in inputs]
     torch.library.opcheck(op, (tensors, [1] * len(tensors), name,
-                               ng._torch._attrs_text(name, tuple(attrs.items()), False)))
+                               _attrs(name, attrs)))
 
 
 def test_segment_and_scatter_gradients_equal_pytorch_own():
@@ -283,6 +283,12 @@ DYNAMIC_CASES = {
                       lambda p, i: torch.nn.functional.embedding_bag(
                           i, p, torch.arange(0, i.shape[0], 2)),
                       lambda n: (torch.randn(20, 4), torch.arange(2 * n) % 20)),
+    "embedding_bag include_last_offset": (
+        lambda p, i: ng.embedding_bag(p, i, torch.arange(0, i.shape[0] + 1, 2),
+                                      include_last_offset=True),
+        lambda p, i: torch.nn.functional.embedding_bag(
+            i, p, torch.arange(0, i.shape[0] + 1, 2), include_last_offset=True),
+        lambda n: (torch.randn(20, 4), torch.arange(2 * n) % 20)),
     "tensor_scatter_nd_add": (
         lambda t, i: ng.tensor_scatter_nd_add(t, i[:, None] % 4, torch.ones(i.shape[0], 3)),
         lambda t, i: t.index_add(0, i % 4, torch.ones(i.shape[0], 3)),
@@ -383,6 +389,35 @@ def test_a_fill_value_under_torch_compile(dtype):
     want[1:] = -2
     assert torch.equal(f(table, ids), want)
     assert torch.equal(ng.gather(table, ids, bad_indices="fill", fill_value=-2), want)
+
+
+def test_a_tensor_or_numpy_fill_value_is_read_at_each_call():
+    # Only a Python value is a constant of the compiled code: a tensor's or a NumPy
+    # scalar's is read at each call (outside the graph), never frozen at the first.
+    torch._dynamo.reset()
+    ids = torch.tensor([0, 99])
+    f = torch.compile(lambda p, i: ng.gather(p, i, bad_indices="fill", fill_value=p.min()))
+    assert [f(torch.full((3, 2), k), ids)[1].tolist() for k in (1.0, 2.0)] == [[1, 1], [2, 2]]
+    g = torch.compile(lambda p, i, v: ng.gather(p, i, bad_indices="fill", fill_value=v))
+    for v in (torch.tensor(5.0), torch.tensor(7.0), np.float32(3), np.float32(4), 6.0, 8.0):
+        assert g(torch.zeros(3, 2), ids, v)[1].tolist() == [float(v)] * 2
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    ({"fill_value": 1.0}, ValueError), ({"bad_indices": "fill", "fill_value": "x"}, ValueError),
+    ({"axis": [1.5]}, TypeError), ({"bad_indices": "fill\nx"}, ValueError),
+    ({"bad_indices": "fill", "fill_value": 1000}, OverflowError)])
+def test_attribute_errors_under_torch_compile_keep_their_class(kwargs, error):
+    torch._dynamo.reset()
+    f = torch.compile(lambda p, i: ng.gather(p, i, **kwargs))
+    with pytest.raises(error):
+        f(torch.zeros(3, 2, dtype=torch.int8), torch.tensor([0, 1]))
+
+
+def test_a_zero_dimensional_tensor_attribute_in_one_graph():
+    torch._dynamo.reset()
+    f = torch.compile(lambda p, i: ng.gather(p, i, axis=torch.tensor(1)), fullgraph=True)
+    assert torch.equal(f(TABLE, torch.tensor([1, 0])), TABLE[:, [1, 0]])
 
 
 def test_results_equal_the_numpy_path():
@@ -576,6 +611,11 @@ def test_compiled_code_calls_the_cpp_kernel_where_no_gradient_flows():
     assert torch.equal(f(TABLE, order), torch.take_along_dim(TABLE, order, dim=1) + 1)
 
 
+def _attrs(name, attrs):
+    """The custom op's one string of attributes."""
+    return ng._torch._attrs_text(name, tuple(attrs.items()), False)
+
+
 KERNEL_CASES = [
     ("gather", lambda t: (t, IDS), {}),
     ("gather", lambda t: (t.t(), torch.tensor([[3, 0]] * 4)),
@@ -595,7 +635,7 @@ def test_the_cpp_kernel_equals_the_python_op(dtype):
     table = TABLE.to(dtype) if dtype is not torch.uint16 else TABLE.abs().to(dtype)
     for name, make, attrs in KERNEL_CASES:
         tensors = list(make(table))
-        call = (tensors, [1] * len(tensors), name, ng._torch._attrs_text(name, tuple(attrs.items()), False))
+        call = (tensors, [1] * len(tensors), name, _attrs(name, attrs))
         ours = torch.ops.ndgather.op_native(*call)
         if dtype is torch.float8_e4m3fn:
             # The Python op reads no float8 (NumPy has none); these ops move bytes (the fill,
@@ -622,7 +662,7 @@ def test_opcheck_of_the_cpp_kernel(name, make, attrs):
     ng._torch.native()
     tensors = list(make(TABLE))
     torch.library.opcheck(torch.ops.ndgather.op_native.default,
-                          (tensors, [1] * len(tensors), name, ng._torch._attrs_text(name, tuple(attrs.items()), False)))
+                          (tensors, [1] * len(tensors), name, _attrs(name, attrs)))
 
 
 def test_the_cpp_kernels_errors_are_the_builtin_classes_of_ndgathers():

@@ -96,14 +96,16 @@ def text(name: str, attr: str, value: Any) -> str:
                     f"not {type(value).__name__}")
 
 
-def fill_bytes(bad_indices: str, fill_value: Any, dtype: np.dtype) -> Optional[bytes]:
+def fill_bytes(bad_indices: str, fill_value: Any, dtype: Optional[np.dtype]) -> Optional[bytes]:
     """The bytes of a given fill element for ``bad_indices="fill"`` (JAX's ``mode="fill"``),
-    made by NumPy in params' own dtype; ``None`` for the dtype's default, which the core
-    makes (JAX's, from its dtype table; zeros, empty or None for dtypes it does not have)."""
+    made by NumPy in params' own dtype (which only that policy reads); ``None`` for the
+    dtype's default, which the core makes (JAX's, from its dtype table; zeros, empty or None
+    for dtypes it does not have)."""
     if bad_indices != "fill":
         if fill_value is not None:
             raise ValueError('fill_value needs bad_indices="fill"')
         return None
+    assert dtype is not None, "the fill policy reads params' dtype"
     if dtype.kind == "O":
         if fill_value is not None:
             raise TypeError("object arrays fill bad slices with None; fill_value is not "

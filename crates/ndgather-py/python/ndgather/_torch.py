@@ -73,14 +73,45 @@ def _numpy_dtype(name: str) -> np.dtype:
 
 
 def fill(bad_indices: str, fill_value: Any, x: Any) -> Optional[bytes]:
-    """A fill element's bytes in ``x``'s dtype (``_staged_call.fill_bytes``): under
-    ``torch.compile`` a constant, made of the dtype's name (NumPy's conversion is not
-    traced)."""
-    return (_fill_constant or _fill_text)(bad_indices, fill_value, _dtype_name(asarray(x).dtype))
+    """A fill element's bytes in ``x``'s dtype (``_staged_call.fill_bytes``). Under
+    ``torch.compile`` a constant where the value is a Python one (NumPy's conversion is not
+    traced; see :func:`_as_written`)."""
+    name = _dtype_name(asarray(x).dtype)
+    if _fill_constant is not None and _as_written(bad_indices) and _as_written(fill_value):
+        made = _fill_constant(bad_indices, fill_value, name)
+        if made is not None:
+            return made[0]
+    # Otherwise eagerly, outside the graph (torch.compile's own NumPy would wrap a value
+    # that NumPy refuses): a tensor's value read at each call, an error in its own class.
+    return (_fill_eager or _fill_text)(bad_indices, fill_value, name)
 
 
 def _fill_text(bad_indices: str, fill_value: Any, name: str) -> Optional[bytes]:
-    return _staged_call.fill_bytes(bad_indices, fill_value, _numpy_dtype(name))
+    dtype = _numpy_dtype(name) if bad_indices == "fill" else None  # (bfloat16 needs ml_dtypes)
+    return _staged_call.fill_bytes(bad_indices, fill_value, dtype)
+
+
+def _as_written(value: Any) -> bool:
+    """Whether ``torch.compile`` holds ``value`` as written, a Python constant of the code
+    or a guarded global, which a constant function may take: it would freeze a tensor's or a
+    NumPy scalar's value at the first trace, unguarded."""
+    if value is None or isinstance(value, (str, bytes)):
+        return True  # (without type(): a fill element's bytes are a constant function's)
+    t = type(value)
+    return t in (bool, int, float, complex) or (
+        t in (list, tuple) and all(type(v) is int for v in value))
+
+
+def _or_none(f: Any) -> Any:
+    """``f`` for ``assume_constant_result``: its result in a tuple, or ``None`` where it
+    raises, so that the traced call of ``f`` itself raises the error, in its own class
+    (one raised under ``assume_constant_result`` comes out as dynamo's internal error)."""
+    def call(*args: Any) -> Optional[tuple]:
+        try:
+            return (f(*args),)
+        except Exception:
+            return None
+    return call
 
 
 def astype(x: Any, name: str) -> Any:
@@ -188,8 +219,8 @@ def _attrs_text(name: str, items: tuple, sparse_grad: bool) -> str:
     values left out, a value with a line break refused by ``_staged_call.text``), with
     :data:`_SPARSE_GRAD`'s line where asked. Under ``torch.compile`` a constant (see
     :func:`define`): its reads, guarded on every call, would cost more than the op."""
-    plain = ((k, _staged_call.plain(name, k, v)) for k, v in items if v is not None)
-    lines = [f"{k}={_staged_call.text(name, k, v)}" for k, v in plain]
+    given = ((k, _staged_call.plain(name, k, v)) for k, v in items if v is not None)
+    lines = [f"{k}={_staged_call.text(name, k, v)}" for k, v in given]
     return "\n".join(lines + ([_SPARSE_GRAD] if sparse_grad else []))
 
 
@@ -238,16 +269,17 @@ def _facts(firsts: Sequence[Any], dim: Any) -> list:
 
 def _inferred(name: str, firsts: Sequence[Any], attrs: dict) -> tuple:
     """The result's dtype and shape from the core's shape inference, keeping the inputs'
-    symbolic sizes (``torch.compile``'s dynamic shapes) where the result copies them, so that
-    one compiled graph serves every batch size, as PyTorch's own ops do.
+    symbolic sizes (``torch.compile``'s dynamic shapes) where the result's follow them, so
+    that one compiled graph serves every batch size, as PyTorch's own ops do.
 
-    The core infers on numbers, so it is asked on each symbolic size's current value, and
-    again with the sizes moved, each by its own power of two: a result size that moved by
-    exactly one size's step, from that size's value, is that size, and one that did not move
-    is a constant. Where the moved sizes fail a check, or a result size is derived from
-    several, the sizes of equal value move together (their equality is then guarded), then
-    each size in turn is held at its value (guarded: an index depth must be a number); at
-    the last, every size is guarded at its value."""
+    The core infers on numbers, so it is asked on each symbolic size's current value, then
+    twice with the sizes moved, each by its own step, of two unrelated kinds (powers of two,
+    and three times those plus one). A result size that moved by one size's step both times
+    is that size, or one less (``include_last_offset``'s bags); one that did not move is a
+    constant. Where the moved sizes fail a check, or a result size follows several, the
+    sizes of equal value move together (their equality is then guarded), then each size in
+    turn is held at its value (guarded: an index depth must be a number); at the last,
+    every size is guarded at its value."""
     symbols: dict = {}  # expr -> (the size, its value)
 
     def current(d: Any) -> Optional[int]:
@@ -261,31 +293,40 @@ def _inferred(name: str, firsts: Sequence[Any], attrs: dict) -> tuple:
     if not symbols or shape is None:
         return out_dtype, shape
     values = sorted({v for _, v in symbols.values()})
-    keys = list(symbols)
-    tries = [(None, False), (None, True)] + [(k, True) for k in keys]
+    tries = [(None, False)]
+    if len(values) < len(symbols):
+        tries.append((None, True))
+    tries += [(k, True) for k in symbols]
     for held, together in tries:
-        steps = {k: 0 if k == held else 16 << (values.index(v) if together else i)
-                 for i, (k, (_, v)) in enumerate(symbols.items())}
-        out = _moved(name, firsts, attrs, shape, symbols, steps)
-        if out is not None:
-            if held is not None:
-                _dim(symbols[held][0])  # guarded at its value
-            together_of: dict = {}
-            for k, (d, _) in symbols.items():
-                if k != held:
-                    together_of.setdefault(steps[k], []).append(d)
-            for same in together_of.values():
-                for d in same[1:]:
-                    bool(same[0] == d)  # guarded equal: they moved together
-            return out_dtype, out
+        places = {k: values.index(v) if together else i
+                  for i, (k, (_, v)) in enumerate(symbols.items())}
+        found = [_moved(name, firsts, attrs, shape, symbols,
+                        {k: 0 if k == held else step(p) for k, p in places.items()})
+                 for step in (lambda p: 16 << p, lambda p: 3 * (16 << p) + 1)]
+        if None in found or [_key(h) for h in found[0]] != [_key(h) for h in found[1]]:
+            continue
+        if held is not None:
+            _dim(symbols[held][0])  # guarded at its value
+        for k, (d, _) in symbols.items():  # sizes that moved together are guarded equal
+            first = next(d0 for k0, (d0, _) in symbols.items() if places[k0] == places[k])
+            if k != held and d is not first:
+                bool(first == d)
+        return out_dtype, [a if how is None else how[0] + how[1] for a, how in
+                           zip(shape, found[0])]
     return _core.infer_op(name, _facts(firsts, _dim), attrs)
+
+
+def _key(how: Optional[tuple]) -> Optional[tuple]:
+    """A result size's ``(size, offset)`` compared by the size's identity (``==`` on a
+    symbolic size would guard it)."""
+    return None if how is None else (id(how[0]), how[1])
 
 
 def _moved(name: str, firsts: Sequence[Any], attrs: dict, shape: list, symbols: dict,
            steps: dict) -> Optional[list]:
-    """The result's shape in the inputs' sizes where the core's inference with each symbolic
-    size moved by its step (see :func:`_inferred`) says which size each result size is;
-    ``None`` where it cannot say."""
+    """Which input size each result size is, by the core's inference with each symbolic
+    size moved by its step (see :func:`_inferred`): ``(size, offset)``, or ``None`` for a
+    constant or a size the values give; ``None`` where it cannot say."""
     def moved(d: Any) -> Optional[int]:
         node = getattr(d, "node", None)
         if isinstance(d, int) or node is None or node.expr not in symbols:
@@ -298,15 +339,18 @@ def _moved(name: str, firsts: Sequence[Any], attrs: dict, shape: list, symbols: 
         return None
     if other is None or len(other) != len(shape):
         return None
-    by_move = {(v, steps[k]): d for k, (d, v) in symbols.items() if steps[k]}
+    by_step = {}
+    for k, (d, v) in symbols.items():
+        by_step.setdefault(steps[k], (d, v))  # sizes that share a step are guarded equal
     out = []
     for a, b in zip(shape, other):
         if a is None or a == b:
-            out.append(a)  # a constant, or a size the values give
-        elif b is None or (a, b - a) not in by_move:
+            out.append(None)  # a constant, or a size the values give
+            continue
+        d, v = by_step.get(None if b is None else b - a, (None, None))
+        if d is None or a - v not in (0, -1):
             return None
-        else:
-            out.append(by_move[(a, b - a)])
+        out.append((d, a - v))
     return out
 
 
@@ -391,6 +435,7 @@ _native: Optional[bool] = None
 _native_constant: Any = None
 _attrs_constant: Any = None
 _fill_constant: Any = None
+_fill_eager: Any = None
 
 
 def _version(text: str) -> tuple:
@@ -478,7 +523,7 @@ def define() -> None:
     with _defining:
         if not _defined:
             ops()
-            global _native_constant, _attrs_constant, _fill_constant
+            global _native_constant, _attrs_constant, _fill_constant, _fill_eager
             # (`torch.compile` runs it as it traces, and takes its result as a constant.
             # Before PyTorch 2.14, `torch.compiler.is_exporting()` also answers True under a
             # plain `torch.compile` (pytorch#176347), so there the C++ kernel is not used.)
@@ -486,7 +531,9 @@ def define() -> None:
             if constant is not None and _version(torch.__version__) >= (2, 14):
                 _native_constant = constant(native)
             if constant is not None:
-                _attrs_constant, _fill_constant = constant(_attrs_text), constant(_fill_text)
+                _attrs_constant = constant(_or_none(_attrs_text))
+                _fill_constant = constant(_or_none(_fill_text))
+            _fill_eager = torch.compiler.disable(_fill_text)
             _defined = True
 
 
@@ -512,7 +559,10 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     arity = [len(g) for g in groups]
     tensors = [torch.as_tensor(a) for g in groups for a in g]
     items = tuple((attrs or {}).items())
-    joined = (_attrs_constant or _attrs_text)(name, items, sparse_grad)
+    made = None
+    if _attrs_constant is not None and all(_as_written(v) for _, v in items):
+        made = _attrs_constant(name, items, sparse_grad)
+    joined = made[0] if made is not None else _attrs_text(name, items, sparse_grad)
     if _native_call(torch, tensors):
         _native_constant()
         return torch.ops.ndgather.op_native(tensors, arity, name, joined)
