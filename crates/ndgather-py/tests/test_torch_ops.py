@@ -583,11 +583,14 @@ def test_compiled_code_calls_the_cpp_kernel_where_no_gradient_flows():
     assert _graph_ops(lambda t, i: ng.gather(t, i) * 2, TABLE, IDS) == ["ndgather.op_native"]
     with torch.no_grad():
         assert _graph_ops(lambda t, i: ng.gather(t, i), leaf(), IDS) == ["ndgather.op_native"]
-    # Where a gradient flows, the op with its autograd formula.
-    assert _graph_ops(lambda t, i: ng.gather(t, i), leaf(), IDS) == ["ndgather.op"]
+    # Where a gradient flows, the same kernel with the op's autograd formula.
+    assert _graph_ops(lambda t, i: ng.gather(t, i), leaf(), IDS) == [
+        "ndgather.op_native_with_grad"]
     # A broadcast view: the Python body reads it in place (the C++ kernel would copy it).
     wide = torch.zeros(1, 64).expand(4096, 64)
     assert _graph_ops(lambda t, i: ng.gather(t, i), wide, IDS) == ["ndgather.op"]
+    assert _graph_ops(lambda t, i: ng.gather(t, i), wide.requires_grad_(True), IDS) == [
+        "ndgather.op"]
     # A program torch.export saves keeps the op with its gradient, which runs without the
     # C++ kernel's library.
 
@@ -663,6 +666,10 @@ def test_opcheck_of_the_cpp_kernel(name, make, attrs):
     tensors = list(make(TABLE))
     torch.library.opcheck(torch.ops.ndgather.op_native.default,
                           (tensors, [1] * len(tensors), name, _attrs(name, attrs)))
+    # And under the op's gradient formula, with a table that requires grad.
+    tensors = list(make(leaf()))
+    torch.library.opcheck(torch.ops.ndgather.op_native_with_grad.default,
+                          (tensors, [1] * len(tensors), name, _attrs(name, attrs)))
 
 
 def test_the_cpp_kernels_errors_are_the_builtin_classes_of_ndgathers():
@@ -714,13 +721,16 @@ try:  # the Python body has no gradient either, and says so
     raised = False
 except RuntimeError as e:
     raised = "derivative for ndgather::op_native is not implemented" in str(e)
-print(native, said, raised, f(torch.arange(6.0), torch.tensor([5, 0])).tolist())
+g = torch.compile(lambda t, i: (ng.gather(t, i) ** 2).sum(), fullgraph=True, backend="aot_eager")
+g(t, torch.tensor([5, 0, 5])).backward()
+print(native, said, raised, f(torch.arange(6.0), torch.tensor([5, 0])).tolist(), t.grad.tolist())
 """
     env = dict(os.environ, CXX=str(tmp_path / "no-such-compiler"),
                NDGATHER_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=300)
-    assert out.stdout.strip().splitlines()[-1:] == ["False True True [10.0, 0.0]"], \
+    assert out.stdout.strip().splitlines()[-1:] == [
+        "False True True [10.0, 0.0] [0.0, 0.0, 0.0, 0.0, 0.0, 20.0]"], \
         out.stderr[-2000:]
 
 

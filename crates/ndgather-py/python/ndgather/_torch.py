@@ -2,9 +2,10 @@
 ops under the namespace ``ndgather``, ``ndgather::op`` and ``ndgather::op_grad``, which run
 any op of the registry by name, as TensorFlow's op and XLA's handlers do. Each has a fake
 (meta) implementation, so that shapes propagate under ``torch.compile``, and the forward op's
-gradient is registered with ``register_autograd``. A third, ``ndgather::op_native``, is the
-forward op for compiled code where no gradient flows: its CPU kernel is C++
-(``_torch_op.cc``, built on first use, see :func:`native`).
+gradient is registered with ``register_autograd``. Two more are the forward op for compiled
+code, their CPU kernel C++ (``_torch_op.cc``, built on first use, see :func:`native`):
+``ndgather::op_native`` where no gradient flows, and ``ndgather::op_native_with_grad``, with
+the op's gradient formula, where one does.
 
 A public function given ``torch.Tensor`` s calls the custom op when autograd or
 ``torch.compile`` needs it: a tensor that requires grad, or a call while ``torch.compile``
@@ -410,11 +411,15 @@ def ops() -> tuple:
         return per_input, None, None, None
 
     op.register_autograd(backward, setup_context=setup_context)
-    # The same op for compiled code where no gradient flows, its CPU kernel C++ (see
-    # `native`), with the Python op's fake. It has no autograd kernel: a Python one would
-    # run on every call, gradient or not (PyTorch's own fallback for it is C++).
-    torch.library.define("ndgather::op_native", f"{SCHEMA} -> Tensor")
-    torch.library.register_fake("ndgather::op_native", _op_fake)
+    # The same op for compiled code, its CPU kernel C++ (see `native`), with the Python op's
+    # fake: `op_native` where no gradient flows, with no autograd kernel (a Python one runs
+    # on every call, about 4 µs; PyTorch's own fallback for it is C++), and
+    # `op_native_with_grad`, with the op's gradient formula, where one does.
+    for native_op in ("op_native", "op_native_with_grad"):
+        torch.library.define(f"ndgather::{native_op}", f"{SCHEMA} -> Tensor")
+        torch.library.register_fake(f"ndgather::{native_op}", _op_fake)
+    torch.library.register_autograd("ndgather::op_native_with_grad", backward,
+                                    setup_context=setup_context)
     return op, grad
 
 
@@ -470,6 +475,7 @@ def native() -> bool:
                               f"body, about 10 µs more per call: {e}", RuntimeWarning,
                               stacklevel=2)
                 torch.library.impl("ndgather::op_native", "cpu", _op_body)
+                torch.library.impl("ndgather::op_native_with_grad", "cpu", _op_body)
                 # No gradient, as the C++ library's fallback says: a backward raises.
                 torch.library.register_autograd("ndgather::op_native", _no_derivative,
                                                 setup_context=_no_context)
@@ -563,9 +569,10 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     if _attrs_constant is not None and all(_as_written(v) for _, v in items):
         made = _attrs_constant(name, items, sparse_grad)
     joined = made[0] if made is not None else _attrs_text(name, items, sparse_grad)
-    if _native_call(torch, tensors):
+    native_op = _native_op(torch, tensors)
+    if native_op is not None:
         _native_constant()
-        return torch.ops.ndgather.op_native(tensors, arity, name, joined)
+        return getattr(torch.ops.ndgather, native_op)(tensors, arity, name, joined)
     return torch.ops.ndgather.op(tensors, arity, name, joined)
 
 
@@ -577,15 +584,17 @@ def _no_derivative(ctx: Any, upstream: Any) -> tuple:
     raise RuntimeError("derivative for ndgather::op_native is not implemented")
 
 
-def _native_call(torch: Any, tensors: Sequence[Any]) -> bool:
-    """Whether a call takes ``ndgather::op_native``: in code that ``torch.compile`` makes
-    (not a program ``torch.export`` saves, which must run where ndgather has not built it, and
-    may be differentiated later), where no gradient flows, on tensors laid out row-major (the
-    C++ kernel reads them so; it would copy any other, a broadcast view whole, where the
-    Python body reads it in place)."""
+def _native_op(torch: Any, tensors: Sequence[Any]) -> Optional[str]:
+    """The op with the C++ kernel that a call takes, if any: in code that ``torch.compile``
+    makes (not a program ``torch.export`` saves, which must run where ndgather has not built
+    it), on tensors laid out row-major (the C++ kernel reads them so; it would copy any
+    other, a broadcast view whole, where the Python body reads it in place);
+    ``op_native_with_grad`` where a gradient flows, else ``op_native``."""
     exporting = getattr(torch.compiler, "is_exporting", None)
     if not _compiling(torch) or _native_constant is None or exporting is None or exporting():
-        return False
+        return None
+    if not all(t.is_contiguous() for t in tensors):
+        return None
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        return False
-    return all(t.is_contiguous() for t in tensors)
+        return "op_native_with_grad"
+    return "op_native"

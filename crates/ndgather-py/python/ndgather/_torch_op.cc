@@ -1,5 +1,6 @@
-// ndgather's op as a C++ kernel of PyTorch (issue 55): the CPU kernel of the custom op
-// `ndgather::op_native`, which `ndgather._torch` defines and calls under `torch.compile`, so
+// ndgather's op as a C++ kernel of PyTorch (issue 55): the CPU kernel of the custom ops
+// `ndgather::op_native` and `op_native_with_grad`, which `ndgather._torch` defines and calls
+// under `torch.compile`, so
 // that compiled code calls the core with no Python body between. `ndgather._torch` compiles
 // this file on demand against the installed PyTorch and links it to ndgather's extension,
 // whose C ABI (`torch_kernel.rs`) runs any op of the registry by name. Every check of the
@@ -169,7 +170,12 @@ at::Tensor Op(at::TensorList inputs, at::IntArrayRef arity, c10::string_view nam
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(ndgather, CPU, m) { m.impl("op_native", &Op); }
+// `op_native_with_grad` is the same kernel, under the gradient formula that
+// `ndgather._torch` registers in Python.
+TORCH_LIBRARY_IMPL(ndgather, CPU, m) {
+  m.impl("op_native", &Op);
+  m.impl("op_native_with_grad", &Op);
+}
 
 // No gradient: a backward through the op raises, rather than leaving the inputs' gradients
 // unset. (PyTorch's C++ fallback; a Python autograd kernel would run on every call.)
