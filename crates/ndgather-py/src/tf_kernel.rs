@@ -268,13 +268,17 @@ pub unsafe extern "C" fn ndgather_tf_forward(
 /// `call` must be null or point to a live `TfCall` whose pointers are live for the call.
 #[no_mangle]
 pub unsafe extern "C" fn ndgather_tf_backward(call: *const TfCall) -> i32 {
-    answer(call, status, |call| {
-        let (name, arity, attrs) = parse(call)?;
-        let args = call.args()?;
-        let rets = buffers(call.rets, call.n_rets, "result")?;
-        let op = registry::find(&name)?.with_attrs(&attrs)?;
-        run_call(op.as_ref(), &arity, &args, &rets, (Call::Backward, false))
-    })
+    answer(call, status, backward)
+}
+
+/// A gradient call's work (TensorFlow's and PyTorch's): the gradients into the call's result
+/// buffers, one per argument of a dtype with a gradient.
+pub(crate) fn backward(call: &TfCall) -> Result<(), Failure> {
+    let (name, arity, attrs) = parse(call)?;
+    let args = call.args()?;
+    let rets = buffers(call.rets, call.n_rets, "result")?;
+    let op = registry::find(&name)?.with_attrs(&attrs)?;
+    run_call(op.as_ref(), &arity, &args, &rets, (Call::Backward, false))
 }
 
 /// The address of the two functions: a check for `ndgather._tf` that this build of the

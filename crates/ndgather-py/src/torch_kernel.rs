@@ -8,9 +8,11 @@
 //! op's inference gives its shape and dtype.
 
 use crate::kernel_call::{invalid, run_allocating, Failure};
-use crate::tf_kernel::{allocated, answer, parse, TfCall, TF_DTYPES};
+use crate::tf_kernel::{allocated, answer, backward, parse, TfCall, TF_DTYPES};
+use ndgather::registry;
 use ndgather::DType;
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void, CStr};
+use std::panic::catch_unwind;
 
 /// PyTorch's allocation of the result: a tensor of TensorFlow's dtype number `dtype` and
 /// `rank` dimensions `dims`, its data in `*data`; 0, or nonzero where it failed.
@@ -62,9 +64,60 @@ pub unsafe extern "C" fn ndgather_torch_forward(
     })
 }
 
-/// The kernel's address: a check for `ndgather._torch` that this build of the extension has
-/// it.
+/// `ndgather::op_grad_native`'s kernel: TensorFlow's gradient call (`NdgatherGrad`'s), the
+/// gradients into the call's result buffers, which the kernel allocated, one per argument of
+/// a dtype with a gradient ([`ndgather_kernel_has_grad`]). Returns 0, or the failure's class,
+/// as [`ndgather_torch_forward`].
+///
+/// # Safety
+/// `call` must be null or point to a live `TfCall` whose pointers are live for the call.
+#[no_mangle]
+pub unsafe extern "C" fn ndgather_torch_backward(call: *const TfCall) -> i32 {
+    answer(call, class, backward)
+}
+
+/// Whether an input of TensorFlow's dtype number `code` gets a gradient (the dtype table's
+/// `grad` role), for the C++ autograd kernel, which places the gradient op's results: 1 or 0,
+/// or -1 for a number the ABI lacks.
+#[no_mangle]
+pub extern "C" fn ndgather_kernel_has_grad(code: i32) -> i32 {
+    match TF_DTYPES.iter().find(|(c, _)| *c == code) {
+        Some((_, dtype)) => i32::from(dtype.has_grad()),
+        None => -1,
+    }
+}
+
+/// Whether the gradient of the op named `name` (NUL-terminated) reads the op's output (a
+/// max's does, a gather's not), for the C++ autograd kernel, which keeps the output only
+/// then: 1 or 0, or -1 for a null pointer, a name that is not UTF-8, or an op the registry
+/// lacks.
+///
+/// # Safety
+/// `name` must be null or point to a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn ndgather_kernel_grad_reads_output(name: *const c_char) -> i32 {
+    if name.is_null() {
+        return -1;
+    }
+    // SAFETY: a non-null `name` is a NUL-terminated string (the caller's promise).
+    let Ok(name) = unsafe { CStr::from_ptr(name) }.to_str() else {
+        return -1;
+    };
+    let reads = catch_unwind(|| registry::find(name).map(|def| def.grad_reads_output()));
+    match reads {
+        Ok(Ok(reads)) => i32::from(reads),
+        _ => -1,
+    }
+}
+
+/// The kernels' addresses: a check for `ndgather._torch` that this build of the extension has
+/// the C ABI that `_torch_op.cc` calls.
 #[pyo3::pyfunction]
-pub(crate) fn torch_kernel() -> usize {
-    ndgather_torch_forward as *const () as usize
+pub(crate) fn torch_kernel() -> (usize, usize, usize, usize) {
+    (
+        ndgather_torch_forward as *const () as usize,
+        ndgather_torch_backward as *const () as usize,
+        ndgather_kernel_has_grad as *const () as usize,
+        ndgather_kernel_grad_reads_output as *const () as usize,
+    )
 }

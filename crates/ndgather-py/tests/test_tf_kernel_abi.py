@@ -12,6 +12,8 @@ import pytest
 from ndgather import _core
 
 INVALID_ARGUMENT = 3
+# The class numbers of the PyTorch kernel's failures (errors.rs's `Class::builtin`).
+RUNTIME_ERROR, VALUE_ERROR, INDEX_ERROR, TYPE_ERROR, MEMORY_ERROR = 1, 2, 3, 4, 6
 # TensorFlow's DataType numbers of the dtypes used here.
 TF = {np.dtype(np.float32): 1, np.dtype(np.float64): 2, np.dtype(np.int32): 3,
       np.dtype(np.int64): 9, np.dtype(np.bool_): 10}
@@ -101,19 +103,25 @@ def test_a_shape_from_values_runs_into_a_new_tensor_then_the_result():
     np.testing.assert_array_equal(c.result, [3.0, 0.0, 0.0, 4.0])
 
 
-def test_the_gradient_is_written_into_the_given_buffers():
+@pytest.mark.parametrize("backward, refused_with", [
+    ("ndgather_tf_backward", INVALID_ARGUMENT),  # TensorFlow's status code
+    ("ndgather_torch_backward", VALUE_ERROR),  # PyTorch's kernel's class number
+])
+def test_the_gradient_is_written_into_the_given_buffers(backward, refused_with):
+    backward = getattr(LIB, backward)
     params = np.arange(6, dtype=np.float64).reshape(3, 2)
     ids = np.array([1, 1], np.int32)
     out = params[ids]
     grad = np.zeros_like(params)
     c = Caller("gather", [params, ids, out, np.ones_like(out)], arity=[1, 1], rets=[grad])
-    assert LIB.ndgather_tf_backward(C.byref(c.call)) == 0, c.message()
+    assert backward(C.byref(c.call)) == 0, c.message()
     np.testing.assert_array_equal(grad, [[0, 0], [2, 2], [0, 0]])
     # One result per input with a gradient: none more.
     c = Caller("gather", [params, ids, out, np.ones_like(out)], arity=[1, 1],
                rets=[grad, grad.copy()])
-    assert LIB.ndgather_tf_backward(C.byref(c.call)) == INVALID_ARGUMENT
+    assert backward(C.byref(c.call)) == refused_with
     assert "one per input with a gradient" in c.message()
+    assert backward(None) == refused_with
 
 
 def refused(c, match, allocate=None):
@@ -200,7 +208,6 @@ TORCH_ALLOCATE = C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_int32, C.c_int64,
                              C.POINTER(C.c_int64), C.POINTER(C.c_void_p))
 LIB.ndgather_torch_forward.argtypes = [C.c_void_p, C.c_void_p, TORCH_ALLOCATE]
 LIB.ndgather_torch_forward.restype = C.c_int32
-RUNTIME_ERROR, VALUE_ERROR, INDEX_ERROR, TYPE_ERROR, MEMORY_ERROR = 1, 2, 3, 4, 6
 
 
 def torch_forward(c, allocate=None):
@@ -213,7 +220,24 @@ def torch_forward(c, allocate=None):
 
 
 def test_the_extension_exports_the_pytorch_kernel():
-    assert _core.torch_kernel() == C.cast(LIB.ndgather_torch_forward, C.c_void_p).value
+    assert _core.torch_kernel() == tuple(
+        C.cast(f, C.c_void_p).value for f in (LIB.ndgather_torch_forward,
+                                             LIB.ndgather_torch_backward,
+                                             LIB.ndgather_kernel_has_grad,
+                                             LIB.ndgather_kernel_grad_reads_output))
+
+
+def test_which_inputs_get_a_gradient_and_which_gradients_read_the_output():
+    has_grad = LIB.ndgather_kernel_has_grad
+    has_grad.argtypes, has_grad.restype = [C.c_int32], C.c_int32
+    assert [has_grad(code) for code in (1, 2, 19, 14, 8, 3, 9, 10, 25)] == \
+        [1, 1, 1, 1, 1, 0, 0, 0, 0]
+    assert [has_grad(code) for code in (0, 7, 999, -1)] == [-1] * 4  # (7 is TF's string)
+    reads = LIB.ndgather_kernel_grad_reads_output
+    reads.argtypes, reads.restype = [C.c_char_p], C.c_int32
+    assert [reads(n) for n in (b"gather", b"unsorted_segment_max", b"segment_prod")] == \
+        [0, 1, 1]
+    assert [reads(n) for n in (None, b"gahter", b"\xff\xfe", b"")] == [-1] * 4
 
 
 def test_the_pytorch_kernel_allocates_the_inferred_dtype():

@@ -420,6 +420,51 @@ def test_a_zero_dimensional_tensor_attribute_in_one_graph():
     assert torch.equal(f(TABLE, torch.tensor([1, 0])), TABLE[:, [1, 0]])
 
 
+#: (an ndgather call on tensors, the tensors, which of them require grad): the compiled
+#: gradient formula's cases, a list input's and an output read by the gradient among them.
+GRAD_CASES = {
+    "gather": (lambda t, i: ng.gather(t, i), lambda: (TABLE.clone(), IDS), [0]),
+    "gather complex": (lambda t, i: ng.gather(t, i),
+                       lambda: (TABLE.to(torch.complex64) * (1 + 2j), IDS), [0]),
+    "unsorted_segment_max": (lambda d, s: ng.unsorted_segment_max(d, s, 4),
+                             lambda: (TABLE.clone(), torch.tensor([0, 2, 0, 1, 2, 2])), [0]),
+    "scatter_reduce amax": (
+        lambda x, i, s: ng.scatter_reduce(x, 0, i, s, "amax", include_self=False),
+        lambda: (TABLE.clone(), torch.tensor([[0, 1, 0, 2]] * 3), TABLE[:3] * 2), [0, 2]),
+    "embedding_lookup shards": (lambda a, b, i: ng.embedding_lookup([a, b], i),
+                                lambda: (TABLE[:3].clone(), TABLE[3:].clone(), IDS), [0, 1]),
+    "embedding_bag weights": (
+        lambda t, i, w: ng.embedding_bag(t, i, torch.tensor([0, 2]), mode="sum",
+                                        per_sample_weights=w),
+        lambda: (TABLE.clone(), IDS, torch.tensor([0.5, -1.0, 2.0, 3.0])), [0, 2]),
+    "tensor_scatter_nd_add": (
+        lambda t, i, u: ng.tensor_scatter_nd_add(t, i, u),
+        lambda: (TABLE.clone(), torch.tensor([[1], [4], [1]]), TABLE[:3] * 3), [0, 2]),
+}
+
+
+@pytest.mark.parametrize("case", list(GRAD_CASES))
+def test_compiled_gradients_equal_eager_ones(case):
+    from torch._dynamo.testing import AotEagerAndRecordGraphs
+    call, make, wrt = GRAD_CASES[case]
+    grads = []
+    for backend in (None, "inductor", "record"):
+        tensors = list(make())
+        for k in wrt:
+            tensors[k].requires_grad_(True)
+        torch._dynamo.reset()
+        record = AotEagerAndRecordGraphs()
+        f = call if backend is None else torch.compile(
+            call, fullgraph=True, backend=record if backend == "record" else backend)
+        out = f(*tensors)
+        (out.abs() ** 2).sum().backward()
+        grads.append([tensors[k].grad for k in wrt])
+    for eager, compiled in zip(grads[0], grads[1]):
+        assert torch.equal(eager, compiled)
+    # The backward graph calls the C++ gradient op.
+    assert "ndgather.op_grad_native" in str(record.bw_graphs[0].graph), record.bw_graphs[0]
+
+
 def test_results_equal_the_numpy_path():
     # (Not bfloat16: NumPy reads no bfloat16 through DLPack, so the eager path refuses it.)
     for dtype in (torch.float64, torch.float16, torch.complex64):
@@ -666,10 +711,14 @@ def test_opcheck_of_the_cpp_kernel(name, make, attrs):
     tensors = list(make(TABLE))
     torch.library.opcheck(torch.ops.ndgather.op_native.default,
                           (tensors, [1] * len(tensors), name, _attrs(name, attrs)))
-    # And under the op's gradient formula, with a table that requires grad.
+    # And under the op's gradient formula, with a table that requires grad, and the
+    # gradient op.
     tensors = list(make(leaf()))
-    torch.library.opcheck(torch.ops.ndgather.op_native_with_grad.default,
-                          (tensors, [1] * len(tensors), name, _attrs(name, attrs)))
+    call = (tensors, [1] * len(tensors), name, _attrs(name, attrs))
+    torch.library.opcheck(torch.ops.ndgather.op_native_with_grad.default, call)
+    out = torch.ops.ndgather.op_native(*call).detach()
+    torch.library.opcheck(torch.ops.ndgather.op_grad_native.default,
+                          ([t.detach() for t in tensors], out, torch.ones_like(out), *call[1:]))
 
 
 def test_the_cpp_kernels_errors_are_the_builtin_classes_of_ndgathers():

@@ -40,6 +40,9 @@ int32_t ndgather_tf_backward(const TfCall* call);
 typedef int32_t (*TorchAllocate)(void* ctx, int32_t dtype, int64_t rank, const int64_t* dims,
                                  void** data);
 int32_t ndgather_torch_forward(const TfCall* call, void* ctx, TorchAllocate allocate);
+int32_t ndgather_torch_backward(const TfCall* call);
+int32_t ndgather_kernel_has_grad(int32_t dtype);
+int32_t ndgather_kernel_grad_reads_output(const char* name);
 }
 
 #endif  // NDGATHER_KERNEL_ABI_H_

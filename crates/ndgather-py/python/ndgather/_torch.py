@@ -2,10 +2,10 @@
 ops under the namespace ``ndgather``, ``ndgather::op`` and ``ndgather::op_grad``, which run
 any op of the registry by name, as TensorFlow's op and XLA's handlers do. Each has a fake
 (meta) implementation, so that shapes propagate under ``torch.compile``, and the forward op's
-gradient is registered with ``register_autograd``. Two more are the forward op for compiled
-code, their CPU kernel C++ (``_torch_op.cc``, built on first use, see :func:`native`):
-``ndgather::op_native`` where no gradient flows, and ``ndgather::op_native_with_grad``, with
-the op's gradient formula, where one does.
+gradient is registered with ``register_autograd``. Three more are the ops of compiled code,
+their CPU kernels C++ (``_torch_op.cc``, built on first use, see :func:`native`):
+``ndgather::op_native`` where no gradient flows, ``ndgather::op_native_with_grad`` where one
+does (its gradient formula C++ too), and its gradient op ``ndgather::op_grad_native``.
 
 A public function given ``torch.Tensor`` s calls the custom op when autograd or
 ``torch.compile`` needs it: a tensor that requires grad, or a call while ``torch.compile``
@@ -79,11 +79,9 @@ def fill(bad_indices: str, fill_value: Any, x: Any) -> Optional[bytes]:
     traced; see :func:`_as_written`)."""
     name = _dtype_name(asarray(x).dtype)
     if _fill_constant is not None and _as_written(bad_indices) and _as_written(fill_value):
-        made = _fill_constant(bad_indices, fill_value, name)
-        if made is not None:
-            return made[0]
+        return _made(_fill_constant(bad_indices, fill_value, name))
     # Otherwise eagerly, outside the graph (torch.compile's own NumPy would wrap a value
-    # that NumPy refuses): a tensor's value read at each call, an error in its own class.
+    # that NumPy refuses): a tensor's value read at each call.
     return (_fill_eager or _fill_text)(bad_indices, fill_value, name)
 
 
@@ -95,24 +93,38 @@ def _fill_text(bad_indices: str, fill_value: Any, name: str) -> Optional[bytes]:
 def _as_written(value: Any) -> bool:
     """Whether ``torch.compile`` holds ``value`` as written, a Python constant of the code
     or a guarded global, which a constant function may take: it would freeze a tensor's or a
-    NumPy scalar's value at the first trace, unguarded."""
+    NumPy scalar's value at the first trace, unguarded, and cannot take a symbolic number
+    (which ``type`` calls an ``int`` or a ``float``)."""
     if value is None or isinstance(value, (str, bytes)):
         return True  # (without type(): a fill element's bytes are a constant function's)
+    torch = sys.modules["torch"]
     t = type(value)
-    return t in (bool, int, float, complex) or (
-        t in (list, tuple) and all(type(v) is int for v in value))
+    if t in (list, tuple):
+        return all(type(v) is int and not isinstance(v, torch.SymInt) for v in value)
+    return t in (bool, int, float, complex) and not isinstance(
+        value, (torch.SymInt, torch.SymFloat, torch.SymBool))
 
 
-def _or_none(f: Any) -> Any:
-    """``f`` for ``assume_constant_result``: its result in a tuple, or ``None`` where it
-    raises, so that the traced call of ``f`` itself raises the error, in its own class
-    (one raised under ``assume_constant_result`` comes out as dynamo's internal error)."""
-    def call(*args: Any) -> Optional[tuple]:
+def _answered(f: Any) -> Any:
+    """``f`` for ``assume_constant_result``: ``(True, its result)``, or where it raises
+    ``(False, the error's class name, its message)``, for :func:`_made` to raise in the
+    traced code (one raised under ``assume_constant_result`` would come out as dynamo's
+    internal error)."""
+    def call(*args: Any) -> tuple:
         try:
-            return (f(*args),)
-        except Exception:
-            return None
+            return (True, f(*args))
+        except Exception as e:
+            return (False, type(e).__name__, str(e))
     return call
+
+
+def _made(answer: tuple) -> Any:
+    """A constant function's result (see :func:`_answered`), or its error, raised in its
+    class, so that a call outside ``fullgraph=True`` raises it as an eager call does."""
+    if answer[0]:
+        return answer[1]
+    raised = (ValueError, TypeError, OverflowError, IndexError, _core.InvalidArgumentError)
+    raise next((c for c in raised if c.__name__ == answer[1]), RuntimeError)(answer[2])
 
 
 def astype(x: Any, name: str) -> Any:
@@ -374,6 +386,28 @@ def _grad_fake(inputs: Sequence[Any], output: Any, upstream: Any, arity: Sequenc
 
 
 SCHEMA = "(Tensor[] inputs, int[] arity, str name, str attrs)"
+GRAD_SCHEMA = "(Tensor[] inputs, Tensor output, Tensor upstream, int[] arity, str name, str attrs)"
+
+
+def _setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+    tensors, arity, name, attrs = inputs
+    # The output only where the gradient reads it (a max does, a gather not): a result
+    # changed in place then still has a backward, as PyTorch's own gather's.
+    reads = _grad_reads_output(name)
+    ctx.save_for_backward(*tensors, *([output] if reads else []))
+    ctx.call = (list(arity), name, attrs, reads)
+
+
+def _backward(ctx: Any, upstream: Any) -> tuple:
+    arity, name, attrs, reads = ctx.call
+    saved = ctx.saved_tensors
+    tensors, output = (saved[:-1], saved[-1]) if reads else (saved, upstream)
+    if _SPARSE_GRAD in attrs.split("\n"):
+        return _sparse_grads(tensors, output, upstream, arity, attrs), None, None, None
+    grads = iter(ops()[1](tensors, output, upstream, arity, name, attrs))
+    wanted_positions = set(_with_grad(tensors))
+    per_input = [next(grads) if k in wanted_positions else None for k in range(len(tensors))]
+    return per_input, None, None, None
 
 
 @functools.lru_cache(maxsize=None)
@@ -383,43 +417,21 @@ def ops() -> tuple:
     # CPU kernels only: a tensor on another device finds none, and PyTorch says so.
     op = torch.library.custom_op("ndgather::op", _op_body, mutates_args=(),
                                  device_types="cpu", schema=f"{SCHEMA} -> Tensor")
-    grad = torch.library.custom_op(
-        "ndgather::op_grad", _grad_body, mutates_args=(), device_types="cpu",
-        schema="(Tensor[] inputs, Tensor output, Tensor upstream, int[] arity, str name, "
-               "str attrs) -> Tensor[]")
+    grad = torch.library.custom_op("ndgather::op_grad", _grad_body, mutates_args=(),
+                                   device_types="cpu", schema=f"{GRAD_SCHEMA} -> Tensor[]")
     op.register_fake(_op_fake)
     grad.register_fake(_grad_fake)
-
-    def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
-        tensors, arity, name, attrs = inputs
-        # The output only where the gradient reads it (a max does, a gather not): a result
-        # changed in place then still has a backward, as PyTorch's own gather's.
-        reads = _grad_reads_output(name)
-        ctx.save_for_backward(*tensors, *([output] if reads else []))
-        ctx.call = (list(arity), name, attrs, reads)
-
-    def backward(ctx: Any, upstream: Any) -> tuple:
-        arity, name, attrs, reads = ctx.call
-        saved = ctx.saved_tensors
-        tensors, output = (saved[:-1], saved[-1]) if reads else (saved, upstream)
-        if _SPARSE_GRAD in attrs.split("\n"):
-            return _sparse_grads(tensors, output, upstream, arity, attrs), None, None, None
-        grads = iter(grad(tensors, output, upstream, arity, name, attrs))
-        wanted_positions = set(_with_grad(tensors))
-        per_input = [next(grads) if k in wanted_positions else None
-                     for k in range(len(tensors))]
-        return per_input, None, None, None
-
-    op.register_autograd(backward, setup_context=setup_context)
-    # The same op for compiled code, its CPU kernel C++ (see `native`), with the Python op's
-    # fake: `op_native` where no gradient flows, with no autograd kernel (a Python one runs
-    # on every call, about 4 µs; PyTorch's own fallback for it is C++), and
-    # `op_native_with_grad`, with the op's gradient formula, where one does.
+    op.register_autograd(_backward, setup_context=_setup_context)
+    # The same ops for compiled code, their CPU kernels C++ (see `native`), with the Python
+    # ops' fakes: `op_native` where no gradient flows, with no autograd kernel (a Python one
+    # runs on every call, about 4 µs; PyTorch's own fallback for it is C++), and
+    # `op_native_with_grad` where one does, with the gradient formula in C++ (about 14 µs a
+    # call in Python), whose backward calls `op_grad_native`.
     for native_op in ("op_native", "op_native_with_grad"):
         torch.library.define(f"ndgather::{native_op}", f"{SCHEMA} -> Tensor")
         torch.library.register_fake(f"ndgather::{native_op}", _op_fake)
-    torch.library.register_autograd("ndgather::op_native_with_grad", backward,
-                                    setup_context=setup_context)
+    torch.library.define("ndgather::op_grad_native", f"{GRAD_SCHEMA} -> Tensor[]")
+    torch.library.register_fake("ndgather::op_grad_native", _grad_fake)
     return op, grad
 
 
@@ -453,10 +465,11 @@ def _version(text: str) -> tuple:
 
 
 def native() -> bool:
-    """Gives ``ndgather::op_native`` its CPU kernel, once: the C++ one of ``_torch_op.cc``,
-    built and loaded, which code that ``torch.compile`` made calls with no Python between
-    where no gradient flows; where it cannot be built, the Python op's body, with a warning
-    that says why. True where the C++ kernel runs. (Called as a constant while
+    """Gives ``ndgather::op_native``, ``op_native_with_grad`` and ``op_grad_native`` their
+    CPU kernels, once: the C++ ones of ``_torch_op.cc``, built and loaded, which code that
+    ``torch.compile`` made calls with no Python between (and the gradient formula in C++);
+    where they cannot be built, the Python ops' bodies and formula, with a warning that says
+    why. True where the C++ kernels run. (Called as a constant while
     ``torch.compile`` traces, so that the build runs outside the trace.)"""
     global _native
     import torch
@@ -476,9 +489,13 @@ def native() -> bool:
                               stacklevel=2)
                 torch.library.impl("ndgather::op_native", "cpu", _op_body)
                 torch.library.impl("ndgather::op_native_with_grad", "cpu", _op_body)
+                torch.library.impl("ndgather::op_grad_native", "cpu", _grad_body)
                 # No gradient, as the C++ library's fallback says: a backward raises.
                 torch.library.register_autograd("ndgather::op_native", _no_derivative,
                                                 setup_context=_no_context)
+                # The gradient formula, in Python.
+                torch.library.register_autograd("ndgather::op_native_with_grad", _backward,
+                                                setup_context=_setup_context)
                 _native = False
     return _native
 
@@ -536,10 +553,12 @@ def define() -> None:
             constant = getattr(torch.compiler, "assume_constant_result", None)
             if constant is not None and _version(torch.__version__) >= (2, 14):
                 _native_constant = constant(native)
-            if constant is not None:
-                _attrs_constant = constant(_or_none(_attrs_text))
-                _fill_constant = constant(_or_none(_fill_text))
+            # (NumPy's conversion outside torch.compile even where a frame that it skips
+            # calls it: its callees' frames are still compiled, NumPy's calls as its own.)
             _fill_eager = torch.compiler.disable(_fill_text)
+            if constant is not None:
+                _attrs_constant = constant(_answered(_attrs_text))
+                _fill_constant = constant(_answered(_fill_eager))
             _defined = True
 
 
@@ -565,11 +584,11 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     arity = [len(g) for g in groups]
     tensors = [torch.as_tensor(a) for g in groups for a in g]
     items = tuple((attrs or {}).items())
-    made = None
     if _attrs_constant is not None and all(_as_written(v) for _, v in items):
-        made = _attrs_constant(name, items, sparse_grad)
-    joined = made[0] if made is not None else _attrs_text(name, items, sparse_grad)
-    native_op = _native_op(torch, tensors)
+        joined = _made(_attrs_constant(name, items, sparse_grad))
+    else:
+        joined = _attrs_text(name, items, sparse_grad)
+    native_op = None if sparse_grad else _native_op(torch, tensors)
     if native_op is not None:
         _native_constant()
         return getattr(torch.ops.ndgather, native_op)(tensors, arity, name, joined)
@@ -589,7 +608,10 @@ def _native_op(torch: Any, tensors: Sequence[Any]) -> Optional[str]:
     makes (not a program ``torch.export`` saves, which must run where ndgather has not built
     it), on tensors laid out row-major (the C++ kernel reads them so; it would copy any
     other, a broadcast view whole, where the Python body reads it in place);
-    ``op_native_with_grad`` where a gradient flows, else ``op_native``."""
+    ``op_native_with_grad`` where a gradient flows, else ``op_native``. (Not for sparse
+    gradients, which only the Python formula makes: a call with ``sparse=True`` that
+    ``torch.compile`` runs outside its graph may still find ``_compiling`` true, in a frame
+    of its own that it compiled.)"""
     exporting = getattr(torch.compiler, "is_exporting", None)
     if not _compiling(torch) or _native_constant is None or exporting is None or exporting():
         return None

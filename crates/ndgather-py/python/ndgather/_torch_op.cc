@@ -16,7 +16,9 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
+#include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
 #include "_kernel_abi.h"
@@ -115,70 +117,191 @@ void NoNul(c10::string_view text, const char* what) {
   throw std::logic_error(message);
 }
 
+// A call of the C ABI: the op's name, arities and attributes, and its tensors as buffers
+// (contiguous, with their own values: a conjugate or negative view resolved), kept alive for
+// the call.
+class Call {
+ public:
+  Call(c10::string_view name, at::IntArrayRef arity, c10::string_view attrs)
+      : op_(name), arities_(arity.begin(), arity.end()) {
+    NoNul(name, "name");
+    NoNul(attrs, "attributes");
+    SplitAttrs(attrs, &names_, &values_);
+    for (size_t k = 0; k < names_.size(); ++k) {
+      name_ptrs_.push_back(names_[k].c_str());
+      value_ptrs_.push_back(values_[k].c_str());
+    }
+  }
+
+  // Adds `t`, the call's tensor `k`, as an argument.
+  void Arg(const at::Tensor& t, size_t k) {
+    TORCH_CHECK_VALUE(t.device().is_cpu(), "ndgather: ", op_, ": input tensor ", k, " is on ",
+                      t.device().str(), "; ndgather's op runs on the CPU");
+    int32_t code = CodeOf(t.scalar_type());
+    TORCH_CHECK_TYPE(code >= 0, "ndgather: ", op_, ": input tensor ", k, " is of dtype ",
+                     t.scalar_type(), ", which ndgather does not read");
+    held_.push_back(t.resolve_conj().resolve_neg().contiguous());
+    const at::Tensor& c = held_.back();
+    args_.push_back({code, c.dim(), c.sizes().data(), const_cast<void*>(c.const_data_ptr())});
+  }
+
+  // Adds `t`, a new contiguous tensor, as a result the core writes.
+  void Ret(const at::Tensor& t) {
+    rets_.push_back({CodeOf(t.scalar_type()), t.dim(), t.sizes().data(), t.mutable_data_ptr()});
+  }
+
+  const TfCall* get() {
+    call_ = {sizeof(TfCall),
+             op_.c_str(),
+             name_ptrs_.data(),
+             value_ptrs_.data(),
+             static_cast<int64_t>(names_.size()),
+             arities_.data(),
+             static_cast<int64_t>(arities_.size()),
+             args_.data(),
+             static_cast<int64_t>(args_.size()),
+             rets_.data(),
+             static_cast<int64_t>(rets_.size()),
+             0,
+             error_,
+             sizeof error_};
+    return &call_;
+  }
+
+  // Raises the failure that the ABI's answer `kind` numbers, if any.
+  void Check(int32_t kind) const {
+    if (kind != 0) Raise(kind, error_);
+  }
+
+  const std::string& op() const { return op_; }
+
+ private:
+  std::string op_;
+  std::vector<int64_t> arities_;
+  std::vector<std::string> names_, values_;
+  std::vector<const char*> name_ptrs_, value_ptrs_;
+  std::vector<at::Tensor> held_;
+  std::vector<TfBuffer> args_, rets_;
+  TfCall call_{};
+  char error_[4096] = {0};
+};
+
+// Whether the core gives `t` a gradient (its dtype table's `grad` role).
+bool HasGrad(const at::Tensor& t) {
+  return ndgather_kernel_has_grad(CodeOf(t.scalar_type())) == 1;
+}
+
 at::Tensor Op(at::TensorList inputs, at::IntArrayRef arity, c10::string_view name,
               c10::string_view attrs) {
-  // Contiguous tensors with their own values (a conjugate or negative view resolved),
-  // kept alive for the call.
-  std::vector<at::Tensor> held;
-  std::vector<TfBuffer> args;
-  held.reserve(inputs.size());
-  args.reserve(inputs.size());
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const at::Tensor& t = inputs[k];
-    TORCH_CHECK_VALUE(t.device().is_cpu(), "ndgather: ", std::string(name),
-                      ": input tensor ", k, " is on ", t.device().str(),
-                      "; ndgather's op runs on the CPU");
-    int32_t code = CodeOf(t.scalar_type());
-    TORCH_CHECK_TYPE(code >= 0, "ndgather: ", std::string(name), ": input tensor ", k,
-                     " is of dtype ", t.scalar_type(), ", which ndgather does not read");
-    held.push_back(t.resolve_conj().resolve_neg().contiguous());
-    const at::Tensor& c = held.back();
-    args.push_back({code, c.dim(), c.sizes().data(), const_cast<void*>(c.const_data_ptr())});
-  }
-  NoNul(name, "name");
-  NoNul(attrs, "attributes");
-  std::vector<std::string> names, values;
-  SplitAttrs(attrs, &names, &values);
-  std::vector<const char*> name_ptrs, value_ptrs;
-  for (size_t k = 0; k < names.size(); ++k) {
-    name_ptrs.push_back(names[k].c_str());
-    value_ptrs.push_back(values[k].c_str());
-  }
-  std::string op(name);
-  std::vector<int64_t> arities(arity.begin(), arity.end());
-  char error[4096] = {0};
-  TfCall call = {sizeof(TfCall),
-                 op.c_str(),
-                 name_ptrs.data(),
-                 value_ptrs.data(),
-                 static_cast<int64_t>(names.size()),
-                 arities.data(),
-                 static_cast<int64_t>(arities.size()),
-                 args.data(),
-                 static_cast<int64_t>(args.size()),
-                 nullptr,
-                 0,
-                 0,
-                 error,
-                 sizeof error};
+  Call call(name, arity, attrs);
+  for (size_t k = 0; k < inputs.size(); ++k) call.Arg(inputs[k], k);
   Allocation a;
-  int32_t kind = ndgather_torch_forward(&call, &a, &Allocate);
-  if (kind != 0) Raise(kind, error);
-  TORCH_CHECK(a.out.has_value(), "ndgather: internal error: ", op, " gave no result");
+  call.Check(ndgather_torch_forward(call.get(), &a, &Allocate));
+  TORCH_CHECK(a.out.has_value(), "ndgather: internal error: ", call.op(), " gave no result");
   return *std::move(a.out);
+}
+
+// `ndgather::op_grad_native`'s kernel: the core's gradient of each input of a dtype with
+// one, in order, each of its input's shape (`ndgather::op_grad`'s results).
+std::vector<at::Tensor> Grad(at::TensorList inputs, const at::Tensor& output,
+                             const at::Tensor& upstream, at::IntArrayRef arity,
+                             c10::string_view name, c10::string_view attrs) {
+  Call call(name, arity, attrs);
+  for (size_t k = 0; k < inputs.size(); ++k) call.Arg(inputs[k], k);
+  call.Arg(output, inputs.size());
+  call.Arg(upstream, inputs.size() + 1);
+  std::vector<at::Tensor> grads;
+  for (const at::Tensor& t : inputs) {
+    if (HasGrad(t)) {
+      grads.push_back(at::empty(t.sizes(), at::TensorOptions().dtype(t.scalar_type())));
+      call.Ret(grads.back());
+    }
+  }
+  call.Check(ndgather_torch_backward(call.get()));
+  return grads;
+}
+
+using ForwardSignature = at::Tensor(at::TensorList, at::IntArrayRef, c10::string_view,
+                                    c10::string_view);
+using GradSignature = std::vector<at::Tensor>(at::TensorList, const at::Tensor&,
+                                              const at::Tensor&, at::IntArrayRef,
+                                              c10::string_view, c10::string_view);
+
+// `ndgather::op_native_with_grad`'s autograd: the op's gradient formula (`ndgather._torch`'s
+// `_backward`), in C++, so that compiled code calls the op with no Python between (a Python
+// autograd kernel costs about 14 µs a call there). Both ops are called through the
+// dispatcher, so that torch.compile traces them, the gradient into its backward graph.
+class WithGrad : public torch::autograd::Function<WithGrad> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::TensorList inputs,
+                            at::IntArrayRef arity, c10::string_view name,
+                            c10::string_view attrs) {
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("ndgather::op_native_with_grad", "")
+                               .typed<ForwardSignature>();
+    NoNul(name, "name");
+    std::string op_name(name);
+    at::Tensor out;
+    {
+      at::AutoDispatchBelowADInplaceOrView below;
+      out = op.call(inputs, arity, name, attrs);
+    }
+    // The output only where the gradient reads it (a max's does, a gather's not): a result
+    // changed in place then still has a backward, as PyTorch's own gather's.
+    bool reads = ndgather_kernel_grad_reads_output(op_name.c_str()) == 1;
+    std::vector<at::Tensor> saved(inputs.begin(), inputs.end());
+    if (reads) saved.push_back(out);
+    ctx->save_for_backward(saved);
+    ctx->saved_data["arity"] = arity.vec();
+    ctx->saved_data["name"] = op_name;
+    ctx->saved_data["attrs"] = std::string(attrs);
+    ctx->saved_data["reads"] = reads;
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list upstream) {
+    static const auto grad = c10::Dispatcher::singleton()
+                                 .findSchemaOrThrow("ndgather::op_grad_native", "")
+                                 .typed<GradSignature>();
+    torch::autograd::variable_list saved = ctx->get_saved_variables();
+    bool reads = ctx->saved_data["reads"].toBool();
+    size_t n = saved.size() - (reads ? 1 : 0);
+    std::vector<at::Tensor> inputs(saved.begin(), saved.begin() + n);
+    std::vector<int64_t> arity = ctx->saved_data["arity"].toIntVector();
+    std::vector<at::Tensor> grads =
+        grad.call(inputs, reads ? saved.back() : upstream[0], upstream[0], arity,
+                  ctx->saved_data["name"].toStringRef(), ctx->saved_data["attrs"].toStringRef());
+    // A gradient per input tensor of a dtype with one, none for the others and for the
+    // arity, name and attributes.
+    torch::autograd::variable_list out(n + 3);
+    size_t j = 0;
+    for (size_t k = 0; k < n && j < grads.size(); ++k) {
+      if (HasGrad(inputs[k])) out[k] = grads[j++];
+    }
+    return out;
+  }
+};
+
+at::Tensor OpWithGrad(at::TensorList inputs, at::IntArrayRef arity, c10::string_view name,
+                      c10::string_view attrs) {
+  return WithGrad::apply(inputs, arity, name, attrs);
 }
 
 }  // namespace
 
-// `op_native_with_grad` is the same kernel, under the gradient formula that
-// `ndgather._torch` registers in Python.
+// `op_native_with_grad` is the same kernel as `op_native`, under the op's gradient formula.
 TORCH_LIBRARY_IMPL(ndgather, CPU, m) {
   m.impl("op_native", &Op);
   m.impl("op_native_with_grad", &Op);
+  m.impl("op_grad_native", &Grad);
 }
 
-// No gradient: a backward through the op raises, rather than leaving the inputs' gradients
-// unset. (PyTorch's C++ fallback; a Python autograd kernel would run on every call.)
+// `op_native` and the gradient op have no gradient: a backward through them raises, rather
+// than leaving the inputs' gradients unset. (PyTorch's C++ fallback; a Python autograd kernel
+// would run on every call.)
 TORCH_LIBRARY_IMPL(ndgather, Autograd, m) {
   m.impl("op_native", torch::autograd::autogradNotImplementedFallback());
+  m.impl("op_grad_native", torch::autograd::autogradNotImplementedFallback());
+  m.impl("op_native_with_grad", &OpWithGrad);
 }
