@@ -2,9 +2,10 @@
 compiled function (issue 55): JAX's `jax.jit`, TensorFlow's `tf.function` and PyTorch's
 `torch.compile`, each in one process with its peer, alternated per round.
 
-Cases: a tiny call (3 ids into 16 x 4 float32), 100,000 rows of 64 float32, and under
+Cases: a tiny call (3 ids into 16 x 4 float32), 100,000 rows of 64 float32, under
 `tf.function` the clamp policy against TensorFlow's `tf.gather` of clipped ids (TensorFlow's
-CPU gather has no policy of its own).
+CPU gather has no policy of its own), and under `torch.compile` a training step (forward and
+backward) of each size.
 
     python bench/frameworks.py --framework jax [--rounds 3]
     .venv-frameworks/bin/python bench/frameworks.py --framework tf
@@ -89,3 +90,21 @@ else:
     compare("torch.compile tiny, ng.gather vs index_select", ours, theirs, tiny, 2000, 1e6,
             "us")
     compare("torch.compile rows, ng.gather vs index_select", ours, theirs, rows, 20, 1e3, "ms")
+
+    def step(f):
+        """A training step of `f`: its forward and backward, giving params' gradient."""
+        compiled = torch.compile(lambda p, i: (f(p, i) ** 2).sum(), fullgraph=True)
+
+        def run(p, i):
+            p.grad = None
+            compiled(p, i).backward()
+            return p.grad
+        return run
+
+    tiny[0].requires_grad_(True)
+    rows[0].requires_grad_(True)
+    ours, theirs = step(ng.gather), step(lambda p, i: torch.index_select(p, 0, i))
+    compare("torch.compile tiny training step, ng.gather vs index_select", ours, theirs, tiny,
+            1000, 1e6, "us")
+    compare("torch.compile rows training step, ng.gather vs index_select", ours, theirs, rows,
+            5, 1e3, "ms")

@@ -772,6 +772,13 @@ except RuntimeError as e:
     raised = "derivative for ndgather::op_native is not implemented" in str(e)
 g = torch.compile(lambda t, i: (ng.gather(t, i) ** 2).sum(), fullgraph=True, backend="aot_eager")
 g(t, torch.tensor([5, 0, 5])).backward()
+try:  # nor the gradient op
+    up = torch.ones(1, requires_grad=True)
+    torch.ops.ndgather.op_grad_native([t.detach(), torch.tensor([1])], up, up, [1, 1], "gather",
+                                      "")[0].sum().backward()
+    raised = False
+except RuntimeError as e:
+    raised = raised and "derivative for ndgather::op_grad_native is not implemented" in str(e)
 print(native, said, raised, f(torch.arange(6.0), torch.tensor([5, 0])).tolist(), t.grad.tolist())
 """
     env = dict(os.environ, CXX=str(tmp_path / "no-such-compiler"),
@@ -781,6 +788,19 @@ print(native, said, raised, f(torch.arange(6.0), torch.tensor([5, 0])).tolist(),
     assert out.stdout.strip().splitlines()[-1:] == [
         "False True True [10.0, 0.0] [0.0, 0.0, 0.0, 0.0, 0.0, 20.0]"], \
         out.stderr[-2000:]
+
+
+def test_tensors_on_several_devices_are_refused_not_faked():
+    # A tensor on `meta` sends the call to the fake implementation, which must not answer a
+    # CPU tensor's call with uninitialised memory.
+    ng._torch.native()
+    ids, up = torch.tensor([1, 0]), torch.ones(2, 4)
+    with pytest.raises(RuntimeError, match="same device, but found at least two devices"):
+        torch.ops.ndgather.op_grad_native([TABLE, ids], up, up.to("meta"), [1, 1], "gather", "")
+    with pytest.raises(RuntimeError, match="same device, but found at least two devices"):
+        torch.ops.ndgather.op_native([TABLE, ids.to("meta")], [1, 1], "gather", "")
+    meta = torch.ops.ndgather.op_native([TABLE.to("meta"), ids.to("meta")], [1, 1], "gather", "")
+    assert meta.device.type == "meta" and meta.shape == (2, 4)
 
 
 def test_a_bad_embedding_bag_mode_is_refused_in_pytorchs_words():

@@ -91,18 +91,16 @@ def _fill_text(bad_indices: str, fill_value: Any, name: str) -> Optional[bytes]:
 
 
 def _as_written(value: Any) -> bool:
-    """Whether ``torch.compile`` holds ``value`` as written, a Python constant of the code
-    or a guarded global, which a constant function may take: it would freeze a tensor's or a
-    NumPy scalar's value at the first trace, unguarded, and cannot take a symbolic number
-    (which ``type`` calls an ``int`` or a ``float``)."""
+    """Whether ``torch.compile`` holds ``value`` as a Python constant, which a constant
+    function may take: it would freeze a tensor's or a NumPy scalar's value at the first
+    trace, unguarded. (A symbolic number passes, since ``type`` calls it an ``int`` or a
+    ``float`` under ``torch.compile`` and nothing there tells it apart: a number passed as an
+    argument that changes between calls is then refused under ``fullgraph=True``.)"""
     if value is None or isinstance(value, (str, bytes)):
         return True  # (without type(): a fill element's bytes are a constant function's)
-    torch = sys.modules["torch"]
     t = type(value)
-    if t in (list, tuple):
-        return all(type(v) is int and not isinstance(v, torch.SymInt) for v in value)
-    return t in (bool, int, float, complex) and not isinstance(
-        value, (torch.SymInt, torch.SymFloat, torch.SymBool))
+    return t in (bool, int, float, complex) or (
+        t in (list, tuple) and all(type(v) is int for v in value))
 
 
 def _answered(f: Any) -> Any:
@@ -251,6 +249,7 @@ def _op_body(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str)
 def _op_fake(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str) -> Any:
     import torch
     attrs = _core.text_attrs(name, *_split(attrs))
+    _one_device(name, inputs)
     firsts = [g[0] if isinstance(g, list) and g else g
               for g in _groups(name, list(inputs), arity)]
     out_dtype, shape = _inferred(name, firsts, attrs)
@@ -382,7 +381,18 @@ def _grad_body(inputs: Sequence[Any], output: Any, upstream: Any, arity: Sequenc
 
 def _grad_fake(inputs: Sequence[Any], output: Any, upstream: Any, arity: Sequence[int],
                name: str, attrs: str) -> list:
+    _one_device(name, [*inputs, output, upstream])
     return [inputs[k].new_empty(inputs[k].shape) for k in _with_grad(inputs)]
+
+
+def _one_device(name: str, tensors: Sequence[Any]) -> None:
+    """Refuses tensors on several devices, as PyTorch's own ops do: the fake implementations
+    run for any call with a tensor on ``meta``, and would answer it with uninitialised
+    memory on another device."""
+    devices = {t.device for t in tensors}
+    if len(devices) > 1:
+        raise RuntimeError(f"{name}: expected all tensors to be on the same device, but found "
+                           f"at least two devices, {', '.join(sorted(map(str, devices)))}")
 
 
 SCHEMA = "(Tensor[] inputs, int[] arity, str name, str attrs)"
@@ -491,8 +501,10 @@ def native() -> bool:
                 torch.library.impl("ndgather::op_native_with_grad", "cpu", _op_body)
                 torch.library.impl("ndgather::op_grad_native", "cpu", _grad_body)
                 # No gradient, as the C++ library's fallback says: a backward raises.
-                torch.library.register_autograd("ndgather::op_native", _no_derivative,
-                                                setup_context=_no_context)
+                for op_name in ("op_native", "op_grad_native"):
+                    torch.library.register_autograd(
+                        f"ndgather::{op_name}", functools.partial(_no_derivative, op_name),
+                        setup_context=_no_context)
                 # The gradient formula, in Python.
                 torch.library.register_autograd("ndgather::op_native_with_grad", _backward,
                                                 setup_context=_setup_context)
@@ -599,8 +611,8 @@ def _no_context(ctx: Any, inputs: tuple, output: Any) -> None:
     pass
 
 
-def _no_derivative(ctx: Any, upstream: Any) -> tuple:
-    raise RuntimeError("derivative for ndgather::op_native is not implemented")
+def _no_derivative(op_name: str, ctx: Any, *upstream: Any) -> tuple:
+    raise RuntimeError(f"derivative for ndgather::{op_name} is not implemented")
 
 
 def _native_op(torch: Any, tensors: Sequence[Any]) -> Optional[str]:

@@ -1,11 +1,11 @@
-// ndgather's op as a C++ kernel of PyTorch (issue 55): the CPU kernel of the custom ops
-// `ndgather::op_native` and `op_native_with_grad`, which `ndgather._torch` defines and calls
-// under `torch.compile`, so
-// that compiled code calls the core with no Python body between. `ndgather._torch` compiles
-// this file on demand against the installed PyTorch and links it to ndgather's extension,
-// whose C ABI (`torch_kernel.rs`) runs any op of the registry by name. Every check of the
-// op's inputs and attributes is the core's; its errors are raised as the built-in class of
-// ndgather's own (a ValueError for an InvalidArgumentError).
+// ndgather's op as C++ kernels of PyTorch (issue 55): the CPU kernels of the custom ops
+// `ndgather::op_native`, `op_native_with_grad` and `op_grad_native`, and the autograd kernel
+// of `op_native_with_grad` (its gradient formula), which `ndgather._torch` defines and calls
+// under `torch.compile`, so that compiled code calls the core with no Python body between.
+// `ndgather._torch` compiles this file on demand against the installed PyTorch and links it
+// to ndgather's extension, whose C ABI (`torch_kernel.rs`) runs any op of the registry by
+// name. Every check of the op's inputs and attributes is the core's; its errors are raised
+// as the built-in class of ndgather's own (a ValueError for an InvalidArgumentError).
 
 #include <cstdint>
 #include <optional>
