@@ -90,6 +90,15 @@ else:
     compare("torch.compile tiny, ng.gather vs index_select", ours, theirs, tiny, 2000, 1e6,
             "us")
     compare("torch.compile rows, ng.gather vs index_select", ours, theirs, rows, 20, 1e3, "ms")
+    # Where the tiny call's time goes: the op called directly, without ng.gather's Python
+    # (whose guards torch.compile checks on every call).
+    ng._torch.native()
+    direct = torch.compile(lambda p, i: torch.ops.ndgather.op_native(
+        [p, i], [1, 1], "gather", "batch_dims=0\nbad_indices=error"), fullgraph=True)
+    # (A fresh index_select: the one above, called on rows too, now runs a dynamic graph.)
+    fresh = torch.compile(lambda p, i: torch.index_select(p, 0, i), fullgraph=True)
+    compare("torch.compile tiny, op_native called directly vs index_select", direct, fresh,
+            tiny, 2000, 1e6, "us")
 
     def step(f):
         """A training step of `f`: its forward and backward, giving params' gradient."""
