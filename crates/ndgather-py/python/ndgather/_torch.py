@@ -81,7 +81,9 @@ def fill(bad_indices: str, fill_value: Any, x: Any) -> Optional[bytes]:
     if _fill_constant is not None and _as_written(bad_indices) and _as_written(fill_value):
         return _made(_fill_constant(bad_indices, fill_value, name))
     # Otherwise eagerly, outside the graph (torch.compile's own NumPy would wrap a value
-    # that NumPy refuses): a tensor's value read at each call.
+    # that NumPy refuses): a tensor's value read at each call. (Also where no trace runs:
+    # a call that torch.compile runs outside its graph still has its callees' frames
+    # compiled, where NumPy's calls would be traced.)
     return (_fill_eager or _fill_text)(bad_indices, fill_value, name)
 
 
@@ -319,9 +321,10 @@ def _inferred(name: str, firsts: Sequence[Any], attrs: dict) -> tuple:
             continue
         if held is not None:
             _dim(symbols[held][0])  # guarded at its value
-        for k, (d, _) in symbols.items():  # sizes that moved together are guarded equal
-            first = next(d0 for k0, (d0, _) in symbols.items() if places[k0] == places[k])
-            if k != held and d is not first:
+        moving = [(k, d) for k, (d, _) in symbols.items() if k != held]
+        for k, d in moving:  # sizes that moved together are guarded equal
+            first = next(d0 for k0, d0 in moving if places[k0] == places[k])
+            if d is not first:
                 bool(first == d)
         return out_dtype, [a if how is None else how[0] + how[1] for a, how in
                            zip(shape, found[0])]
@@ -596,7 +599,8 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     arity = [len(g) for g in groups]
     tensors = [torch.as_tensor(a) for g in groups for a in g]
     items = tuple((attrs or {}).items())
-    if _attrs_constant is not None and all(_as_written(v) for _, v in items):
+    if _attrs_constant is not None and _compiling(torch) and all(
+            _as_written(v) for _, v in items):
         joined = _made(_attrs_constant(name, items, sparse_grad))
     else:
         joined = _attrs_text(name, items, sparse_grad)
