@@ -1,11 +1,13 @@
-//! ndgather's op inside PyTorch's compiled graphs (issue 55): the C ABI that the kernel of
-//! `ndgather._torch`'s library calls. That library (`ndgather/_torch_op.cc`, compiled on
-//! demand against the installed PyTorch and linked to this extension) gives the custom op
-//! `ndgather::op_native` a CPU kernel in C++, which `torch.compile`'s code calls with no
-//! Python body between. The call is TensorFlow's kernel's (`tf_kernel.rs`): the op by name,
-//! its attributes as text, the arities and the tensors, each dtype by TensorFlow's number,
-//! all checked before they are read. The result is allocated through a callback once the
-//! op's inference gives its shape and dtype.
+//! ndgather's op inside PyTorch's compiled graphs (issue 55): the C ABI that the kernels of
+//! `ndgather._torch`'s library call. That library (`ndgather/_torch_op.cc`, compiled on
+//! demand against the installed PyTorch and linked to this extension) gives the custom ops
+//! `ndgather::op_native`, `op_native_with_grad` and `op_grad_native` CPU kernels in C++, and
+//! the second its gradient formula, which `torch.compile`'s code calls with no Python body
+//! between. The calls are TensorFlow's kernels' (`tf_kernel.rs`): the op by name, its
+//! attributes as text, the arities and the tensors, each dtype by TensorFlow's number, all
+//! checked before they are read. The forward result is allocated through a callback once the
+//! op's inference gives its shape and dtype; the gradients, into buffers the kernel
+//! allocated, by two queries of the dtype table and the registry.
 
 use crate::kernel_call::{invalid, run_allocating, Failure};
 use crate::tf_kernel::{allocated, answer, backward, parse, TfCall, TF_DTYPES};
