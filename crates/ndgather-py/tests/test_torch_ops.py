@@ -511,9 +511,27 @@ def test_a_result_changed_in_place_still_has_its_gradient():
     assert torch.equal(t.grad, theirs.grad)
 
 
+def test_inductors_cpp_wrapper_compiles_the_op():
+    """``cpp_wrapper`` writes the attributes' string into C++ as it is: a line break in it
+    broke that build (CppCompileError), so the string separates them by ``;``."""
+    ng._torch.native()
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(cpp_wrapper=True):
+        f = torch.compile(lambda p, i: ng.gather(p, i, axis=1, bad_indices="clamp") * 2,
+                          fullgraph=True)
+        ids = torch.tensor([3, 0, 9])
+        assert torch.equal(f(TABLE, ids), TABLE[:, ids.clamp(0, 3)] * 2)
+    # And a graph compiled before, its items separated by line breaks, still runs.
+    old = torch.ops.ndgather.op_native([TABLE, ids], [1, 1], "gather",
+                                       "axis=1\nbad_indices=clamp")
+    assert torch.equal(old, TABLE[:, ids.clamp(0, 3)])
+
+
 def test_attributes_are_read_as_the_eager_call_reads_them():
-    with pytest.raises(ValueError, match="line break"):
-        ng.gather(leaf(), IDS, bad_indices="clamp\nbatch_dims=1")
+    # A value may not carry another attribute: the op's one string separates them.
+    for smuggled in ("clamp\nbatch_dims=1", "clamp;batch_dims=1"):
+        with pytest.raises(ValueError, match="line break or a ';'"):
+            ng.gather(leaf(), IDS, bad_indices=smuggled)
     # A PyTorch scalar is its value, a float one not truncated.
     shards = [leaf()]
     rows = ng.embedding_lookup(shards, torch.tensor([1]), max_norm=torch.tensor(1.5))

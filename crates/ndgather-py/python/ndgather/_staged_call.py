@@ -86,9 +86,11 @@ def text(name: str, attr: str, value: Any) -> str:
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, str):
-        # One attribute per line where an op carries them in one string (PyTorch's).
-        if "\n" in value or "\r" in value:
-            raise ValueError(f"{name}: {attr} must not hold a line break, got {value!r}")
+        # Attributes separated by ";" or a line break where an op carries them in one
+        # string (PyTorch's).
+        if any(c in value for c in ";\n\r"):
+            raise ValueError(f"{name}: {attr} must not hold a line break or a ';', got "
+                             f"{value!r}")
         return value
     if hasattr(value, "__index__"):
         return str(operator.index(value))

@@ -220,21 +220,28 @@ def _with_grad(tensors: Sequence[Any]) -> list:
 _SPARSE_GRAD = "torch_sparse_grad=true"
 
 
+def _lines(attrs: str) -> list:
+    """The op's one string of attributes as its items, ``name=text`` each (one string, not two
+    lists, so that autograd sees one argument). Items are joined by ``;``: inductor's C++
+    wrapper (``cpp_wrapper``) writes a string into C++ as it is, and a line break there broke
+    its build. Line breaks still separate, as in graphs that an earlier version compiled."""
+    return attrs.replace("\n", ";").split(";")
+
+
 def _split(attrs: str) -> tuple:
-    """The attributes' names and texts from the op's one string: a line ``name=text`` each
-    (one string, not two lists, so that autograd sees one argument)."""
-    pairs = [line.partition("=") for line in attrs.split("\n") if line and line != _SPARSE_GRAD]
+    """The attributes' names and texts from the op's one string (see :func:`_lines`)."""
+    pairs = [line.partition("=") for line in _lines(attrs) if line and line != _SPARSE_GRAD]
     return [n for n, _, _ in pairs], [v for _, _, v in pairs]
 
 
 def _attrs_text(name: str, items: tuple, sparse_grad: bool) -> str:
-    """The attributes ``(name, value)`` as the op's one string (see :func:`_split`; ``None``
-    values left out, a value with a line break refused by ``_staged_call.text``), with
+    """The attributes ``(name, value)`` as the op's one string (see :func:`_lines`; ``None``
+    values left out, a value with a separator refused by ``_staged_call.text``), with
     :data:`_SPARSE_GRAD`'s line where asked. Under ``torch.compile`` a constant (see
     :func:`define`): its reads, guarded on every call, would cost more than the op."""
     given = ((k, _staged_call.plain(name, k, v)) for k, v in items if v is not None)
     lines = [f"{k}={_staged_call.text(name, k, v)}" for k, v in given]
-    return "\n".join(lines + ([_SPARSE_GRAD] if sparse_grad else []))
+    return ";".join(lines + ([_SPARSE_GRAD] if sparse_grad else []))
 
 
 def _op_body(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str) -> Any:
@@ -415,7 +422,7 @@ def _backward(ctx: Any, upstream: Any) -> tuple:
     arity, name, attrs, reads = ctx.call
     saved = ctx.saved_tensors
     tensors, output = (saved[:-1], saved[-1]) if reads else (saved, upstream)
-    if _SPARSE_GRAD in attrs.split("\n"):
+    if _SPARSE_GRAD in _lines(attrs):
         return _sparse_grads(tensors, output, upstream, arity, attrs), None, None, None
     grads = iter(ops()[1](tensors, output, upstream, arity, name, attrs))
     wanted_positions = set(_with_grad(tensors))

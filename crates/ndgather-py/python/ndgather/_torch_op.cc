@@ -71,14 +71,14 @@ int32_t Allocate(void* p, int32_t dtype, int64_t rank, const int64_t* dims,
   return 1;
 }
 
-// The op's attributes, a line `name=text` each, read as the Python op's `_split` reads them
-// (a line without `=` is a name with empty text); PyTorch's own line for sparse gradients is
-// the Python side's (the core's op has no such attribute).
+// The op's attributes, `name=text` each, separated by `;` or a line break, read as the
+// Python op's `_split` reads them (an item without `=` is a name with empty text); PyTorch's
+// own item for sparse gradients is the Python side's (the core's op has no such attribute).
 void SplitAttrs(c10::string_view attrs, std::vector<std::string>* names,
                 std::vector<std::string>* values) {
   size_t at = 0;
   while (at <= attrs.size()) {
-    size_t end = attrs.find('\n', at);
+    size_t end = attrs.find_first_of(";\n", at);
     if (end == c10::string_view::npos) end = attrs.size();
     c10::string_view line = attrs.substr(at, end - at);
     if (!line.empty() && line != "torch_sparse_grad=true") {
