@@ -11,11 +11,12 @@
 //! memory with an argument.
 
 use crate::kernel_call::{
-    byte_len, invalid, items, run_allocating, run_call, text_attrs, Call, Failure, Raw,
+    byte_len, invalid, items, run_allocating, run_call, text_attrs, Call, Failure, Nth, Raw,
 };
 use ndgather::registry::{self, Attrs};
 use ndgather::DType;
 use std::ffi::{c_char, c_void, CStr};
+use std::fmt::Display;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// One tensor of a call: TensorFlow's `DataType`, its rank, dimensions and data.
@@ -88,7 +89,7 @@ pub(crate) const TF_DTYPES: &[(i32, DType)] = &[
 ];
 
 /// The dtype of TensorFlow's `DataType` number `code`.
-pub(crate) fn dtype_of(code: i32, what: &str) -> Result<DType, Failure> {
+pub(crate) fn dtype_of(code: i32, what: impl Display) -> Result<DType, Failure> {
     TF_DTYPES
         .iter()
         .find(|(c, _)| *c == code)
@@ -108,11 +109,12 @@ fn buffers(buffers: *const TfBuffer, n: i64, what: &str) -> Result<Vec<Raw>, Fai
     list.iter()
         .enumerate()
         .map(|(k, b)| {
-            let what = format!("{what} {k}");
-            let dtype = dtype_of(b.dtype, &what)?;
+            // (Its name is written only into an error.)
+            let what = Nth(what, k);
+            let dtype = dtype_of(b.dtype, what)?;
             // SAFETY: a buffer's dims are `rank` live integers.
-            let dims = unsafe { items(b.dims, b.rank, &what)? };
-            Raw::new(dtype, dims, b.data.cast(), &what)
+            let dims = unsafe { items(b.dims, b.rank, what)? };
+            Raw::new(dtype, dims, b.data.cast(), what)
         })
         .collect()
 }

@@ -717,10 +717,36 @@ def test_the_cpp_kernel_equals_the_python_op(dtype):
         assert torch.equal(ours.view(torch.uint8), theirs.view(torch.uint8)), (name, dtype)
     # Views whose values are not their memory's: a conjugate one, and a negative one.
     c = torch.complex(TABLE, TABLE + 1)
-    for view in (c.conj(), torch._neg_view(c)):
+    for view in (c.conj(), torch._neg_view(c), torch._neg_view(c.conj())):
         call = ([view, IDS], [1, 1], "gather", "")
         assert torch.equal(torch.ops.ndgather.op_native(*call), view.resolve_conj()
                            .resolve_neg()[IDS])
+
+
+def test_the_op_with_a_gradient_records_one_only_where_autograd_would():
+    """``op_native_with_grad`` calls its kernel alone where no gradient is recorded (grad
+    mode off, as in the forward graph that torch.compile's autograd runs, or no input that
+    requires one), through the dispatcher, so that a fake tensor still reaches its fake
+    kernel; elsewhere its result has a ``grad_fn``."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    ng._torch.native()
+    op = torch.ops.ndgather.op_native_with_grad
+    table = leaf()
+    call = ([table, IDS], [1, 1], "gather", "")
+    with torch.no_grad():
+        out = op(*call)
+    assert out.grad_fn is None and not out.requires_grad
+    assert torch.equal(out, TABLE[IDS])
+    out = op([TABLE, IDS], [1, 1], "gather", "")
+    assert out.grad_fn is None and torch.equal(out, TABLE[IDS])
+    out = op(*call)
+    assert out.grad_fn is not None
+    out.sum().backward()
+    assert torch.equal(table.grad, torch.zeros_like(TABLE).index_add_(
+        0, IDS, torch.ones(len(IDS), TABLE.shape[1])))
+    with FakeTensorMode() as mode, torch.no_grad():
+        fake = op([mode.from_tensor(table), mode.from_tensor(IDS)], [1, 1], "gather", "")
+    assert fake.shape == (len(IDS), TABLE.shape[1])
 
 
 @pytest.mark.parametrize("name, make, attrs", KERNEL_CASES[:5])

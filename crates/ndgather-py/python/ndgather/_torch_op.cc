@@ -7,6 +7,7 @@
 // name. Every check of the op's inputs and attributes is the core's; its errors are raised
 // as the built-in class of ndgather's own (a ValueError for an InvalidArgumentError).
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -140,7 +141,10 @@ class Call {
     int32_t code = CodeOf(t.scalar_type());
     TORCH_CHECK_TYPE(code >= 0, "ndgather: ", op_, ": input tensor ", k, " is of dtype ",
                      t.scalar_type(), ", which ndgather does not read");
-    held_.push_back(t.resolve_conj().resolve_neg().contiguous());
+    // (Each resolve is an op of the dispatcher: called only where a bit is set.)
+    at::Tensor r = t.is_conj() ? t.resolve_conj() : t;
+    if (r.is_neg()) r = r.resolve_neg();
+    held_.push_back(r.contiguous());
     const at::Tensor& c = held_.back();
     args_.push_back({code, c.dim(), c.sizes().data(), const_cast<void*>(c.const_data_ptr())});
   }
@@ -227,6 +231,17 @@ using GradSignature = std::vector<at::Tensor>(at::TensorList, const at::Tensor&,
                                               const at::Tensor&, at::IntArrayRef,
                                               c10::string_view, c10::string_view);
 
+// `ndgather::op_native_with_grad` below autograd, through the dispatcher (a fake tensor's
+// call reaches its fake kernel).
+at::Tensor Below(at::TensorList inputs, at::IntArrayRef arity, c10::string_view name,
+                 c10::string_view attrs) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("ndgather::op_native_with_grad", "")
+                             .typed<ForwardSignature>();
+  at::AutoDispatchBelowADInplaceOrView below;
+  return op.call(inputs, arity, name, attrs);
+}
+
 // `ndgather::op_native_with_grad`'s autograd: the op's gradient formula (`ndgather._torch`'s
 // `_backward`), in C++, so that compiled code calls the op with no Python between (a Python
 // autograd kernel costs about 14 µs a call there). Both ops are called through the
@@ -236,16 +251,9 @@ class WithGrad : public torch::autograd::Function<WithGrad> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::TensorList inputs,
                             at::IntArrayRef arity, c10::string_view name,
                             c10::string_view attrs) {
-    static const auto op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow("ndgather::op_native_with_grad", "")
-                               .typed<ForwardSignature>();
     NoNul(name, "name");
     std::string op_name(name);
-    at::Tensor out;
-    {
-      at::AutoDispatchBelowADInplaceOrView below;
-      out = op.call(inputs, arity, name, attrs);
-    }
+    at::Tensor out = Below(inputs, arity, name, attrs);
     // The output only where the gradient reads it (a max's does, a gather's not): a result
     // changed in place then still has a backward, as PyTorch's own gather's.
     bool reads = ndgather_kernel_grad_reads_output(op_name.c_str()) == 1;
@@ -283,8 +291,15 @@ class WithGrad : public torch::autograd::Function<WithGrad> {
   }
 };
 
+// Where no gradient is recorded (grad mode off, as in the forward graph that
+// torch.compile's autograd runs, or no input that requires one), the kernel alone: the
+// autograd Function's bookkeeping would cost more than a tiny call.
 at::Tensor OpWithGrad(at::TensorList inputs, at::IntArrayRef arity, c10::string_view name,
                       c10::string_view attrs) {
+  bool records = at::GradMode::is_enabled() &&
+                 std::any_of(inputs.begin(), inputs.end(),
+                             [](const at::Tensor& t) { return t.requires_grad(); });
+  if (!records) return Below(inputs, arity, name, attrs);
   return WithGrad::apply(inputs, arity, name, attrs);
 }
 
