@@ -529,7 +529,11 @@ def test_inductors_cpp_wrapper_compiles_the_op():
 
 def test_attributes_are_read_as_the_eager_call_reads_them():
     # A value may not carry another attribute: the op's one string separates them.
-    for smuggled in ("clamp\nbatch_dims=1", "clamp;batch_dims=1"):
+    class Hiding(str):
+        def __contains__(self, item: object) -> bool:
+            return False
+
+    for smuggled in ("clamp\nbatch_dims=1", "clamp;batch_dims=1", Hiding("clamp;axis=1")):
         with pytest.raises(ValueError, match="line break or a ';'"):
             ng.gather(leaf(), IDS, bad_indices=smuggled)
     # A PyTorch scalar is its value, a float one not truncated.
@@ -724,10 +728,11 @@ def test_the_cpp_kernel_equals_the_python_op(dtype):
 
 
 def test_the_op_with_a_gradient_records_one_only_where_autograd_would():
-    """``op_native_with_grad`` calls its kernel alone where no gradient is recorded (grad
-    mode off, as in the forward graph that torch.compile's autograd runs, or no input that
-    requires one), through the dispatcher, so that a fake tensor still reaches its fake
-    kernel; elsewhere its result has a ``grad_fn``."""
+    """``op_native_with_grad``'s result has a ``grad_fn`` only where autograd records one;
+    under ``no_grad`` a fake tensor still reaches its fake kernel (the Function calls the op
+    through the dispatcher); forward-mode AD and functorch's transforms are refused, as a
+    C++ autograd Function refuses them, never given zero tangents."""
+    import torch.autograd.forward_ad as fwAD
     from torch._subclasses.fake_tensor import FakeTensorMode
     ng._torch.native()
     op = torch.ops.ndgather.op_native_with_grad
@@ -747,6 +752,14 @@ def test_the_op_with_a_gradient_records_one_only_where_autograd_would():
     with FakeTensorMode() as mode, torch.no_grad():
         fake = op([mode.from_tensor(table), mode.from_tensor(IDS)], [1, 1], "gather", "")
     assert fake.shape == (len(IDS), TABLE.shape[1])
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(TABLE.clone(), torch.ones_like(TABLE))
+        for grad_mode in (True, False):
+            with torch.set_grad_enabled(grad_mode), pytest.raises(RuntimeError, match="jvp"):
+                op([dual, IDS], [1, 1], "gather", "")
+    with pytest.raises(RuntimeError, match="functorch"):
+        torch.func.jvp(lambda t: op([t, IDS], [1, 1], "gather", ""), (TABLE,),
+                       (torch.ones_like(TABLE),))
 
 
 @pytest.mark.parametrize("name, make, attrs", KERNEL_CASES[:5])

@@ -86,6 +86,8 @@ def text(name: str, attr: str, value: Any) -> str:
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, str):
+        # Its text as a plain str: a subclass's own methods could hide a separator.
+        value = str.__str__(value)
         # Attributes separated by ";" or a line break where an op carries them in one
         # string (PyTorch's).
         if any(c in value for c in ";\n\r"):

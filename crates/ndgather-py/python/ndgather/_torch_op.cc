@@ -7,7 +7,6 @@
 // name. Every check of the op's inputs and attributes is the core's; its errors are raised
 // as the built-in class of ndgather's own (a ValueError for an InvalidArgumentError).
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -291,15 +290,10 @@ class WithGrad : public torch::autograd::Function<WithGrad> {
   }
 };
 
-// Where no gradient is recorded (grad mode off, as in the forward graph that
-// torch.compile's autograd runs, or no input that requires one), the kernel alone: the
-// autograd Function's bookkeeping would cost more than a tiny call.
+// Always through the autograd Function, which refuses forward-mode AD and functorch's
+// transforms (a shortcut where no backward is recorded gave them zero tangents).
 at::Tensor OpWithGrad(at::TensorList inputs, at::IntArrayRef arity, c10::string_view name,
                       c10::string_view attrs) {
-  bool records = at::GradMode::is_enabled() &&
-                 std::any_of(inputs.begin(), inputs.end(),
-                             [](const at::Tensor& t) { return t.requires_grad(); });
-  if (!records) return Below(inputs, arity, name, attrs);
   return WithGrad::apply(inputs, arity, name, attrs);
 }
 
