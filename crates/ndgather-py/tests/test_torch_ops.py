@@ -521,7 +521,7 @@ def test_inductors_cpp_wrapper_compiles_the_op():
                           fullgraph=True)
         ids = torch.tensor([3, 0, 9])
         assert torch.equal(f(TABLE, ids), TABLE[:, ids.clamp(0, 3)] * 2)
-    # And a graph compiled before, its items separated by line breaks, still runs.
+    # And a call saved by an earlier version, its items separated by line breaks, still runs.
     old = torch.ops.ndgather.op_native([TABLE, ids], [1, 1], "gather",
                                        "axis=1\nbad_indices=clamp")
     assert torch.equal(old, TABLE[:, ids.clamp(0, 3)])

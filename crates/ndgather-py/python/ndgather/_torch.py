@@ -224,7 +224,8 @@ def _lines(attrs: str) -> list:
     """The op's one string of attributes as its items, ``name=text`` each (one string, not two
     lists, so that autograd sees one argument). Items are joined by ``;``: inductor's C++
     wrapper (``cpp_wrapper``) writes a string into C++ as it is, and a line break there broke
-    its build. Line breaks still separate, as in graphs that an earlier version compiled."""
+    its build. Line breaks still separate, as in programs that an earlier version saved
+    (``torch.export``)."""
     return attrs.replace("\n", ";").split(";")
 
 

@@ -230,17 +230,6 @@ using GradSignature = std::vector<at::Tensor>(at::TensorList, const at::Tensor&,
                                               const at::Tensor&, at::IntArrayRef,
                                               c10::string_view, c10::string_view);
 
-// `ndgather::op_native_with_grad` below autograd, through the dispatcher (a fake tensor's
-// call reaches its fake kernel).
-at::Tensor Below(at::TensorList inputs, at::IntArrayRef arity, c10::string_view name,
-                 c10::string_view attrs) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("ndgather::op_native_with_grad", "")
-                             .typed<ForwardSignature>();
-  at::AutoDispatchBelowADInplaceOrView below;
-  return op.call(inputs, arity, name, attrs);
-}
-
 // `ndgather::op_native_with_grad`'s autograd: the op's gradient formula (`ndgather._torch`'s
 // `_backward`), in C++, so that compiled code calls the op with no Python between (a Python
 // autograd kernel costs about 14 µs a call there). Both ops are called through the
@@ -250,9 +239,16 @@ class WithGrad : public torch::autograd::Function<WithGrad> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::TensorList inputs,
                             at::IntArrayRef arity, c10::string_view name,
                             c10::string_view attrs) {
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("ndgather::op_native_with_grad", "")
+                               .typed<ForwardSignature>();
     NoNul(name, "name");
     std::string op_name(name);
-    at::Tensor out = Below(inputs, arity, name, attrs);
+    at::Tensor out;
+    {
+      at::AutoDispatchBelowADInplaceOrView below;
+      out = op.call(inputs, arity, name, attrs);
+    }
     // The output only where the gradient reads it (a max's does, a gather's not): a result
     // changed in place then still has a backward, as PyTorch's own gather's.
     bool reads = ndgather_kernel_grad_reads_output(op_name.c_str()) == 1;
