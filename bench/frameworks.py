@@ -93,11 +93,11 @@ else:
     # Where the tiny call's time goes: the op called directly, without ng.gather's Python
     # (whose guards torch.compile checks on every call).
     ng._torch.native()
-    direct = torch.compile(lambda p, i: torch.ops.ndgather.op_native(
-        [p, i], [1, 1], "gather", "batch_dims=0\nbad_indices=error"), fullgraph=True)
+    direct = torch.compile(lambda p, i: torch.ops.ndgather.gather.native(
+        p, i, "batch_dims=0;bad_indices=error"), fullgraph=True)
     # (A fresh index_select: the one above, called on rows too, now runs a dynamic graph.)
     fresh = torch.compile(lambda p, i: torch.index_select(p, 0, i), fullgraph=True)
-    compare("torch.compile tiny, op_native called directly vs index_select", direct, fresh,
+    compare("torch.compile tiny, the op called directly vs index_select", direct, fresh,
             tiny, 2000, 1e6, "us")
 
     def step(f):

@@ -462,7 +462,7 @@ def test_compiled_gradients_equal_eager_ones(case):
     for eager, compiled in zip(grads[0], grads[1]):
         assert torch.equal(eager, compiled)
     # The backward graph calls the C++ gradient op.
-    assert "ndgather.op_grad_native" in str(record.bw_graphs[0].graph), record.bw_graphs[0]
+    assert ".grad" in "".join(_ndgather_targets(record.bw_graphs[0])), record.bw_graphs[0]
 
 
 def test_results_equal_the_numpy_path():
@@ -522,8 +522,7 @@ def test_inductors_cpp_wrapper_compiles_the_op():
         ids = torch.tensor([3, 0, 9])
         assert torch.equal(f(TABLE, ids), TABLE[:, ids.clamp(0, 3)] * 2)
     # And a call saved by an earlier version, its items separated by line breaks, still runs.
-    old = torch.ops.ndgather.op_native([TABLE, ids], [1, 1], "gather",
-                                       "axis=1\nbad_indices=clamp")
+    old = torch.ops.ndgather.gather.native(TABLE, ids, "axis=1\nbad_indices=clamp")
     assert torch.equal(old, TABLE[:, ids.clamp(0, 3)])
 
 
@@ -642,17 +641,36 @@ def _graph_ops(f, *args):
         return gm.forward
     torch._dynamo.reset()
     torch.compile(f, backend=backend, fullgraph=True)(*args)
-    return [str(n.target) for g in graphs for n in g.graph.nodes if "ndgather" in str(n.target)]
+    return [t for g in graphs for t in _ndgather_targets(g)]
+
+
+def _ndgather_targets(graph_module):
+    return [str(n.target) for n in graph_module.graph.nodes if "ndgather" in str(n.target)]
+
+
+def _native(name, *inputs, attrs=""):
+    """The typed op ``name``'s overload without a gradient, called directly."""
+    return getattr(torch.ops.ndgather, name).native(*inputs, attrs)
 
 
 def test_compiled_code_calls_the_cpp_kernel_where_no_gradient_flows():
     assert ng._torch.native(), "this machine has a C++ compiler: the kernel must build"
-    assert _graph_ops(lambda t, i: ng.gather(t, i) * 2, TABLE, IDS) == ["ndgather.op_native"]
+    assert _graph_ops(lambda t, i: ng.gather(t, i) * 2, TABLE, IDS) == [
+        "ndgather.gather.native"]
     with torch.no_grad():
-        assert _graph_ops(lambda t, i: ng.gather(t, i), leaf(), IDS) == ["ndgather.op_native"]
+        assert _graph_ops(lambda t, i: ng.gather(t, i), leaf(), IDS) == [
+            "ndgather.gather.native"]
     # Where a gradient flows, the same kernel with the op's autograd formula.
     assert _graph_ops(lambda t, i: ng.gather(t, i), leaf(), IDS) == [
-        "ndgather.op_native_with_grad"]
+        "ndgather.gather.with_grad"]
+    # Each op its own, its schema from the registry's signature: a list for a table's
+    # shards, none for an input left out.
+    bag = _graph_ops(lambda t, i: ng.embedding_bag([t, t], i, torch.tensor([0, 1])), TABLE,
+                     IDS)
+    assert bag == ["ndgather.embedding_bag.native"]
+    schema = str(torch.ops.ndgather.embedding_bag.native._schema)
+    assert schema.startswith("ndgather::embedding_bag.native(Tensor[] weight, Tensor input, "
+                             "Tensor? offsets, Tensor? per_sample_weights, str attrs)"), schema
     # A broadcast view: the Python body reads it in place (the C++ kernel would copy it).
     wide = torch.zeros(1, 64).expand(4096, 64)
     assert _graph_ops(lambda t, i: ng.gather(t, i), wide, IDS) == ["ndgather.op"]
@@ -673,8 +691,8 @@ def test_compiled_code_calls_the_cpp_kernel_where_no_gradient_flows():
     (torch.index_select(want, 0, IDS) * 2).sum().backward()
     assert torch.equal(w.grad, want.grad)
     # The C++ op itself has no gradient, and says so.
-    with pytest.raises(RuntimeError, match="derivative for ndgather::op_native is not"):
-        torch.ops.ndgather.op_native([leaf(), IDS], [1, 1], "gather", "").sum().backward()
+    with pytest.raises(RuntimeError, match="derivative for ndgather::gather is not"):
+        _native("gather", leaf(), IDS).sum().backward()
     torch._dynamo.reset()
     f = torch.compile(lambda t, i: ng.take_along_axis(t, i, axis=1) + 1, fullgraph=True)
     order = torch.argsort(TABLE, dim=1)
@@ -706,7 +724,7 @@ def test_the_cpp_kernel_equals_the_python_op(dtype):
     for name, make, attrs in KERNEL_CASES:
         tensors = list(make(table))
         call = (tensors, [1] * len(tensors), name, _attrs(name, attrs))
-        ours = torch.ops.ndgather.op_native(*call)
+        ours = _native(name, *tensors, attrs=call[3])
         if dtype is torch.float8_e4m3fn:
             # The Python op reads no float8 (NumPy has none); these ops move bytes (the fill,
             # float8's NaN, is not a byte's default).
@@ -722,27 +740,26 @@ def test_the_cpp_kernel_equals_the_python_op(dtype):
     # Views whose values are not their memory's: a conjugate one, and a negative one.
     c = torch.complex(TABLE, TABLE + 1)
     for view in (c.conj(), torch._neg_view(c), torch._neg_view(c.conj())):
-        call = ([view, IDS], [1, 1], "gather", "")
-        assert torch.equal(torch.ops.ndgather.op_native(*call), view.resolve_conj()
+        assert torch.equal(_native("gather", view, IDS), view.resolve_conj()
                            .resolve_neg()[IDS])
 
 
 def test_the_op_with_a_gradient_records_one_only_where_autograd_would():
-    """``op_native_with_grad``'s result has a ``grad_fn`` only where autograd records one;
+    """``with_grad``'s result has a ``grad_fn`` only where autograd records one;
     under ``no_grad`` a fake tensor still reaches its fake kernel (the Function calls the op
     through the dispatcher); forward-mode AD and functorch's transforms are refused, as a
     C++ autograd Function refuses them, never given zero tangents."""
     import torch.autograd.forward_ad as fwAD
     from torch._subclasses.fake_tensor import FakeTensorMode
     ng._torch.native()
-    op = torch.ops.ndgather.op_native_with_grad
+    op = torch.ops.ndgather.gather.with_grad
     table = leaf()
-    call = ([table, IDS], [1, 1], "gather", "")
+    call = (table, IDS, "")
     with torch.no_grad():
         out = op(*call)
     assert out.grad_fn is None and not out.requires_grad
     assert torch.equal(out, TABLE[IDS])
-    out = op([TABLE, IDS], [1, 1], "gather", "")
+    out = op(TABLE, IDS, "")
     assert out.grad_fn is None and torch.equal(out, TABLE[IDS])
     out = op(*call)
     assert out.grad_fn is not None
@@ -750,32 +767,31 @@ def test_the_op_with_a_gradient_records_one_only_where_autograd_would():
     assert torch.equal(table.grad, torch.zeros_like(TABLE).index_add_(
         0, IDS, torch.ones(len(IDS), TABLE.shape[1])))
     with FakeTensorMode() as mode, torch.no_grad():
-        fake = op([mode.from_tensor(table), mode.from_tensor(IDS)], [1, 1], "gather", "")
+        fake = op(mode.from_tensor(table), mode.from_tensor(IDS), "")
     assert fake.shape == (len(IDS), TABLE.shape[1])
     with fwAD.dual_level():
         dual = fwAD.make_dual(TABLE.clone(), torch.ones_like(TABLE))
         for grad_mode in (True, False):
             with torch.set_grad_enabled(grad_mode), pytest.raises(RuntimeError, match="jvp"):
-                op([dual, IDS], [1, 1], "gather", "")
+                op(dual, IDS, "")
     with pytest.raises(RuntimeError, match="functorch"):
-        torch.func.jvp(lambda t: op([t, IDS], [1, 1], "gather", ""), (TABLE,),
+        torch.func.jvp(lambda t: op(t, IDS, ""), (TABLE,),
                        (torch.ones_like(TABLE),))
 
 
 @pytest.mark.parametrize("name, make, attrs", KERNEL_CASES[:5])
 def test_opcheck_of_the_cpp_kernel(name, make, attrs):
     ng._torch.native()
-    tensors = list(make(TABLE))
-    torch.library.opcheck(torch.ops.ndgather.op_native.default,
-                          (tensors, [1] * len(tensors), name, _attrs(name, attrs)))
+    typed = getattr(torch.ops.ndgather, name)
+    text = _attrs(name, attrs)
+    torch.library.opcheck(typed.native, (*make(TABLE), text))
     # And under the op's gradient formula, with a table that requires grad, and the
     # gradient op.
     tensors = list(make(leaf()))
-    call = (tensors, [1] * len(tensors), name, _attrs(name, attrs))
-    torch.library.opcheck(torch.ops.ndgather.op_native_with_grad.default, call)
-    out = torch.ops.ndgather.op_native(*call).detach()
-    torch.library.opcheck(torch.ops.ndgather.op_grad_native.default,
-                          ([t.detach() for t in tensors], out, torch.ones_like(out), *call[1:]))
+    torch.library.opcheck(typed.with_grad, (*tensors, text))
+    out = typed.native(*tensors, text).detach()
+    torch.library.opcheck(typed.grad, (*[t.detach() for t in tensors], out,
+                                       torch.ones_like(out), text))
 
 
 def test_the_cpp_kernels_errors_are_the_builtin_classes_of_ndgathers():
@@ -785,31 +801,32 @@ def test_the_cpp_kernels_errors_are_the_builtin_classes_of_ndgathers():
     with pytest.raises(ValueError, match=r"indices\[1\] = 9 is not in \[0, 6\)") as e:
         f(TABLE, torch.tensor([0, 9]))
     assert type(e.value) is ValueError  # the built-in class, not ndgather's subclass
-    op = torch.ops.ndgather.op_native
     with pytest.raises(TypeError, match="indices"):
-        op([TABLE, torch.tensor([0.5])], [1, 1], "gather", "")
+        _native("gather", TABLE, torch.tensor([0.5]))
     with pytest.raises(TypeError, match="dtype ComplexHalf, which ndgather does not read"):
-        op([TABLE.to(torch.complex32), IDS], [1, 1], "gather", "")
+        _native("gather", TABLE.to(torch.complex32), IDS)
     with pytest.raises(ValueError, match='attribute "axis" takes an integer'):
-        op([TABLE, IDS], [1, 1], "gather", "axis=x")
+        _native("gather", TABLE, IDS, attrs="axis=x")
     # A line without '=' is a name with empty text, as the Python op reads it.
-    for o in (op, torch.ops.ndgather.op):
-        with pytest.raises(ValueError, match='attribute "axis" takes an integer, got \'\''):
-            o([TABLE, IDS], [1, 1], "gather", "axis")
+    with pytest.raises(ValueError, match='attribute "axis" takes an integer, got \'\''):
+        _native("gather", TABLE, IDS, attrs="axis")
+    with pytest.raises(ValueError, match='attribute "axis" takes an integer, got \'\''):
+        torch.ops.ndgather.op([TABLE, IDS], [1, 1], "gather", "axis")
     # The C ABI's strings end at a NUL: refused, not cut.
-    with pytest.raises(ValueError, match="NUL character in the op's name"):
-        op([TABLE, IDS], [1, 1], "gather\0junk", "")
     with pytest.raises(ValueError, match="NUL character in the op's attributes"):
-        op([TABLE, IDS], [1, 1], "gather", "axis=1\0junk")
+        _native("gather", TABLE, IDS, attrs="axis=1\0junk")
     # A size past the address space: the core's error, before PyTorch is asked.
     with pytest.raises(ValueError, match="overflows the address space"):
-        op([TABLE, torch.zeros(6, dtype=torch.int64)], [1, 1], "unsorted_segment_sum",
-           f"num_segments={2 ** 62}")
+        _native("unsorted_segment_sum", TABLE, torch.zeros(6, dtype=torch.int64),
+                attrs=f"num_segments={2 ** 62}")
     with pytest.raises(IndexError, match="integer"):
-        op([TABLE, torch.tensor([[0.5]])], [1, 1], "take_along_axis", "axis=1")
+        _native("take_along_axis", TABLE, torch.tensor([[0.5]]), attrs="axis=1")
     with pytest.raises(RuntimeError, match="reduce argument must be"):
-        op([TABLE, torch.tensor([[0]]), TABLE[:1]], [1, 1, 1], "scatter_reduce",
-           "dim=0\nreduce=average")
+        _native("scatter_reduce", TABLE, torch.tensor([[0]]), TABLE[:1],
+                attrs="dim=0\nreduce=average")
+    # A list input's shards, each checked: the second is of a dtype the core does not read.
+    with pytest.raises(TypeError, match="input tensor 1 is of dtype ComplexHalf"):
+        _native("embedding_lookup", [TABLE, TABLE.to(torch.complex32)], IDS)
 
 
 def test_without_a_compiler_compiled_code_calls_the_python_body(tmp_path):
@@ -823,19 +840,18 @@ f = torch.compile(lambda t, i: ng.gather(t, i) * 2, fullgraph=True, backend="aot
 said = any("through its Python body" in str(x.message) for x in w)
 t = torch.arange(6.0, requires_grad=True)
 try:  # the Python body has no gradient either, and says so
-    torch.ops.ndgather.op_native([t, torch.tensor([1])], [1, 1], "gather", "").sum().backward()
+    torch.ops.ndgather.gather.native(t, torch.tensor([1]), "").sum().backward()
     raised = False
 except RuntimeError as e:
-    raised = "derivative for ndgather::op_native is not implemented" in str(e)
+    raised = "derivative for ndgather::gather is not implemented" in str(e)
 g = torch.compile(lambda t, i: (ng.gather(t, i) ** 2).sum(), fullgraph=True, backend="aot_eager")
 g(t, torch.tensor([5, 0, 5])).backward()
 try:  # nor the gradient op
     up = torch.ones(1, requires_grad=True)
-    torch.ops.ndgather.op_grad_native([t.detach(), torch.tensor([1])], up, up, [1, 1], "gather",
-                                      "")[0].sum().backward()
+    torch.ops.ndgather.gather.grad(t.detach(), torch.tensor([1]), up, up, "")[0].sum().backward()
     raised = False
 except RuntimeError as e:
-    raised = raised and "derivative for ndgather::op_grad_native is not implemented" in str(e)
+    raised = raised and "derivative for ndgather::gather is not implemented" in str(e)
 print(native, said, raised, f(torch.arange(6.0), torch.tensor([5, 0])).tolist(), t.grad.tolist())
 """
     env = dict(os.environ, CXX=str(tmp_path / "no-such-compiler"),
@@ -853,10 +869,10 @@ def test_tensors_on_several_devices_are_refused_not_faked():
     ng._torch.native()
     ids, up = torch.tensor([1, 0]), torch.ones(2, 4)
     with pytest.raises(RuntimeError, match="same device, but found at least two devices"):
-        torch.ops.ndgather.op_grad_native([TABLE, ids], up, up.to("meta"), [1, 1], "gather", "")
+        torch.ops.ndgather.gather.grad(TABLE, ids, up, up.to("meta"), "")
     with pytest.raises(RuntimeError, match="same device, but found at least two devices"):
-        torch.ops.ndgather.op_native([TABLE, ids.to("meta")], [1, 1], "gather", "")
-    meta = torch.ops.ndgather.op_native([TABLE.to("meta"), ids.to("meta")], [1, 1], "gather", "")
+        _native("gather", TABLE, ids.to("meta"))
+    meta = _native("gather", TABLE.to("meta"), ids.to("meta"))
     assert meta.device.type == "meta" and meta.shape == (2, 4)
 
 

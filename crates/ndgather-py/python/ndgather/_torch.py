@@ -2,10 +2,11 @@
 ops under the namespace ``ndgather``, ``ndgather::op`` and ``ndgather::op_grad``, which run
 any op of the registry by name, as TensorFlow's op and XLA's handlers do. Each has a fake
 (meta) implementation, so that shapes propagate under ``torch.compile``, and the forward op's
-gradient is registered with ``register_autograd``. Three more are the ops of compiled code,
+gradient is registered with ``register_autograd``. The ops of compiled code are typed, one
+per op of the registry, its schema generated from the op's signature (see :func:`typed_schemas`),
 their CPU kernels C++ (``_torch_op.cc``, built on first use, see :func:`native`):
-``ndgather::op_native`` where no gradient flows, ``ndgather::op_native_with_grad`` where one
-does (its gradient formula C++ too), and its gradient op ``ndgather::op_grad_native``.
+``ndgather::<op>.native`` where no gradient flows, ``ndgather::<op>.with_grad`` where one
+does (its gradient formula C++ too), and its gradient op ``ndgather::<op>.grad``.
 
 A public function given ``torch.Tensor`` s calls the custom op when autograd or
 ``torch.compile`` needs it: a tensor that requires grad, or a call while ``torch.compile``
@@ -409,6 +410,81 @@ def _one_device(name: str, tensors: Sequence[Any]) -> None:
 SCHEMA = "(Tensor[] inputs, int[] arity, str name, str attrs)"
 GRAD_SCHEMA = "(Tensor[] inputs, Tensor output, Tensor upstream, int[] arity, str name, str attrs)"
 
+#: A registry input's kind as a typed op's argument (any other kind is one tensor).
+_ARGUMENT = {"List": "Tensor[]", "OptionalList": "Tensor[]?", "Optional": "Tensor?"}
+
+#: The typed ops' overloads: where no gradient flows, where one does, and the gradient.
+_ROLES = ("native", "with_grad", "grad")
+
+
+def typed_schemas(name: str) -> tuple:
+    """The schemas of the registry op ``name``'s typed ops: its inputs, each a tensor, an
+    optional one or a list, then its attributes' one string (see :func:`_lines`); the
+    gradient's with the op's output and the upstream gradient before the string. (Typed
+    arguments: a list of every tensor and one of their arities cost about 7 µs more a call
+    inside ``torch.compile``.)"""
+    inputs = next(i for op, _, i, _ in _core.op_signatures() if op == name)
+    taken = {arg for arg, _ in inputs} & {"attrs", "output", "upstream"}
+    if taken:
+        raise ValueError(f"{name}: an input named {sorted(taken)[0]!r}, which its typed "
+                         "op's schema takes for itself")
+    args = [f"{_ARGUMENT.get(kind, 'Tensor')} {arg}" for arg, kind in inputs]
+    return (f"({', '.join([*args, 'str attrs'])}) -> Tensor",
+            f"({', '.join([*args, 'Tensor output', 'Tensor upstream', 'str attrs'])}) "
+            "-> Tensor[]")
+
+
+def _flat(args: Sequence[Any]) -> tuple:
+    """A typed op's inputs (a tensor, ``None`` or a list each) as the flat tensors and their
+    arities, the generic op's arguments."""
+    tensors: list = []
+    arity: list = []
+    for x in args:
+        if x is None:
+            arity.append(0)
+        elif isinstance(x, (list, tuple)):
+            tensors += x
+            arity.append(len(x))
+        else:
+            tensors.append(x)
+            arity.append(1)
+    return tensors, arity
+
+
+def _typed_fake(name: str, *args: Any) -> Any:
+    return _op_fake(*_flat(args[:-1]), name, args[-1])
+
+
+def _typed_grad_fake(name: str, *args: Any) -> list:
+    tensors, arity = _flat(args[:-3])
+    return _grad_fake(tensors, args[-3], args[-2], arity, name, args[-1])
+
+
+def _typed_body(name: str, *args: Any) -> Any:
+    return _op_body(*_flat(args[:-1]), name, args[-1])
+
+
+def _typed_grad_body(name: str, *args: Any) -> list:
+    tensors, arity = _flat(args[:-3])
+    return _grad_body(tensors, args[-3], args[-2], arity, name, args[-1])
+
+
+def _typed_setup_context(name: str, ctx: Any, inputs: tuple, output: Any) -> None:
+    _setup_context(ctx, (*_flat(inputs[:-1]), name, inputs[-1]), output)
+
+
+def _typed_backward(ctx: Any, upstream: Any) -> tuple:
+    """The Python formula's gradients (:func:`_backward`) as the typed op's arguments take
+    them: one per tensor, a list per list, none for the attributes."""
+    per_input = _backward(ctx, upstream)[0]
+    arity, name = ctx.call[0], ctx.call[1]
+    grads, at = [], 0
+    for is_list, n in zip(_lists(name), arity):
+        part = per_input[at:at + n]
+        at += n
+        grads.append(list(part) if is_list else (part[0] if n else None))
+    return (*grads, None)
+
 
 def _setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
     tensors, arity, name, attrs = inputs
@@ -443,16 +519,18 @@ def ops() -> tuple:
     op.register_fake(_op_fake)
     grad.register_fake(_grad_fake)
     op.register_autograd(_backward, setup_context=_setup_context)
-    # The same ops for compiled code, their CPU kernels C++ (see `native`), with the Python
-    # ops' fakes: `op_native` where no gradient flows, with no autograd kernel (a Python one
-    # runs on every call, about 4 µs; PyTorch's own fallback for it is C++), and
-    # `op_native_with_grad` where one does, with the gradient formula in C++ (about 14 µs a
-    # call in Python), whose backward calls `op_grad_native`.
-    for native_op in ("op_native", "op_native_with_grad"):
-        torch.library.define(f"ndgather::{native_op}", f"{SCHEMA} -> Tensor")
-        torch.library.register_fake(f"ndgather::{native_op}", _op_fake)
-    torch.library.define("ndgather::op_grad_native", f"{GRAD_SCHEMA} -> Tensor[]")
-    torch.library.register_fake("ndgather::op_grad_native", _grad_fake)
+    # The typed ops of compiled code, each registry op's, their CPU kernels C++ (see
+    # `native`), with the Python ops' fakes: `.native` where no gradient flows, with no
+    # autograd kernel (a Python one runs on every call, about 4 µs; PyTorch's own fallback
+    # for it is C++), and `.with_grad` where one does, with the gradient formula in C++ (about
+    # 14 µs a call in Python), whose backward calls `.grad`.
+    for name, *_ in _core.op_signatures():
+        forward, backward = typed_schemas(name)
+        for role in _ROLES:
+            torch.library.define(f"ndgather::{name}.{role}", backward if role == "grad"
+                                 else forward)
+            torch.library.register_fake(f"ndgather::{name}.{role}", functools.partial(
+                _typed_grad_fake if role == "grad" else _typed_fake, name))
     return op, grad
 
 
@@ -486,7 +564,7 @@ def _version(text: str) -> tuple:
 
 
 def native() -> bool:
-    """Gives ``ndgather::op_native``, ``op_native_with_grad`` and ``op_grad_native`` their
+    """Gives the typed ops, ``ndgather::<op>.native``, ``.with_grad`` and ``.grad``, their
     CPU kernels, once: the C++ ones of ``_torch_op.cc``, built and loaded, which code that
     ``torch.compile`` made calls with no Python between (and the gradient formula in C++);
     where they cannot be built, the Python ops' bodies and formula, with a warning that says
@@ -508,19 +586,28 @@ def native() -> bool:
                 warnings.warn(f"ndgather: its op runs under torch.compile through its Python "
                               f"body, about 10 µs more per call: {e}", RuntimeWarning,
                               stacklevel=2)
-                torch.library.impl("ndgather::op_native", "cpu", _op_body)
-                torch.library.impl("ndgather::op_native_with_grad", "cpu", _op_body)
-                torch.library.impl("ndgather::op_grad_native", "cpu", _grad_body)
-                # No gradient, as the C++ library's fallback says: a backward raises.
-                for op_name in ("op_native", "op_grad_native"):
-                    torch.library.register_autograd(
-                        f"ndgather::{op_name}", functools.partial(_no_derivative, op_name),
-                        setup_context=_no_context)
-                # The gradient formula, in Python.
-                torch.library.register_autograd("ndgather::op_native_with_grad", _backward,
-                                                setup_context=_setup_context)
+                for name, *_ in _core.op_signatures():
+                    _python_kernels(torch, name)
                 _native = False
     return _native
+
+
+def _python_kernels(torch: Any, name: str) -> None:
+    """The typed ops' kernels where the C++ ones cannot be built: the Python ops' bodies, no
+    gradient for ``.native`` and ``.grad`` (a backward raises, in the words of the C++
+    library's fallback, which names the op without its overload), and the gradient formula, in Python, for ``.with_grad``."""
+    for role in _ROLES:
+        op_name = f"ndgather::{name}.{role}"
+        torch.library.impl(op_name, "cpu", functools.partial(
+            _typed_grad_body if role == "grad" else _typed_body, name))
+        if role == "with_grad":
+            torch.library.register_autograd(
+                op_name, _typed_backward,
+                setup_context=functools.partial(_typed_setup_context, name))
+        else:
+            torch.library.register_autograd(
+                op_name, functools.partial(_no_derivative, name),
+                setup_context=_no_context)
 
 
 def _sparse_grads(tensors: Sequence[Any], output: Any, upstream: Any, arity: Sequence[int],
@@ -612,10 +699,16 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
         joined = _made(_attrs_constant(name, items, sparse_grad))
     else:
         joined = _attrs_text(name, items, sparse_grad)
-    native_op = None if sparse_grad else _native_op(torch, tensors)
-    if native_op is not None:
+    role = None if sparse_grad else _native_op(torch, tensors)
+    if role is not None:
         _native_constant()
-        return getattr(torch.ops.ndgather, native_op)(tensors, arity, name, joined)
+        typed, at = [], 0  # each input as its schema takes it: a list, a tensor or None
+        for x, g in zip(inputs, groups):
+            part = tensors[at:at + len(g)]
+            at += len(g)
+            typed.append(part if isinstance(x, _staged_call.Shards) else
+                         part[0] if part else None)
+        return getattr(getattr(torch.ops.ndgather, name), role)(*typed, joined)
     return torch.ops.ndgather.op(tensors, arity, name, joined)
 
 
@@ -628,11 +721,11 @@ def _no_derivative(op_name: str, ctx: Any, *upstream: Any) -> tuple:
 
 
 def _native_op(torch: Any, tensors: Sequence[Any]) -> Optional[str]:
-    """The op with the C++ kernel that a call takes, if any: in code that ``torch.compile``
-    makes (not a program ``torch.export`` saves, which must run where ndgather has not built
-    it), on tensors laid out row-major (the C++ kernel reads them so; it would copy any
-    other, a broadcast view whole, where the Python body reads it in place);
-    ``op_native_with_grad`` where a gradient flows, else ``op_native``. (Not for sparse
+    """The typed op's overload with the C++ kernel that a call takes, if any: in code that
+    ``torch.compile`` makes (not a program ``torch.export`` saves, which must run where
+    ndgather has not built it), on tensors laid out row-major (the C++ kernel reads them so;
+    it would copy any other, a broadcast view whole, where the Python body reads it in
+    place); ``with_grad`` where a gradient flows, else ``native``. (Not for sparse
     gradients, which only the Python formula makes: a call with ``sparse=True`` that
     ``torch.compile`` runs outside its graph may still find ``_compiling`` true, in a frame
     of its own that it compiled.)"""
@@ -642,5 +735,5 @@ def _native_op(torch: Any, tensors: Sequence[Any]) -> Optional[str]:
     if not all(t.is_contiguous() for t in tensors):
         return None
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        return "op_native_with_grad"
-    return "op_native"
+        return "with_grad"
+    return "native"

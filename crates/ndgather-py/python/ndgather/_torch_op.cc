@@ -1,11 +1,14 @@
-// ndgather's op as C++ kernels of PyTorch (issue 55): the CPU kernels of the custom ops
-// `ndgather::op_native`, `op_native_with_grad` and `op_grad_native`, and the autograd kernel
-// of `op_native_with_grad` (its gradient formula), which `ndgather._torch` defines and calls
-// under `torch.compile`, so that compiled code calls the core with no Python body between.
-// `ndgather._torch` compiles this file on demand against the installed PyTorch and links it
-// to ndgather's extension, whose C ABI (`torch_kernel.rs`) runs any op of the registry by
-// name. Every check of the op's inputs and attributes is the core's; its errors are raised
-// as the built-in class of ndgather's own (a ValueError for an InvalidArgumentError).
+// ndgather's ops as C++ kernels of PyTorch (issue 55): the kernels of the typed custom ops
+// that `ndgather._torch` defines for each op of the registry, `ndgather::<op>.native`,
+// `<op>.with_grad` and `<op>.grad` (their schemas the op's inputs, each a tensor, an optional
+// one or a list, then its attributes' one string), and the autograd kernel of `.with_grad`
+// (the op's gradient formula), which compiled code calls with no Python body between. One
+// boxed kernel serves every op: it reads the op's name from its schema and its inputs from
+// the call's stack. `ndgather._torch` compiles this file on demand against the installed
+// PyTorch and links it to ndgather's extension, whose C ABI (`torch_kernel.rs`) runs any op
+// of the registry by name. Every check of the op's inputs and attributes is the core's; its
+// errors are raised as the built-in class of ndgather's own (a ValueError for an
+// InvalidArgumentError).
 
 #include <cstdint>
 #include <optional>
@@ -17,6 +20,7 @@
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
@@ -117,14 +121,25 @@ void NoNul(c10::string_view text, const char* what) {
   throw std::logic_error(message);
 }
 
-// A call of the C ABI: the op's name, arities and attributes, and its tensors as buffers
-// (contiguous, with their own values: a conjugate or negative view resolved), kept alive for
-// the call.
+// Whether a schema's argument is a list of tensors (`Tensor[]` or `Tensor[]?`).
+bool IsList(const c10::Argument& argument) {
+  c10::TypePtr type = argument.type();
+  if (auto optional = type->cast<c10::OptionalType>()) type = optional->getElementType();
+  return type->kind() == c10::TypeKind::ListType;
+}
+
+// The registry's name of a typed op (`ndgather::gather` → `gather`).
+std::string RegistryName(const c10::OperatorHandle& op) {
+  const std::string& qualified = op.schema().name();
+  return qualified.substr(qualified.find("::") + 2);
+}
+
+// A call of the C ABI: the op's name, its inputs' arities and its attributes, and its tensors
+// as buffers (contiguous, with their own values: a conjugate or negative view resolved), kept
+// alive for the call.
 class Call {
  public:
-  Call(c10::string_view name, at::IntArrayRef arity, c10::string_view attrs)
-      : op_(name), arities_(arity.begin(), arity.end()) {
-    NoNul(name, "name");
+  Call(std::string name, c10::string_view attrs) : op_(std::move(name)) {
     NoNul(attrs, "attributes");
     SplitAttrs(attrs, &names_, &values_);
     for (size_t k = 0; k < names_.size(); ++k) {
@@ -133,8 +148,25 @@ class Call {
     }
   }
 
-  // Adds `t`, the call's tensor `k`, as an argument.
-  void Arg(const at::Tensor& t, size_t k) {
+  // Adds an input of the op's schema: a tensor, none, or a list of tensors, each an argument.
+  void Input(const c10::IValue& value) {
+    if (value.isNone()) {
+      arities_.push_back(0);
+    } else if (value.isTensor()) {
+      Arg(value.toTensor());
+      arities_.push_back(1);
+    } else {
+      TORCH_CHECK_TYPE(value.isTensorList(), "ndgather: ", op_,
+                       ": an input is not a tensor, a list of tensors or None");
+      c10::List<at::Tensor> list = value.toTensorList();
+      for (size_t k = 0; k < list.size(); ++k) Arg(list.get(k));
+      arities_.push_back(static_cast<int64_t>(list.size()));
+    }
+  }
+
+  // Adds `t`, the call's next tensor, as an argument.
+  void Arg(const at::Tensor& t) {
+    size_t k = args_.size();
     TORCH_CHECK_VALUE(t.device().is_cpu(), "ndgather: ", op_, ": input tensor ", k, " is on ",
                       t.device().str(), "; ndgather's op runs on the CPU");
     int32_t code = CodeOf(t.scalar_type());
@@ -194,25 +226,39 @@ bool HasGrad(const at::Tensor& t) {
   return ndgather_kernel_has_grad(CodeOf(t.scalar_type())) == 1;
 }
 
-at::Tensor Op(at::TensorList inputs, at::IntArrayRef arity, c10::string_view name,
-              c10::string_view attrs) {
-  Call call(name, arity, attrs);
-  for (size_t k = 0; k < inputs.size(); ++k) call.Arg(inputs[k], k);
+// The kernel of `<op>.native` and `<op>.with_grad`: the op's result, from its inputs and
+// attributes on the stack.
+void Forward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const size_t n = op.schema().arguments().size();
+  auto args = torch::jit::last(*stack, n);
+  Call call(RegistryName(op), args[n - 1].toStringView());
+  for (size_t k = 0; k + 1 < n; ++k) call.Input(args[k]);
   Allocation a;
   call.Check(ndgather_torch_forward(call.get(), &a, &Allocate));
   TORCH_CHECK(a.out.has_value(), "ndgather: internal error: ", call.op(), " gave no result");
-  return *std::move(a.out);
+  torch::jit::drop(*stack, n);
+  torch::jit::push(*stack, *std::move(a.out));
 }
 
-// `ndgather::op_grad_native`'s kernel: the core's gradient of each input of a dtype with
-// one, in order, each of its input's shape (`ndgather::op_grad`'s results).
-std::vector<at::Tensor> Grad(at::TensorList inputs, const at::Tensor& output,
-                             const at::Tensor& upstream, at::IntArrayRef arity,
-                             c10::string_view name, c10::string_view attrs) {
-  Call call(name, arity, attrs);
-  for (size_t k = 0; k < inputs.size(); ++k) call.Arg(inputs[k], k);
-  call.Arg(output, inputs.size());
-  call.Arg(upstream, inputs.size() + 1);
+// The kernel of `<op>.grad`, whose stack holds the op's inputs, its output, the upstream
+// gradient and the attributes: the core's gradient of each input tensor of a dtype with
+// one, in order, each of its input's shape.
+void Grad(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const size_t n = op.schema().arguments().size();
+  TORCH_CHECK(n >= 3, "ndgather: internal error: ", op.schema().name(), " has no gradient's schema");
+  auto args = torch::jit::last(*stack, n);
+  Call call(RegistryName(op), args[n - 1].toStringView());
+  std::vector<at::Tensor> inputs;
+  for (size_t k = 0; k + 3 < n; ++k) {
+    call.Input(args[k]);
+    if (args[k].isTensor()) {
+      inputs.push_back(args[k].toTensor());
+    } else if (args[k].isTensorList()) {
+      for (const at::Tensor& t : args[k].toTensorVector()) inputs.push_back(t);
+    }
+  }
+  call.Arg(args[n - 3].toTensor());
+  call.Arg(args[n - 2].toTensor());
   std::vector<at::Tensor> grads;
   for (const at::Tensor& t : inputs) {
     if (HasGrad(t)) {
@@ -221,92 +267,140 @@ std::vector<at::Tensor> Grad(at::TensorList inputs, const at::Tensor& output,
     }
   }
   call.Check(ndgather_torch_backward(call.get()));
-  return grads;
+  torch::jit::drop(*stack, n);
+  torch::jit::push(*stack, std::move(grads));
 }
 
-using ForwardSignature = at::Tensor(at::TensorList, at::IntArrayRef, c10::string_view,
-                                    c10::string_view);
-using GradSignature = std::vector<at::Tensor>(at::TensorList, const at::Tensor&,
-                                              const at::Tensor&, at::IntArrayRef,
-                                              c10::string_view, c10::string_view);
-
-// `ndgather::op_native_with_grad`'s autograd: the op's gradient formula (`ndgather._torch`'s
-// `_backward`), in C++, so that compiled code calls the op with no Python between (a Python
-// autograd kernel costs about 14 µs a call there). Both ops are called through the
-// dispatcher, so that torch.compile traces them, the gradient into its backward graph.
+// `<op>.with_grad`'s autograd: the op's gradient formula (`ndgather._torch`'s `_backward`),
+// in C++, so that compiled code calls the op with no Python between (a Python autograd
+// kernel costs about 14 µs a call there). Both the op and its gradient are called through
+// the dispatcher, so that torch.compile traces them, the gradient into its backward graph.
+// The autograd Function sees the inputs' tensors, flat; the call's stack is passed on.
 class WithGrad : public torch::autograd::Function<WithGrad> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::TensorList inputs,
-                            at::IntArrayRef arity, c10::string_view name,
-                            c10::string_view attrs) {
-    static const auto op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow("ndgather::op_native_with_grad", "")
-                               .typed<ForwardSignature>();
-    NoNul(name, "name");
-    std::string op_name(name);
-    at::Tensor out;
+                            const std::vector<int64_t>& arity, const c10::OperatorHandle& op,
+                            torch::jit::Stack* stack) {
+    std::string attrs(stack->back().toStringView());
     {
       at::AutoDispatchBelowADInplaceOrView below;
-      out = op.call(inputs, arity, name, attrs);
+      op.callBoxed(stack);
     }
+    at::Tensor out = stack->back().toTensor();
+    std::string name = RegistryName(op);
     // The output only where the gradient reads it (a max's does, a gather's not): a result
     // changed in place then still has a backward, as PyTorch's own gather's.
-    bool reads = ndgather_kernel_grad_reads_output(op_name.c_str()) == 1;
+    bool reads = ndgather_kernel_grad_reads_output(name.c_str()) == 1;
     std::vector<at::Tensor> saved(inputs.begin(), inputs.end());
     if (reads) saved.push_back(out);
     ctx->save_for_backward(saved);
-    ctx->saved_data["arity"] = arity.vec();
-    ctx->saved_data["name"] = op_name;
-    ctx->saved_data["attrs"] = std::string(attrs);
+    ctx->saved_data["arity"] = arity;
+    ctx->saved_data["op"] = op.schema().name();
+    ctx->saved_data["attrs"] = std::move(attrs);
     ctx->saved_data["reads"] = reads;
     return out;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list upstream) {
-    static const auto grad = c10::Dispatcher::singleton()
-                                 .findSchemaOrThrow("ndgather::op_grad_native", "")
-                                 .typed<GradSignature>();
+    auto grad = c10::Dispatcher::singleton().findSchemaOrThrow(
+        ctx->saved_data["op"].toStringRef().c_str(), "grad");
     torch::autograd::variable_list saved = ctx->get_saved_variables();
     bool reads = ctx->saved_data["reads"].toBool();
     size_t n = saved.size() - (reads ? 1 : 0);
-    std::vector<at::Tensor> inputs(saved.begin(), saved.begin() + n);
     std::vector<int64_t> arity = ctx->saved_data["arity"].toIntVector();
-    std::vector<at::Tensor> grads =
-        grad.call(inputs, reads ? saved.back() : upstream[0], upstream[0], arity,
-                  ctx->saved_data["name"].toStringRef(), ctx->saved_data["attrs"].toStringRef());
+    // The inputs as the schema takes them, from the flat tensors and their arities.
+    const auto& arguments = grad.schema().arguments();
+    TORCH_CHECK(arguments.size() == arity.size() + 3, "ndgather: internal error: ",
+                grad.schema().name(), "'s gradient does not take its inputs");
+    torch::jit::Stack stack;
+    size_t at = 0;
+    for (size_t k = 0; k < arity.size(); ++k) {
+      size_t count = static_cast<size_t>(arity[k]);
+      TORCH_CHECK(at + count <= n, "ndgather: internal error: arities past the inputs");
+      if (IsList(arguments[k])) {
+        c10::List<at::Tensor> list;
+        for (size_t j = 0; j < count; ++j) list.push_back(saved[at + j]);
+        stack.emplace_back(std::move(list));
+      } else if (count == 1) {
+        stack.emplace_back(saved[at]);
+      } else {
+        stack.emplace_back();
+      }
+      at += count;
+    }
+    stack.emplace_back(reads ? saved.back() : upstream[0]);
+    stack.emplace_back(upstream[0]);
+    stack.emplace_back(ctx->saved_data["attrs"].toStringRef());
+    grad.callBoxed(&stack);
+    std::vector<at::Tensor> grads = stack.back().toTensorVector();
     // A gradient per input tensor of a dtype with one, none for the others and for the
-    // arity, name and attributes.
+    // arities, the op and its stack.
     torch::autograd::variable_list out(n + 3);
     size_t j = 0;
     for (size_t k = 0; k < n && j < grads.size(); ++k) {
-      if (HasGrad(inputs[k])) out[k] = grads[j++];
+      if (HasGrad(saved[k])) out[k] = grads[j++];
     }
     return out;
   }
 };
 
-// Always through the autograd Function, which refuses forward-mode AD and functorch's
-// transforms (a shortcut where no backward is recorded gave them zero tangents).
-at::Tensor OpWithGrad(at::TensorList inputs, at::IntArrayRef arity, c10::string_view name,
-                      c10::string_view attrs) {
-  return WithGrad::apply(inputs, arity, name, attrs);
+// `<op>.with_grad`'s autograd kernel, always through the autograd Function, which refuses
+// forward-mode AD and functorch's transforms (a shortcut where no backward is recorded gave
+// them zero tangents).
+void ForwardWithGrad(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const size_t n = op.schema().arguments().size();
+  std::vector<at::Tensor> inputs;
+  std::vector<int64_t> arity;
+  for (const c10::IValue& value : torch::jit::last(*stack, n).slice(0, n - 1)) {
+    if (value.isTensor()) {
+      inputs.push_back(value.toTensor());
+      arity.push_back(1);
+    } else if (value.isTensorList()) {
+      std::vector<at::Tensor> list = value.toTensorVector();
+      inputs.insert(inputs.end(), list.begin(), list.end());
+      arity.push_back(static_cast<int64_t>(list.size()));
+    } else {
+      arity.push_back(0);
+    }
+  }
+  at::Tensor out = WithGrad::apply(at::TensorList(inputs), arity, op, stack);
+  // The forward left its result on the stack; the one autograd recorded takes its place.
+  stack->back() = std::move(out);
+}
+
+// The typed ops that `ndgather._torch` defined, by their overloads' roles.
+template <typename Each>
+void ForEachOp(Each each) {
+  for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (name.name.rfind("ndgather::", 0) == 0) {
+      each(name.name.substr(10) + "." + name.overload_name, name.overload_name);
+    }
+  }
 }
 
 }  // namespace
 
-// `op_native_with_grad` is the same kernel as `op_native`, under the op's gradient formula.
+// `.with_grad` has the same kernel as `.native`, under the op's gradient formula.
 TORCH_LIBRARY_IMPL(ndgather, CPU, m) {
-  m.impl("op_native", &Op);
-  m.impl("op_native_with_grad", &Op);
-  m.impl("op_grad_native", &Grad);
+  ForEachOp([&m](const std::string& op, const std::string& role) {
+    if (role == "native" || role == "with_grad") {
+      m.impl(op.c_str(), torch::CppFunction::makeFromBoxedFunction<&Forward>());
+    } else if (role == "grad") {
+      m.impl(op.c_str(), torch::CppFunction::makeFromBoxedFunction<&Grad>());
+    }
+  });
 }
 
-// `op_native` and the gradient op have no gradient: a backward through them raises, rather
-// than leaving the inputs' gradients unset. (PyTorch's C++ fallback; a Python autograd kernel
+// `.native` and `.grad` have no gradient: a backward through them raises, rather than
+// leaving the inputs' gradients unset. (PyTorch's C++ fallback; a Python autograd kernel
 // would run on every call.)
 TORCH_LIBRARY_IMPL(ndgather, Autograd, m) {
-  m.impl("op_native", torch::autograd::autogradNotImplementedFallback());
-  m.impl("op_grad_native", torch::autograd::autogradNotImplementedFallback());
-  m.impl("op_native_with_grad", &OpWithGrad);
+  ForEachOp([&m](const std::string& op, const std::string& role) {
+    if (role == "native" || role == "grad") {
+      m.impl(op.c_str(), torch::autograd::autogradNotImplementedFallback());
+    } else if (role == "with_grad") {
+      m.impl(op.c_str(), torch::CppFunction::makeFromBoxedFunction<&ForwardWithGrad>());
+    }
+  });
 }
