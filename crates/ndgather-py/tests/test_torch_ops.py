@@ -824,9 +824,79 @@ def test_the_cpp_kernels_errors_are_the_builtin_classes_of_ndgathers():
     with pytest.raises(RuntimeError, match="reduce argument must be"):
         _native("scatter_reduce", TABLE, torch.tensor([[0]]), TABLE[:1],
                 attrs="dim=0\nreduce=average")
+    # None for a required tensor (PyTorch passes an undefined one), named.
+    with pytest.raises(TypeError, match="input tensor 1 is None, where the op takes a tensor"):
+        _native("gather", TABLE, None)
+    up = torch.ones(4, 4)
+    with pytest.raises(TypeError, match="input tensor 2 is None"):
+        torch.ops.ndgather.gather.grad(TABLE, IDS, None, up, "")
     # A list input's shards, each checked: the second is of a dtype the core does not read.
     with pytest.raises(TypeError, match="input tensor 1 is of dtype ComplexHalf"):
         _native("embedding_lookup", [TABLE, TABLE.to(torch.complex32)], IDS)
+
+
+def test_views_are_read_as_their_values_on_every_path():
+    """A negative view's memory is not its values (PyTorch's DLPack export gives the memory
+    as it is), nor a conjugate one's: each path reads the values, contiguous or not; compiled,
+    as PyTorch's own op compiled alike reads them (inductor reads a negative view's memory)."""
+    c = torch.complex(TABLE, TABLE + 10)
+    views = [torch._neg_view(TABLE), torch._neg_view(TABLE)[:, ::2], c.conj().imag,
+             c.conj(), c[:, ::2].conj()]
+    ng._torch.native()
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda t, i: ng.gather(t, i), fullgraph=True, dynamic=False)
+    theirs = torch.compile(lambda t, i: torch.index_select(t, 0, i), fullgraph=True,
+                           dynamic=False)
+    for view in views:
+        want = torch.index_select(view, 0, IDS)
+        assert torch.equal(torch.as_tensor(ng.gather(view, IDS)), want)  # through DLPack
+        # The C++ kernel or the Python body.
+        assert torch.equal(compiled(view, IDS), theirs(view, IDS))
+        if view.is_floating_point():  # through the custom op, eagerly
+            grad_view = view.detach().clone().requires_grad_(True)
+            assert torch.equal(ng.gather(torch._neg_view(grad_view), IDS).detach(),
+                               -torch.index_select(grad_view.detach(), 0, IDS))
+
+
+def test_dual_tensors_are_refused_not_their_tangents_dropped():
+    import torch.autograd.forward_ad as fwAD
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(TABLE.clone(), torch.ones_like(TABLE))
+        for call in (lambda: ng.gather(dual, IDS),
+                     lambda: ng.embedding_lookup([TABLE, dual], IDS),
+                     lambda: ng.tensor_scatter_nd_add(TABLE, torch.tensor([[1]]), fwAD.make_dual(
+                         TABLE[:1].clone(), torch.ones(1, 4)))):
+            with pytest.raises(RuntimeError, match=r"forward-mode AD \(jvp\) is not"):
+                call()
+    assert torch.equal(ng.gather(TABLE, IDS), TABLE[IDS])  # outside a dual level, as before
+
+
+def test_the_cpp_library_leaves_other_ops_of_the_namespace_alone():
+    """The C++ library gives its kernels only to the typed ops of the registry, with the
+    schemas ``ndgather._torch`` writes: another library's op in the namespace keeps its own
+    kernel, or has none, rather than running ndgather's on arguments it never read."""
+    code = """
+import torch, ndgather as ng
+ng._torch.define()
+lib = torch.library.Library("ndgather", "FRAGMENT")
+lib.define("mine.native(Tensor x, str attrs) -> Tensor")
+lib.impl("mine.native", lambda x, attrs: x * 10, "CPU")
+lib.define("noattr.native(Tensor x) -> Tensor")
+lib.define("gather.other(Tensor x, str attrs) -> Tensor")
+assert ng._torch.native()
+print(torch.ops.ndgather.mine.native(torch.ones(2), "").tolist())
+for call in (lambda: torch.ops.ndgather.noattr.native(torch.ones(2)),
+             lambda: torch.ops.ndgather.gather.other(torch.ones(2), "")):
+    try:
+        call()
+    except NotImplementedError as e:
+        print("no kernel:", "CPU" in str(e))
+print(torch.ops.ndgather.gather.native(torch.arange(4.0), torch.tensor([3]), "").tolist())
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.stdout.split("\n")[-5:] == [
+        "[10.0, 10.0]", "no kernel: True", "no kernel: True", "[3.0]", ""], out.stderr[-2000:]
 
 
 def test_without_a_compiler_compiled_code_calls_the_python_body(tmp_path):
@@ -852,6 +922,14 @@ try:  # nor the gradient op
     raised = False
 except RuntimeError as e:
     raised = raised and "derivative for ndgather::gather is not implemented" in str(e)
+import torch.autograd.forward_ad as fwAD
+with fwAD.dual_level():  # no tangent dropped: the Python body refuses a dual tensor too
+    dual = fwAD.make_dual(torch.arange(6.0), torch.ones(6))
+    try:
+        torch.ops.ndgather.gather.with_grad(dual, torch.tensor([1]), "")
+        raised = False
+    except RuntimeError as e:
+        raised = raised and "forward-mode AD (jvp) is not implemented" in str(e)
 print(native, said, raised, f(torch.arange(6.0), torch.tensor([5, 0])).tolist(), t.grad.tolist())
 """
     env = dict(os.environ, CXX=str(tmp_path / "no-such-compiler"),

@@ -121,10 +121,15 @@ def _foreign(x):
             f"ndgather works on arrays in the CPU's memory; this {type(x).__name__} is on "
             f"{where} device {ordinal}: copy it to the CPU first (PyTorch: .cpu(), JAX: "
             f"jax.device_put(x, jax.devices('cpu')[0]), CuPy: .get())")
-    if _library(x) == "torch" and x.dtype is sys.modules["torch"].bfloat16:
-        # DLPack gives NumPy no bfloat16: the tensor's bits, as ml_dtypes' bfloat16.
-        from . import _torch
-        return _torch._numpy(x)
+    if _library(x) == "torch":
+        if x.is_neg() or x.is_conj():
+            # PyTorch's DLPack export gives a negative view's memory as it is, not its values
+            # (and refuses some conjugate ones): the values, copied.
+            x = x.resolve_conj().resolve_neg()
+        if x.dtype is sys.modules["torch"].bfloat16:
+            # DLPack gives NumPy no bfloat16: the tensor's bits, as ml_dtypes' bfloat16.
+            from . import _torch
+            return _torch._numpy(x)
     return np.from_dlpack(x)
 
 

@@ -56,6 +56,7 @@ def wanted(*values: Any) -> bool:
     define()
     tensors = [x for v in values for x in (v if isinstance(v, (list, tuple)) else [v])
                if isinstance(x, torch.Tensor)]
+    _no_tangents(tensors)
     return any(t.requires_grad for t in tensors)
 
 
@@ -246,8 +247,20 @@ def _attrs_text(name: str, items: tuple, sparse_grad: bool) -> str:
     return ";".join(lines + ([_SPARSE_GRAD] if sparse_grad else []))
 
 
+def _no_tangents(tensors: Sequence[Any], name: str = "") -> None:
+    """Refuses forward-mode AD's dual tensors: the ops have no forward derivative, and their
+    bodies would drop a tangent (the C++ kernels' autograd Function refuses them too)."""
+    forward_ad = sys.modules["torch"].autograd.forward_ad
+    if forward_ad._current_level >= 0 and any(
+            isinstance(t, sys.modules["torch"].Tensor)
+            and forward_ad.unpack_dual(t).tangent is not None for t in tensors):
+        raise RuntimeError(f"ndgather: {name + ': ' if name else ''}forward-mode AD (jvp) is "
+                           "not implemented for its ops; use reverse mode (backward)")
+
+
 def _op_body(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str) -> Any:
     import torch
+    _no_tangents(inputs, name)
     attrs = _core.text_attrs(name, *_split(attrs))
     groups = _groups(name, [_numpy(t) for t in inputs], arity)
     result = _core.run_op(name, groups, attrs)
@@ -261,7 +274,7 @@ def _op_fake(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str)
     import torch
     attrs = _core.text_attrs(name, *_split(attrs))
     _one_device(name, inputs)
-    firsts = [g[0] if isinstance(g, list) and g else g
+    firsts = [(g[0] if g else None) if isinstance(g, list) else g
               for g in _groups(name, list(inputs), arity)]
     out_dtype, shape = _inferred(name, firsts, attrs)
     if shape is None:
@@ -381,6 +394,7 @@ def _moved(name: str, firsts: Sequence[Any], attrs: dict, shape: list, symbols: 
 def _grad_body(inputs: Sequence[Any], output: Any, upstream: Any, arity: Sequence[int],
                name: str, attrs: str) -> list:
     import torch
+    _no_tangents([*inputs, output, upstream], name)
     if not _core.op_has_grad(name):
         raise RuntimeError(_staged_call.no_grad(name))
     groups = _groups(name, [_numpy(t) for t in inputs], arity)
@@ -457,8 +471,7 @@ def _typed_fake(name: str, *args: Any) -> Any:
 
 
 def _typed_grad_fake(name: str, *args: Any) -> list:
-    tensors, arity = _flat(args[:-3])
-    return _grad_fake(tensors, args[-3], args[-2], arity, name, args[-1])
+    return _grad_fake(*_typed_grad_call(name, args))
 
 
 def _typed_body(name: str, *args: Any) -> Any:
@@ -466,8 +479,17 @@ def _typed_body(name: str, *args: Any) -> Any:
 
 
 def _typed_grad_body(name: str, *args: Any) -> list:
+    return _grad_body(*_typed_grad_call(name, args))
+
+
+def _typed_grad_call(name: str, args: tuple) -> tuple:
+    """A typed gradient op's arguments as the generic one's, its output and upstream gradient
+    checked: PyTorch passes None for a required tensor."""
+    if args[-3] is None or args[-2] is None:
+        raise TypeError(f"ndgather: {name}: the gradient takes the op's output and the "
+                        "upstream gradient, not None")
     tensors, arity = _flat(args[:-3])
-    return _grad_body(tensors, args[-3], args[-2], arity, name, args[-1])
+    return tensors, args[-3], args[-2], arity, name, args[-1]
 
 
 def _typed_setup_context(name: str, ctx: Any, inputs: tuple, output: Any) -> None:
@@ -596,7 +618,8 @@ def native() -> bool:
 def _python_kernels(torch: Any, name: str) -> None:
     """The typed ops' kernels where the C++ ones cannot be built: the Python ops' bodies, no
     gradient for ``.native`` and ``.grad`` (a backward raises, in the words of the C++
-    library's fallback, which names the op without its overload), and the gradient formula, in Python, for ``.with_grad``."""
+    library's fallback, which names the op without its overload), and the gradient formula,
+    in Python, for ``.with_grad``."""
     for role in _ROLES:
         op_name = f"ndgather::{name}.{role}"
         torch.library.impl(op_name, "cpu", functools.partial(

@@ -167,6 +167,9 @@ class Call {
   // Adds `t`, the call's next tensor, as an argument.
   void Arg(const at::Tensor& t) {
     size_t k = args_.size();
+    // (PyTorch passes None for a required tensor as an undefined one.)
+    TORCH_CHECK_TYPE(t.defined(), "ndgather: ", op_, ": input tensor ", k,
+                     " is None, where the op takes a tensor");
     TORCH_CHECK_VALUE(t.device().is_cpu(), "ndgather: ", op_, ": input tensor ", k, " is on ",
                       t.device().str(), "; ndgather's op runs on the CPU");
     int32_t code = CodeOf(t.scalar_type());
@@ -245,7 +248,8 @@ void Forward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 // one, in order, each of its input's shape.
 void Grad(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const size_t n = op.schema().arguments().size();
-  TORCH_CHECK(n >= 3, "ndgather: internal error: ", op.schema().name(), " has no gradient's schema");
+  TORCH_CHECK(n >= 3, "ndgather: internal error: ", op.schema().name(),
+              " has no gradient's schema");
   auto args = torch::jit::last(*stack, n);
   Call call(RegistryName(op), args[n - 1].toStringView());
   std::vector<at::Tensor> inputs;
@@ -369,13 +373,51 @@ void ForwardWithGrad(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   stack->back() = std::move(out);
 }
 
-// The typed ops that `ndgather._torch` defined, by their overloads' roles.
+// Whether `type` is a tensor, an optional one, a list of them or an optional list.
+bool IsTensors(c10::TypePtr type) {
+  if (auto optional = type->cast<c10::OptionalType>()) type = optional->getElementType();
+  if (auto list = type->cast<c10::ListType>()) type = list->getElementType();
+  return type->kind() == c10::TypeKind::TensorType;
+}
+
+// Whether `schema` is a typed op's of the role `role`, as `ndgather._torch` writes them: the
+// op's inputs, for `grad` its output and the upstream gradient, then the attributes' string;
+// a tensor as the result, for `grad` a list of them.
+bool IsTyped(const c10::FunctionSchema& schema, const std::string& role) {
+  const auto& arguments = schema.arguments();
+  const auto& returns = schema.returns();
+  bool grad = role == "grad";
+  if ((!grad && role != "native" && role != "with_grad") || arguments.empty() ||
+      arguments.back().type()->kind() != c10::TypeKind::StringType || returns.size() != 1 ||
+      (grad && arguments.size() < 3)) {
+    return false;
+  }
+  for (size_t k = 0; k + 1 < arguments.size(); ++k) {
+    bool plain = grad && k + 3 >= arguments.size();  // the output and the upstream gradient
+    c10::TypePtr type = arguments[k].type();
+    if (plain ? type->kind() != c10::TypeKind::TensorType : !IsTensors(type)) return false;
+  }
+  c10::TypePtr result = returns[0].type();
+  return grad ? result->kind() == c10::TypeKind::ListType && IsTensors(result)
+              : result->kind() == c10::TypeKind::TensorType;
+}
+
+// The typed ops that `ndgather._torch` defined, by their overloads' roles: only ops of the
+// registry, with the schemas it writes, so that another library's ops in the namespace keep
+// their own kernels.
 template <typename Each>
 void ForEachOp(Each each) {
-  for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
-    if (name.name.rfind("ndgather::", 0) == 0) {
-      each(name.name.substr(10) + "." + name.overload_name, name.overload_name);
+  auto& dispatcher = c10::Dispatcher::singleton();
+  for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
+    if (name.name.rfind("ndgather::", 0) != 0) continue;
+    std::string op = name.name.substr(10);
+    std::optional<c10::OperatorHandle> handle = dispatcher.findOp(name);
+    // (The registry knows the op where it can say whether its gradient reads its output.)
+    if (!handle || !handle->hasSchema() || ndgather_kernel_grad_reads_output(op.c_str()) < 0 ||
+        !IsTyped(handle->schema(), name.overload_name)) {
+      continue;
     }
+    each(op + "." + name.overload_name, name.overload_name);
   }
 }
 
