@@ -856,6 +856,12 @@ def test_views_are_read_as_their_values_on_every_path():
             grad_view = view.detach().clone().requires_grad_(True)
             assert torch.equal(ng.gather(torch._neg_view(grad_view), IDS).detach(),
                                -torch.index_select(grad_view.detach(), 0, IDS))
+    # Written into, such a view would read back changed, or a resolved copy be lost: refused.
+    for out in (torch._neg_view(torch.zeros(4, 4)), torch.zeros(4, 4, dtype=c.dtype).conj()):
+        with pytest.raises(ValueError, match="memory is not its values"):
+            ng.gather(TABLE.to(out.dtype), IDS, out=out)
+    with pytest.raises(ValueError, match="negative view of a PyTorch tensor"):
+        ng.put_along_axis(torch._neg_view(torch.zeros(3)), torch.tensor([1]), 5.0, axis=0)
 
 
 def test_dual_tensors_are_refused_not_their_tangents_dropped():
@@ -865,7 +871,9 @@ def test_dual_tensors_are_refused_not_their_tangents_dropped():
         for call in (lambda: ng.gather(dual, IDS),
                      lambda: ng.embedding_lookup([TABLE, dual], IDS),
                      lambda: ng.tensor_scatter_nd_add(TABLE, torch.tensor([[1]]), fwAD.make_dual(
-                         TABLE[:1].clone(), torch.ones(1, 4)))):
+                         TABLE[:1].clone(), torch.ones(1, 4))),
+                     lambda: ng.gather(TABLE, IDS, out=fwAD.make_dual(
+                         torch.zeros(4, 4), torch.ones(4, 4)))):
             with pytest.raises(RuntimeError, match=r"forward-mode AD \(jvp\) is not"):
                 call()
     assert torch.equal(ng.gather(TABLE, IDS), TABLE[IDS])  # outside a dual level, as before

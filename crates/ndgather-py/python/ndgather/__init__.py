@@ -111,6 +111,13 @@ _DLPACK_DEVICES = {2: "CUDA", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 9: "VPI", 10
 _DLPACK_HOST = (1, 3, 11)
 
 
+def _is_torch(x) -> bool:
+    """Whether ``x`` is a PyTorch tensor, of a subclass too (one only PyTorch's own module
+    names would be missed)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
 def _foreign(x):
     """``x``, an object of another array library that speaks DLPack (a PyTorch tensor, a
     JAX array, a CuPy host array), as a NumPy view of its memory, any strides, no copy."""
@@ -121,7 +128,7 @@ def _foreign(x):
             f"ndgather works on arrays in the CPU's memory; this {type(x).__name__} is on "
             f"{where} device {ordinal}: copy it to the CPU first (PyTorch: .cpu(), JAX: "
             f"jax.device_put(x, jax.devices('cpu')[0]), CuPy: .get())")
-    if _library(x) == "torch":
+    if _is_torch(x):
         if x.is_neg() or x.is_conj():
             # PyTorch's DLPack export gives a negative view's memory as it is, not its values
             # (and refuses some conjugate ones): the values, copied.
@@ -287,6 +294,16 @@ def _out(out):
         return out
     if _library(out) in ("jax", "jaxlib"):
         raise TypeError("out cannot be a JAX array: JAX arrays are immutable")
+    if _is_torch(out):
+        if out.is_neg() or out.is_conj():
+            # (Its values are its memory's negated or conjugated: a write into the memory
+            # would be read back changed, and one into a resolved copy lost.)
+            raise ValueError(
+                f"out is a {'negative' if out.is_neg() else 'conjugate'} view of a PyTorch "
+                "tensor, whose memory is not its values: write into a tensor without the bit "
+                "(.resolve_neg() / .resolve_conj() copy it), then copy the result back")
+        from . import _torch
+        _torch._no_tangents([out])  # the write would leave a dual tensor's tangent as it was
     if hasattr(type(out), "__dlpack__"):
         view = _foreign(out)
         if not view.flags.writeable:

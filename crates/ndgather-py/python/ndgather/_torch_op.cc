@@ -333,7 +333,9 @@ class WithGrad : public torch::autograd::Function<WithGrad> {
       }
       at += count;
     }
-    stack.emplace_back(reads ? saved.back() : upstream[0]);
+    // The output where the gradient reads it; else an empty tensor, not the upstream gradient
+    // again, which compiled code would write into a second buffer of the output's size.
+    stack.emplace_back(reads ? saved.back() : at::empty({0}, upstream[0].options()));
     stack.emplace_back(upstream[0]);
     stack.emplace_back(ctx->saved_data["attrs"].toStringRef());
     grad.callBoxed(&stack);
