@@ -3,10 +3,11 @@ ops under the namespace ``ndgather``, ``ndgather::op`` and ``ndgather::op_grad``
 any op of the registry by name, as TensorFlow's op and XLA's handlers do. Each has a fake
 (meta) implementation, so that shapes propagate under ``torch.compile``, and the forward op's
 gradient is registered with ``register_autograd``. The ops of compiled code are typed, one
-per op of the registry, its schema generated from the op's signature (see :func:`typed_schemas`),
-their CPU kernels C++ (``_torch_op.cc``, built on first use, see :func:`native`):
-``ndgather::<op>.native`` where no gradient flows, ``ndgather::<op>.with_grad`` where one
-does (its gradient formula C++ too), and its gradient op ``ndgather::<op>.grad``.
+per op of the registry, its schema generated from the op's signature (see
+:func:`_typed_schemas`), their CPU kernels C++ (``_torch_op.cc``, built on first use, see
+:func:`native`): ``ndgather::<op>.native`` where no gradient flows,
+``ndgather::<op>.with_grad`` where one does (its gradient formula C++ too), and its
+gradient op ``ndgather::<op>.grad``.
 
 A public function given ``torch.Tensor`` s calls the custom op when autograd or
 ``torch.compile`` needs it: a tensor that requires grad, or a call while ``torch.compile``
@@ -431,7 +432,7 @@ _ARGUMENT = {"List": "Tensor[]", "OptionalList": "Tensor[]?", "Optional": "Tenso
 _ROLES = ("native", "with_grad", "grad")
 
 
-def typed_schemas(name: str) -> tuple:
+def _typed_schemas(name: str) -> tuple:
     """The schemas of the registry op ``name``'s typed ops: its inputs, each a tensor, an
     optional one or a list, then its attributes' one string (see :func:`_lines`); the
     gradient's with the op's output and the upstream gradient before the string. (Typed
@@ -548,7 +549,7 @@ def ops() -> tuple:
     # for it is C++), and `.with_grad` where one does, with the gradient formula in C++ (about
     # 14 µs a call in Python), whose backward calls `.grad`.
     for name, *_ in _core.op_signatures():
-        forward, backward = typed_schemas(name)
+        forward, backward = _typed_schemas(name)
         for role in _ROLES:
             torch.library.define(f"ndgather::{name}.{role}", backward if role == "grad"
                                  else forward)
