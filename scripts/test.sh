@@ -19,24 +19,32 @@ for arg in "$@"; do
     esac
 done
 
-echo "== set-up: .venv with crates/ndgather-py/requirements-dev.txt"
+# Each section's header says when it starts, so that a slow run shows where its time went
+# (CI's limit is 20 minutes on 2 cores).
+section() {
+    echo "== $1 [at ${SECONDS}s]"
+    shift
+    for line in "$@"; do echo "   $line"; done
+}
+
+section "set-up: .venv with crates/ndgather-py/requirements-dev.txt"
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -r crates/ndgather-py/requirements-dev.txt \
     -r docs/requirements.txt
 
 # Every build below is in the `ci` profile (Cargo.toml): optimised, with debug assertions
 # and overflow checks on.
-echo "== style: cargo fmt, clippy, doc"
+section "style: cargo fmt, clippy, doc"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --profile ci -q -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --profile ci -q
 # The two builds below must share ndgather's compiled dependencies (crates/workspace-hack).
 bash scripts/check-features.sh
 
-echo "== Rust tests (the extension crate has none of its own: pytest tests it below)"
+section "Rust tests (the extension crate has none of its own: pytest tests it below)"
 cargo test --workspace --exclude ndgather-py --profile ci
 
-echo "== Python extension into .venv; its wheel into a fresh venv, and pytest against that"
+section "Python extension into .venv; its wheel into a fresh venv, and pytest against that"
 VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
     .venv/bin/maturin develop --profile ci -q -m crates/ndgather-py/Cargo.toml
 # The artifact a user installs, built from the same compiled code: the suite (tests, and the
@@ -56,7 +64,7 @@ ls "$wheels"/dist/*-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
     "import ndgather; assert 'site-packages' in ndgather.__file__, ndgather.__file__" &&
     "../../$wheels/venv/bin/python" -m pytest -q -p no:cacheprovider ./tests --pyargs ndgather)
 
-echo "== the wheel on the oldest and newest Pythons the package supports, where pyenv has them"
+section "the wheel on the oldest and newest Pythons the package supports, where pyenv has them"
 # Each with the newest NumPy that supports it, pinned.
 for version_numpy in 3.9:2.0.2 3.13:2.4.6; do
     version=${version_numpy%:*} numpy=${version_numpy#*:}
@@ -77,14 +85,14 @@ for version_numpy in 3.9:2.0.2 3.13:2.4.6; do
     "$wheels/py$version/venv/bin/python" scripts/wheel_smoke.py
 done
 
-echo "== the crates as published: packaged, and built from the packages alone (a dry run)"
+section "the crates as published: packaged, and built from the packages alone (a dry run)"
 # Cargo builds the packages in its dev profile, which has no --profile switch here: without
 # debug info or incremental files, that build is a minute quicker and 4 GB smaller. It reads
 # the crates.io index, as any build of the workspace does.
 CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_DEV_INCREMENTAL=false \
     cargo publish --dry-run --allow-dirty -p ndgather -p ndgather-cli
 
-echo "== the CLI as a Rust user installs it: cargo install, a working ndgather, under 15 MB"
+section "the CLI as a Rust user installs it: cargo install, a working ndgather, under 15 MB"
 # The release profile, as users get it; the limit is issue 56's. Built into target/ like any
 # release build, so a second run is quick.
 cli_root=$(mktemp -d)
@@ -99,24 +107,24 @@ if [ "$cli_bytes" -ge 15000000 ]; then
     exit 1
 fi
 
-echo "== Java front end: Maven builds the native library (cargo, ci profile) and runs JUnit"
+section "Java front end: Maven builds the native library (cargo, ci profile) and runs JUnit"
 mvn -B --no-transfer-progress -f java/pom.xml -Dcargo.profile=ci test
 
-echo "== the jar as a user gets it: installed with its sources and Javadoc, then a project of"
-echo "   its own (examples/java-consumer) that depends on it by its coordinates alone"
+section "the jar as a user gets it: installed with its sources and Javadoc, then a project of" \
+    "its own (examples/java-consumer) that depends on it by its coordinates alone"
 mvn -B -q --no-transfer-progress -f java/pom.xml -Dcargo.profile=ci install -DskipTests
 consumer=$(mvn -B -q --no-transfer-progress -Dstyle.color=never \
     -f examples/java-consumer/pom.xml compile exec:java) || { echo "$consumer"; exit 1; }
 echo "$consumer"
 grep -q "first column of users 2 and 0: 4.5 0.5" <<<"$consumer"
 
-echo "== the documentation site: every page built, no broken link (its examples ran above),"
-echo "   with the Rust and Java references built above (cargo doc, mvn install) beside it"
+section "the documentation site: every page built, no broken link (its examples ran above)," \
+    "with the Rust and Java references built above (cargo doc, mvn install) beside it"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 if [ "$frameworks" = 1 ]; then
-    echo "== PyTorch's custom ops (--frameworks): the wheel in .venv-frameworks, with PyTorch,"
-    echo "   and the C++ kernel compiled against it"
+    section "PyTorch's custom ops (--frameworks): the wheel in .venv-frameworks, with PyTorch," \
+        "and the C++ kernel compiled against it"
     [ -x .venv-frameworks/bin/python ] || .venv/bin/python -m venv .venv-frameworks
     .venv-frameworks/bin/python -m pip install -q --disable-pip-version-check \
         -r crates/ndgather-py/requirements-frameworks.txt
@@ -125,8 +133,9 @@ if [ "$frameworks" = 1 ]; then
     (cd crates/ndgather-py && NDGATHER_CACHE_DIR="$PWD/../../target/ndgather-cache" \
         ../../.venv-frameworks/bin/python -m pytest -q -p no:cacheprovider \
         tests/test_torch_ops.py tests/test_dlpack.py)
-    echo "== TensorFlow's custom op (--frameworks): compiled against the installed TensorFlow"
+    section "TensorFlow's custom op (--frameworks): compiled against the installed TensorFlow"
     # Its own process (TensorFlow and PyTorch are not loaded together), and a cache of its own.
     (cd crates/ndgather-py && NDGATHER_CACHE_DIR="$PWD/../../target/ndgather-cache" \
         ../../.venv-frameworks/bin/python -m pytest -q -p no:cacheprovider tests/test_tf_ops.py)
 fi
+section "done"
