@@ -134,34 +134,45 @@ std::string RegistryName(const c10::OperatorHandle& op) {
   return qualified.substr(qualified.find("::") + 2);
 }
 
+// The op's inputs on a stack (each a tensor, none, or a list of tensors) as their tensors,
+// flat, and each input's count of them: the C ABI's arguments and arities.
+struct Inputs {
+  std::vector<at::Tensor> tensors;
+  std::vector<int64_t> arity;
+
+  Inputs(c10::ArrayRef<c10::IValue> values, const c10::OperatorHandle& op) {
+    for (const c10::IValue& value : values) {
+      if (value.isNone()) {
+        arity.push_back(0);
+      } else if (value.isTensor()) {
+        tensors.push_back(value.toTensor());
+        arity.push_back(1);
+      } else {
+        TORCH_CHECK_TYPE(value.isTensorList(), "ndgather: ", op.schema().name(),
+                         ": an input is not a tensor, a list of tensors or None");
+        std::vector<at::Tensor> list = value.toTensorVector();
+        tensors.insert(tensors.end(), list.begin(), list.end());
+        arity.push_back(static_cast<int64_t>(list.size()));
+      }
+    }
+  }
+};
+
 // A call of the C ABI: the op's name, its inputs' arities and its attributes, and its tensors
 // as buffers (contiguous, with their own values: a conjugate or negative view resolved), kept
 // alive for the call.
 class Call {
  public:
-  Call(std::string name, c10::string_view attrs) : op_(std::move(name)) {
+  // A call of the op on `inputs`, each of their tensors an argument.
+  Call(std::string name, c10::string_view attrs, const Inputs& inputs)
+      : op_(std::move(name)), arities_(inputs.arity) {
     NoNul(attrs, "attributes");
     SplitAttrs(attrs, &names_, &values_);
     for (size_t k = 0; k < names_.size(); ++k) {
       name_ptrs_.push_back(names_[k].c_str());
       value_ptrs_.push_back(values_[k].c_str());
     }
-  }
-
-  // Adds an input of the op's schema: a tensor, none, or a list of tensors, each an argument.
-  void Input(const c10::IValue& value) {
-    if (value.isNone()) {
-      arities_.push_back(0);
-    } else if (value.isTensor()) {
-      Arg(value.toTensor());
-      arities_.push_back(1);
-    } else {
-      TORCH_CHECK_TYPE(value.isTensorList(), "ndgather: ", op_,
-                       ": an input is not a tensor, a list of tensors or None");
-      c10::List<at::Tensor> list = value.toTensorList();
-      for (size_t k = 0; k < list.size(); ++k) Arg(list.get(k));
-      arities_.push_back(static_cast<int64_t>(list.size()));
-    }
+    for (const at::Tensor& t : inputs.tensors) Arg(t);
   }
 
   // Adds `t`, the call's next tensor, as an argument.
@@ -234,8 +245,7 @@ bool HasGrad(const at::Tensor& t) {
 void Forward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const size_t n = op.schema().arguments().size();
   auto args = torch::jit::last(*stack, n);
-  Call call(RegistryName(op), args[n - 1].toStringView());
-  for (size_t k = 0; k + 1 < n; ++k) call.Input(args[k]);
+  Call call(RegistryName(op), args[n - 1].toStringView(), Inputs(args.slice(0, n - 1), op));
   Allocation a;
   call.Check(ndgather_torch_forward(call.get(), &a, &Allocate));
   TORCH_CHECK(a.out.has_value(), "ndgather: internal error: ", call.op(), " gave no result");
@@ -251,20 +261,12 @@ void Grad(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   TORCH_CHECK(n >= 3, "ndgather: internal error: ", op.schema().name(),
               " has no gradient's schema");
   auto args = torch::jit::last(*stack, n);
-  Call call(RegistryName(op), args[n - 1].toStringView());
-  std::vector<at::Tensor> inputs;
-  for (size_t k = 0; k + 3 < n; ++k) {
-    call.Input(args[k]);
-    if (args[k].isTensor()) {
-      inputs.push_back(args[k].toTensor());
-    } else if (args[k].isTensorList()) {
-      for (const at::Tensor& t : args[k].toTensorVector()) inputs.push_back(t);
-    }
-  }
+  Inputs inputs(args.slice(0, n - 3), op);
+  Call call(RegistryName(op), args[n - 1].toStringView(), inputs);
   call.Arg(args[n - 3].toTensor());
   call.Arg(args[n - 2].toTensor());
   std::vector<at::Tensor> grads;
-  for (const at::Tensor& t : inputs) {
+  for (const at::Tensor& t : inputs.tensors) {
     if (HasGrad(t)) {
       grads.push_back(at::empty(t.sizes(), at::TensorOptions().dtype(t.scalar_type())));
       call.Ret(grads.back());
@@ -356,21 +358,8 @@ class WithGrad : public torch::autograd::Function<WithGrad> {
 // them zero tangents).
 void ForwardWithGrad(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const size_t n = op.schema().arguments().size();
-  std::vector<at::Tensor> inputs;
-  std::vector<int64_t> arity;
-  for (const c10::IValue& value : torch::jit::last(*stack, n).slice(0, n - 1)) {
-    if (value.isTensor()) {
-      inputs.push_back(value.toTensor());
-      arity.push_back(1);
-    } else if (value.isTensorList()) {
-      std::vector<at::Tensor> list = value.toTensorVector();
-      inputs.insert(inputs.end(), list.begin(), list.end());
-      arity.push_back(static_cast<int64_t>(list.size()));
-    } else {
-      arity.push_back(0);
-    }
-  }
-  at::Tensor out = WithGrad::apply(at::TensorList(inputs), arity, op, stack);
+  Inputs inputs(torch::jit::last(*stack, n).slice(0, n - 1), op);
+  at::Tensor out = WithGrad::apply(at::TensorList(inputs.tensors), inputs.arity, op, stack);
   // The forward left its result on the stack; the one autograd recorded takes its place.
   stack->back() = std::move(out);
 }
