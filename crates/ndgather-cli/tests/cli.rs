@@ -1,7 +1,7 @@
 //! The built `ndgather` binary over real `.npy` files: every dtype, both byte orders, both
 //! memory orders, every format version, every error class, and the printed form.
 
-mod common;
+use crate::common;
 
 use common::{bin, descr_of, npy_bytes, npy_parts, shape_of, write};
 use predicates::prelude::*;

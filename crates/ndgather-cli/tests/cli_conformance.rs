@@ -3,7 +3,7 @@
 //! params in the machine's byte order (viewed as their type), once big-endian (gathered as
 //! records of bytes, swapped after).
 
-mod common;
+use crate::common;
 
 use common::{bin, descr_of, npy_bytes, npy_parts, shape_of, write};
 use serde_json::Value;

@@ -132,7 +132,8 @@ fn gather_nd_batch_dims_is_a_loop() {
 
 /// The examples as JSON, for the Python package's tests
 /// (`crates/ndgather-py/tests/data/doc_examples.json`): the file must match `examples::ALL`.
-/// `NDGATHER_BLESS=1 cargo test --test doc_examples` rewrites it after a change.
+/// `NDGATHER_BLESS=1 cargo test -p ndgather-cli --test cli_suite doc_examples` rewrites it
+/// after a change.
 #[test]
 fn python_copy_of_the_examples_is_current() {
     use examples::{Input, Op};
@@ -174,7 +175,8 @@ fn python_copy_of_the_examples_is_current() {
     let on_disk = std::fs::read_to_string(path).unwrap_or_default();
     assert!(
         on_disk == text,
-        "{path} is out of date: run NDGATHER_BLESS=1 cargo test -p ndgather --test doc_examples"
+        "{path} is out of date: run NDGATHER_BLESS=1 cargo test -p ndgather-cli --test cli_suite \
+         doc_examples"
     );
 }
 

@@ -3,7 +3,7 @@
 //! double quotes (which NumPy reads), shapes whose product overflows, and `-o` onto a
 //! symlink or onto a disk that fills up midway.
 
-mod common;
+use crate::common;
 
 use common::{bin, npy_bytes, write};
 use std::io::Write;

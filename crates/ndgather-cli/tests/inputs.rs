@@ -3,7 +3,7 @@
 //! safetensors crate, and by hand at a misaligned offset), big-endian and misaligned data,
 //! standard input and output; and the errors that point to the right form.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use common::{bin, npy_bytes, npy_parts, write};

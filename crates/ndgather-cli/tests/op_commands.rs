@@ -1,7 +1,7 @@
 //! Every op of the core's registry is a subcommand of the binary, with its arguments from the
 //! op's signature: `--help` for each, and a run of the ops the hand-written subcommands lack.
 
-mod common;
+use crate::common;
 
 use common::bin;
 use predicates::prelude::*;

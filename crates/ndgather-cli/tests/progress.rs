@@ -2,7 +2,7 @@
 //! into a pipe or a log), and no `.npy` bytes written to it. (A file of its own: its big outputs must not count in another test's
 //! measure of its children's memory.)
 
-mod common;
+use crate::common;
 
 use common::{bin, sparse_npy, write};
 

@@ -3,7 +3,7 @@
 //! and `.npy` files, the result read back bit for bit; TensorFlow's errors, as the core's
 //! test checks them.
 
-mod common;
+use crate::common;
 
 use common::bin;
 use ndgather::{DType, Ragged, RowSplits, Strings, Tensor};

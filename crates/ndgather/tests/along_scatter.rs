@@ -3,7 +3,7 @@
 //! of place and in place; `scatter_reduce` against a one-element-at-a-time reference on
 //! random shapes, reductions and policies.
 
-mod common;
+use crate::common;
 
 use common::case_file::{same, tensor};
 use common::reference::resolve;

@@ -6,7 +6,7 @@ use ndgather::registry::{self, Attr, Attrs, Input};
 use ndgather::{with_dtype, Complex32, Complex64, DType, Error, FloatValue, Out, Tensor};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::case_file::shape as shape_of;
 
 /// A tensor from the file's `{"dtype", "shape", "data"}` form.

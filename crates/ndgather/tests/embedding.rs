@@ -8,7 +8,7 @@ use ndarray::{Array1, Array2, ArrayD, IxDyn};
 use ndgather::embedding::{Combiner, EmbeddingLookupOptions, PartitionStrategy, Real, SparseIds};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::case_file::{floats, ints};
 
 /// How far `got` is from TensorFlow's `expected`, in units of `T`'s precision at the value.

@@ -10,7 +10,7 @@ use ndgather::embedding_bag::{BagMode, EmbeddingBag};
 use ndgather::{BadIndices, Error};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::case_file::{floats, ints};
 
 fn options(case: &Value) -> EmbeddingBag {

@@ -4,7 +4,7 @@
 //! gather_nd and take_along_axis, fresh and into, plain and records; scatters drop bad rows
 //! under it as under Ignore.
 
-mod common;
+use crate::common;
 use half::{bf16, f16};
 use ndarray::{array, ArrayD, IxDyn};
 use ndgather::Op;

@@ -2,7 +2,7 @@
 //! params): the results must equal the reference's on the same logical array, for gather and
 //! gather_nd, every policy, batch dimensions, `_into`, and records.
 
-mod common;
+use crate::common;
 
 use common::reference;
 use ndarray::{s, Array3, ArrayD, ArrayViewD, IxDyn, ShapeBuilder};

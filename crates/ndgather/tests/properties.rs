@@ -2,7 +2,7 @@
 //! random shapes, axes, batch_dims, layouts, dtypes, index types and policies; and the shape
 //! rules against the eager ops, with full and partial shape knowledge.
 
-mod common;
+use crate::common;
 
 use common::reference::{self, RefError};
 use ndarray::{ArrayD, ArrayViewD, Axis as NdAxis, Dimension, IxDyn, ShapeBuilder, Slice};

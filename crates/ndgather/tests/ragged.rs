@@ -5,7 +5,7 @@
 //! against TensorFlow's per-row results, and the other policies against a nested-list
 //! reference.
 
-mod common;
+use crate::common;
 use common::Rng;
 
 use common::case_file::{same, tensor};

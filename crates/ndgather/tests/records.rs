@@ -4,7 +4,7 @@
 //! general path, which runs through `Host::unlocked`. Each gives the bytes of the same
 //! gather on typed elements.
 
-mod common;
+use crate::common;
 
 use ndgather::memory::{RawView, RawViewMut};
 use ndgather::ndarray::array;

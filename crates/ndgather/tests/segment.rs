@@ -3,7 +3,7 @@
 //! bit, errors word for word, gradients bit for bit; and the fused `gather_segment` against
 //! the unfused composition and a small sequential reference, on 1, 2 and 4 threads.
 
-mod common;
+use crate::common;
 
 use common::case_file::{same, tensor};
 use ndgather::ndarray::{Array1, Array2, ArrayD, IxDyn};

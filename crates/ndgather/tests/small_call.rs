@@ -5,7 +5,7 @@
 //! path for where it can) gives the same bytes and shape, or the same error, as into a
 //! caller's records laid out apart (which it never takes the path for), on the same bytes.
 
-mod common;
+use crate::common;
 
 use common::general_path::{fresh, into_records, into_row_major, reversed, spaced};
 use common::Rng;

@@ -4,7 +4,7 @@
 //! its records form; its gradient against a reference scatter-add; NumPy's own examples.
 
 #[allow(dead_code)]
-mod common;
+use crate::common;
 
 use ndarray::{array, ArrayD, Dimension, IxDyn, ShapeBuilder};
 use ndgather::Op;

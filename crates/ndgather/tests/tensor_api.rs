@@ -1,6 +1,6 @@
 //! The dtype-erased API: every element type and every index type, and its own errors.
 
-mod common;
+use crate::common;
 
 use common::run_dense;
 use ndgather::{

@@ -2,7 +2,7 @@
 //! made by `data/tensor_scatter_cases.py`), bit for bit, out of place and in place; and
 //! against a sequential reference on 1, 2 and 4 threads.
 
-mod common;
+use crate::common;
 
 use common::case_file::{same, tensor};
 use common::write_ops::{run_in_place, run_new};
