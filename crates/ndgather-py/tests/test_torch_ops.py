@@ -938,14 +938,24 @@ with fwAD.dual_level():  # no tangent dropped: the Python body refuses a dual te
         raised = False
     except RuntimeError as e:
         raised = raised and "forward-mode AD (jvp) is not implemented" in str(e)
-print(native, said, raised, f(torch.arange(6.0), torch.tensor([5, 0])).tolist(), t.grad.tolist())
+# torch.func's transforms on the Python bodies: per-sample gradients batch the gradient op.
+loss = lambda t, i: (ng.gather(t, i) ** 2).sum()
+per_sample = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(
+    torch.arange(6.0), torch.tensor([[5], [1]]))
+try:  # and no second derivative there, not a zero one
+    torch.func.grad(lambda t: torch.func.grad(loss)(t, torch.tensor([5])).sum())(t.detach())
+    raised = False
+except RuntimeError as e:
+    raised = raised and "derivative for ndgather::gather is not implemented" in str(e)
+print(native, said, raised, f(torch.arange(6.0), torch.tensor([5, 0])).tolist(), t.grad.tolist(),
+      per_sample.sum(1).tolist())
 """
     env = dict(os.environ, CXX=str(tmp_path / "no-such-compiler"),
                NDGATHER_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.stdout.strip().splitlines()[-1:] == [
-        "False True True [10.0, 0.0] [0.0, 0.0, 0.0, 0.0, 0.0, 20.0]"], \
+        "False True True [10.0, 0.0] [0.0, 0.0, 0.0, 0.0, 0.0, 20.0] [10.0, 2.0]"], \
         out.stderr[-2000:]
 
 

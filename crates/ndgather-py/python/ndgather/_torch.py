@@ -9,9 +9,10 @@ per op of the registry, its schema generated from the op's signature (see
 ``ndgather::<op>.with_grad`` where one does (its gradient formula C++ too), and its
 gradient op ``ndgather::<op>.grad``.
 
-A public function given ``torch.Tensor`` s calls the custom op when autograd or
-``torch.compile`` needs it: a tensor that requires grad, or a call while ``torch.compile``
-traces. Otherwise it reads the tensors in place through DLPack, as before.
+A public function given ``torch.Tensor`` s calls the custom op when autograd,
+``torch.compile`` or ``torch.func`` needs it: a tensor that requires grad, a call while
+``torch.compile`` traces, or a tensor that a transform of ``torch.func`` wraps (that one
+through ``_torch_func``). Otherwise it reads the tensors in place through DLPack, as before.
 
 - The op's implementation is the eager NumPy path on the tensors' memory (``_core.run_op``);
   its fake implementation is the op's own shape inference (``_core.infer_op``), with a
@@ -58,7 +59,17 @@ def wanted(*values: Any) -> bool:
     tensors = [x for v in values for x in (v if isinstance(v, (list, tuple)) else [v])
                if isinstance(x, torch.Tensor)]
     _no_tangents(tensors)
-    return any(t.requires_grad for t in tensors)
+    return any(t.requires_grad for t in tensors) or _transformed(torch, tensors)
+
+
+def _transformed(torch: Any, tensors: Sequence[Any]) -> bool:
+    """Whether a transform of ``torch.func`` wraps any of ``tensors`` (whose memory is then
+    not theirs to read): one lookup where no transform runs."""
+    if not torch._C._are_functorch_transforms_active():
+        return False
+    if _compiling(torch):
+        return True  # (torch.compile's tensors are its own, unwrapped)
+    return any(torch._C._functorch.is_functorch_wrapped_tensor(t) for t in tensors)
 
 
 def asarray(x: Any) -> Any:
@@ -535,6 +546,8 @@ def _backward(ctx: Any, upstream: Any) -> tuple:
 def ops() -> tuple:
     """The two custom ops, defined on first use: ``(op, op_grad)``."""
     import torch
+
+    from . import _torch_func
     # CPU kernels only: a tensor on another device finds none, and PyTorch says so.
     op = torch.library.custom_op("ndgather::op", _op_body, mutates_args=(),
                                  device_types="cpu", schema=f"{SCHEMA} -> Tensor")
@@ -555,6 +568,7 @@ def ops() -> tuple:
                                  else forward)
             torch.library.register_fake(f"ndgather::{name}.{role}", functools.partial(
                 _typed_grad_fake if role == "grad" else _typed_fake, name))
+        _torch_func.register(torch, name, _ROLES)
     return op, grad
 
 
@@ -724,17 +738,30 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
         joined = _made(_attrs_constant(name, items, sparse_grad))
     else:
         joined = _attrs_text(name, items, sparse_grad)
+    if _transformed(torch, tensors):
+        if sparse_grad:
+            raise NotImplementedError(
+                f"{name}: sparse=True gives sparse gradients in eager autograd only; "
+                "torch.func's transforms build dense ones: pass sparse=False under them")
+        (_native_constant if _compiling(torch) and _native_constant else native)()
+        from . import _torch_func
+        return _torch_func.call(name, _typed_inputs(inputs, groups, tensors), joined)
     role = None if sparse_grad else _native_op(torch, tensors)
     if role is not None:
         _native_constant()
-        typed, at = [], 0  # each input as its schema takes it: a list, a tensor or None
-        for x, g in zip(inputs, groups):
-            part = tensors[at:at + len(g)]
-            at += len(g)
-            typed.append(part if isinstance(x, _staged_call.Shards) else
-                         part[0] if part else None)
+        typed = _typed_inputs(inputs, groups, tensors)
         return getattr(getattr(torch.ops.ndgather, name), role)(*typed, joined)
     return torch.ops.ndgather.op(tensors, arity, name, joined)
+
+
+def _typed_inputs(inputs: Sequence[Any], groups: Sequence[list], tensors: Sequence[Any]) -> list:
+    """Each input as a typed op's schema takes it: a list, a tensor or None."""
+    typed, at = [], 0
+    for x, g in zip(inputs, groups):
+        part = list(tensors[at:at + len(g)])
+        at += len(g)
+        typed.append(part if isinstance(x, _staged_call.Shards) else part[0] if part else None)
+    return typed
 
 
 def _no_context(ctx: Any, inputs: tuple, output: Any) -> None:

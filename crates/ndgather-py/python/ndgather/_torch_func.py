@@ -1,0 +1,238 @@
+"""ndgather's ops under PyTorch's function transforms, ``torch.func`` (``vmap``, ``grad``,
+``vjp``, ``jacrev`` and their compositions): a call whose tensors a transform wraps runs the
+op's typed op, ``ndgather::<op>.native`` (see ``_torch``), inside an ``autograd.Function``
+that ``torch.func`` can transform, whose backward is the typed gradient op
+``ndgather::<op>.grad``.
+
+- ``vmap`` of either op is its batching rule (``torch.library.register_vmap``): for
+  ``gather``, ``gather_nd`` and ``take_along_axis`` one call with one more batch dimension
+  (their ``batch_dims``, or ``take_along_axis``'s broadcast), as in ndgather's JAX rule; for
+  the other ops and the gradients, one call per element of the batch, stacked.
+- ``grad`` and the other reverse-mode transforms record the function, whose ``vmap`` rule
+  PyTorch generates from those of its ops (``generate_vmap_rule``): per-sample gradients,
+  ``vmap(grad(f))``, batch the gradient op.
+- Forward mode (``jvp``, ``jacfwd``) is refused by PyTorch: the function has no ``jvp``.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, Optional, Sequence
+
+from . import _core, _staged_call
+from ._torch import _split
+
+#: The ops whose ``vmap`` is the op itself over one more batch dimension; the others run
+#: once per element (the same as ``_jax``'s).
+BATCHABLE = ("gather", "gather_nd", "take_along_axis")
+
+
+def call(name: str, typed: Sequence[Any], attrs: str) -> Any:
+    """The op ``name`` on its typed inputs (a tensor, ``None`` or a list each) under a
+    transform of ``torch.func``: where a gradient flows, through the function, its tensors
+    flat so that it sees each; else the typed op itself (``vmap`` alone, whose machinery
+    for a function costs ten times the op's call)."""
+    import torch
+    flat, arity = _flattened(typed)
+    if torch.is_grad_enabled() and any(t.requires_grad for t in flat):
+        return _FUNCTION[0].apply(name, attrs, arity, *flat)
+    return _typed(name, "native")(*typed, attrs)
+
+
+def _flattened(typed: Sequence[Any]) -> tuple:
+    """Typed arguments' tensors, flat, and what :func:`_regrouped` needs to group them."""
+    flat, arity = [], []
+    for x in typed:
+        is_list = isinstance(x, (list, tuple))
+        part = list(x) if is_list else [] if x is None else [x]
+        flat += part
+        arity.append((is_list, len(part)))
+    return flat, tuple(arity)
+
+
+def _regrouped(tensors: Sequence[Any], arity: Sequence[tuple]) -> list:
+    """The flat tensors as the typed op's inputs: ``arity`` says, for each, whether it is a
+    list, and of how many tensors."""
+    out, at = [], 0
+    for is_list, count in arity:
+        part = list(tensors[at:at + count])
+        at += count
+        out.append(part if is_list else (part[0] if part else None))
+    return out
+
+
+#: The ``autograd.Function`` that the transforms see, defined with the ops (not on a call,
+#: which ``torch.compile`` may trace, and a class definition it cannot).
+_FUNCTION: list = []
+_NO_DERIVATIVE: list = []
+
+#: What the function's gradient needs of the core, read with the ops, as ``torch.compile``
+#: can trace its reads (not a call into the core): the ops whose gradient reads their
+#: output, and the dtypes with a gradient.
+_READS_OUTPUT: dict = {}
+_GRAD_DTYPES: set = set()
+
+
+def _function() -> Any:
+    import torch
+
+    class NdgatherOp(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(name: str, attrs: str, arity: tuple, *tensors: Any) -> Any:
+            return _typed(name, "native")(*_regrouped(tensors, arity), attrs)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+            name, attrs, arity, *tensors = inputs
+            # The output only where the gradient reads it, as the eager formula keeps it.
+            reads = _READS_OUTPUT[name]
+            ctx.save_for_backward(*tensors, *([output] if reads else []))
+            ctx.call = (name, attrs, arity, reads)
+
+        @staticmethod
+        def backward(ctx: Any, upstream: Any) -> tuple:
+            name, attrs, arity, reads = ctx.call
+            saved = ctx.saved_tensors
+            tensors, output = (saved[:-1], saved[-1]) if reads else (saved, upstream)
+            grads = iter(_gradient(name, [*_regrouped(tensors, arity), output, upstream],
+                                   attrs))
+            per_input = [next(grads) if t.dtype in _GRAD_DTYPES else None for t in tensors]
+            needs = ctx.needs_input_grad[3:]
+            return (None, None, None,
+                    *(g if need else None for g, need in zip(per_input, needs)))
+
+    return NdgatherOp
+
+
+def _gradient(name: str, typed: list, attrs: str) -> list:
+    """The typed gradient op on its arguments. Where its kernels are Python's and a gradient
+    of it is asked for (a second derivative, or ``torch.func.grad``'s graph of the first),
+    through a function whose backward raises: the op has no derivative, and the Python
+    kernels' autograd kernel (``register_autograd``'s) is not one that the transforms can
+    run. (The C++ library's is PyTorch's C++ fallback, which they can.)"""
+    import torch
+
+    from . import _torch
+    if not _torch._native and torch.is_grad_enabled():
+        flat, arity = _flattened(typed)
+        if any(t.requires_grad for t in flat):
+            return list(_NO_DERIVATIVE[0].apply(name, attrs, arity, *flat))
+    return _typed(name, "grad")(*typed, attrs)
+
+
+def _no_derivative_function() -> Any:
+    import torch
+
+    class NoDerivative(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(name: str, attrs: str, arity: tuple, *tensors: Any) -> tuple:
+            with torch._C._AutoDispatchBelowAutograd():
+                return tuple(_typed(name, "grad")(*_regrouped(tensors, arity), attrs))
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+            ctx.name = inputs[0]
+
+        @staticmethod
+        def backward(ctx: Any, *upstream: Any) -> tuple:
+            raise RuntimeError(f"derivative for ndgather::{ctx.name} is not implemented")
+
+    return NoDerivative
+
+
+def _typed(name: str, role: str) -> Any:
+    return getattr(getattr(sys.modules["torch"].ops.ndgather, name), role)
+
+
+def register(torch: Any, name: str, roles: Sequence[str]) -> None:
+    """The typed ops' batching rules, for ``torch.vmap``, and the function, once."""
+    if not _FUNCTION:
+        _FUNCTION.append(_function())
+        _NO_DERIVATIVE.append(_no_derivative_function())
+        _GRAD_DTYPES.update(getattr(torch, n) for n in _staged_call.grad_dtypes()
+                            if isinstance(getattr(torch, n, None), torch.dtype))
+    _READS_OUTPUT[name] = _core.grad_reads_output(name)
+    for role in roles:
+        rule = _batched if name in BATCHABLE else _mapped
+        torch.library.register_vmap(f"ndgather::{name}.{role}",
+                                    functools.partial(rule, name, role))
+
+
+def _mapped(name: str, role: str, info: Any, in_dims: tuple, *args: Any) -> tuple:
+    """The op once per element of the batch, its results stacked: the rule of the ops
+    without one of their own (each element's result may differ in shape; where it does the
+    batch cannot stack, and the error says so)."""
+    import torch
+    op = _typed(name, role)
+
+    def element(x: Any, d: Any, b: int) -> Any:
+        if isinstance(x, (list, tuple)):
+            return [element(t, e, b) for t, e in zip(x, d)]
+        return x if d is None else x.select(d, b)
+
+    if info.batch_size == 0:
+        raise RuntimeError(f"ndgather: {name}: vmap over an empty batch: the op's result "
+                           "shape needs an element to run on")
+    results = [op(*(element(x, d, b) for x, d in zip(args, in_dims)))
+               for b in range(info.batch_size)]
+    if isinstance(results[0], torch.Tensor):
+        return _stacked(name, results), 0
+    columns = [_stacked(name, list(c)) for c in zip(*results)]
+    return columns, [0] * len(columns)
+
+
+def _stacked(name: str, results: list) -> Any:
+    import torch
+    shapes = {tuple(r.shape) for r in results}
+    if len(shapes) > 1:
+        first, other = sorted(shapes)[:2]
+        raise RuntimeError(f"ndgather: {name}: under vmap the batch's elements give results "
+                           f"of different shapes ({list(first)} and {list(other)}), which "
+                           "one tensor cannot hold; map over the batch in a loop instead")
+    return torch.stack(results)
+
+
+def _batched(name: str, role: str, info: Any, in_dims: tuple, *args: Any) -> tuple:
+    """A gather of a batch (or its gradient) as one call: the batch one more of
+    ``batch_dims`` (an unbatched partner broadcast to it), a given axis one more; a gather
+    of batched indices alone from one table, with no batch dimensions, lands the batch at
+    the axis (``gather``) or first (``gather_nd``)."""
+    *tensors, attrs = args
+    dims = in_dims[:-1]
+    if role == "grad" and dims[0] is None:
+        # Each sample's gradient of one table: broadcast, the table would be copied whole
+        # for the call (the kernel reads row-major tensors); the loop measured faster.
+        return _mapped(name, role, info, in_dims, *args)
+    op = _typed(name, role)
+    names, texts = _split(attrs)
+    given = dict(zip(names, texts))
+    read = _core.text_attrs(name, names, texts)  # (the op's own reading: errors in its words)
+    batch_dims = read.get("batch_dims") or 0
+    axis = read.get("axis")
+    if role != "grad" and dims[0] is None and batch_dims == 0 and name != "take_along_axis":
+        params, indices = tensors
+        out = op(params, indices.movedim(dims[1], 0), attrs)
+        if name == "gather_nd":
+            return out, 0
+        return out, (0 if axis is None else axis) % max(params.dim(), 1)
+    if axis is None and name == "take_along_axis":
+        raise RuntimeError("ndgather: take_along_axis: under vmap it needs an axis")
+    if name != "take_along_axis" and batch_dims >= 0:
+        given["batch_dims"] = str(batch_dims + 1)
+    if axis is not None and axis >= 0:
+        given["axis"] = str(axis + 1)
+    out = op(*(_leading(t, d, info.batch_size) for t, d in zip(tensors, dims)),
+             ";".join(f"{k}={v}" for k, v in given.items()))
+    return (out, [0] * len(out)) if role == "grad" else (out, 0)
+
+
+def _leading(x: Any, dim: Optional[int], size: int) -> Any:
+    """``x`` with the batch first: moved there, or broadcast for an unbatched partner."""
+    if dim is None:
+        return x.expand(size, *x.shape)
+    return x.movedim(dim, 0)

@@ -1,0 +1,275 @@
+"""ndgather's ops under PyTorch's function transforms (issue 55): ``torch.func.vmap``,
+``grad``, ``vjp``, ``jacrev`` and per-sample gradients (``vmap`` of ``grad``), each against
+the same op called eagerly, once per element of the batch (for ``vmap``) or through
+PyTorch's eager autograd (for the gradients), which the other files check against
+PyTorch's own ops.
+
+PyTorch runs with ``scripts/test.sh --frameworks``; elsewhere this file is skipped.
+"""
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed: run "
+                            "scripts/test.sh --frameworks")
+import ndgather as ng  # noqa: E402
+
+func = torch.func
+
+TABLE = torch.arange(24, dtype=torch.float32).reshape(6, 4) * 0.5 - 3.0
+
+#: (what, the op on its inputs, the inputs: floats first, then indices): one per op of the
+#: torch front end, and the gathers' attributes that the batching rule rewrites.
+CASES = [
+    ("gather", lambda t, i: ng.gather(t, i), (TABLE, torch.tensor([5, 1, 1, 0]))),
+    ("gather axis=1", lambda t, i: ng.gather(t, i, axis=1),
+     (TABLE, torch.tensor([[3, 0], [1, 1]]))),
+    ("gather axis=-1 batch_dims=1",
+     lambda t, i: ng.gather(t, i, axis=-1, batch_dims=1, bad_indices="clamp"),
+     (TABLE, torch.tensor([[3, 0, 9]] * 6))),
+    ("gather batch_dims=-1", lambda t, i: ng.gather(t, i, batch_dims=-1),
+     (TABLE, torch.tensor([[3, 0, 2]] * 6))),
+    ("gather fill", lambda t, i: ng.gather(t, i, bad_indices="fill", fill_value=7.5),
+     (TABLE, torch.tensor([0, 9, 2]))),
+    ("gather_nd", lambda t, i: ng.gather_nd(t, i),
+     (TABLE, torch.tensor([[5, 3], [0, 1], [2, 2]]))),
+    ("gather_nd batch_dims=1", lambda t, i: ng.gather_nd(t, i, batch_dims=1),
+     (TABLE, torch.tensor([[[3]], [[0]], [[1]], [[2]], [[0]], [[3]]]))),
+    ("take_along_axis", lambda t, i: ng.take_along_axis(t, i, axis=1),
+     (TABLE, torch.tensor([[2, 0]] * 6))),
+    ("take_along_axis axis=-2", lambda t, i: ng.take_along_axis(t, i, axis=-2),
+     (TABLE, torch.tensor([[2, 0, 5, 1]]))),
+    ("embedding_lookup", lambda t, i: ng.embedding_lookup(t, i),
+     (TABLE, torch.tensor([[5, 0], [5, 3]]))),
+    ("embedding_lookup shards",
+     lambda a, b, i: ng.embedding_lookup([a, b], i),
+     (TABLE[0::2].clone(), TABLE[1::2].clone(), torch.tensor([[5, 0], [5, 3]]))),
+    ("embedding_bag", lambda t, w, i, o: ng.embedding_bag(t, i, o, mode="sum",
+                                                           per_sample_weights=w),
+     (TABLE, torch.tensor([1.0, 2.0, 0.5, -1.0, 3.0]), torch.tensor([1, 5, 5, 2, 0]),
+      torch.tensor([0, 2, 2]))),
+    ("unsorted_segment_sum", lambda t, i: ng.unsorted_segment_sum(t, i, 4),
+     (TABLE, torch.tensor([2, 0, 2, 1, 1, 0]))),
+    ("unsorted_segment_max", lambda t, i: ng.unsorted_segment_max(t, i, 3),
+     (TABLE, torch.tensor([2, 0, 2, -1, 1, 0]))),
+    ("gather_segment", lambda t, s, d: ng.gather_segment(t, s, d, 3),
+     (TABLE, torch.tensor([0, 5, 5, 2, 1]), torch.tensor([2, 0, 2, 2, 1]))),
+    ("tensor_scatter_nd_update", lambda t, u, i: ng.tensor_scatter_nd_update(t, i, u),
+     (TABLE, torch.arange(8.0).reshape(2, 4), torch.tensor([[5], [0]]))),
+    ("scatter_nd", lambda u, i: ng.scatter_nd(i, u, [8, 4]),
+     (TABLE, torch.tensor([[7], [0], [7], [2], [3], [1]]))),
+    ("scatter_reduce amax", lambda t, s, i: ng.scatter_reduce(t, 0, i, s, "amax"),
+     (TABLE, torch.tensor([[2.0, 0.0, -1.0, 3.0], [2.0, 1.5, 0.0, 0.0]]),
+      torch.tensor([[1, 0, 5, 1], [1, 1, 0, 2]]))),
+]
+
+IDS = [c[0] for c in CASES]
+
+
+def _floats(inputs):
+    return [k for k, x in enumerate(inputs) if x.is_floating_point()]
+
+
+def _batch(x, size=3):
+    """A batch of ``size`` versions of ``x``: floats scaled, indices the same (their values
+    stay valid)."""
+    if x.is_floating_point():
+        return torch.stack([x * (b + 1) - b for b in range(size)])
+    return torch.stack([x] * size)
+
+
+def _stacked(f, batched, in_dims):
+    size = next(x.shape[d] for x, d in zip(batched, in_dims) if d is not None)
+    return torch.stack([f(*(x if d is None else x.select(d, b)
+                            for x, d in zip(batched, in_dims))) for b in range(size)])
+
+
+@pytest.mark.parametrize("what, f, inputs", CASES, ids=IDS)
+def test_vmap_equals_the_op_per_element(what, f, inputs):
+    """Each input batched alone, and all at once; at dimension 0 and at the last."""
+    n = len(inputs)
+    for batched_at in [*([k] for k in range(n)), list(range(n))]:
+        for where in (0, -1):
+            batched = [_batch(x).movedim(0, where) if k in batched_at else x
+                       for k, x in enumerate(inputs)]
+            in_dims = tuple(where if k in batched_at else None for k in range(n))
+            got = func.vmap(f, in_dims=in_dims)(*batched)
+            want = _stacked(f, batched, [d if d is None else d % b.dim()
+                                         for d, b in zip(in_dims, batched)])
+            assert got.dtype == want.dtype and torch.equal(got, want), (what, in_dims)
+
+
+def _eager_grads(f, inputs, w):
+    leaves = [x.clone().requires_grad_(True) if k in _floats(inputs) else x
+              for k, x in enumerate(inputs)]
+    (f(*leaves) * w).sum().backward()
+    return [leaves[k].grad for k in _floats(inputs)]
+
+
+def _weights(f, inputs):
+    out = f(*inputs)
+    return torch.arange(out.numel(), dtype=out.dtype).reshape(out.shape) * 0.25 - 1.0
+
+
+@pytest.mark.parametrize("what, f, inputs", CASES, ids=IDS)
+def test_grad_vjp_and_jacrev_equal_eager_autograd(what, f, inputs):
+    floats = _floats(inputs)
+    w = _weights(f, inputs)
+    want = _eager_grads(f, inputs, w)
+
+    def loss(*xs):
+        return (f(*xs) * w).sum()
+    got = func.grad(loss, argnums=tuple(floats))(*inputs)
+    for g, e in zip(got, want):
+        assert torch.equal(g, e), what
+    out, vjp = func.vjp(lambda *xs: f(*(xs + tuple(inputs[len(floats):]))),
+                        *[inputs[k] for k in floats])
+    assert torch.equal(out, f(*inputs))
+    for g, e in zip(vjp(w), want):
+        assert torch.equal(g, e), what
+    # The Jacobian of the first float input, against PyTorch's eager one (one backward per
+    # output element).
+    first = floats[0]
+
+    def of_first(x):
+        return f(*(x if k == first else v for k, v in enumerate(inputs)))
+    jac = func.jacrev(of_first)(inputs[first])
+    assert torch.equal(jac, torch.autograd.functional.jacobian(of_first, inputs[first])), what
+
+
+@pytest.mark.parametrize("what, f, inputs", CASES, ids=IDS)
+def test_per_sample_gradients_equal_a_loop(what, f, inputs):
+    """``vmap(grad(loss))`` over a batch of every input: the gradient op under vmap."""
+    floats = _floats(inputs)
+    w = _weights(f, inputs)
+
+    def loss(*xs):
+        return (f(*xs) * w).sum()
+    batched = [_batch(x) for x in inputs]
+    got = func.vmap(func.grad(loss, argnums=tuple(floats)))(*batched)
+    for b in range(3):
+        want = _eager_grads(f, [x[b] for x in batched], w)
+        for g, e in zip(got, want):
+            assert torch.equal(g[b], e), what
+
+
+def test_a_table_shared_by_the_batch_gets_each_samples_gradient():
+    """The common case: one embedding table, a batch of id lists; each sample's gradient of
+    the table, as PyTorch's own ``embedding`` gives it."""
+    ids = torch.tensor([[5, 0, 5], [1, 1, 2], [0, 3, 4]])
+
+    def loss(table, ids):
+        return ng.embedding_lookup(table, ids).pow(2).sum()
+
+    def theirs(table, ids):
+        return torch.nn.functional.embedding(ids, table).pow(2).sum()
+    got = func.vmap(func.grad(loss), in_dims=(None, 0))(TABLE, ids)
+    want = func.vmap(func.grad(theirs), in_dims=(None, 0))(TABLE, ids)
+    assert got.shape == (3, *TABLE.shape) and torch.equal(got, want)
+    # A gather's (its own batching rule), against index_select's.
+    got = func.vmap(func.grad(lambda t, i: ng.gather(t, i).pow(2).sum()),
+                    in_dims=(None, 0))(TABLE, ids)
+    want = func.vmap(func.grad(lambda t, i: t.index_select(0, i).pow(2).sum()),
+                     in_dims=(None, 0))(TABLE, ids)
+    assert torch.equal(got, want)
+
+
+def test_grad_of_vmap():
+    """The other order: one gradient of a loss over a batch that ``vmap`` maps."""
+    ids = torch.tensor([[5, 0, 5], [1, 1, 2], [0, 3, 4]])
+    w = torch.arange(3 * 3 * 4.0).reshape(3, 3, 4)
+    for ours, theirs in [
+            (lambda t, i: ng.gather(t, i), lambda t, i: t.index_select(0, i)),
+            (lambda t, i: ng.gather_nd(t, i[:, None]), lambda t, i: t.index_select(0, i)),
+            (lambda t, i: ng.embedding_lookup(t, i), lambda t, i: t.index_select(0, i))]:
+        got = func.grad(lambda t: (func.vmap(ours, in_dims=(None, 0))(t, ids) * w).sum())(
+            TABLE)
+        want = func.grad(lambda t: (func.vmap(theirs, in_dims=(None, 0))(t, ids) * w)
+                         .sum())(TABLE)
+        assert torch.equal(got, want)
+
+
+def test_results_whose_shape_the_values_give_are_refused_under_vmap():
+    ids = torch.tensor([[0, 0, 1, 1, 2, 2], [0, 0, 0, 0, 0, 1]])
+    with pytest.raises(RuntimeError, match="results of different shapes"):
+        func.vmap(lambda i: ng.segment_sum(TABLE, i), in_dims=0)(ids)
+    # Where every element gives one shape, the batch stacks.
+    same = torch.tensor([[0, 0, 1, 1, 2, 2], [0, 1, 1, 1, 2, 2]])
+    got = func.vmap(lambda i: ng.segment_sum(TABLE, i))(same)
+    assert torch.equal(got, torch.stack([ng.segment_sum(TABLE, i) for i in same]))
+
+
+def test_errors_under_the_transforms():
+    """The C++ kernel's errors are the built-in classes of ndgather's (a ``ValueError`` for
+    an ``InvalidArgumentError``), as under ``torch.compile``, in the eager call's words."""
+    bad = torch.tensor([[0, 9], [1, 2]])
+    with pytest.raises(ng.InvalidArgumentError) as eager:
+        ng.gather(TABLE, bad[0])
+    with pytest.raises(ValueError, match="9 is not in") as transformed:
+        func.vmap(lambda i: ng.gather(TABLE, i))(bad)
+    with pytest.raises(ValueError) as under_grad:
+        func.grad(lambda t: ng.gather(t, bad[0]).sum())(TABLE)
+    assert str(under_grad.value) == str(eager.value)
+    assert "9 is not in [0, 6)" in str(transformed.value)
+    with pytest.raises(NotImplementedError, match="sparse=True"):
+        func.grad(lambda t: ng.embedding_bag(t, torch.tensor([1, 2]), torch.tensor([0]),
+                                             sparse=True).sum())(TABLE)
+
+
+def test_a_second_derivative_is_refused_not_given_zeros():
+    """The gradient ops have no derivative: ``grad`` of ``grad`` raises, as a second
+    ``backward`` does, where a transform that found no graph would give zeros."""
+    def loss(t):
+        return ng.gather(t, torch.tensor([5, 0, 5])).pow(2).sum()
+    with pytest.raises(RuntimeError, match="derivative for ndgather::gather is not implemented"):
+        func.grad(lambda t: func.grad(loss)(t).sum())(TABLE)
+    # (``hessian`` is forward mode over reverse: refused as forward mode.)
+    with pytest.raises(RuntimeError, match="jvp"):
+        func.hessian(loss)(TABLE)
+
+
+def test_forward_mode_is_refused_not_given_a_zero_tangent():
+    with pytest.raises(RuntimeError, match="jvp"):
+        func.jvp(lambda t: ng.gather(t, torch.tensor([1, 0])), (TABLE,),
+                 (torch.ones_like(TABLE),))
+    with pytest.raises(RuntimeError, match="jvp"):
+        func.jacfwd(lambda t: ng.gather(t, torch.tensor([1, 0])))(TABLE)
+
+
+def test_the_typed_ops_batch_when_called_directly():
+    """``torch.vmap`` of the typed ops themselves, each overload (``with_grad`` outside
+    autograd, ``grad`` once per element)."""
+    ng._torch.native()
+    op = torch.ops.ndgather.gather
+    ids = torch.tensor([5, 1, 1, 0])
+    batch = torch.stack([TABLE, TABLE * 2])
+    for role in (op.native, op.with_grad):
+        assert torch.equal(func.vmap(lambda t: role(t, ids, ""))(batch), batch[:, ids])
+    out, up = TABLE[ids], torch.stack([torch.ones(4, 4), torch.full((4, 4), 2.0)])
+    (grads,) = func.vmap(lambda u: op.grad(TABLE, ids, out, u, ""))(up)
+    want = torch.zeros(6, 4).index_add_(0, ids, torch.ones(4, 4))
+    assert torch.equal(grads[0], want) and torch.equal(grads[1], 2 * want)
+
+
+def test_the_transforms_under_torch_compile():
+    """``torch.compile`` of ``vmap`` and of ``grad`` in one graph, and ``vmap`` of a compiled
+    function; ``vmap`` of ``grad`` inside ``torch.compile`` is PyTorch's limit: its traced
+    ``autograd.Function`` (``ApplyTemplate``) has no batching rule."""
+    ids = torch.tensor([[2, 0, 2], [1, 1, 3]])
+
+    def f(t, i):
+        return ng.gather(t, i)
+
+    def loss(t, i):
+        return ng.gather(t, i).pow(2).sum()
+    eager_vmap = func.vmap(f, in_dims=(None, 0))(TABLE, ids)
+    torch._dynamo.reset()
+    assert torch.equal(torch.compile(func.vmap(f, in_dims=(None, 0)), fullgraph=True)(
+        TABLE, ids), eager_vmap)
+    assert torch.equal(func.vmap(torch.compile(f), in_dims=(None, 0))(TABLE, ids),
+                       eager_vmap)
+    torch._dynamo.reset()
+    assert torch.equal(torch.compile(func.grad(loss), fullgraph=True)(TABLE, ids[0]),
+                       func.grad(loss)(TABLE, ids[0]))
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="ApplyTemplate"):
+        torch.compile(func.vmap(func.grad(loss), in_dims=(None, 0)))(TABLE, ids)
