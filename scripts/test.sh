@@ -132,7 +132,8 @@ if [ "$frameworks" = 1 ]; then
         --no-deps "$wheels"/dist/*.whl
     (cd crates/ndgather-py && NDGATHER_CACHE_DIR="$PWD/../../target/ndgather-cache" \
         ../../.venv-frameworks/bin/python -m pytest -q -p no:cacheprovider \
-        tests/test_torch_ops.py tests/test_torch_func.py tests/test_dlpack.py)
+        tests/test_torch_ops.py tests/test_torch_func.py tests/test_torch_table.py \
+        tests/test_dlpack.py)
     section "TensorFlow's custom op (--frameworks): compiled against the installed TensorFlow"
     # Its own process (TensorFlow and PyTorch are not loaded together), and a cache of its own.
     (cd crates/ndgather-py && NDGATHER_CACHE_DIR="$PWD/../../target/ndgather-cache" \
