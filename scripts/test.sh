@@ -137,6 +137,7 @@ if [ "$frameworks" = 1 ]; then
     section "TensorFlow's custom op (--frameworks): compiled against the installed TensorFlow"
     # Its own process (TensorFlow and PyTorch are not loaded together), and a cache of its own.
     (cd crates/ndgather-py && NDGATHER_CACHE_DIR="$PWD/../../target/ndgather-cache" \
-        ../../.venv-frameworks/bin/python -m pytest -q -p no:cacheprovider tests/test_tf_ops.py)
+        ../../.venv-frameworks/bin/python -m pytest -q -p no:cacheprovider tests/test_tf_ops.py \
+        tests/test_tf_table.py)
 fi
 section "done"
