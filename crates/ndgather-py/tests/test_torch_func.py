@@ -273,3 +273,64 @@ def test_the_transforms_under_torch_compile():
     torch._dynamo.reset()
     with pytest.raises(Exception, match="ApplyTemplate"):
         torch.compile(func.vmap(func.grad(loss), in_dims=(None, 0)))(TABLE, ids)
+
+
+def test_torch_compile_of_vmap_over_a_parameter():
+    """Plain autograd inside ``vmap`` under ``torch.compile`` (no gradient transform): the
+    typed ops with their C++ gradient, as before ``torch.func`` had its own path."""
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = torch.nn.Parameter(TABLE.clone())
+
+        def forward(self, ids):
+            return func.vmap(lambda i: ng.gather(self.table, i))(ids).pow(2).sum()
+    ids = torch.tensor([[5, 0, 5], [1, 1, 2]])
+    for fullgraph in (False, True):
+        torch._dynamo.reset()
+        model = Model()
+        torch.compile(model, fullgraph=fullgraph)(ids).backward()
+        want = leaf = TABLE.clone().requires_grad_(True)
+        leaf[ids].pow(2).sum().backward()
+        assert torch.equal(model.table.grad, want.grad)
+
+
+def test_an_empty_batch_has_the_shape_of_its_elements():
+    ids = torch.tensor([[5, 0, 5], [1, 1, 2]])[:0]
+    got = func.vmap(func.grad(lambda t, i: ng.gather(t, i).pow(2).sum()),
+                    in_dims=(None, 0))(TABLE, ids)
+    assert got.shape == (0, *TABLE.shape)
+    got = func.vmap(lambda x: ng.unsorted_segment_sum(x, torch.tensor([0, 1, 0, 1, 0, 1]), 2))(
+        torch.zeros(0, 6, 4))
+    assert got.shape == (0, 2, 4)
+    with pytest.raises(RuntimeError, match="empty batch"):
+        func.vmap(lambda x: ng.segment_sum(x, torch.tensor([0, 0, 1, 1, 2, 2])))(
+            torch.zeros(0, 6, 4))
+
+
+def test_forward_mode_levels_and_vmap():
+    """A ``dual_level`` with no tangent does not stop ``vmap``; ``jvp`` around ``vmap`` is
+    refused in ndgather's words."""
+    import torch.autograd.forward_ad as fwAD
+    ids = torch.tensor([5, 0])
+    batch = torch.stack([TABLE, TABLE * 2])
+    with fwAD.dual_level():
+        assert torch.equal(func.vmap(lambda t: ng.gather(t, ids))(batch), batch[:, ids])
+    with pytest.raises(RuntimeError, match="forward-mode AD"):
+        func.jvp(lambda b: func.vmap(lambda t: ng.gather(t, ids))(b), (batch,),
+                 (torch.ones_like(batch),))
+
+
+def test_what_the_transforms_refuse_says_why():
+    ids = torch.tensor([[0, 9], [1, 2]])
+    fills = torch.tensor([1.0, 2.0])
+    with pytest.raises(TypeError, match="fill_value is one value"):
+        func.vmap(lambda i, f: ng.gather(TABLE, i, bad_indices="fill", fill_value=f))(
+            ids, fills)
+    with pytest.raises(TypeError, match="torch.func"):
+        func.vmap(lambda i: ng.gather(TABLE, i, out=torch.empty(2, 4)))(ids % 6)
+    # sparse=True is about gradients: under vmap alone it is taken.
+    bags = func.vmap(lambda i: ng.embedding_bag(TABLE, i, torch.tensor([0]), mode="sum",
+                                                sparse=True))(
+        ids % 6)
+    assert torch.equal(bags, torch.stack([TABLE[i % 6].sum(0, keepdim=True) for i in ids]))

@@ -72,6 +72,19 @@ def _transformed(torch: Any, tensors: Sequence[Any]) -> bool:
     return any(torch._C._functorch.is_functorch_wrapped_tensor(t) for t in tensors)
 
 
+def _transforms(torch: Any, tensors: Sequence[Any]) -> Optional[tuple]:
+    """Where :func:`_transformed`, whether the transforms around the call include a
+    gradient's (``grad``, ``vjp``, ``jacrev``) and forward mode's (``jvp``, ``jacfwd``);
+    else ``None``. Under ``torch.compile`` a constant of the graph (the transforms' nesting
+    is guarded)."""
+    if not _transformed(torch, tensors):
+        return None
+    from . import _torch_func
+    if _compiling(torch) and _kinds_constant is not None:
+        return _kinds_constant()
+    return _torch_func.kinds()
+
+
 def asarray(x: Any) -> Any:
     """``x`` as a tensor (a list or NumPy array beside one)."""
     import torch
@@ -92,6 +105,11 @@ def fill(bad_indices: str, fill_value: Any, x: Any) -> Optional[bytes]:
     ``torch.compile`` a constant where the value is a Python one (NumPy's conversion is not
     traced; see :func:`_as_written`)."""
     name = _dtype_name(asarray(x).dtype)
+    torch = sys.modules["torch"]
+    if isinstance(fill_value, torch.Tensor) and not _compiling(torch) and _transformed(
+            torch, [fill_value]):
+        raise TypeError("fill_value is one value for every index: a tensor that torch.func "
+                        "maps (batched) or differentiates is not taken; pass a number")
     if _fill_constant is not None and _as_written(bad_indices) and _as_written(fill_value):
         return _made(_fill_constant(bad_indices, fill_value, name))
     # Otherwise eagerly, outside the graph (torch.compile's own NumPy would wrap a value
@@ -155,7 +173,8 @@ def flat(x: Any) -> Any:
 def no_out(name: str, out: Any) -> None:
     """Refuses ``out``: autograd and compiled graphs make their own results."""
     if out is not None:
-        raise TypeError(f"{name}: out is not taken with autograd or torch.compile; use the result")
+        raise TypeError(f"{name}: out is not taken with autograd, torch.compile or torch.func's "
+                        "transforms; use the result")
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -259,12 +278,16 @@ def _attrs_text(name: str, items: tuple, sparse_grad: bool) -> str:
     return ";".join(lines + ([_SPARSE_GRAD] if sparse_grad else []))
 
 
-def _no_tangents(tensors: Sequence[Any], name: str = "") -> None:
-    """Refuses forward-mode AD's dual tensors: the ops have no forward derivative, and their
-    bodies would drop a tangent (the C++ kernels' autograd Function refuses them too)."""
-    forward_ad = sys.modules["torch"].autograd.forward_ad
-    if forward_ad._current_level >= 0 and any(
-            isinstance(t, sys.modules["torch"].Tensor)
+def _no_tangents(tensors: Sequence[Any], name: str = "", transformed: bool = False) -> None:
+    """Refuses forward-mode AD's dual tensors, and calls inside ``torch.func``'s forward
+    mode (``transformed``): the ops have no forward derivative, and their bodies would drop
+    a tangent (the C++ kernels' autograd Function refuses them too). (A tensor that
+    ``torch.func`` wraps has no dual to unpack: its transforms say.)"""
+    torch = sys.modules["torch"]
+    forward_ad = torch.autograd.forward_ad
+    if transformed or forward_ad._current_level >= 0 and any(
+            isinstance(t, torch.Tensor)
+            and not torch._C._functorch.is_functorch_wrapped_tensor(t)
             and forward_ad.unpack_dual(t).tangent is not None for t in tensors):
         raise RuntimeError(f"ndgather: {name + ': ' if name else ''}forward-mode AD (jvp) is "
                            "not implemented for its ops; use reverse mode (backward)")
@@ -587,6 +610,7 @@ def build() -> str:
 
 _native: Optional[bool] = None
 _native_constant: Any = None
+_kinds_constant: Any = None
 _attrs_constant: Any = None
 _fill_constant: Any = None
 _fill_eager: Any = None
@@ -621,9 +645,9 @@ def native() -> bool:
                     os.close(fd)
                 _native = True
             except (ImportError, OSError, RuntimeError) as e:
-                warnings.warn(f"ndgather: its op runs under torch.compile through its Python "
-                              f"body, about 10 µs more per call: {e}", RuntimeWarning,
-                              stacklevel=2)
+                warnings.warn(f"ndgather: its typed ops (torch.compile's, torch.func's) run "
+                              f"through their Python bodies, about 10 µs more per call: {e}",
+                              RuntimeWarning, stacklevel=2)
                 for name, *_ in _core.op_signatures():
                     _python_kernels(torch, name)
                 _native = False
@@ -696,6 +720,7 @@ def define() -> None:
         if not _defined:
             ops()
             global _native_constant, _attrs_constant, _fill_constant, _fill_eager
+            global _kinds_constant
             # (`torch.compile` runs it as it traces, and takes its result as a constant.
             # Before PyTorch 2.14, `torch.compiler.is_exporting()` also answers True under a
             # plain `torch.compile` (pytorch#176347), so there the C++ kernel is not used.)
@@ -706,6 +731,8 @@ def define() -> None:
             # calls it: its callees' frames are still compiled, NumPy's calls as its own.)
             _fill_eager = torch.compiler.disable(_fill_text)
             if constant is not None:
+                from . import _torch_func
+                _kinds_constant = constant(_torch_func.kinds)
                 _attrs_constant = constant(_answered(_attrs_text))
                 _fill_constant = constant(_answered(_fill_eager))
             _defined = True
@@ -738,8 +765,14 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
         joined = _made(_attrs_constant(name, items, sparse_grad))
     else:
         joined = _attrs_text(name, items, sparse_grad)
-    if _transformed(torch, tensors):
-        if sparse_grad:
+    kinds = _transforms(torch, tensors)
+    # (Under torch.compile, a vmap alone takes the typed ops below, whose batching rules it
+    # traces; a function of its own it cannot batch, `ApplyTemplate`.)
+    if kinds is not None and (kinds != (False, False) or not _compiling(torch)):
+        gradient, forward = kinds
+        if forward:
+            _no_tangents(tensors, name, transformed=True)
+        if sparse_grad and (gradient or any(t.requires_grad for t in tensors)):
             raise NotImplementedError(
                 f"{name}: sparse=True gives sparse gradients in eager autograd only; "
                 "torch.func's transforms build dense ones: pass sparse=False under them")

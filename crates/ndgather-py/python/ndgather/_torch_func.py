@@ -28,6 +28,15 @@ from ._torch import _split
 BATCHABLE = ("gather", "gather_nd", "take_along_axis")
 
 
+def kinds() -> tuple:
+    """Whether the transforms that run now include a gradient's (``grad``, ``vjp``,
+    ``jacrev``) and forward mode's (``jvp``, ``jacfwd``)."""
+    from torch._C._functorch import TransformType
+    from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
+    found = {i.key() for i in retrieve_all_functorch_interpreters()}
+    return TransformType.Grad in found, TransformType.Jvp in found
+
+
 def call(name: str, typed: Sequence[Any], attrs: str) -> Any:
     """The op ``name`` on its typed inputs (a tensor, ``None`` or a list each) under a
     transform of ``torch.func``: where a gradient flows, through the function, its tensors
@@ -176,14 +185,41 @@ def _mapped(name: str, role: str, info: Any, in_dims: tuple, *args: Any) -> tupl
         return x if d is None else x.select(d, b)
 
     if info.batch_size == 0:
-        raise RuntimeError(f"ndgather: {name}: vmap over an empty batch: the op's result "
-                           "shape needs an element to run on")
+        return _empty(name, op, in_dims, args)
     results = [op(*(element(x, d, b) for x, d in zip(args, in_dims)))
                for b in range(info.batch_size)]
     if isinstance(results[0], torch.Tensor):
         return _stacked(name, results), 0
     columns = [_stacked(name, list(c)) for c in zip(*results)]
     return columns, [0] * len(columns)
+
+
+def _empty(name: str, op: Any, in_dims: tuple, args: tuple) -> tuple:
+    """An empty batch's result: the op's shape inference (its fake, on ``meta`` tensors of
+    an element's shape), with none of the batch. (A shape that values give has none.)"""
+    import torch
+
+    def element(x: Any, d: Any) -> Any:
+        if isinstance(x, (list, tuple)):
+            return [element(t, e) for t, e in zip(x, d)]
+        if not isinstance(x, torch.Tensor):
+            return x
+        shape = list(x.shape)
+        if d is not None:
+            del shape[d]
+        return torch.empty(shape, dtype=x.dtype, device="meta")
+
+    try:
+        out = op(*(element(x, d) for x, d in zip(args, in_dims)))
+    except Exception as e:  # a size of the values': the fake needs a FakeTensorMode's context
+        raise RuntimeError(f"ndgather: {name}: vmap over an empty batch, of an op whose result "
+                           "shape its values give") from e
+
+    def batch(t: Any) -> Any:
+        return torch.empty((0, *t.shape), dtype=t.dtype)
+    if isinstance(out, torch.Tensor):
+        return batch(out), 0
+    return [batch(t) for t in out], [0] * len(out)
 
 
 def _stacked(name: str, results: list) -> Any:
@@ -204,10 +240,6 @@ def _batched(name: str, role: str, info: Any, in_dims: tuple, *args: Any) -> tup
     the axis (``gather``) or first (``gather_nd``)."""
     *tensors, attrs = args
     dims = in_dims[:-1]
-    if role == "grad" and dims[0] is None:
-        # Each sample's gradient of one table: broadcast, the table would be copied whole
-        # for the call (the kernel reads row-major tensors); the loop measured faster.
-        return _mapped(name, role, info, in_dims, *args)
     op = _typed(name, role)
     names, texts = _split(attrs)
     given = dict(zip(names, texts))
@@ -220,6 +252,11 @@ def _batched(name: str, role: str, info: Any, in_dims: tuple, *args: Any) -> tup
         if name == "gather_nd":
             return out, 0
         return out, (0 if axis is None else axis) % max(params.dim(), 1)
+    if dims[0] is None:
+        # One table for the batch, which one call would need broadcast, and the kernel
+        # (reading row-major tensors) would copy whole, once per element: a call per
+        # element reads it in place.
+        return _mapped(name, role, info, in_dims, *args)
     if axis is None and name == "take_along_axis":
         raise RuntimeError("ndgather: take_along_axis: under vmap it needs an axis")
     if name != "take_along_axis" and batch_dims >= 0:
