@@ -5,7 +5,8 @@ compiled function (issue 55): JAX's `jax.jit`, TensorFlow's `tf.function` and Py
 Cases: a tiny call (3 ids into 16 x 4 float32), 100,000 rows of 64 float32, under
 `tf.function` the clamp policy against TensorFlow's `tf.gather` of clipped ids (TensorFlow's
 CPU gather has no policy of its own), and under `torch.compile` a training step (forward and
-backward) of each size.
+backward) of each size; for PyTorch also `torch.func`'s `vmap` of a gather (eager and
+compiled) and per-sample gradients (`vmap` of `grad`).
 
     python bench/frameworks.py --framework jax [--rounds 3]
     .venv-frameworks/bin/python bench/frameworks.py --framework tf
@@ -123,3 +124,20 @@ else:
             1000, 1e6, "us")
     compare("torch.compile rows training step, ng.gather vs index_select", ours, theirs, rows,
             5, 1e3, "ms")
+
+    # torch.func: vmap of a gather of 32 id lists of 8 from one table of 1,000 x 64, and the
+    # per-sample gradients of its squares' sum (vmap of grad), eagerly and compiled.
+    from torch.func import grad, vmap
+    table = torch.from_numpy(RNG.standard_normal((1000, 64)).astype(np.float32))
+    batch = [table, torch.from_numpy(RNG.integers(0, 1000, (32, 8)))]
+    ours = vmap(lambda p, i: ng.gather(p, i), in_dims=(None, 0))
+    theirs = vmap(lambda p, i: torch.index_select(p, 0, i), in_dims=(None, 0))
+    compare("torch.func vmap, ng.gather vs index_select", ours, theirs, batch, 200, 1e6, "us")
+    compare("torch.compile of torch.func vmap, ng.gather vs index_select",
+            torch.compile(ours, fullgraph=True), torch.compile(theirs, fullgraph=True), batch,
+            200, 1e6, "us")
+    ours = vmap(grad(lambda p, i: (ng.gather(p, i) ** 2).sum()), in_dims=(None, 0))
+    theirs = vmap(grad(lambda p, i: (torch.index_select(p, 0, i) ** 2).sum()),
+                  in_dims=(None, 0))
+    compare("torch.func per-sample gradients, ng.gather vs index_select", ours, theirs, batch,
+            20, 1e3, "ms")

@@ -55,7 +55,8 @@ def function_tape(f, inputs):
 
 def vectorized(f, inputs):
     batch = [tf.stack([x, x * 2.0 - 1.0, x + 0.5]) for x in inputs]
-    got = tf.vectorized_map(lambda xs: f(*xs), batch)
+    # (Vectorised, not TensorFlow's fallback of a while_loop, one call per element.)
+    got = tf.vectorized_map(lambda xs: f(*xs), batch, fallback_to_while_loop=False)
     same(got, tf.stack([f(*(x[b] for x in batch)) for b in range(3)]), "vectorized_map")
 
 
@@ -76,15 +77,23 @@ def saved(f, inputs):
 
 
 def forward_mode(f, inputs):
-    with tf.autodiff.ForwardAccumulator(inputs, [tf.ones_like(x) for x in inputs]) as acc:
+    """The tangent against central differences, where the op gives one (none is an
+    error, not a zero)."""
+    ones = [tf.ones_like(x) for x in inputs]
+    with tf.autodiff.ForwardAccumulator(inputs, ones) as acc:
         out = f(*inputs)
-    if acc.jvp(out) is None:
+    tangent = acc.jvp(out)
+    if tangent is None:
         raise LookupError("no tangent")
+    eps = 1e-6
+    up = f(*(x + eps * v for x, v in zip(inputs, ones)))
+    down = f(*(x - eps * v for x, v in zip(inputs, ones)))
+    same(tangent, (up - down) / (2 * eps), "ForwardAccumulator", tol=1e-6)
 
 
 COLUMNS = [("`GradientTape`", tape_gradients), ("`tf.function`", in_function),
            ("`tf.function` and `GradientTape`", function_tape),
-           ("`tf.vectorized_map`", vectorized), ("`jit_compile=True`", xla),
+           ("`tf.vectorized_map`, no `while_loop`", vectorized), ("`jit_compile=True`", xla),
            ("SavedModel", saved), ("`ForwardAccumulator` (forward mode)", forward_mode)]
 
 

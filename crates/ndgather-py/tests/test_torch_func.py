@@ -57,6 +57,27 @@ CASES = [
      (TABLE, torch.arange(8.0).reshape(2, 4), torch.tensor([[5], [0]]))),
     ("scatter_nd", lambda u, i: ng.scatter_nd(i, u, [8, 4]),
      (TABLE, torch.tensor([[7], [0], [7], [2], [3], [1]]))),
+    ("unsorted_segment_mean", lambda t, i: ng.unsorted_segment_mean(t, i, 4),
+     (TABLE, torch.tensor([2, 0, 2, 1, 1, 0]))),
+    ("unsorted_segment_min", lambda t, i: ng.unsorted_segment_min(t, i, 3),
+     (TABLE, torch.tensor([2, 0, 2, -1, 1, 0]))),
+    ("unsorted_segment_prod", lambda t, i: ng.unsorted_segment_prod(t, i, 3),
+     (TABLE, torch.tensor([2, 0, 2, 1, 1, 0]))),
+    ("unsorted_segment_sqrt_n", lambda t, i: ng.unsorted_segment_sqrt_n(t, i, 3),
+     (TABLE, torch.tensor([2, 0, 2, 1, 1, 0]))),
+    ("segment_sum", lambda t, i: ng.segment_sum(t, i),
+     (TABLE, torch.tensor([0, 0, 1, 3, 3, 3]))),
+    ("segment_max", lambda t, i: ng.segment_max(t, i),
+     (TABLE, torch.tensor([0, 0, 1, 3, 3, 3]))),
+    ("tensor_scatter_nd_add", lambda t, u, i: ng.tensor_scatter_nd_add(t, i, u),
+     (TABLE, torch.arange(8.0).reshape(2, 4), torch.tensor([[5], [5]]))),
+    ("tensor_scatter_nd_sub", lambda t, u, i: ng.tensor_scatter_nd_sub(t, i, u),
+     (TABLE, torch.arange(8.0).reshape(2, 4), torch.tensor([[5], [0]]))),
+    ("tensor_scatter_nd_min", lambda t, u, i: ng.tensor_scatter_nd_min(t, i, u),
+     (TABLE, torch.arange(8.0).reshape(2, 4) - 4.0, torch.tensor([[5], [0]]))),
+    ("tensor_scatter_nd_max", lambda t, u, i: ng.tensor_scatter_nd_max(t, i, u),
+     (TABLE, torch.arange(8.0).reshape(2, 4) - 4.0, torch.tensor([[5], [0]]))),
+    ("take", lambda t, i: ng.take(t, i, axis=1), (TABLE, torch.tensor([3, 0, 3]))),
     ("scatter_reduce amax", lambda t, s, i: ng.scatter_reduce(t, 0, i, s, "amax"),
      (TABLE, torch.tensor([[2.0, 0.0, -1.0, 3.0], [2.0, 1.5, 0.0, 0.0]]),
       torch.tensor([[1, 0, 5, 1], [1, 1, 0, 2]]))),
@@ -310,7 +331,8 @@ def test_an_empty_batch_has_the_shape_of_its_elements():
 
 def test_forward_mode_levels_and_vmap():
     """A ``dual_level`` with no tangent does not stop ``vmap``; ``jvp`` around ``vmap`` is
-    refused in ndgather's words."""
+    refused in ndgather's words (PyTorch's batching of the function's ``jvp`` fails before
+    it: its error is translated)."""
     import torch.autograd.forward_ad as fwAD
     ids = torch.tensor([5, 0])
     batch = torch.stack([TABLE, TABLE * 2])
@@ -334,3 +356,103 @@ def test_what_the_transforms_refuse_says_why():
                                                 sparse=True))(
         ids % 6)
     assert torch.equal(bags, torch.stack([TABLE[i % 6].sum(0, keepdim=True) for i in ids]))
+
+
+def test_vmap_where_compiled_code_calls_the_generic_op():
+    """A strided table under ``torch.compile`` and a program ``torch.export`` saves call
+    ``ndgather::op``, which batches once per element."""
+    ids = torch.tensor([[5, 0, 5], [1, 1, 2]])
+
+    def strided(i):
+        return ng.gather(TABLE.t(), i % 4)
+    want = torch.stack([strided(i) for i in ids])
+    torch._dynamo.reset()
+    assert torch.equal(torch.compile(func.vmap(strided), fullgraph=True)(ids), want)
+
+    class Model(torch.nn.Module):
+        def forward(self, ids):
+            return func.vmap(lambda i: ng.gather(TABLE, i))(ids)
+    program = torch.export.export(Model(), (ids,))
+    assert torch.equal(program.module()(ids), TABLE[ids])
+    assert torch.equal(func.vmap(lambda i: torch.ops.ndgather.op(
+        [TABLE, i], [1, 1], "gather", ""))(ids), TABLE[ids])
+
+
+def test_a_batch_that_requires_grad_gets_its_gradient():
+    """Inside ``vmap`` a batched tensor answers False for ``requires_grad`` whatever it
+    wraps: the op still records its gradient (eagerly, under ``grad``, and compiled)."""
+    ids = torch.tensor([5, 0, 5])
+
+    def batch():
+        return torch.stack([TABLE, TABLE * 2]).requires_grad_(True)
+    theirs = batch()
+    func.vmap(lambda t: t[ids])(theirs).pow(2).sum().backward()
+    ours = batch()
+    func.vmap(lambda t: ng.gather(t, ids))(ours).pow(2).sum().backward()
+    assert torch.equal(ours.grad, theirs.grad)
+    torch._dynamo.reset()
+    compiled = batch()
+    torch.compile(func.vmap(lambda t: ng.gather(t, ids)))(compiled).pow(2).sum().backward()
+    assert torch.equal(compiled.grad, theirs.grad)
+
+    def loss(gather):
+        return lambda t: func.vmap(lambda x: gather(x).pow(2).sum())(
+            torch.stack([t, 2 * t, t + 1])).sum()
+    assert torch.equal(func.grad(loss(lambda x: ng.gather(x, ids)))(TABLE),
+                       func.grad(loss(lambda x: x[ids]))(TABLE))
+
+
+def test_forward_mode_elsewhere_in_the_function_is_not_refused():
+    """Forward mode is refused only where a tangent reaches the op."""
+    ids, x = torch.tensor([5, 0, 5]), torch.tensor(0.3)
+    batch = torch.stack([TABLE, TABLE * 2])
+
+    def tangent(gather):
+        return func.vmap(lambda t: func.jvp(lambda y: y.sin() * gather(t).sum(), (x,),
+                                            (torch.tensor(1.0),))[1])(batch)
+    assert torch.equal(tangent(lambda t: ng.gather(t, ids)), tangent(lambda t: t[ids]))
+
+
+class _Calls:
+    """Counts the typed ops that ``_torch_func`` calls, and its function's applications."""
+
+    def __init__(self, monkeypatch):
+        from ndgather import _torch_func
+        self.ops, self.functions = [], 0
+        typed, function = _torch_func._typed, _torch_func._FUNCTION[0]
+
+        def counted(name, role):
+            op = typed(name, role)
+
+            def call(*args):
+                self.ops.append((name, role))
+                return op(*args)
+            return call
+
+        calls = self
+
+        class Counted:
+            @staticmethod
+            def apply(*args):
+                calls.functions += 1
+                return function.apply(*args)
+        monkeypatch.setattr(_torch_func, "_typed", counted)
+        monkeypatch.setattr(_torch_func, "_FUNCTION", [Counted, Counted])
+
+
+def test_vmap_takes_one_call_where_it_can(monkeypatch):
+    """A batched table: one call with one more batch dimension (plus the call that vmap
+    batches); a table shared by the batch that a call would need broadcast: one call per
+    element, each reading it in place; ``vmap`` alone no function."""
+    calls = _Calls(monkeypatch)
+    batch, ids = torch.stack([TABLE] * 5), torch.tensor([[2, 0]] * 6)
+    func.vmap(lambda t: ng.take_along_axis(t, ids, axis=1))(batch)
+    assert calls.ops == [("take_along_axis", "native")] * 2 and calls.functions == 0
+    calls.ops.clear()
+    func.vmap(lambda i: ng.take_along_axis(TABLE, i, axis=1))(torch.stack([ids] * 5))
+    assert calls.ops == [("take_along_axis", "native")] * 6
+    calls.ops.clear()
+    func.vmap(lambda i: ng.gather(TABLE, i))(torch.tensor([[5, 0], [1, 1], [2, 3]]))
+    assert calls.ops == [("gather", "native")] * 2 and calls.functions == 0
+    func.grad(lambda t: ng.gather(t, torch.tensor([5, 0])).sum())(TABLE)
+    assert calls.functions == 1

@@ -278,14 +278,13 @@ def _attrs_text(name: str, items: tuple, sparse_grad: bool) -> str:
     return ";".join(lines + ([_SPARSE_GRAD] if sparse_grad else []))
 
 
-def _no_tangents(tensors: Sequence[Any], name: str = "", transformed: bool = False) -> None:
-    """Refuses forward-mode AD's dual tensors, and calls inside ``torch.func``'s forward
-    mode (``transformed``): the ops have no forward derivative, and their bodies would drop
-    a tangent (the C++ kernels' autograd Function refuses them too). (A tensor that
-    ``torch.func`` wraps has no dual to unpack: its transforms say.)"""
+def _no_tangents(tensors: Sequence[Any], name: str = "") -> None:
+    """Refuses forward-mode AD's dual tensors: the ops have no forward derivative, and their
+    bodies would drop a tangent (the C++ kernels' autograd Function refuses them too). (A
+    tensor that ``torch.func`` wraps has no dual to unpack: see ``_torch_func``.)"""
     torch = sys.modules["torch"]
     forward_ad = torch.autograd.forward_ad
-    if transformed or forward_ad._current_level >= 0 and any(
+    if forward_ad._current_level >= 0 and any(
             isinstance(t, torch.Tensor)
             and not torch._C._functorch.is_functorch_wrapped_tensor(t)
             and forward_ad.unpack_dual(t).tangent is not None for t in tensors):
@@ -592,6 +591,7 @@ def ops() -> tuple:
             torch.library.register_fake(f"ndgather::{name}.{role}", functools.partial(
                 _typed_grad_fake if role == "grad" else _typed_fake, name))
         _torch_func.register(torch, name, _ROLES)
+    _torch_func.register_generic(op, grad)
     return op, grad
 
 
@@ -769,17 +769,15 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     # (Under torch.compile, a vmap alone takes the typed ops below, whose batching rules it
     # traces; a function of its own it cannot batch, `ApplyTemplate`.)
     if kinds is not None and (kinds != (False, False) or not _compiling(torch)):
-        gradient, forward = kinds
-        if forward:
-            _no_tangents(tensors, name, transformed=True)
-        if sparse_grad and (gradient or any(t.requires_grad for t in tensors)):
+        from . import _torch_func
+        if sparse_grad and (any(kinds) or any(_torch_func.requires_grad(torch, t)
+                                               for t in tensors)):
             raise NotImplementedError(
                 f"{name}: sparse=True gives sparse gradients in eager autograd only; "
                 "torch.func's transforms build dense ones: pass sparse=False under them")
         (_native_constant if _compiling(torch) and _native_constant else native)()
-        from . import _torch_func
-        return _torch_func.call(name, _typed_inputs(inputs, groups, tensors), joined)
-    role = None if sparse_grad else _native_op(torch, tensors)
+        return _torch_func.call(name, _typed_inputs(inputs, groups, tensors), joined, kinds)
+    role = None if sparse_grad else _native_op(torch, tensors, vmap=kinds is not None)
     if role is not None:
         _native_constant()
         typed = _typed_inputs(inputs, groups, tensors)
@@ -805,7 +803,7 @@ def _no_derivative(op_name: str, ctx: Any, *upstream: Any) -> tuple:
     raise RuntimeError(f"derivative for ndgather::{op_name} is not implemented")
 
 
-def _native_op(torch: Any, tensors: Sequence[Any]) -> Optional[str]:
+def _native_op(torch: Any, tensors: Sequence[Any], vmap: bool = False) -> Optional[str]:
     """The typed op's overload with the C++ kernel that a call takes, if any: in code that
     ``torch.compile`` makes (not a program ``torch.export`` saves, which must run where
     ndgather has not built it), on tensors laid out row-major (the C++ kernel reads them so;
@@ -819,6 +817,8 @@ def _native_op(torch: Any, tensors: Sequence[Any]) -> Optional[str]:
         return None
     if not all(t.is_contiguous() for t in tensors):
         return None
-    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+    # (Under vmap a batched tensor answers False for requires_grad, whatever it wraps:
+    # where grad mode is on, the op with the gradient, which records none where none flows.)
+    if torch.is_grad_enabled() and (vmap or any(t.requires_grad for t in tensors)):
         return "with_grad"
     return "native"

@@ -11,7 +11,8 @@ that ``torch.func`` can transform, whose backward is the typed gradient op
 - ``grad`` and the other reverse-mode transforms record the function, whose ``vmap`` rule
   PyTorch generates from those of its ops (``generate_vmap_rule``): per-sample gradients,
   ``vmap(grad(f))``, batch the gradient op.
-- Forward mode (``jvp``, ``jacfwd``) is refused by PyTorch: the function has no ``jvp``.
+- Forward mode (``jvp``, ``jacfwd``) is refused where a tangent reaches the op: the
+  function's ``jvp`` raises.
 """
 
 from __future__ import annotations
@@ -37,16 +38,38 @@ def kinds() -> tuple:
     return TransformType.Grad in found, TransformType.Jvp in found
 
 
-def call(name: str, typed: Sequence[Any], attrs: str) -> Any:
-    """The op ``name`` on its typed inputs (a tensor, ``None`` or a list each) under a
-    transform of ``torch.func``: where a gradient flows, through the function, its tensors
-    flat so that it sees each; else the typed op itself (``vmap`` alone, whose machinery
-    for a function costs ten times the op's call)."""
+def call(name: str, typed: Sequence[Any], attrs: str, kinds: tuple) -> Any:
+    """The op ``name`` on its typed inputs (a tensor, ``None`` or a list each) under the
+    transforms of ``torch.func`` that :func:`kinds` gave: where a gradient may flow (grad
+    mode on and an input that requires grad at any level of its wrapping, or a gradient's
+    or forward mode's transform around), through the function, its tensors flat so that it
+    sees each; else the typed op itself (``vmap`` alone, whose machinery for a function
+    costs ten times the op's call)."""
     import torch
     flat, arity = _flattened(typed)
-    if torch.is_grad_enabled() and any(t.requires_grad for t in flat):
-        return _FUNCTION[0].apply(name, attrs, arity, *flat)
+    if any(kinds) or torch.is_grad_enabled() and any(requires_grad(torch, t) for t in flat):
+        compiling = torch.compiler.is_compiling()
+        if compiling and kinds[1]:
+            raise RuntimeError(_NO_FORWARD.format(name))
+        try:
+            # (torch.compile traces no function that defines a jvp: there, one without.)
+            return _FUNCTION[int(compiling)].apply(name, attrs, arity, *flat)
+        except ValueError as e:
+            if not kinds[1]:
+                raise
+            # (PyTorch's generated batching rule of the function's jvp fails before calling
+            # it, where jvp maps a vmap: the tangent reached the op.)
+            raise RuntimeError(_NO_FORWARD.format(name)) from e
     return _typed(name, "native")(*typed, attrs)
+
+
+def requires_grad(torch: Any, t: Any) -> bool:
+    """Whether ``t``, or a tensor that it wraps, requires grad: a ``vmap`` of a tensor that
+    requires grad answers False for itself."""
+    functorch = torch._C._functorch
+    while not t.requires_grad and functorch.is_functorch_wrapped_tensor(t):
+        t = functorch.get_unwrapped(t)
+    return t.requires_grad
 
 
 def _flattened(typed: Sequence[Any]) -> tuple:
@@ -71,8 +94,12 @@ def _regrouped(tensors: Sequence[Any], arity: Sequence[tuple]) -> list:
     return out
 
 
+_NO_FORWARD = ("ndgather: {}: forward-mode AD (jvp) is not implemented for its ops; use "
+               "reverse mode (backward)")
+
 #: The ``autograd.Function`` that the transforms see, defined with the ops (not on a call,
-#: which ``torch.compile`` may trace, and a class definition it cannot).
+#: which ``torch.compile`` may trace, and a class definition it cannot): eagerly one whose
+#: ``jvp`` refuses forward mode, and for ``torch.compile`` one without (it traces none).
 _FUNCTION: list = []
 _NO_DERIVATIVE: list = []
 
@@ -83,7 +110,7 @@ _READS_OUTPUT: dict = {}
 _GRAD_DTYPES: set = set()
 
 
-def _function() -> Any:
+def _function(forward_mode: bool) -> Any:
     import torch
 
     class NdgatherOp(torch.autograd.Function):
@@ -113,6 +140,11 @@ def _function() -> Any:
             return (None, None, None,
                     *(g if need else None for g, need in zip(per_input, needs)))
 
+    if forward_mode:
+        def jvp(ctx: Any, *tangents: Any) -> Any:
+            # (Called only where a tangent reaches the op.)
+            raise RuntimeError(_NO_FORWARD.format(ctx.call[0]))
+        NdgatherOp.jvp = staticmethod(jvp)
     return NdgatherOp
 
 
@@ -161,7 +193,7 @@ def _typed(name: str, role: str) -> Any:
 def register(torch: Any, name: str, roles: Sequence[str]) -> None:
     """The typed ops' batching rules, for ``torch.vmap``, and the function, once."""
     if not _FUNCTION:
-        _FUNCTION.append(_function())
+        _FUNCTION.extend([_function(True), _function(False)])
         _NO_DERIVATIVE.append(_no_derivative_function())
         _GRAD_DTYPES.update(getattr(torch, n) for n in _staged_call.grad_dtypes()
                             if isinstance(getattr(torch, n, None), torch.dtype))
@@ -172,12 +204,27 @@ def register(torch: Any, name: str, roles: Sequence[str]) -> None:
                                     functools.partial(rule, name, role))
 
 
+def register_generic(op: Any, grad: Any) -> None:
+    """The batching rules of the ops that run any op by name, ``ndgather::op`` and
+    ``ndgather::op_grad`` (a program that ``torch.export`` saves calls them): once per
+    element."""
+    for generic in (op, grad):
+        generic.register_vmap(functools.partial(_generic_mapped, generic))
+
+
+def _generic_mapped(op: Any, info: Any, in_dims: tuple, *args: Any) -> tuple:
+    return _per_element(args[-2], op, info, in_dims, args)
+
+
 def _mapped(name: str, role: str, info: Any, in_dims: tuple, *args: Any) -> tuple:
+    return _per_element(name, _typed(name, role), info, in_dims, args)
+
+
+def _per_element(name: str, op: Any, info: Any, in_dims: tuple, args: tuple) -> tuple:
     """The op once per element of the batch, its results stacked: the rule of the ops
     without one of their own (each element's result may differ in shape; where it does the
     batch cannot stack, and the error says so)."""
     import torch
-    op = _typed(name, role)
 
     def element(x: Any, d: Any, b: int) -> Any:
         if isinstance(x, (list, tuple)):
