@@ -385,3 +385,76 @@ def test_a_nul_in_a_raw_ops_attributes_is_refused():
             lib.ndgather_op(args=[tf.constant([1.0, 2.0]), tf.constant([1])], Tout=tf.float32,
                             op=op, arity=[1, 1], attr_names=["axis"][:len(values)],
                             attr_values=values, out_shape=tf.TensorShape([1]))
+
+
+def _loops(types):
+    return [t for t in types if "While" in t]
+
+
+def _ops_of(f, *args):
+    """The op types of ``f``'s graph as ``tf.function`` traces it, nested functions too."""
+    graph = tf.function(f).get_concrete_function(*args).graph
+    types = [op.type for op in graph.get_operations()]
+    for inner in graph._functions.values():
+        types += [n.op for n in inner.definition.node_def]
+    return types
+
+
+def test_vectorized_map_batches_a_gather_in_one_call():
+    """``tf.vectorized_map`` of a gather of a batched table, or of batched indices alone,
+    is one ``NdgatherOp`` (no while_loop), equal to TensorFlow's own gather per element."""
+    table = tf.constant(RNG.standard_normal((6, 4)))
+    batch = tf.stack([table, table * 2.0, table + 1.0])
+    ids = tf.constant([5, 1, 1, 0])
+    id_batch = tf.constant([[5, 1], [0, 0], [3, 2]])
+    cases = [
+        (lambda t: ng.gather(t, ids), batch, lambda t: tf.gather(t, ids)),
+        (lambda i: ng.gather(table, i), id_batch, lambda i: tf.gather(table, i)),
+        (lambda i: ng.gather(table, i % 4, axis=1), id_batch,
+         lambda i: tf.gather(table, i % 4, axis=1)),
+        (lambda t: ng.gather(t, tf.constant([[3, 0]] * 6), axis=1, batch_dims=1), batch,
+         lambda t: tf.gather(t, tf.constant([[3, 0]] * 6), axis=1, batch_dims=1)),
+        (lambda t: ng.gather_nd(t, tf.constant([[5, 3], [0, 1]])), batch,
+         lambda t: tf.gather_nd(t, tf.constant([[5, 3], [0, 1]]))),
+        (lambda i: ng.gather_nd(table, i[:, None]), id_batch,
+         lambda i: tf.gather_nd(table, i[:, None])),
+        (lambda t: ng.take_along_axis(t, tf.constant([[2, 0]] * 6), axis=1), batch,
+         lambda t: tf.experimental.numpy.take_along_axis(t, tf.constant([[2, 0]] * 6), 1)),
+        (lambda t: ng.gather(t, tf.constant([0, 9]), bad_indices="fill", fill_value=7.5),
+         batch, lambda t: tf.stack([t[0], tf.fill([4], tf.constant(7.5, t.dtype))])),
+    ]
+    for ours, inputs, theirs in cases:
+        got = tf.vectorized_map(ours, inputs, fallback_to_while_loop=False)
+        want = tf.stack([theirs(x) for x in tf.unstack(inputs)])
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        # (The graph keeps the loop body's own op, unused, beside the batched one.)
+        assert not _loops(_ops_of(lambda x: tf.vectorized_map(ours, x), inputs))
+    # Its gradient is the op's.
+    with tf.GradientTape() as tape:
+        tape.watch(batch)
+        loss = tf.reduce_sum(tf.vectorized_map(lambda t: ng.gather(t, ids), batch) ** 2)
+    with tf.GradientTape() as theirs_tape:
+        theirs_tape.watch(batch)
+        want = tf.reduce_sum(tf.vectorized_map(lambda t: tf.gather(t, ids), batch) ** 2)
+    np.testing.assert_array_equal(tf.convert_to_tensor(tape.gradient(loss, batch)).numpy(),
+                                  tf.convert_to_tensor(theirs_tape.gradient(want, batch)))
+
+
+def test_vectorized_map_of_the_other_ops_loops_or_says_why():
+    """The other ops (and a shared table that one call would need tiled) run in
+    TensorFlow's while_loop, once per element, where it may; else the error says why."""
+    data = tf.constant(RNG.standard_normal((3, 6, 4)))
+    seg = tf.constant([2, 0, 2, 1, 1, 0])
+    got = tf.vectorized_map(lambda d: ng.unsorted_segment_sum(d, seg, 3), data)
+    want = tf.stack([tf.math.unsorted_segment_sum(d, seg, 3) for d in tf.unstack(data)])
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    with pytest.raises(ValueError, match="ndgather batches a gather"):
+        tf.vectorized_map(lambda d: ng.unsorted_segment_sum(d, seg, 3), data,
+                          fallback_to_while_loop=False)
+    table = tf.constant(RNG.standard_normal((6, 4)))
+    ids = tf.constant([[[2, 0]] * 6] * 3)
+    shared = tf.vectorized_map(lambda i: ng.take_along_axis(table, i, axis=1), ids)
+    np.testing.assert_array_equal(shared.numpy(), np.stack(
+        [np.take_along_axis(table.numpy(), i, axis=1) for i in ids.numpy()]))
+    assert _loops(_ops_of(lambda x: tf.vectorized_map(
+        lambda i: ng.take_along_axis(table, i, axis=1), x), ids))

@@ -123,6 +123,8 @@ def library() -> Any:
             finally:
                 os.close(fd)
             tf.RegisterGradient("NdgatherOp")(_gradient)
+            from . import _tf_pfor
+            _tf_pfor.register()
             _library = lib
     return _library
 

@@ -1,0 +1,81 @@
+"""``NdgatherOp`` under ``tf.vectorized_map`` (issue 55): a ``pfor`` converter, so that a
+gather of a batch is one call of the op, not a ``tf.while_loop`` of one call per element.
+
+- ``gather``, ``gather_nd`` and ``take_along_axis`` with the table batched: one call with
+  one more batch dimension (their ``batch_dims``, or ``take_along_axis``'s broadcast; an
+  unbatched partner tiled), the batching rule of ndgather's JAX and PyTorch ops.
+- A gather (``gather``, ``gather_nd``) of batched indices alone from one table, with no
+  batch dimensions: one call, whose batch lands at the axis, moved first.
+- The rest (the other ops, and a table shared by the batch that one call would need tiled,
+  copied whole per element): TensorFlow's own fallback, a ``tf.while_loop`` of one call per
+  element where ``fallback_to_while_loop`` allows it (the default); else TensorFlow's error
+  for an op without a vectorisation.
+
+TensorFlow's ``pfor`` converters are registered through its internal module
+``tensorflow.python.ops.parallel_for.pfor`` (the public API has no way): where that module
+is missing, nothing is registered, and ``tf.vectorized_map`` falls back as for any op.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _core
+
+#: The ops whose batch is the op itself over one more batch dimension (as ``_torch_func``'s
+#: and ``_jax``'s).
+BATCHABLE = ("gather", "gather_nd", "take_along_axis")
+
+
+def register() -> None:
+    """Registers the converter, once per process (with the op library)."""
+    try:
+        from tensorflow.python.ops.parallel_for import pfor
+    except ImportError:
+        return
+    pfor.RegisterPFor("NdgatherOp")(_convert)
+
+
+def _convert(pfor_input: Any) -> Any:
+    from tensorflow.python.ops.parallel_for import pfor
+
+    from . import _tf
+    name = pfor_input.get_attr("op").decode()
+    arity = list(pfor_input.get_attr("arity"))
+    names = [n.decode() for n in pfor_input.get_attr("attr_names")]
+    attrs = _core.text_attrs(name, names, [v.decode() for v in
+                                           pfor_input.get_attr("attr_values")])
+    params_batched = pfor_input.input(0)[1] if arity[:1] == [1] else False
+    batch_dims = attrs.get("batch_dims") or 0
+    axis = attrs.get("axis")
+    alone = name != "take_along_axis" and not params_batched and batch_dims == 0
+    if name not in BATCHABLE or arity != [1, 1] or not (params_batched or alone):
+        if not pfor_input.pfor._fallback_to_while_loop:
+            raise ValueError(f"No pfor vectorization defined for NdgatherOp ({name}): "
+                             "ndgather batches a gather of a batched table, or of batched "
+                             "indices alone; pass fallback_to_while_loop=True for a loop")
+        return pfor._fallback_converter(pfor_input, root_cause=f"ndgather's {name}")
+    if alone:
+        params, indices = pfor_input.unstacked_input(0), pfor_input.stacked_input(1)
+        out = _tf.run(name, [params, indices], attrs)
+        if name == "gather":
+            out = _first(out, (0 if axis is None else axis) % max(params.shape.rank, 1))
+        return pfor.wrap(out, True)
+    pfor_input.stack_inputs([1])
+    params, indices = pfor_input.stacked_input(0), pfor_input.stacked_input(1)
+    if axis is None and name == "take_along_axis":
+        raise ValueError("ndgather: take_along_axis under tf.vectorized_map needs an axis")
+    if name != "take_along_axis" and batch_dims >= 0:
+        attrs["batch_dims"] = batch_dims + 1
+    if axis is not None and axis >= 0:
+        attrs["axis"] = axis + 1
+    return pfor.wrap(_tf.run(name, [params, indices], attrs), True)
+
+
+def _first(x: Any, axis: int) -> Any:
+    """``x`` with its dimension ``axis`` moved first."""
+    import tensorflow as tf
+    if axis == 0:
+        return x
+    rank = x.shape.rank
+    return tf.transpose(x, [axis, *range(axis), *range(axis + 1, rank)])
