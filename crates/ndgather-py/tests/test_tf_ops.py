@@ -453,8 +453,36 @@ def test_vectorized_map_of_the_other_ops_loops_or_says_why():
                           fallback_to_while_loop=False)
     table = tf.constant(RNG.standard_normal((6, 4)))
     ids = tf.constant([[[2, 0]] * 6] * 3)
-    shared = tf.vectorized_map(lambda i: ng.take_along_axis(table, i, axis=1), ids)
+    shared = tf.vectorized_map(lambda i: ng.gather(table, i, axis=1, batch_dims=1), ids)
     np.testing.assert_array_equal(shared.numpy(), np.stack(
-        [np.take_along_axis(table.numpy(), i, axis=1) for i in ids.numpy()]))
+        [tf.gather(table, i, axis=1, batch_dims=1).numpy() for i in ids]))
     assert _loops(_ops_of(lambda x: tf.vectorized_map(
-        lambda i: ng.take_along_axis(table, i, axis=1), x), ids))
+        lambda i: ng.gather(table, i, axis=1, batch_dims=1), x), ids))
+    # take_along_axis broadcasts the shared table instead: one call.
+    along = tf.vectorized_map(lambda i: ng.take_along_axis(table, i, axis=-1), ids,
+                              fallback_to_while_loop=False)
+    np.testing.assert_array_equal(along.numpy(), np.stack(
+        [np.take_along_axis(table.numpy(), i, axis=1) for i in ids.numpy()]))
+
+
+def test_vectorized_map_of_an_unknown_rank_loops():
+    """A rank the graph does not know: the while_loop, with the element's own checks (a
+    negative axis is checked against the element's rank, not shifted by the batch)."""
+    table = tf.constant(np.arange(10, dtype=np.float32).reshape(5, 2))
+    unknown = [tf.TensorSpec(None, tf.int32)]
+    f = tf.function(lambda x: tf.vectorized_map(lambda i: ng.gather(table, i, axis=1), x),
+                    input_signature=unknown)
+    ids = tf.constant([[1, 0], [0, 1], [1, 1]])
+    np.testing.assert_array_equal(f(ids).numpy(), np.stack(
+        [tf.gather(table, i, axis=1).numpy() for i in ids]))
+    g = tf.function(lambda x: tf.vectorized_map(lambda i: ng.gather(x, i),
+                                                tf.constant([[1, 0], [0, 1]])),
+                    input_signature=[tf.TensorSpec(None, tf.float32)])
+    assert g(table).shape == (2, 2, 2)
+    cube = tf.constant(np.arange(24, dtype=np.float32).reshape(3, 4, 2))
+    along = tf.constant((np.array([2, 0, 1])[:, None, None] * np.ones((1, 4, 2))).astype(np.int32))
+    h = tf.function(lambda x, i: tf.vectorized_map(
+        lambda a: ng.take_along_axis(a[0], a[1], axis=-3), (x, i)),
+        input_signature=[tf.TensorSpec(None, tf.float32), tf.TensorSpec(None, tf.int32)])
+    with pytest.raises((tf.errors.InvalidArgumentError, ValueError, IndexError)):
+        h(cube, along)

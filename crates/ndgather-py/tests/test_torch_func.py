@@ -402,6 +402,14 @@ def test_a_batch_that_requires_grad_gets_its_gradient():
                        func.grad(loss(lambda x: x[ids]))(TABLE))
 
 
+def test_an_errors_class_under_jvp_is_the_ops():
+    """Under ``jvp`` a bad index is the op's error (the kernel's built-in class, as under
+    every transform), not forward mode's refusal."""
+    x = torch.ones(2, 4)
+    with pytest.raises(ValueError, match="9 is not in"):
+        func.jvp(lambda x: x * ng.gather(TABLE, torch.tensor([9, 1])), (x,), (x,))
+
+
 def test_forward_mode_elsewhere_in_the_function_is_not_refused():
     """Forward mode is refused only where a tangent reaches the op."""
     ids, x = torch.tensor([5, 0, 5]), torch.tensor(0.3)
@@ -449,8 +457,13 @@ def test_vmap_takes_one_call_where_it_can(monkeypatch):
     func.vmap(lambda t: ng.take_along_axis(t, ids, axis=1))(batch)
     assert calls.ops == [("take_along_axis", "native")] * 2 and calls.functions == 0
     calls.ops.clear()
-    func.vmap(lambda i: ng.take_along_axis(TABLE, i, axis=1))(torch.stack([ids] * 5))
-    assert calls.ops == [("take_along_axis", "native")] * 6
+    # take_along_axis broadcasts the shared table (one more dimension of size 1).
+    got = func.vmap(lambda i: ng.take_along_axis(TABLE, i, axis=-1))(torch.stack([ids] * 5))
+    assert calls.ops == [("take_along_axis", "native")] * 2
+    assert torch.equal(got, torch.stack([torch.take_along_dim(TABLE, ids, 1)] * 5))
+    calls.ops.clear()
+    func.vmap(lambda i: ng.gather(TABLE, i, axis=1, batch_dims=1))(torch.stack([ids] * 5))
+    assert calls.ops == [("gather", "native")] * 6
     calls.ops.clear()
     func.vmap(lambda i: ng.gather(TABLE, i))(torch.tensor([[5, 0], [1, 1], [2, 3]]))
     assert calls.ops == [("gather", "native")] * 2 and calls.functions == 0

@@ -5,11 +5,13 @@ gather of a batch is one call of the op, not a ``tf.while_loop`` of one call per
   one more batch dimension (their ``batch_dims``, or ``take_along_axis``'s broadcast; an
   unbatched partner tiled), the batching rule of ndgather's JAX and PyTorch ops.
 - A gather (``gather``, ``gather_nd``) of batched indices alone from one table, with no
-  batch dimensions: one call, whose batch lands at the axis, moved first.
-- The rest (the other ops, and a table shared by the batch that one call would need tiled,
-  copied whole per element): TensorFlow's own fallback, a ``tf.while_loop`` of one call per
-  element where ``fallback_to_while_loop`` allows it (the default); else TensorFlow's error
-  for an op without a vectorisation.
+  batch dimensions: one call, whose batch lands at the axis, moved first; a
+  ``take_along_axis`` of batched indices from one table: one call, the table broadcast
+  against the batch (one more dimension of size 1).
+- The rest (the other ops, a table shared by a batched gather with batch dimensions, which
+  one call would need tiled, copied whole per element, and inputs of unknown rank):
+  TensorFlow's own fallback, a ``tf.while_loop`` of one call per element where
+  ``fallback_to_while_loop`` allows it (the default); else an error that says so.
 
 TensorFlow's ``pfor`` converters are registered through its internal module
 ``tensorflow.python.ops.parallel_for.pfor`` (the public API has no way): where that module
@@ -48,13 +50,26 @@ def _convert(pfor_input: Any) -> Any:
     params_batched = pfor_input.input(0)[1] if arity[:1] == [1] else False
     batch_dims = attrs.get("batch_dims") or 0
     axis = attrs.get("axis")
-    alone = name != "take_along_axis" and not params_batched and batch_dims == 0
-    if name not in BATCHABLE or arity != [1, 1] or not (params_batched or alone):
+    alone = not params_batched and (batch_dims == 0 or name == "take_along_axis")
+    # (An unknown rank: the rule cannot move an axis, nor check a negative one against the
+    # element's rank, which the batch would shift.)
+    known = all(x.shape.rank is not None for x, _, _ in pfor_input.inputs)
+    if name not in BATCHABLE or arity != [1, 1] or not known or not (
+            params_batched or alone):
         if not pfor_input.pfor._fallback_to_while_loop:
             raise ValueError(f"No pfor vectorization defined for NdgatherOp ({name}): "
                              "ndgather batches a gather of a batched table, or of batched "
                              "indices alone; pass fallback_to_while_loop=True for a loop")
         return pfor._fallback_converter(pfor_input, root_cause=f"ndgather's {name}")
+    if alone and name == "take_along_axis":
+        # The table broadcast against the batch: one more dimension of size 1, no copy.
+        import tensorflow as tf
+        params, indices = pfor_input.unstacked_input(0), pfor_input.stacked_input(1)
+        if axis is None:
+            raise ValueError("ndgather: take_along_axis under tf.vectorized_map needs an axis")
+        if axis >= 0:
+            attrs["axis"] = axis + 1
+        return pfor.wrap(_tf.run(name, [tf.expand_dims(params, 0), indices], attrs), True)
     if alone:
         params, indices = pfor_input.unstacked_input(0), pfor_input.stacked_input(1)
         out = _tf.run(name, [params, indices], attrs)

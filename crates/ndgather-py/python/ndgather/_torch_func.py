@@ -55,10 +55,10 @@ def call(name: str, typed: Sequence[Any], attrs: str, kinds: tuple) -> Any:
             # (torch.compile traces no function that defines a jvp: there, one without.)
             return _FUNCTION[int(compiling)].apply(name, attrs, arity, *flat)
         except ValueError as e:
-            if not kinds[1]:
+            if not kinds[1] or "treespec" not in str(e):
                 raise
             # (PyTorch's generated batching rule of the function's jvp fails before calling
-            # it, where jvp maps a vmap: the tangent reached the op.)
+            # it, on its own pytree, where jvp maps a vmap: the tangent reached the op.)
             raise RuntimeError(_NO_FORWARD.format(name)) from e
     return _typed(name, "native")(*typed, attrs)
 
@@ -299,6 +299,15 @@ def _batched(name: str, role: str, info: Any, in_dims: tuple, *args: Any) -> tup
         if name == "gather_nd":
             return out, 0
         return out, (0 if axis is None else axis) % max(params.dim(), 1)
+    if dims[0] is None and name == "take_along_axis" and role != "grad":
+        # The table broadcast against the batch: one more dimension of size 1, no copy.
+        params, indices = tensors
+        if axis is None:
+            raise RuntimeError("ndgather: take_along_axis: under vmap it needs an axis")
+        if axis >= 0:
+            given["axis"] = str(axis + 1)
+        return op(params.unsqueeze(0), indices.movedim(dims[1], 0),
+                  ";".join(f"{k}={v}" for k, v in given.items())), 0
     if dims[0] is None:
         # One table for the batch, which one call would need broadcast, and the kernel
         # (reading row-major tensors) would copy whole, once per element: a call per
