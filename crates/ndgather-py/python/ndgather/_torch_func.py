@@ -5,9 +5,10 @@ that ``torch.func`` can transform, whose backward is the typed gradient op
 ``ndgather::<op>.grad``.
 
 - ``vmap`` of either op is its batching rule (``torch.library.register_vmap``): for
-  ``gather``, ``gather_nd`` and ``take_along_axis`` one call with one more batch dimension
-  (their ``batch_dims``, or ``take_along_axis``'s broadcast), as in ndgather's JAX rule; for
-  the other ops and the gradients, one call per element of the batch, stacked.
+  ``gather``, ``gather_nd`` and ``take_along_axis`` and their gradients, one call with one
+  more batch dimension (their ``batch_dims``, or ``take_along_axis``'s broadcast), as in
+  ndgather's JAX rule, where the table is batched, or where batched indices alone need no
+  copy of it; else, and for the other ops, one call per element of the batch, stacked.
 - ``grad`` and the other reverse-mode transforms record the function, whose ``vmap`` rule
   PyTorch generates from those of its ops (``generate_vmap_rule``): per-sample gradients,
   ``vmap(grad(f))``, batch the gradient op.
@@ -73,7 +74,9 @@ def requires_grad(torch: Any, t: Any) -> bool:
 
 
 def _flattened(typed: Sequence[Any]) -> tuple:
-    """Typed arguments' tensors, flat, and what :func:`_regrouped` needs to group them."""
+    """Typed arguments' tensors, flat, and what :func:`_regrouped` needs to group them.
+    (Not ``_torch``'s ``_flat`` and ``_groups``: ``torch.compile`` traces these, and those
+    read the registry's signatures through the core, which it cannot trace.)"""
     flat, arity = [], []
     for x in typed:
         is_list = isinstance(x, (list, tuple))
@@ -159,7 +162,7 @@ def _gradient(name: str, typed: list, attrs: str) -> list:
     from . import _torch
     if not _torch._native and torch.is_grad_enabled():
         flat, arity = _flattened(typed)
-        if any(t.requires_grad for t in flat):
+        if any(requires_grad(torch, t) for t in flat):
             return list(_NO_DERIVATIVE[0].apply(name, attrs, arity, *flat))
     return _typed(name, "grad")(*typed, attrs)
 
