@@ -466,3 +466,21 @@ def test_embedding_bag_and_its_gradients():
     if not jax.config.jax_enable_x64:
         with pytest.raises(TypeError, match="jax_enable_x64"):
             jax.jit(lambda t: ng.embedding_bag(t, jnp.array([1, 5], jnp.uint32), offsets))(t)
+
+
+def test_vmap_keeps_a_negative_batch_dims_and_broadcasts_a_shared_along_table():
+    """``batch_dims=-1`` counts from the indices' end, which the batch leaves in place (it
+    was made 0, and the batch then read indices as rows); ``take_along_axis`` of batched
+    indices from one table: one more dimension of size 1 (``_batching.plan``)."""
+    p = jnp.asarray(P)
+    ids = jnp.array([[3, 0, 2]] * 6)
+
+    def f(t):
+        return ng.gather(t, ids, batch_dims=-1)
+    batch = jnp.stack([p, p * 2])
+    same(jax.vmap(f)(batch), np.stack([np.asarray(f(t)) for t in batch]))
+    along = jnp.stack([jnp.array([[2, 0]] * 6)] * 3)
+
+    def g(i):
+        return ng.take_along_axis(p, i, axis=1)
+    same(jax.vmap(g)(along), np.stack([np.asarray(g(i)) for i in along]))

@@ -28,7 +28,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import _core, _staged_call
+from . import _batching, _core, _staged_call
 from ._staged_call import shards  # noqa: F401 (the staging modules offer it)
 
 _registered = False
@@ -186,22 +186,18 @@ def _ffi(target: str, name: str, arity: tuple, attrs: tuple, results: Any,
 
 
 def _forward(name: str, arity: tuple, attrs: tuple, *flat: Any) -> Any:
-    if name in _BATCHABLE and arity == (1, 1):
+    if name in _batching.BATCHABLE and arity == (1, 1):
         return _batchable(name, attrs)(*flat)
     return _ffi("ndgather", name, arity, attrs, _result_type(name, arity, attrs, flat), flat)
 
 
-#: The ops whose ``jax.vmap`` is the op itself over one more batch dimension (their
-#: ``batch_dims``, or ``take_along_axis``'s broadcast); the others run once per element.
-_BATCHABLE = ("gather", "gather_nd", "take_along_axis")
-
-
 @functools.lru_cache(maxsize=None)
 def _batchable(name: str, attrs: tuple) -> Any:
-    """The op on ``(params, indices)`` with its batching rule: under ``jax.vmap`` a batched
-    pair is one call with ``batch_dims`` (and a given axis) one more; an unbatched partner is
-    broadcast (indices, cheaply; a table only where the op needs it), and a gather of batched
-    indices alone along its axis is one call whose batch lands at the axis."""
+    """The op on ``(params, indices)`` with its batching rule, ``_batching.plan``'s: under
+    ``jax.vmap`` a batched table is one call with ``batch_dims`` (and a given axis) one
+    more; batched indices alone from one table are one call whose batch lands at the axis;
+    ``take_along_axis`` broadcasts one table; a table that one call needs broadcast is
+    broadcast."""
     import jax
     import jax.numpy as jnp
 
@@ -214,22 +210,18 @@ def _batchable(name: str, attrs: tuple) -> Any:
     @op.def_vmap
     def rule(axis_size: int, in_batched: Sequence[bool], params: Any, indices: Any) -> tuple:
         params_batched, indices_batched = in_batched
-        given = dict(attrs)
-        if not params_batched and given.get("batch_dims", 0) == 0 and name != "take_along_axis":
-            # The batch is one more dimension of the indices: gather's lands at its axis,
-            # gather_nd's first.
-            out = _batchable(name, attrs)(params, indices)
-            axis = given.get("axis", 0) % max(params.ndim, 1) if name == "gather" else 0
-            return jnp.moveaxis(out, axis, 0), True
-        if not params_batched:
+        kind, changes, out_axis = _batching.plan(name, dict(attrs), params_batched,
+                                                 params.ndim)
+        if kind == "indices":
+            return jnp.moveaxis(_batchable(name, attrs)(params, indices), out_axis, 0), True
+        if kind == "broadcast":
+            params = params[None]
+        elif not params_batched:
             params = jnp.broadcast_to(params, (axis_size, *params.shape))
         if not indices_batched:
             indices = jnp.broadcast_to(indices, (axis_size, *indices.shape))
-        if name != "take_along_axis":
-            given["batch_dims"] = given.get("batch_dims", 0) + 1
-        if given.get("axis", -1) >= 0:
-            given["axis"] += 1
-        return _batchable(name, _frozen(given))(params, indices), True
+        given = _frozen({**dict(attrs), **changes})
+        return _batchable(name, given)(params, indices), True
 
     return op
 

@@ -22,11 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _core
-
-#: The ops whose batch is the op itself over one more batch dimension (as ``_torch_func``'s
-#: and ``_jax``'s).
-BATCHABLE = ("gather", "gather_nd", "take_along_axis")
+from . import _batching, _core
 
 
 def register() -> None:
@@ -39,6 +35,7 @@ def register() -> None:
 
 
 def _convert(pfor_input: Any) -> Any:
+    import tensorflow as tf
     from tensorflow.python.ops.parallel_for import pfor
 
     from . import _tf
@@ -47,44 +44,30 @@ def _convert(pfor_input: Any) -> Any:
     names = [n.decode() for n in pfor_input.get_attr("attr_names")]
     attrs = _core.text_attrs(name, names, [v.decode() for v in
                                            pfor_input.get_attr("attr_values")])
-    params_batched = pfor_input.input(0)[1] if arity[:1] == [1] else False
-    batch_dims = attrs.get("batch_dims") or 0
-    axis = attrs.get("axis")
-    alone = not params_batched and (batch_dims == 0 or name == "take_along_axis")
     # (An unknown rank: the rule cannot move an axis, nor check a negative one against the
     # element's rank, which the batch would shift.)
     known = all(x.shape.rank is not None for x, _, _ in pfor_input.inputs)
-    if name not in BATCHABLE or arity != [1, 1] or not known or not (
-            params_batched or alone):
+    kind = None
+    if arity == [1, 1] and known:
+        params = pfor_input.input(0)
+        kind, changes, out_axis = _batching.plan(name, attrs, params[1], params[0].shape.rank)
+    if kind in (None, "tiled"):
         if not pfor_input.pfor._fallback_to_while_loop:
             raise ValueError(f"No pfor vectorization defined for NdgatherOp ({name}): "
                              "ndgather batches a gather of a batched table, or of batched "
                              "indices alone; pass fallback_to_while_loop=True for a loop")
         return pfor._fallback_converter(pfor_input, root_cause=f"ndgather's {name}")
-    if alone and name == "take_along_axis":
-        # The table broadcast against the batch: one more dimension of size 1, no copy.
-        import tensorflow as tf
-        params, indices = pfor_input.unstacked_input(0), pfor_input.stacked_input(1)
-        if axis is None:
-            raise ValueError("ndgather: take_along_axis under tf.vectorized_map needs an axis")
-        if axis >= 0:
-            attrs["axis"] = axis + 1
-        return pfor.wrap(_tf.run(name, [tf.expand_dims(params, 0), indices], attrs), True)
-    if alone:
-        params, indices = pfor_input.unstacked_input(0), pfor_input.stacked_input(1)
-        out = _tf.run(name, [params, indices], attrs)
-        if name == "gather":
-            out = _first(out, (0 if axis is None else axis) % max(params.shape.rank, 1))
-        return pfor.wrap(out, True)
+    attrs.update(changes)
+    if kind == "indices":
+        out = _tf.run(name, [pfor_input.unstacked_input(0), pfor_input.stacked_input(1)],
+                      attrs)
+        return pfor.wrap(_first(out, out_axis), True)
+    if kind == "broadcast":
+        params = tf.expand_dims(pfor_input.unstacked_input(0), 0)
+        return pfor.wrap(_tf.run(name, [params, pfor_input.stacked_input(1)], attrs), True)
     pfor_input.stack_inputs([1])
-    params, indices = pfor_input.stacked_input(0), pfor_input.stacked_input(1)
-    if axis is None and name == "take_along_axis":
-        raise ValueError("ndgather: take_along_axis under tf.vectorized_map needs an axis")
-    if name != "take_along_axis" and batch_dims >= 0:
-        attrs["batch_dims"] = batch_dims + 1
-    if axis is not None and axis >= 0:
-        attrs["axis"] = axis + 1
-    return pfor.wrap(_tf.run(name, [params, indices], attrs), True)
+    return pfor.wrap(_tf.run(name, [pfor_input.stacked_input(0), pfor_input.stacked_input(1)],
+                             attrs), True)
 
 
 def _first(x: Any, axis: int) -> Any:

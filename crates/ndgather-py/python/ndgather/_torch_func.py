@@ -22,12 +22,9 @@ import functools
 import sys
 from typing import Any, Optional, Sequence
 
-from . import _core, _staged_call
+from . import _batching, _core, _staged_call
 from ._torch import _split
 
-#: The ops whose ``vmap`` is the op itself over one more batch dimension; the others run
-#: once per element (the same as ``_jax``'s).
-BATCHABLE = ("gather", "gather_nd", "take_along_axis")
 
 
 def kinds() -> tuple:
@@ -202,7 +199,7 @@ def register(torch: Any, name: str, roles: Sequence[str]) -> None:
                             if isinstance(getattr(torch, n, None), torch.dtype))
     _READS_OUTPUT[name] = _core.grad_reads_output(name)
     for role in roles:
-        rule = _batched if name in BATCHABLE else _mapped
+        rule = _batched if name in _batching.BATCHABLE else _mapped
         torch.library.register_vmap(f"ndgather::{name}.{role}",
                                     functools.partial(rule, name, role))
 
@@ -284,46 +281,25 @@ def _stacked(name: str, results: list) -> Any:
 
 
 def _batched(name: str, role: str, info: Any, in_dims: tuple, *args: Any) -> tuple:
-    """A gather of a batch (or its gradient) as one call: the batch one more of
-    ``batch_dims`` (an unbatched partner broadcast to it), a given axis one more; a gather
-    of batched indices alone from one table, with no batch dimensions, lands the batch at
-    the axis (``gather``) or first (``gather_nd``)."""
+    """A gather of a batch (or its gradient) as one call where ``_batching.plan`` gives
+    one that needs no copy of the table; else once per element, each call reading the
+    table in place."""
     *tensors, attrs = args
     dims = in_dims[:-1]
-    op = _typed(name, role)
     names, texts = _split(attrs)
-    given = dict(zip(names, texts))
-    read = _core.text_attrs(name, names, texts)  # (the op's own reading: errors in its words)
-    batch_dims = read.get("batch_dims") or 0
-    axis = read.get("axis")
-    if role != "grad" and dims[0] is None and batch_dims == 0 and name != "take_along_axis":
-        params, indices = tensors
-        out = op(params, indices.movedim(dims[1], 0), attrs)
-        if name == "gather_nd":
-            return out, 0
-        return out, (0 if axis is None else axis) % max(params.dim(), 1)
-    if dims[0] is None and name == "take_along_axis" and role != "grad":
-        # The table broadcast against the batch: one more dimension of size 1, no copy.
-        params, indices = tensors
-        if axis is None:
-            raise RuntimeError("ndgather: take_along_axis: under vmap it needs an axis")
-        if axis >= 0:
-            given["axis"] = str(axis + 1)
-        return op(params.unsqueeze(0), indices.movedim(dims[1], 0),
-                  ";".join(f"{k}={v}" for k, v in given.items())), 0
-    if dims[0] is None:
-        # One table for the batch, which one call would need broadcast, and the kernel
-        # (reading row-major tensors) would copy whole, once per element: a call per
-        # element reads it in place.
+    # (The op's own reading of its attributes: errors in its words.)
+    kind, changes, out_axis = _batching.plan(name, _core.text_attrs(name, names, texts),
+                                             dims[0] is not None, tensors[0].dim())
+    if kind == "tiled" or role == "grad" and kind != "batched":
         return _mapped(name, role, info, in_dims, *args)
-    if axis is None and name == "take_along_axis":
-        raise RuntimeError("ndgather: take_along_axis: under vmap it needs an axis")
-    if name != "take_along_axis" and batch_dims >= 0:
-        given["batch_dims"] = str(batch_dims + 1)
-    if axis is not None and axis >= 0:
-        given["axis"] = str(axis + 1)
-    out = op(*(_leading(t, d, info.batch_size) for t, d in zip(tensors, dims)),
-             ";".join(f"{k}={v}" for k, v in given.items()))
+    op = _typed(name, role)
+    given = {**dict(zip(names, texts)), **{k: str(v) for k, v in changes.items()}}
+    text = ";".join(f"{k}={v}" for k, v in given.items())
+    if kind == "indices":
+        return op(tensors[0], tensors[1].movedim(dims[1], 0), attrs), out_axis
+    if kind == "broadcast":
+        return op(tensors[0].unsqueeze(0), tensors[1].movedim(dims[1], 0), text), 0
+    out = op(*(_leading(t, d, info.batch_size) for t, d in zip(tensors, dims)), text)
     return (out, [0] * len(out)) if role == "grad" else (out, 0)
 
 
