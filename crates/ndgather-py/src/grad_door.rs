@@ -150,18 +150,52 @@ pub(crate) fn text_attrs<'py>(
     let attrs = parsed(name, &attr_names, &attr_values)?;
     let dict = pyo3::types::PyDict::new(py);
     for n in attrs.names() {
-        let value = match attrs.get(n) {
-            Some(registry::Attr::Int(v)) => v.into_pyobject(py)?.into_any(),
-            Some(registry::Attr::Float(v)) => v.into_pyobject(py)?.into_any(),
-            Some(registry::Attr::Bool(v)) => v.into_pyobject(py)?.to_owned().into_any(),
-            Some(registry::Attr::Str(v)) => v.as_ref().into_pyobject(py)?.into_any(),
-            Some(registry::Attr::Ints(v)) => v.clone().into_pyobject(py)?.into_any(),
-            Some(registry::Attr::Bytes(v)) => pyo3::types::PyBytes::new(py, v).into_any(),
-            _ => continue,
-        };
-        dict.set_item(n, value)?;
+        if let Some(value) = attrs.get(n).map(|v| py_attr(py, v)).transpose()?.flatten() {
+            dict.set_item(n, value)?;
+        }
     }
     Ok(dict)
+}
+
+/// An attribute as the Python value `run_op` takes (`None` for a kind it does not know).
+fn py_attr<'py>(py: Python<'py>, value: &registry::Attr) -> PyResult<Option<Bound<'py, PyAny>>> {
+    Ok(Some(match value {
+        registry::Attr::Int(v) => v.into_pyobject(py)?.into_any(),
+        registry::Attr::Float(v) => v.into_pyobject(py)?.into_any(),
+        registry::Attr::Bool(v) => v.into_pyobject(py)?.to_owned().into_any(),
+        registry::Attr::Str(v) => v.as_ref().into_pyobject(py)?.into_any(),
+        registry::Attr::Ints(v) => v.clone().into_pyobject(py)?.into_any(),
+        registry::Attr::Bytes(v) => pyo3::types::PyBytes::new(py, v).into_any(),
+        _ => return Ok(None),
+    }))
+}
+
+/// Where the registered op `name`, with the attributes `attrs` (as `run_op` takes them), is
+/// linear (`OpDef::linear`): the positions of the inputs it is linear in, and the attributes
+/// to set for the op that maps their tangents to its output's tangent, which the front ends'
+/// forward mode runs; `None` where it is not linear.
+///
+/// # Errors
+/// The registry's error for an unknown op or attributes it refuses.
+#[pyfunction]
+#[pyo3(signature = (name, attrs=None))]
+pub(crate) fn op_linear<'py>(
+    py: Python<'py>,
+    name: &str,
+    attrs: Option<&Bound<'py, pyo3::types::PyDict>>,
+) -> PyResult<Option<(Vec<usize>, Bound<'py, pyo3::types::PyDict>)>> {
+    let def = registry::find(name).map_err(to_py)?;
+    let attrs = crate::door::attrs(name, def.signature().attrs, attrs)?;
+    let Some(linear) = def.with_attrs(&attrs).map_err(to_py)?.linear() else {
+        return Ok(None);
+    };
+    let dict = pyo3::types::PyDict::new(py);
+    for (n, value) in &linear.tangent_attrs {
+        if let Some(value) = py_attr(py, value)? {
+            dict.set_item(n, value)?;
+        }
+    }
+    Ok(Some((linear.inputs, dict)))
 }
 
 /// Whether the registered op `name`'s gradient reads its output (a max compares with it; a

@@ -105,3 +105,24 @@ def test_the_frameworks_name_the_ops_with_a_gradient_from_the_registry():
             "gather_segment"} <= set(named)
     assert "put_along_axis" not in named and "embedding_lookup_sparse" not in named
     assert all(_core.op_has_grad(n) for n in named)
+
+
+def test_where_an_op_is_linear_the_frameworks_forward_mode_reads():
+    """The registry's fact (``OpDef::linear``) as the front ends read it: the inputs the op
+    is linear in, and its tangent's attributes (a fill the policy writes has a zero
+    tangent); ``None`` where it is not linear, under the attributes given."""
+    assert _core.op_linear("gather") == ([0], {})
+    assert _core.op_linear("gather", {"bad_indices": "fill", "fill_value": 7.5}) == (
+        [0], {"fill_value": 0})
+    assert _core.op_linear("tensor_scatter_nd_add") == ([0, 2], {})
+    assert _core.op_linear("embedding_bag", {"mode": "sum"}) == ([0], {})
+    assert _core.op_linear("gather_grad", {"params_shape": [3, 2]}) == ([1], {})
+    for name, attrs in [("tensor_scatter_nd_max", {}), ("embedding_bag", {"mode": "max"}),
+                        ("embedding_lookup", {"max_norm": 1.0}),
+                        ("scatter_reduce", {"dim": 0, "reduce": "prod"}),
+                        ("unsorted_segment_max", {"num_segments": 2})]:
+        assert _core.op_linear(name, attrs) is None, name
+    with pytest.raises(ValueError, match="gahter"):
+        _core.op_linear("gahter")
+    with pytest.raises(TypeError, match='"axis" expected an integer'):
+        _core.op_linear("gather", {"axis": "one"})

@@ -18,6 +18,7 @@ mod gradients;
 mod graph_registered;
 mod in_place;
 mod index_widening;
+mod linear;
 mod op_api;
 mod properties;
 mod ragged;

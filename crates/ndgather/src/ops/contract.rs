@@ -1127,6 +1127,26 @@ pub trait OpDef: fmt::Debug + Send + Sync {
         true
     }
 
+    /// Where the op is linear in some of its inputs, jointly, the others held at their values
+    /// (a gather in params, a sum in its data, any gradient in the upstream gradient): its
+    /// derivative in forward mode is then the op itself, with [`Linear::tangent_attrs`], run
+    /// on those inputs' tangents. The front ends' forward mode (JAX's `jvp`, PyTorch's
+    /// `torch.func.jvp`, TensorFlow's `ForwardAccumulator`) computes it so. `None` where the
+    /// op is not (a max, a product, a `max_norm`), which the front ends refuse there.
+    ///
+    /// ```
+    /// use ndgather::registry::{self, Attr, Attrs};
+    /// let gather = registry::find("gather")?;
+    /// assert_eq!(gather.linear().unwrap().inputs, [0]); // params, not indices
+    /// let max = registry::find("unsorted_segment_max")?
+    ///     .with_attrs(&Attrs::new().with("num_segments", Attr::Int(2)))?;
+    /// assert!(max.linear().is_none());
+    /// # Ok::<(), ndgather::Error>(())
+    /// ```
+    fn linear(&self) -> Option<Linear> {
+        None
+    }
+
     /// The gradients of the op's output with respect to each input (`None` for an input that
     /// has none, such as indices, or is left out; a list input, such as a table's shards,
     /// one entry per tensor, in order), for the upstream gradient `upstream` of the output
@@ -1144,6 +1164,34 @@ pub trait OpDef: fmt::Debug + Send + Sync {
     ) -> Result<Vec<Option<Tensor>>> {
         let _ = (inputs, output, upstream);
         Err(Error::NoGradient { op: self.name() })
+    }
+}
+
+/// Where an op is linear ([`OpDef::linear`]): the inputs in which it is, and the attributes
+/// of the op that maps their tangents to its output's tangent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Linear {
+    /// The inputs, by their positions in the op's signature, in which the op is linear
+    /// jointly, the others held at their values (which the tangent's op reads).
+    pub inputs: Vec<usize>,
+    /// The attributes that differ in the tangent's op: a value that a policy writes at bad
+    /// indices, constant, has a zero tangent.
+    pub tangent_attrs: Vec<(&'static str, Attr)>,
+}
+
+impl Linear {
+    /// Linear in `inputs`, the tangent's op the same op.
+    pub(crate) fn of(inputs: &[usize]) -> Option<Linear> {
+        Some(Linear {
+            inputs: inputs.to_vec(),
+            tangent_attrs: Vec::new(),
+        })
+    }
+
+    /// Linear in the input named `name` of `op`'s signature.
+    pub(crate) fn in_input(op: &dyn OpDef, name: &str) -> Option<Linear> {
+        let at = op.signature().inputs.iter().position(|i| i.name == name)?;
+        Linear::of(&[at])
     }
 }
 

@@ -135,6 +135,12 @@ impl EmbeddingBag {
         self
     }
 
+    /// Whether the bag is a weighted sum of its rows as they are (a sum or a mean, with no
+    /// `max_norm`): linear in the table.
+    pub(crate) fn sums(&self) -> bool {
+        self.mode != BagMode::Max && self.lookup.bag_max_norm().is_none()
+    }
+
     /// Whether `offsets` ends with the end of the last bag.
     pub fn includes_last_offset(&self) -> bool {
         self.include_last_offset

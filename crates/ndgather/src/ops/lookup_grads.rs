@@ -20,8 +20,8 @@
 //! ```
 
 use crate::ops::contract::{
-    deliver_value, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs, OpDef,
-    Parsed, Signature, Value,
+    deliver_value, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs, Linear,
+    OpDef, Parsed, Signature, Value,
 };
 use crate::ops::embedding::EmbeddingLookupOptions;
 use crate::ops::embedding_bag::{BagGrad, BagMode, EmbeddingBag};
@@ -92,6 +92,12 @@ const BAG_GRAD_ATTRS: [AttrDef; 7] = {
 };
 
 impl OpDef for LookupGrad {
+    /// A gradient is linear in the upstream gradient, the table held (a `max_norm`'s scale
+    /// and a max's choice of rows come from it).
+    fn linear(&self) -> Option<Linear> {
+        Linear::in_input(self, "grad")
+    }
+
     fn name(&self) -> &'static str {
         match self {
             LookupGrad::Lookup(_) => "embedding_lookup_grad",

@@ -3,7 +3,7 @@
 
 use crate::ops::contract::{
     count_error, deliver_value, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
-    OpDef, Parsed, Signature, Value, BAD_INDICES,
+    Linear, OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
 use crate::ops::embedding::{Combiner, EmbeddingLookupOptions, PartitionStrategy};
 use crate::ops::embedding_bag::{BagGrad, BagMode, EmbeddingBag};
@@ -97,6 +97,12 @@ pub(crate) fn lookup_op() -> EmbeddingLookupOptions {
 }
 
 impl OpDef for EmbeddingLookupOptions {
+    /// Linear in the shards, where no `max_norm` scales a row by its norm.
+    fn linear(&self) -> Option<Linear> {
+        self.bag_max_norm()
+            .map_or_else(|| Linear::of(&[0]), |_| None)
+    }
+
     fn name(&self) -> &'static str {
         "embedding_lookup"
     }
@@ -245,6 +251,12 @@ impl LookupSparse {
 }
 
 impl OpDef for LookupSparse {
+    /// Linear in the shards, the weights held (a mean divides by their sum), where no
+    /// `max_norm` scales a row by its norm.
+    fn linear(&self) -> Option<Linear> {
+        self.lookup.linear()
+    }
+
     fn type_name(&self) -> &'static str {
         "EmbeddingLookupSparse"
     }
@@ -346,6 +358,12 @@ pub(crate) fn bag_of(a: &Parsed<'_>) -> Result<EmbeddingBag> {
 }
 
 impl OpDef for EmbeddingBag {
+    /// A sum or a mean is linear in the shards, `per_sample_weights` held, where no
+    /// `max_norm` scales a row by its norm; a max is not.
+    fn linear(&self) -> Option<Linear> {
+        self.sums().then(|| Linear::of(&[0])).flatten()
+    }
+
     fn name(&self) -> &'static str {
         "embedding_bag"
     }

@@ -21,7 +21,7 @@
 
 use crate::ops::contract::{
     count_error, deliver, deliver_value, AttrDef, AttrKind, Attrs, Fact, Input, InputDef,
-    InputKind, Inputs, OpDef, Parsed, Signature, SparseGrad, Value, BAD_INDICES,
+    InputKind, Inputs, Linear, OpDef, Parsed, Signature, SparseGrad, Value, BAD_INDICES,
 };
 use crate::ops::read_ops::{
     ALONG_AXIS, BATCH_DIMS, GATHER_AXIS, GATHER_ND_OP, GATHER_OP, TAKE_ALONG_AXIS_OP,
@@ -92,6 +92,11 @@ impl ReadGrad {
 }
 
 impl OpDef for ReadGrad {
+    /// A gradient is linear in the upstream gradient.
+    fn linear(&self) -> Option<Linear> {
+        Linear::in_input(self, GRAD.name)
+    }
+
     fn name(&self) -> &'static str {
         match self.forward {
             Op::Gather(_) => "gather_grad",

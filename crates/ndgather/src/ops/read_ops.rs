@@ -3,8 +3,8 @@
 //! run takes the ragged walk (`ragged_gather.rs`), a dense one the kernels of `Op::run`.
 
 use crate::ops::contract::{
-    self, count_error, deliver, deliver_value, AttrDef, AttrKind, Attrs, Fact, Host, Input,
-    InputDef, InputKind, Inputs, OpDef, Parsed, Signature, Value, BAD_INDICES,
+    self, count_error, deliver, deliver_value, Attr, AttrDef, AttrKind, Attrs, Fact, Host, Input,
+    InputDef, InputKind, Inputs, Linear, OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
 use crate::ops::gather::{GatherNdOptions, GatherOptions};
 use crate::ops::small_call::{Small, Target};
@@ -189,6 +189,20 @@ impl OpDef for Op {
 
     fn grad_reads_output(&self) -> bool {
         false
+    }
+
+    /// Linear in params; the value the fill policy writes has a zero tangent.
+    fn linear(&self) -> Option<Linear> {
+        let policy = match self {
+            Op::Gather(o) => o.bad_indices,
+            Op::GatherNd(o) => o.bad_indices,
+            Op::TakeAlongAxis(o) => o.bad_indices,
+        };
+        let mut linear = Linear::of(&[0])?;
+        if policy == BadIndices::Fill {
+            linear.tangent_attrs.push((FILL.name, Attr::Int(0)));
+        }
+        Some(linear)
     }
 
     fn grad(

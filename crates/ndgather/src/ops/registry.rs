@@ -23,8 +23,8 @@ use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
 pub use crate::ops::contract::{
-    kind_name, Attr, AttrDef, AttrKind, Attrs, Fact, Host, Input, InputDef, InputKind, Signature,
-    SparseGrad, Value,
+    kind_name, Attr, AttrDef, AttrKind, Attrs, Fact, Host, Input, InputDef, InputKind, Linear,
+    Signature, SparseGrad, Value,
 };
 
 /// Every registered op, in a fixed order (the read ops, their gradients, the write ops, the

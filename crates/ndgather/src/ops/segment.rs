@@ -30,7 +30,7 @@ use crate::engine::layout::{into_array, row_major};
 use crate::mem::output;
 use crate::ops::contract::{
     deliver, not_in_place, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
-    OpDef, Parsed, Signature, Value,
+    Linear, OpDef, Parsed, Signature, Value,
 };
 use crate::ops::scatter::combine_rows;
 use crate::ops::Out;
@@ -95,6 +95,12 @@ impl Reduce {
     /// The reduction of `name`.
     pub fn from_name(name: &str) -> Option<Reduce> {
         Reduce::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// Whether the reduction is linear in the values reduced (a sum scaled by the segment's
+    /// count or its square root): a max, a min or a product is not.
+    pub(crate) fn is_linear(self) -> bool {
+        matches!(self, Reduce::Sum | Reduce::Mean | Reduce::SqrtN)
     }
 }
 
@@ -686,6 +692,11 @@ impl Segment {
 }
 
 impl OpDef for Segment {
+    /// A sum, a mean or a sum over the square root of the count is linear in data.
+    fn linear(&self) -> Option<Linear> {
+        self.reduce.is_linear().then(|| Linear::of(&[0])).flatten()
+    }
+
     fn type_name(&self) -> &'static str {
         self.names().1
     }

@@ -4,7 +4,7 @@
 
 use crate::ops::contract::{
     self, check_written, count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Host, Input,
-    InputDef, InputKind, Inputs, OpDef, Parsed, Signature, Value, BAD_INDICES,
+    InputDef, InputKind, Inputs, Linear, OpDef, Parsed, Signature, Value, BAD_INDICES,
 };
 use crate::ops::scatter_reduce::{Reduction, ScatterReduce};
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
@@ -88,6 +88,14 @@ pub(crate) const TENSOR_SCATTERS: [TensorScatter; 5] = [
 ];
 
 impl OpDef for TensorScatter {
+    /// An update, a sum or a difference is linear in tensor and updates; a min or max not.
+    fn linear(&self) -> Option<Linear> {
+        match self.kind {
+            ScatterKind::Update | ScatterKind::Add | ScatterKind::Sub => Linear::of(&[0, 2]),
+            ScatterKind::Min | ScatterKind::Max => None,
+        }
+    }
+
     fn name(&self) -> &'static str {
         match self.kind {
             ScatterKind::Update => "tensor_scatter_nd_update",
@@ -202,6 +210,14 @@ pub(crate) const SCATTER_REDUCE_OP: ScatterReduce = ScatterReduce {
 };
 
 impl OpDef for ScatterReduce {
+    /// A sum or a mean (its counts from the index alone) is linear in input and src.
+    fn linear(&self) -> Option<Linear> {
+        match self.reduce {
+            Reduction::Sum | Reduction::Mean => Linear::of(&[0, 2]),
+            Reduction::Prod | Reduction::Amax | Reduction::Amin => None,
+        }
+    }
+
     fn name(&self) -> &'static str {
         "scatter_reduce"
     }
@@ -289,6 +305,11 @@ const PUT_ALONG_AXIS: Signature = Signature {
 };
 
 impl OpDef for PutAlongAxis {
+    /// Linear in arr and values: each element of the result is one of theirs.
+    fn linear(&self) -> Option<Linear> {
+        Linear::of(&[0, 2])
+    }
+
     fn name(&self) -> &'static str {
         "put_along_axis"
     }
@@ -383,6 +404,11 @@ const SCATTER_ND: Signature = Signature {
 };
 
 impl OpDef for ScatterNd {
+    /// Linear in updates.
+    fn linear(&self) -> Option<Linear> {
+        Linear::of(&[1])
+    }
+
     fn name(&self) -> &'static str {
         "scatter_nd"
     }

@@ -4,7 +4,7 @@
 use crate::engine::layout::{into_array, row_major};
 use crate::ops::contract::{
     deliver, not_in_place, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
-    OpDef, Parsed, Signature, Value,
+    Linear, OpDef, Parsed, Signature, Value,
 };
 use crate::ops::segment::{Reduce, Segment};
 use crate::ops::Out;
@@ -205,6 +205,11 @@ const GATHER_SEGMENT: Signature = Signature {
 };
 
 impl OpDef for GatherSegment {
+    /// Linear in x where the reduction is (a sum or a mean).
+    fn linear(&self) -> Option<Linear> {
+        self.reduce.is_linear().then(|| Linear::of(&[0])).flatten()
+    }
+
     fn name(&self) -> &'static str {
         "gather_segment"
     }

@@ -1,0 +1,421 @@
+//! The registry's fact of where an op is linear (`OpDef::linear`), which the front ends'
+//! forward mode runs on: for every op that states it, the op run on its linear inputs'
+//! tangents, with its tangent attributes, is its derivative (`f(x + t) - f(x) = f_t(t)`,
+//! the other inputs held) and is linear in them; the ops that do not state it are those
+//! that are not linear.
+
+use ndgather::ndarray::{arr1, arr2, ArrayD, Axis};
+use ndgather::registry::{self, Attr, Attrs, Input, SparseGrad, Value};
+use ndgather::{Out, Tensor};
+use proptest::prelude::*;
+
+/// An input as a case owns it.
+#[derive(Clone)]
+enum Given {
+    T(Tensor),
+    List(Vec<Tensor>),
+    None,
+}
+
+impl Given {
+    fn input(&self) -> Input<'_> {
+        match self {
+            Given::T(t) => Input::from(t.view()),
+            Given::List(l) => Input::List(l.iter().map(Tensor::view).collect()),
+            Given::None => Input::None,
+        }
+    }
+
+    /// The float tensors, in order (a list's each).
+    fn floats(&self) -> Vec<&ArrayD<f64>> {
+        match self {
+            Given::T(Tensor::F64(a)) => vec![a],
+            Given::List(l) => l.iter().filter_map(f64s).collect(),
+            _ => vec![],
+        }
+    }
+
+    /// The same input with its float tensors' values from `next`.
+    fn map(&self, next: &mut impl FnMut(&ArrayD<f64>) -> ArrayD<f64>) -> Given {
+        let one = |t: &Tensor, next: &mut dyn FnMut(&ArrayD<f64>) -> ArrayD<f64>| match t {
+            Tensor::F64(a) => Tensor::F64(next(a)),
+            other => other.clone(),
+        };
+        match self {
+            Given::T(t) => Given::T(one(t, next)),
+            Given::List(l) => Given::List(l.iter().map(|t| one(t, next)).collect()),
+            Given::None => Given::None,
+        }
+    }
+}
+
+fn f64s(t: &Tensor) -> Option<&ArrayD<f64>> {
+    match t {
+        Tensor::F64(a) => Some(a),
+        _ => None,
+    }
+}
+
+fn f(a: ArrayD<f64>) -> Given {
+    Given::T(Tensor::F64(a))
+}
+
+fn i(a: ArrayD<i64>) -> Given {
+    Given::T(Tensor::I64(a))
+}
+
+fn table(rows: usize) -> ArrayD<f64> {
+    ArrayD::from_shape_fn(vec![rows, 2], |ix| (ix[0] * 2 + ix[1]) as f64 - 3.0)
+}
+
+/// One call of an op: its name, attributes and inputs.
+struct Case(&'static str, Attrs, Vec<Given>);
+
+fn attrs(items: &[(&'static str, Attr)]) -> Attrs {
+    let mut a = Attrs::new();
+    for (k, v) in items {
+        a.insert(*k, v.clone());
+    }
+    a
+}
+
+fn s(v: &'static str) -> Attr {
+    Attr::Str(v.into())
+}
+
+/// A call of each op the registry says is linear under the call's attributes.
+fn linear_cases() -> Vec<Case> {
+    let ids = || i(arr1(&[2i64, 0, 2]).into_dyn());
+    let up = |rows: usize| f(table(rows));
+    let sparse = || {
+        vec![
+            i(arr2(&[[0i64, 0], [0, 1], [1, 0]]).into_dyn()),
+            i(arr1(&[1i64, 3, 2]).into_dyn()),
+            i(arr1(&[2i64, 2]).into_dyn()),
+        ]
+    };
+    let sp_weights = || {
+        vec![
+            f(arr1(&[0.5, 2.0, 1.5]).into_dyn()),
+            i(arr2(&[[0i64, 0], [0, 1], [1, 0]]).into_dyn()),
+            i(arr1(&[2i64, 2]).into_dyn()),
+        ]
+    };
+    let fill = [("bad_indices", s("fill")), ("fill_value", Attr::Float(7.5))];
+    let along = || i(arr2(&[[1i64], [0], [5]]).into_dyn());
+    let scatter = || i(arr2(&[[1i64], [1]]).into_dyn());
+    let mut cases = vec![
+        Case("gather", Attrs::new(), vec![up(4), ids()]),
+        // A bad index filled: the fill is constant, its tangent zero.
+        Case(
+            "gather",
+            attrs(&fill),
+            vec![up(4), i(arr1(&[2i64, 9, 0]).into_dyn())],
+        ),
+        Case(
+            "gather_nd",
+            attrs(&fill),
+            vec![up(3), i(arr2(&[[1i64, 1], [4, 0]]).into_dyn())],
+        ),
+        Case(
+            "take_along_axis",
+            attrs(&[("axis", Attr::Int(1)), fill[0].clone(), fill[1].clone()]),
+            vec![up(3), along()],
+        ),
+        Case(
+            "put_along_axis",
+            attrs(&[("axis", Attr::Int(1)), ("bad_indices", s("ignore"))]),
+            vec![up(3), along(), f(ArrayD::ones(vec![3, 1]))],
+        ),
+        Case(
+            "scatter_nd",
+            attrs(&[("shape", Attr::Ints(vec![3, 2]))]),
+            vec![scatter(), up(2)],
+        ),
+        Case(
+            "embedding_lookup",
+            Attrs::new(),
+            vec![
+                Given::List(vec![Tensor::F64(table(4)), Tensor::F64(table(3))]),
+                i(arr1(&[0i64, 5, 3]).into_dyn()),
+            ],
+        ),
+        Case(
+            "embedding_lookup_sparse",
+            attrs(&[("combiner", s("mean"))]),
+            [
+                vec![Given::List(vec![Tensor::F64(table(4))])],
+                sparse(),
+                sp_weights(),
+            ]
+            .concat(),
+        ),
+        Case(
+            "gather_grad",
+            attrs(&[("params_shape", Attr::Ints(vec![4, 2]))]),
+            vec![ids(), up(3), Given::None],
+        ),
+        Case(
+            "gather_nd_grad",
+            attrs(&[("params_shape", Attr::Ints(vec![4, 2]))]),
+            vec![i(arr2(&[[1i64], [1]]).into_dyn()), up(2), Given::None],
+        ),
+        Case(
+            "take_along_axis_grad",
+            attrs(&[
+                ("arr_shape", Attr::Ints(vec![3, 2])),
+                ("axis", Attr::Int(1)),
+            ]),
+            vec![
+                i(arr2(&[[1i64], [0], [1]]).into_dyn()),
+                f(ArrayD::ones(vec![3, 1])),
+            ],
+        ),
+        Case(
+            "embedding_lookup_grad",
+            attrs(&[("max_norm", Attr::Float(1.5))]),
+            vec![Given::List(vec![Tensor::F64(table(4))]), ids(), up(3)],
+        ),
+        Case(
+            "embedding_lookup_sparse_grad",
+            Attrs::new(),
+            [
+                vec![Given::List(vec![Tensor::F64(table(4))])],
+                sparse(),
+                vec![up(2)],
+                sp_weights(),
+            ]
+            .concat(),
+        ),
+        Case(
+            "embedding_bag_grad",
+            attrs(&[("mode", s("max"))]),
+            vec![
+                Given::List(vec![Tensor::F64(table(5))]),
+                i(arr1(&[0i64, 2, 4, 1]).into_dyn()),
+                up(2),
+                i(arr1(&[0i64, 2]).into_dyn()),
+                Given::None,
+            ],
+        ),
+    ];
+    for kind in ["update", "add", "sub"] {
+        let name = match kind {
+            "update" => "tensor_scatter_nd_update",
+            "add" => "tensor_scatter_nd_add",
+            _ => "tensor_scatter_nd_sub",
+        };
+        cases.push(Case(name, Attrs::new(), vec![up(3), scatter(), up(2)]));
+    }
+    for (reduce, include_self) in [("sum", true), ("mean", true), ("mean", false)] {
+        cases.push(Case(
+            "scatter_reduce",
+            attrs(&[
+                ("dim", Attr::Int(0)),
+                ("reduce", s(reduce)),
+                ("include_self", Attr::Bool(include_self)),
+            ]),
+            vec![up(3), i(arr2(&[[0i64, 2], [0, 0]]).into_dyn()), up(2)],
+        ));
+    }
+    for mode in ["sum", "mean"] {
+        let weights = match mode {
+            "sum" => f(arr1(&[1.0, 2.0, 0.5, 3.0]).into_dyn()),
+            _ => Given::None,
+        };
+        cases.push(Case(
+            "embedding_bag",
+            attrs(&[("mode", s(mode))]),
+            vec![
+                Given::List(vec![Tensor::F64(table(5))]),
+                i(arr1(&[0i64, 2, 4, 1]).into_dyn()),
+                i(arr1(&[0i64, 2]).into_dyn()),
+                weights,
+            ],
+        ));
+    }
+    let seg = || i(arr1(&[0i64, 0, 1, 3]).into_dyn());
+    for name in ["segment_sum", "segment_mean"] {
+        cases.push(Case(name, Attrs::new(), vec![up(4), seg()]));
+    }
+    for name in [
+        "unsorted_segment_sum",
+        "unsorted_segment_mean",
+        "unsorted_segment_sqrt_n",
+    ] {
+        let a = attrs(&[("num_segments", Attr::Int(3))]);
+        cases.push(Case(
+            name,
+            a,
+            vec![up(4), i(arr1(&[0i64, 2, 0, 0]).into_dyn())],
+        ));
+    }
+    for reduce in ["sum", "mean"] {
+        cases.push(Case(
+            "gather_segment",
+            attrs(&[("num_segments", Attr::Int(2)), ("reduce", s(reduce))]),
+            vec![
+                up(4),
+                i(arr1(&[0i64, 1, 3]).into_dyn()),
+                i(arr1(&[1i64, 1, 0]).into_dyn()),
+            ],
+        ));
+    }
+    cases
+}
+
+/// The op's result as its float tensors, in order.
+fn run(name: &str, attrs: &Attrs, inputs: &[Given]) -> Vec<ArrayD<f64>> {
+    let op = registry::find(name).unwrap().with_attrs(attrs).unwrap();
+    let inputs: Vec<Input<'_>> = inputs.iter().map(Given::input).collect();
+    let tensors = match op.run(&inputs, Out::New).unwrap().unwrap() {
+        Value::Dense(t) => vec![t],
+        Value::List(l) => l,
+        // TensorFlow's IndexedSlices, summed as tf.convert_to_tensor does.
+        Value::Sparse(grads) => grads.iter().map(dense).collect(),
+        other => panic!("{name}: a dense result, a list or sparse rows, not {other:?}"),
+    };
+    tensors.iter().filter_map(f64s).cloned().collect()
+}
+
+fn dense(g: &SparseGrad) -> Tensor {
+    let values = f64s(&g.values).expect("float64 rows");
+    let mut out = ArrayD::zeros(g.dense_shape.clone());
+    for (k, &row) in g.indices.iter().enumerate() {
+        let mut to = out.index_axis_mut(Axis(0), row);
+        to += &values.index_axis(Axis(0), k);
+    }
+    Tensor::F64(out)
+}
+
+/// The inputs with the linear ones' float tensors from `next`.
+fn with_linear(
+    inputs: &[Given],
+    linear: &[usize],
+    mut next: impl FnMut(&ArrayD<f64>) -> ArrayD<f64>,
+) -> Vec<Given> {
+    inputs
+        .iter()
+        .enumerate()
+        .map(|(k, g)| match linear.contains(&k) {
+            true => g.map(&mut next),
+            false => g.clone(),
+        })
+        .collect()
+}
+
+fn close(got: &[ArrayD<f64>], want: &[ArrayD<f64>], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!(g.shape(), w.shape(), "{what}");
+        for (a, b) in g.iter().zip(w) {
+            assert!(
+                (a - b).abs() <= 1e-9 * (1.0 + b.abs()),
+                "{what}: {g} != {w}"
+            );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `f(x + t) - f(x)` is `f_t(t)`, and `f_t` is linear, for random tangents `t` (small
+    /// integers, so that sums are exact).
+    #[test]
+    fn the_tangent_op_is_the_derivative(seed in any::<u64>()) {
+        let mut rng = seed | 1;
+        let mut draw = move |a: &ArrayD<f64>| {
+            a.mapv(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                (rng % 17) as f64 - 8.0
+            })
+        };
+        for Case(name, attrs, inputs) in linear_cases() {
+            let op = registry::find(name).unwrap().with_attrs(&attrs).unwrap();
+            let linear = op.linear().unwrap_or_else(|| panic!("{name} {attrs:?} is linear"));
+            let mut tangent_attrs = attrs.clone();
+            for (k, v) in &linear.tangent_attrs {
+                tangent_attrs.insert(*k, v.clone());
+            }
+            let (t1, t2) = (with_linear(&inputs, &linear.inputs, &mut draw),
+                            with_linear(&inputs, &linear.inputs, &mut draw));
+            let pick = |g: &[Given]| -> Vec<ArrayD<f64>> {
+                linear.inputs.iter().flat_map(|&k| g[k].floats()).cloned().collect()
+            };
+            // x + t1, against f(x) + f_t(t1).
+            let mut ts = pick(&t1).into_iter();
+            let moved = with_linear(&inputs, &linear.inputs, |a| a + &ts.next().unwrap());
+            let diff: Vec<_> = run(name, &attrs, &moved).iter()
+                .zip(run(name, &attrs, &inputs)).map(|(a, b)| a - &b).collect();
+            let tangent = run(name, &tangent_attrs, &t1);
+            close(&diff, &tangent, &format!("{name} {attrs:?}: f(x + t) - f(x)"));
+            // f_t(2 t1 - 3 t2) = 2 f_t(t1) - 3 f_t(t2).
+            let (mut a, mut b) = (pick(&t1).into_iter(), pick(&t2).into_iter());
+            let mixed = with_linear(&inputs, &linear.inputs,
+                                    |_| 2.0 * a.next().unwrap() - 3.0 * b.next().unwrap());
+            let want: Vec<_> = tangent.iter().zip(run(name, &tangent_attrs, &t2))
+                .map(|(x, y)| 2.0 * x - 3.0 * y).collect();
+            close(&run(name, &tangent_attrs, &mixed), &want, &format!("{name}: linear"));
+        }
+    }
+}
+
+/// Which ops state it: each linear one, under the attributes that make it so; none of the
+/// others (a max, a min, a product, a `max_norm`), whose forward mode the front ends refuse.
+#[test]
+fn every_op_says_whether_it_is_linear() {
+    let linear: std::collections::BTreeSet<&str> =
+        linear_cases().iter().map(|Case(n, ..)| *n).collect();
+    let not_linear = [
+        ("tensor_scatter_nd_min", Attrs::new()),
+        ("tensor_scatter_nd_max", Attrs::new()),
+        (
+            "scatter_reduce",
+            attrs(&[("dim", Attr::Int(0)), ("reduce", s("prod"))]),
+        ),
+        (
+            "scatter_reduce",
+            attrs(&[("dim", Attr::Int(0)), ("reduce", s("amax"))]),
+        ),
+        (
+            "scatter_reduce",
+            attrs(&[("dim", Attr::Int(0)), ("reduce", s("amin"))]),
+        ),
+        ("embedding_lookup", attrs(&[("max_norm", Attr::Float(1.0))])),
+        (
+            "embedding_lookup_sparse",
+            attrs(&[("max_norm", Attr::Float(1.0))]),
+        ),
+        ("embedding_bag", attrs(&[("mode", s("max"))])),
+        ("embedding_bag", attrs(&[("max_norm", Attr::Float(1.0))])),
+        ("segment_max", Attrs::new()),
+        ("segment_min", Attrs::new()),
+        ("segment_prod", Attrs::new()),
+        (
+            "gather_segment",
+            attrs(&[("num_segments", Attr::Int(2)), ("reduce", s("max"))]),
+        ),
+    ];
+    for (name, a) in &not_linear {
+        let op = registry::find(name).unwrap().with_attrs(a).unwrap();
+        assert!(op.linear().is_none(), "{name} {a:?}");
+    }
+    for reduce in ["max", "min", "prod"] {
+        let name = format!("unsorted_segment_{reduce}");
+        let op = registry::find(&name).unwrap();
+        let op = op
+            .with_attrs(&attrs(&[("num_segments", Attr::Int(2))]))
+            .unwrap();
+        assert!(op.linear().is_none(), "{name}");
+    }
+    // Every op of the registry is in one list or the other.
+    for name in registry::names() {
+        let named = linear.contains(name)
+            || not_linear.iter().any(|(n, _)| *n == name)
+            || name.starts_with("unsorted_segment_");
+        assert!(named, "{name}: say whether it is linear, with a case");
+    }
+}
