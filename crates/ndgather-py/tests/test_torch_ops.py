@@ -648,6 +648,34 @@ def _ndgather_targets(graph_module):
     return [str(n.target) for n in graph_module.graph.nodes if "ndgather" in str(n.target)]
 
 
+def test_a_compiled_training_step_runs_the_op_then_its_gradient():
+    """The forward graph that AOTAutograd traces of ``.with_grad`` calls its kernel,
+    ``.native``, not ``.with_grad`` through its autograd Function again (which compiled
+    code ran under no_grad, about 3 µs a call); the backward graph calls ``.grad``."""
+    from functorch.compile import make_boxed_func
+    from torch._functorch.aot_autograd import aot_module_simplified
+    assert ng._torch.native()
+    seen = {}
+
+    def backend(gm, example_inputs):
+        def compiler(role):
+            def compile_graph(graph, _):
+                seen[role] = _ndgather_targets(graph)
+                return make_boxed_func(graph.forward)
+            return compile_graph
+        return aot_module_simplified(gm, example_inputs, fw_compiler=compiler("forward"),
+                                     bw_compiler=compiler("backward"))
+    torch._dynamo.reset()
+    t = leaf()
+    step = torch.compile(lambda x, i: ng.gather(x, i).pow(2).sum(), backend=backend,
+                         fullgraph=True)
+    step(t, IDS).backward()
+    assert seen == {"forward": ["ndgather.gather.native"], "backward": ["ndgather.gather.grad"]}
+    theirs = leaf()
+    theirs[IDS].pow(2).sum().backward()
+    assert torch.equal(t.grad, theirs.grad)
+
+
 def _native(name, *inputs, attrs=""):
     """The typed op ``name``'s overload without a gradient, called directly."""
     return getattr(torch.ops.ndgather, name).native(*inputs, attrs)
