@@ -236,24 +236,87 @@ def test_errors_under_the_transforms():
                                              sparse=True).sum())(TABLE)
 
 
-def test_a_second_derivative_is_refused_not_given_zeros():
-    """The gradient ops have no derivative: ``grad`` of ``grad`` raises, as a second
-    ``backward`` does, where a transform that found no graph would give zeros."""
-    def loss(t):
-        return ng.gather(t, torch.tensor([5, 0, 5])).pow(2).sum()
-    with pytest.raises(RuntimeError, match="derivative for ndgather::gather is not implemented"):
-        func.grad(lambda t: func.grad(loss)(t).sum())(TABLE)
-    # (``hessian`` is forward mode over reverse: refused as forward mode.)
-    with pytest.raises(RuntimeError, match="jvp"):
-        func.hessian(loss)(TABLE)
+#: The cases whose op is not linear in its float inputs: forward mode and second
+#: derivatives are refused there (``embedding_bag`` is linear in its table, not in its
+#: ``per_sample_weights``).
+NOT_LINEAR = {"unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod",
+              "segment_max", "tensor_scatter_nd_min", "tensor_scatter_nd_max",
+              "scatter_reduce amax", "embedding_bag"}
 
 
-def test_forward_mode_is_refused_not_given_a_zero_tangent():
-    with pytest.raises(RuntimeError, match="jvp"):
-        func.jvp(lambda t: ng.gather(t, torch.tensor([1, 0])), (TABLE,),
-                 (torch.ones_like(TABLE),))
-    with pytest.raises(RuntimeError, match="jvp"):
-        func.jacfwd(lambda t: ng.gather(t, torch.tensor([1, 0])))(TABLE)
+def _of(f, inputs, k):
+    """``f`` as a function of its input ``k`` alone."""
+    return lambda x: f(*(x if j == k else v for j, v in enumerate(inputs)))
+
+
+@pytest.mark.parametrize("what, f, inputs", CASES, ids=IDS)
+def test_forward_mode_where_the_op_is_linear(what, f, inputs):
+    """``jvp`` and ``jacfwd`` of each float input where the op is linear in it give
+    ``jacrev``'s Jacobian (which the test above checks against eager autograd); where it is
+    not, they are refused in ndgather's words, never given a wrong or zero tangent."""
+    for k in _floats(inputs):
+        g = _of(f, inputs, k)
+        linear = what not in NOT_LINEAR or what == "embedding_bag" and k == 0
+        tangent = torch.linspace(-1.0, 2.0, inputs[k].numel()).reshape(inputs[k].shape)
+        if not linear:
+            with pytest.raises(RuntimeError, match="not linear there"):
+                func.jvp(g, (inputs[k],), (tangent,))
+            continue
+        jac = func.jacrev(g)(inputs[k])
+        assert torch.allclose(func.jacfwd(g)(inputs[k]), jac), (what, k)
+        out, t = func.jvp(g, (inputs[k],), (tangent,))
+        want = (jac.reshape(out.numel(), -1) @ tangent.reshape(-1)).reshape(out.shape)
+        assert torch.equal(out, f(*inputs)) and torch.allclose(t, want, atol=1e-5), (what, k)
+
+
+def test_forward_mode_with_dual_tensors_and_a_fill():
+    """Forward AD's dual tensors, outside ``torch.func``: the tangent is the op on the
+    tangents; a value the fill policy writes is constant, its tangent zero."""
+    import torch.autograd.forward_ad as fwAD
+    ids = torch.tensor([5, 9, 0])
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(TABLE.clone(), torch.full_like(TABLE, 3.0))
+        out = ng.gather(dual, ids, bad_indices="fill", fill_value=7.5)
+        primal, tangent = fwAD.unpack_dual(out)
+        assert primal[1].eq(7.5).all() and tangent[1].eq(0).all()
+        assert torch.equal(tangent[[0, 2]], torch.full((2, 4), 3.0))
+        updates = fwAD.make_dual(torch.ones(1, 4), torch.full((1, 4), 2.0))
+        scattered = ng.tensor_scatter_nd_add(TABLE, torch.tensor([[1]]), updates)
+        assert torch.equal(fwAD.unpack_dual(scattered).tangent,
+                           torch.zeros(6, 4).index_fill(0, torch.tensor([1]), 2.0))
+
+
+def _second(loss, x):
+    return {"hessian": func.hessian(loss)(x),
+            "jacfwd(jacrev)": func.jacfwd(func.jacrev(loss))(x),
+            "jacrev(jacrev)": func.jacrev(func.jacrev(loss))(x)}
+
+
+@pytest.mark.parametrize("what, f, inputs", CASES, ids=IDS)
+def test_second_derivatives_where_the_op_is_linear(what, f, inputs):
+    """The Hessian of ``sum(f(x)**2)``, ``2 JᵀJ`` for an op linear in x (``J`` from
+    ``jacrev``), by forward over reverse and reverse over reverse; ``grad`` of ``grad`` too.
+    Where the op is not linear, each is refused, not given zeros."""
+    k = _floats(inputs)[0]
+    g = _of(f, inputs, k)
+
+    def loss(x):
+        return g(x).pow(2).sum()
+    if what in NOT_LINEAR:
+        # (PyTorch's words where the gradient has no derivative: embedding_bag's, which
+        # reads per_sample_weights.)
+        with pytest.raises(RuntimeError, match="not linear there|does not support it"):
+            func.hessian(loss)(inputs[k])
+        with pytest.raises(RuntimeError, match="derivative for ndgather::.* is not impl"):
+            func.grad(lambda x: func.grad(loss)(x).sum())(inputs[k])
+        return
+    jac = func.jacrev(g)(inputs[k]).reshape(g(inputs[k]).numel(), -1)
+    want = (2 * jac.T @ jac).reshape(*inputs[k].shape, *inputs[k].shape)
+    for how, got in _second(loss, inputs[k]).items():
+        assert torch.allclose(got, want, atol=1e-4), (what, how)
+    rows = want.reshape(inputs[k].numel(), -1).sum(0).reshape(inputs[k].shape)
+    grad_of_grad = func.grad(lambda x: func.grad(loss)(x).sum())(inputs[k])
+    assert torch.allclose(grad_of_grad, rows, atol=1e-4), what
 
 
 def test_the_typed_ops_batch_when_called_directly():
@@ -330,17 +393,21 @@ def test_an_empty_batch_has_the_shape_of_its_elements():
 
 
 def test_forward_mode_levels_and_vmap():
-    """A ``dual_level`` with no tangent does not stop ``vmap``; ``jvp`` around ``vmap`` is
-    refused in ndgather's words (PyTorch's batching of the function's ``jvp`` fails before
-    it: its error is translated)."""
+    """A ``dual_level`` with no tangent does not stop ``vmap``; ``jvp`` around ``vmap``
+    batches the tangent's op; around ``vmap`` of a max it is refused in ndgather's words."""
     import torch.autograd.forward_ad as fwAD
     ids = torch.tensor([5, 0])
     batch = torch.stack([TABLE, TABLE * 2])
     with fwAD.dual_level():
         assert torch.equal(func.vmap(lambda t: ng.gather(t, ids))(batch), batch[:, ids])
+    tangent = torch.arange(48.0).reshape(batch.shape)
+    out, t = func.jvp(lambda b: func.vmap(lambda x: ng.gather(x, ids))(b), (batch,),
+                      (tangent,))
+    assert torch.equal(out, batch[:, ids]) and torch.equal(t, tangent[:, ids])
+    segments = torch.tensor([0, 1, 0, 1, 0, 1])
     with pytest.raises(RuntimeError, match="forward-mode AD"):
-        func.jvp(lambda b: func.vmap(lambda t: ng.gather(t, ids))(b), (batch,),
-                 (torch.ones_like(batch),))
+        func.jvp(lambda b: func.vmap(lambda x: ng.unsorted_segment_max(x, segments, 2))(b),
+                 (batch,), (tangent,))
 
 
 def test_what_the_transforms_refuse_says_why():

@@ -892,18 +892,24 @@ def test_views_are_read_as_their_values_on_every_path():
         ng.put_along_axis(torch._neg_view(torch.zeros(3)), torch.tensor([1]), 5.0, axis=0)
 
 
-def test_dual_tensors_are_refused_not_their_tangents_dropped():
+def test_dual_tensors_carry_their_tangents_or_are_refused():
+    """Forward AD's dual tensors: a linear op's tangent is the op on the tangents (a table's
+    shard's, the updates'); a max's, and a write into ``out``, which would leave its
+    tangent as it was, are refused, never dropped."""
     import torch.autograd.forward_ad as fwAD
     with fwAD.dual_level():
         dual = fwAD.make_dual(TABLE.clone(), torch.ones_like(TABLE))
-        for call in (lambda: ng.gather(dual, IDS),
-                     lambda: ng.embedding_lookup([TABLE, dual], IDS),
-                     lambda: ng.tensor_scatter_nd_add(TABLE, torch.tensor([[1]]), fwAD.make_dual(
-                         TABLE[:1].clone(), torch.ones(1, 4))),
-                     lambda: ng.gather(TABLE, IDS, out=fwAD.make_dual(
-                         torch.zeros(4, 4), torch.ones(4, 4)))):
-            with pytest.raises(RuntimeError, match=r"forward-mode AD \(jvp\) is not"):
-                call()
+        assert torch.equal(fwAD.unpack_dual(ng.gather(dual, IDS)).tangent,
+                           torch.ones(len(IDS), 4))
+        shards = fwAD.unpack_dual(ng.embedding_lookup([TABLE, dual], torch.tensor([0, 1])))
+        assert torch.equal(shards.tangent, torch.tensor([[0.0] * 4, [1.0] * 4]))
+        updates = fwAD.make_dual(TABLE[:1].clone(), torch.full((1, 4), 2.0))
+        added = ng.tensor_scatter_nd_add(TABLE, torch.tensor([[1]]), updates)
+        assert torch.equal(fwAD.unpack_dual(added).tangent[1], torch.full((4,), 2.0))
+        with pytest.raises(RuntimeError, match="not linear there"):
+            ng.unsorted_segment_max(dual, torch.tensor([0, 1, 0, 1, 0, 1]), 2)
+        with pytest.raises(RuntimeError, match=r"forward-mode AD \(jvp\) is not"):
+            ng.gather(TABLE, IDS, out=fwAD.make_dual(torch.zeros(4, 4), torch.ones(4, 4)))
     assert torch.equal(ng.gather(TABLE, IDS), TABLE[IDS])  # outside a dual level, as before
 
 
@@ -970,20 +976,25 @@ with fwAD.dual_level():  # no tangent dropped: the Python body refuses a dual te
 loss = lambda t, i: (ng.gather(t, i) ** 2).sum()
 per_sample = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(
     torch.arange(6.0), torch.tensor([[5], [1]]))
-try:  # and no second derivative there, not a zero one
-    torch.func.grad(lambda t: torch.func.grad(loss)(t, torch.tensor([5])).sum())(t.detach())
+# A second derivative of a linear op (its gradient's own function) on the Python bodies;
+second = torch.func.grad(lambda t: torch.func.grad(loss)(t, torch.tensor([5])).sum())(
+    torch.arange(6.0))
+seg = lambda t: (ng.unsorted_segment_max(t, torch.tensor([0, 1, 0, 1, 0, 1]), 2) ** 2).sum()
+try:  # and none of a max, not a zero one
+    torch.func.grad(lambda t: torch.func.grad(seg)(t).sum())(t.detach())
     raised = False
 except RuntimeError as e:
-    raised = raised and "derivative for ndgather::gather is not implemented" in str(e)
+    raised = raised and "derivative for ndgather::unsorted_segment_max is not" in str(e)
 print(native, said, raised, f(torch.arange(6.0), torch.tensor([5, 0])).tolist(), t.grad.tolist(),
-      per_sample.sum(1).tolist())
+      per_sample.sum(1).tolist(), second.tolist())
 """
     env = dict(os.environ, CXX=str(tmp_path / "no-such-compiler"),
                NDGATHER_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.stdout.strip().splitlines()[-1:] == [
-        "False True True [10.0, 0.0] [0.0, 0.0, 0.0, 0.0, 0.0, 20.0] [10.0, 2.0]"], \
+        "False True True [10.0, 0.0] [0.0, 0.0, 0.0, 0.0, 0.0, 20.0] [10.0, 2.0] "
+        "[0.0, 0.0, 0.0, 0.0, 0.0, 2.0]"], \
         out.stderr[-2000:]
 
 

@@ -96,10 +96,30 @@ def forward_mode(f, inputs):
     same(tangent, (up - down) / (2 * eps), "jvp", tol=1e-6)
 
 
+def second_order(f, inputs):
+    """The Hessian of ``sum(f(x)²)`` times ones, forward over reverse (``jvp`` of
+    ``grad``, as ``hessian`` computes) and reverse over reverse (``grad`` of ``grad``),
+    against central differences of the gradient."""
+    def loss(*xs):
+        return f(*xs).pow(2).sum()
+    argnums = tuple(range(len(inputs)))
+    ones = tuple(torch.ones_like(x) for x in inputs)
+    eps = 1e-6
+    up = func.grad(loss, argnums)(*(x + eps * v for x, v in zip(inputs, ones)))
+    down = func.grad(loss, argnums)(*(x - eps * v for x, v in zip(inputs, ones)))
+    want = [(u - d) / (2 * eps) for u, d in zip(up, down)]
+    _, forward = func.jvp(func.grad(loss, argnums), tuple(inputs), ones)
+    same(list(forward), want, "jvp of grad", tol=1e-5)
+    reverse = func.grad(lambda *xs: sum(g.sum() for g in func.grad(loss, argnums)(*xs)),
+                        argnums)(*inputs)
+    same(list(reverse), want, "grad of grad", tol=1e-5)
+
+
 COLUMNS = [("autograd", autograd), ("`torch.compile`, forward and backward", compiled),
            ("`torch.export`", exported), ("`vmap`", vmapped),
            ("`grad`, `vjp`, `jacrev`", reverse), ("`vmap` of `grad`", per_sample),
-           ("`jvp` (forward mode)", forward_mode)]
+           ("`jvp` (forward mode)", forward_mode),
+           ("second order (`hessian`, `grad` of `grad`)", second_order)]
 
 
 def test_the_pages_table_is_this_runs():

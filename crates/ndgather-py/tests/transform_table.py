@@ -79,6 +79,9 @@ def rows(index, floats) -> list:
 
     def family(names, call, inputs):
         return [(n, (call(getattr(ng, n)), inputs)) for n in names]
+
+    def modes(label, modes, call, inputs):
+        return [(f"{label} {m}", (call(m), inputs)) for m in modes]
     return [
         ("`gather`", [
             ("gather", (lambda t: ng.gather(t, index([5, 1, 1, 0])), (data,))),
@@ -92,25 +95,39 @@ def rows(index, floats) -> list:
             ("embedding_lookup", (lambda t: ng.embedding_lookup(t, ids), (data,))),
             ("embedding_lookup shards", (lambda a, b: ng.embedding_lookup([a, b], ids),
                                          (data[0::2], data[1::2])))]),
+        ("`embedding_bag` (sum, mean)", modes(
+            "embedding_bag", ("sum", "mean"), lambda mode: lambda t: ng.embedding_bag(
+                t, index([1, 5, 5, 2, 0]), index([0, 2, 2]), mode=mode), (data,))),
         ("`embedding_bag` (with `per_sample_weights`)", [
             ("embedding_bag", (lambda t, w: ng.embedding_bag(
                 t, index([1, 5, 5, 2, 0]), index([0, 2, 2]), mode="sum",
                 per_sample_weights=w), (data, floats(np.array([1.0, 2.0, 0.5, -1.0, 3.0])))))]),
-        ("`segment_*` (sum, mean, max, min, prod)", family(
-            ("segment_sum", "segment_mean", "segment_max", "segment_min", "segment_prod"),
+        ("`segment_*` (sum, mean)", family(
+            ("segment_sum", "segment_mean"),
             lambda op: lambda d: op(d, index([0, 0, 1, 3, 3, 3])), (data,))),
-        ("`unsorted_segment_*` (sum, mean, max, min, prod, sqrt_n)", family(
-            ("unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_max",
-             "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sqrt_n"),
+        ("`segment_*` (max, min, prod)", family(
+            ("segment_max", "segment_min", "segment_prod"),
+            lambda op: lambda d: op(d, index([0, 0, 1, 3, 3, 3])), (data,))),
+        ("`unsorted_segment_*` (sum, mean, sqrt_n)", family(
+            ("unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n"),
+            lambda op: lambda d: op(d, index([2, 0, 2, 1, 3, 0]), 4), (data,))),
+        ("`unsorted_segment_*` (max, min, prod)", family(
+            ("unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod"),
             lambda op: lambda d: op(d, index([2, 0, 2, 1, 3, 0]), 4), (data,))),
         ("`gather_segment`", [("gather_segment", (lambda t: ng.gather_segment(
             t, index([0, 5, 5, 2, 1]), index([2, 0, 2, 2, 1]), 3), (data,)))]),
-        ("`tensor_scatter_nd_*` (update, add, sub, min, max)", family(
-            ("tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
-             "tensor_scatter_nd_min", "tensor_scatter_nd_max"),
+        ("`tensor_scatter_nd_*` (update, add, sub)", family(
+            ("tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub"),
+            lambda op: lambda t, u: op(t, index([[5], [0]]), u), (data, updates))),
+        ("`tensor_scatter_nd_*` (min, max)", family(
+            ("tensor_scatter_nd_min", "tensor_scatter_nd_max"),
             lambda op: lambda t, u: op(t, index([[5], [0]]), u), (data, updates))),
         ("`scatter_nd`", [("scatter_nd", (lambda u: ng.scatter_nd(
             index([[7], [0], [2]]), u, [8, 4]), (data[:3],)))]),
+        ("`scatter_reduce` (sum, mean)", modes(
+            "scatter_reduce", ("sum", "mean"), lambda reduce: lambda t, s: ng.scatter_reduce(
+                t, 0, index([[1, 0, 5, 1], [2, 1, 0, 2]]), s, reduce),
+            (data, data[:2] * 1.5 - 4.0))),
         ("`scatter_reduce` (amax)", [("scatter_reduce", (lambda t, s: ng.scatter_reduce(
             t, 0, index([[1, 0, 5, 1], [2, 1, 0, 2]]), s, "amax"),
             (data, data[:2] * 1.5 - 4.0)))]),

@@ -11,8 +11,9 @@ gradient op ``ndgather::<op>.grad``.
 
 A public function given ``torch.Tensor`` s calls the custom op when autograd,
 ``torch.compile`` or ``torch.func`` needs it: a tensor that requires grad, a call while
-``torch.compile`` traces, or a tensor that a transform of ``torch.func`` wraps (that one
-through ``_torch_func``). Otherwise it reads the tensors in place through DLPack, as before.
+``torch.compile`` traces, or a tensor that a transform of ``torch.func`` wraps, or a dual
+tensor of forward AD (those two through ``_torch_func``). Otherwise it reads the tensors in
+place through DLPack, as before.
 
 - The op's implementation is the eager NumPy path on the tensors' memory (``_core.run_op``);
   its fake implementation is the op's own shape inference (``_core.infer_op``), with a
@@ -58,8 +59,8 @@ def wanted(*values: Any) -> bool:
     define()
     tensors = [x for v in values for x in (v if isinstance(v, (list, tuple)) else [v])
                if isinstance(x, torch.Tensor)]
-    _no_tangents(tensors)
-    return any(t.requires_grad for t in tensors) or _transformed(torch, tensors)
+    return (any(t.requires_grad for t in tensors) or _transformed(torch, tensors)
+            or _dual(torch, tensors))
 
 
 def _transformed(torch: Any, tensors: Sequence[Any]) -> bool:
@@ -278,18 +279,24 @@ def _attrs_text(name: str, items: tuple, sparse_grad: bool) -> str:
     return ";".join(lines + ([_SPARSE_GRAD] if sparse_grad else []))
 
 
-def _no_tangents(tensors: Sequence[Any], name: str = "") -> None:
-    """Refuses forward-mode AD's dual tensors: the ops have no forward derivative, and their
-    bodies would drop a tangent (the C++ kernels' autograd Function refuses them too). (A
-    tensor that ``torch.func`` wraps has no dual to unpack: see ``_torch_func``.)"""
-    torch = sys.modules["torch"]
+def _dual(torch: Any, tensors: Sequence[Any]) -> bool:
+    """Whether forward-mode AD's dual tensors are among ``tensors`` (one lookup where no
+    dual level is open). (A tensor that ``torch.func`` wraps has no dual to unpack: see
+    ``_torch_func``.)"""
     forward_ad = torch.autograd.forward_ad
-    if forward_ad._current_level >= 0 and any(
-            isinstance(t, torch.Tensor)
-            and not torch._C._functorch.is_functorch_wrapped_tensor(t)
-            and forward_ad.unpack_dual(t).tangent is not None for t in tensors):
+    return forward_ad._current_level >= 0 and any(
+        isinstance(t, torch.Tensor)
+        and not torch._C._functorch.is_functorch_wrapped_tensor(t)
+        and forward_ad.unpack_dual(t).tangent is not None for t in tensors)
+
+
+def _no_tangents(tensors: Sequence[Any], name: str = "") -> None:
+    """Refuses forward-mode AD's dual tensors where a call cannot carry their tangents: the
+    generic op's Python body, the gradient ops, and ``out=`` (whose write would leave a
+    tangent as it was). (:func:`run` takes the typed ops' function for them.)"""
+    if _dual(sys.modules["torch"], tensors):
         raise RuntimeError(f"ndgather: {name + ': ' if name else ''}forward-mode AD (jvp) is "
-                           "not implemented for its ops; use reverse mode (backward)")
+                           "not implemented for this call; use reverse mode (backward)")
 
 
 def _op_body(inputs: Sequence[Any], arity: Sequence[int], name: str, attrs: str) -> Any:
@@ -766,6 +773,8 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     else:
         joined = _attrs_text(name, items, sparse_grad)
     kinds = _transforms(torch, tensors)
+    if kinds is None and not _compiling(torch) and _dual(torch, tensors):
+        kinds = (False, True)  # forward AD's dual tensors: the function, with its jvp
     # (Under torch.compile, a vmap alone takes the typed ops below, whose batching rules it
     # traces; a function of its own it cannot batch, `ApplyTemplate`.)
     if kinds is not None and (kinds != (False, False) or not _compiling(torch)):

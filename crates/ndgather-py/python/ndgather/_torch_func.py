@@ -12,8 +12,10 @@ that ``torch.func`` can transform, whose backward is the typed gradient op
 - ``grad`` and the other reverse-mode transforms record the function, whose ``vmap`` rule
   PyTorch generates from those of its ops (``generate_vmap_rule``): per-sample gradients,
   ``vmap(grad(f))``, batch the gradient op.
-- Forward mode (``jvp``, ``jacfwd``) is refused where a tangent reaches the op: the
-  function's ``jvp`` raises.
+- Forward mode (``jvp``, ``jacfwd``, and forward AD's dual tensors) runs the op on the
+  tangents, where the registry says the op is linear in the inputs they reach
+  (``_core.op_linear``: a gather in its table, a sum in its data); elsewhere (a max, a
+  product, a ``max_norm``) the function's ``jvp`` raises.
 """
 
 from __future__ import annotations
@@ -79,15 +81,22 @@ def _flattened(typed: Sequence[Any]) -> tuple:
         is_list = isinstance(x, (list, tuple))
         part = list(x) if is_list else [] if x is None else [x]
         flat += part
-        arity.append((is_list, len(part)))
-    return flat, tuple(arity)
+        arity.append(f"{'l' if is_list else 't'}{len(part)}")
+    return flat, ",".join(arity)
 
 
-def _regrouped(tensors: Sequence[Any], arity: Sequence[tuple]) -> list:
+def _arities(arity: str) -> list:
+    """Each input's ``(is_list, count)`` from :func:`_flattened`'s text. (Text, not a tuple:
+    PyTorch's generated batching rule of a function's ``jvp`` flattens a tuple argument and
+    then fails to rebuild it.)"""
+    return [(part[0] == "l", int(part[1:])) for part in arity.split(",") if part]
+
+
+def _regrouped(tensors: Sequence[Any], arity: str) -> list:
     """The flat tensors as the typed op's inputs: ``arity`` says, for each, whether it is a
     list, and of how many tensors."""
     out, at = [], 0
-    for is_list, count in arity:
+    for is_list, count in _arities(arity):
         part = list(tensors[at:at + count])
         at += count
         out.append(part if is_list else (part[0] if part else None))
@@ -96,12 +105,17 @@ def _regrouped(tensors: Sequence[Any], arity: Sequence[tuple]) -> list:
 
 _NO_FORWARD = ("ndgather: {}: forward-mode AD (jvp) is not implemented for its ops; use "
                "reverse mode (backward)")
+_NOT_LINEAR = ("ndgather: {}: forward-mode AD (jvp) is not implemented where a tangent "
+               "reaches {}: the op is not linear there (a max, a product, a max_norm), and "
+               "ndgather computes a forward derivative only where it is; use reverse mode "
+               "(backward)")
 
 #: The ``autograd.Function`` that the transforms see, defined with the ops (not on a call,
 #: which ``torch.compile`` may trace, and a class definition it cannot): eagerly one whose
 #: ``jvp`` refuses forward mode, and for ``torch.compile`` one without (it traces none).
 _FUNCTION: list = []
 _NO_DERIVATIVE: list = []
+_GRAD_FUNCTION: list = []
 
 #: What the function's gradient needs of the core, read with the ops, as ``torch.compile``
 #: can trace its reads (not a call into the core): the ops whose gradient reads their
@@ -117,7 +131,7 @@ def _function(forward_mode: bool) -> Any:
         generate_vmap_rule = True
 
         @staticmethod
-        def forward(name: str, attrs: str, arity: tuple, *tensors: Any) -> Any:
+        def forward(name: str, attrs: str, arity: str, *tensors: Any) -> Any:
             return _typed(name, "native")(*_regrouped(tensors, arity), attrs)
 
         @staticmethod
@@ -126,6 +140,10 @@ def _function(forward_mode: bool) -> Any:
             # The output only where the gradient reads it, as the eager formula keeps it.
             reads = _READS_OUTPUT[name]
             ctx.save_for_backward(*tensors, *([output] if reads else []))
+            ctx.save_for_forward(*tensors)
+            # (An input with no tangent then has None for one, not zeros, which jvp would
+            # take for a tangent that reached it.)
+            ctx.set_materialize_grads(False)
             ctx.call = (name, attrs, arity, reads)
 
         @staticmethod
@@ -133,8 +151,16 @@ def _function(forward_mode: bool) -> Any:
             name, attrs, arity, reads = ctx.call
             saved = ctx.saved_tensors
             tensors, output = (saved[:-1], saved[-1]) if reads else (saved, upstream)
-            grads = iter(_gradient(name, [*_regrouped(tensors, arity), output, upstream],
-                                   attrs))
+            if not torch.compiler.is_compiling() and _differentiated(upstream, tensors) \
+                    and _grads_linear(name, attrs, arity, tensors):
+                # A second derivative (hessian, grad of grad): the gradient through its own
+                # function. (An output never read: an empty tensor, no tangent of its own.)
+                grads = iter(_GRAD_FUNCTION[0].apply(
+                    name, attrs, arity, *tensors, output if reads else upstream.new_empty(0),
+                    upstream))
+            else:
+                grads = iter(_gradient(name, [*_regrouped(tensors, arity), output, upstream],
+                                       attrs))
             per_input = [next(grads) if t.dtype in _GRAD_DTYPES else None for t in tensors]
             needs = ctx.needs_input_grad[3:]
             return (None, None, None,
@@ -143,9 +169,83 @@ def _function(forward_mode: bool) -> Any:
     if forward_mode:
         def jvp(ctx: Any, *tangents: Any) -> Any:
             # (Called only where a tangent reaches the op.)
-            raise RuntimeError(_NO_FORWARD.format(ctx.call[0]))
+            name, attrs, arity, _ = ctx.call
+            return _tangent(name, attrs, arity, ctx.saved_tensors, tangents[3:])
         NdgatherOp.jvp = staticmethod(jvp)
     return NdgatherOp
+
+
+def _tangent(name: str, attrs: str, arity: str, tensors: Sequence[Any],
+             tangents: Sequence[Any]) -> Any:
+    """The output's tangent: the op, with its tangent attributes, on the tangents of the
+    inputs it is linear in (zeros for one that has none), the others as they are; refused
+    where a tangent reaches an input that it is not linear in."""
+    import torch
+    positions, tangent_attrs = _linear(name, attrs)
+    owner = _owners(arity)
+    for t, k in zip(tangents, owner):
+        if t is not None and k not in positions:
+            raise RuntimeError(_NOT_LINEAR.format(name, _input_name(name, k)))
+    given = [x if owner[j] not in positions else t if t is not None else torch.zeros_like(x)
+             for j, (x, t) in enumerate(zip(tensors, tangents))]
+    return _typed(name, "native")(*_regrouped(given, arity), tangent_attrs)
+
+
+@functools.lru_cache(maxsize=None)
+def _linear(name: str, attrs: str) -> tuple:
+    """Where the op with ``attrs`` is linear (the registry's fact): the positions of those
+    inputs (none where it is not), and the attributes' string of its tangent's op."""
+    names, texts = _split(attrs)
+    fact = _core.op_linear(name, _core.text_attrs(name, names, texts))
+    if fact is None:
+        return frozenset(), attrs
+    positions, tangent_attrs = fact
+    given = dict(zip(names, texts))
+    given.update((k, _staged_call.text(name, k, v)) for k, v in tangent_attrs.items())
+    return frozenset(positions), ";".join(f"{k}={v}" for k, v in given.items())
+
+
+def _input_name(name: str, position: int) -> str:
+    """The name of the op's input at ``position`` in its signature."""
+    for op, _, inputs, _ in _core.op_signatures():
+        if op == name:
+            return inputs[position][0]
+    return f"input {position}"
+
+
+def _differentiated(upstream: Any, tensors: Sequence[Any]) -> bool:
+    """Whether a backward's result is differentiated again: forward mode around it
+    (``hessian``, ``jacfwd`` of ``jacrev``), or a tensor that requires grad at two levels of
+    ``torch.func``'s wrapping (``grad`` of ``grad``), not at the one level of the gradient
+    taken (``grad``, per-sample gradients)."""
+    import torch
+    if kinds()[1]:
+        return True
+    functorch = torch._C._functorch
+    for t in (upstream, *tensors):
+        levels = 0
+        while True:
+            levels += bool(t.requires_grad)
+            if levels > 1:
+                return True
+            if not functorch.is_functorch_wrapped_tensor(t):
+                break
+            t = functorch.get_unwrapped(t)
+    return False
+
+
+def _grads_linear(name: str, attrs: str, arity: str, tensors: Sequence[Any]) -> bool:
+    """Whether the op is linear in every input that has a gradient: its gradient is then
+    linear in the upstream gradient and reads none of their values, and has a derivative,
+    :data:`_GRAD_FUNCTION`'s."""
+    positions = _linear(name, attrs)[0]
+    return bool(positions) and all(k in positions for t, k in zip(tensors, _owners(arity))
+                                   if t.dtype in _GRAD_DTYPES)
+
+
+def _owners(arity: str) -> list:
+    """The typed input that each flat tensor belongs to."""
+    return [k for k, (_, count) in enumerate(_arities(arity)) for _ in range(count)]
 
 
 def _gradient(name: str, typed: list, attrs: str) -> list:
@@ -164,6 +264,51 @@ def _gradient(name: str, typed: list, attrs: str) -> list:
     return _typed(name, "grad")(*typed, attrs)
 
 
+def _grad_function() -> Any:
+    """The gradient of an op linear in every input with one (:func:`_grads_linear`), as a
+    function that the transforms differentiate: forward mode (``hessian``, ``jacfwd`` of
+    ``jacrev``) runs the gradient op on the upstream gradient's tangent, reverse mode
+    (``grad`` of ``grad``) the op's tangent on the cotangents; the inputs' values, which
+    it does not read, have no derivative."""
+    import torch
+
+    class NdgatherGrad(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(name: str, attrs: str, arity: str, *tensors: Any) -> tuple:
+            *inputs, output, upstream = tensors
+            return tuple(_typed(name, "grad")(*_regrouped(inputs, arity), output, upstream,
+                                              attrs))
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+            name, attrs, arity, *tensors = inputs
+            ctx.save_for_forward(*tensors)
+            ctx.save_for_backward(*tensors)
+            ctx.call = (name, attrs, arity)
+
+        @staticmethod
+        def jvp(ctx: Any, *tangents: Any) -> tuple:
+            name, attrs, arity = ctx.call
+            *inputs, output, upstream = ctx.saved_tensors
+            if tangents[-1] is None:
+                grads = NdgatherGrad.forward(name, attrs, arity, *inputs, output, upstream)
+                return tuple(torch.zeros_like(g) for g in grads)
+            return NdgatherGrad.forward(name, attrs, arity, *inputs, output, tangents[-1])
+
+        @staticmethod
+        def backward(ctx: Any, *cotangents: Any) -> tuple:
+            name, attrs, arity = ctx.call
+            *inputs, _, _ = ctx.saved_tensors
+            with_grad = iter(cotangents)
+            tangents = [next(with_grad) if t.dtype in _GRAD_DTYPES else None for t in inputs]
+            up = _tangent(name, attrs, arity, inputs, tangents)
+            return (None, None, None, *[None] * (len(inputs) + 1), up)
+
+    return NdgatherGrad
+
+
 def _no_derivative_function() -> Any:
     import torch
 
@@ -171,7 +316,7 @@ def _no_derivative_function() -> Any:
         generate_vmap_rule = True
 
         @staticmethod
-        def forward(name: str, attrs: str, arity: tuple, *tensors: Any) -> tuple:
+        def forward(name: str, attrs: str, arity: str, *tensors: Any) -> tuple:
             with torch._C._AutoDispatchBelowAutograd():
                 return tuple(_typed(name, "grad")(*_regrouped(tensors, arity), attrs))
 
@@ -195,6 +340,7 @@ def register(torch: Any, name: str, roles: Sequence[str]) -> None:
     if not _FUNCTION:
         _FUNCTION.extend([_function(True), _function(False)])
         _NO_DERIVATIVE.append(_no_derivative_function())
+        _GRAD_FUNCTION.append(_grad_function())
         _GRAD_DTYPES.update(getattr(torch, n) for n in _staged_call.grad_dtypes()
                             if isinstance(getattr(torch, n, None), torch.dtype))
     _READS_OUTPUT[name] = _core.grad_reads_output(name)
