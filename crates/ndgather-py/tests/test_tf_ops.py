@@ -384,7 +384,12 @@ def test_a_nul_in_a_raw_ops_attributes_is_refused():
         with pytest.raises(tf.errors.InvalidArgumentError, match="NUL character"):
             lib.ndgather_op(args=[tf.constant([1.0, 2.0]), tf.constant([1])], Tout=tf.float32,
                             op=op, arity=[1, 1], attr_names=["axis"][:len(values)],
-                            attr_values=values, out_shape=tf.TensorShape([1]))
+                            attr_values=values, out_dims=[1], out_rank=1)
+    # Nor a static shape that disagrees with itself, when the graph is built.
+    with pytest.raises(ValueError, match="out_dims must have out_rank entries"):
+        tf.function(lambda a, i: lib.ndgather_op(
+            args=[a, i], Tout=tf.float32, op="gather", arity=[1, 1], out_dims=[1, 2],
+            out_rank=1))(tf.constant([1.0, 2.0]), tf.constant([1]))
 
 
 def _loops(types):
@@ -486,3 +491,57 @@ def test_vectorized_map_of_an_unknown_rank_loops():
         input_signature=[tf.TensorSpec(None, tf.float32), tf.TensorSpec(None, tf.int32)])
     with pytest.raises((tf.errors.InvalidArgumentError, ValueError, IndexError)):
         h(cube, along)
+
+
+def _jvp(f, x, tangent):
+    with tf.autodiff.ForwardAccumulator(x, tangent) as acc:
+        out = f(x)
+    return out, acc.jvp(out)
+
+
+def test_forward_mode_equals_tensorflows_own_where_the_op_is_linear():
+    """``ForwardAccumulator`` of a gather (whose gradient is ``IndexedSlices``), a filled
+    gather (a fill's tangent is zero) and a segment sum, against TensorFlow's own ops, eagerly
+    and inside ``tf.function``; a max is refused in TensorFlow's words, with ndgather's
+    reason."""
+    tangent = tf.reshape(tf.range(24, dtype=tf.float32), (6, 4))
+    segments = tf.constant([2, 0, 2, 1, 1, 0])
+    cases = [
+        (lambda x: ng.gather(x, IDS), lambda x: tf.gather(x, IDS)),
+        (lambda x: ng.gather(x, tf.constant([1, 9]), bad_indices="fill", fill_value=7.5),
+         lambda x: tf.concat([x[1:2], tf.fill([1, 4], 7.5)], 0)),
+        (lambda x: ng.unsorted_segment_sum(x, segments, 3),
+         lambda x: tf.math.unsorted_segment_sum(x, segments, 3)),
+    ]
+    for ours, theirs in cases:
+        for wrap in (lambda f: f, tf.function):
+            out, got = wrap(lambda x, t: _jvp(ours, x, t))(TABLE, tangent)
+            want_out, want = _jvp(theirs, TABLE, tangent)
+            np.testing.assert_array_equal(out, want_out)
+            np.testing.assert_array_equal(got, tf.convert_to_tensor(want))
+    with pytest.raises(LookupError, match="NdgatherOp: unsorted_segment_max: .* linear"):
+        _jvp(lambda x: ng.unsorted_segment_max(x, segments, 3), TABLE, tangent)
+
+
+def test_second_derivatives_equal_tensorflows_own_where_the_op_is_linear():
+    """A tape over a tape, and an accumulator over a tape, of ``sum(f(x)²)``: the gradient's
+    gradient of a linear op is the op's tangent on the cotangents; a max has none."""
+    def hessian_rows(f, x):
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                loss = tf.reduce_sum(f(x) ** 2)
+            total = tf.reduce_sum(tf.convert_to_tensor(inner.gradient(loss, x)) * x)
+        return tf.convert_to_tensor(outer.gradient(total, x))
+    segments = tf.constant([2, 0, 2, 1, 1, 0])
+    for ours, theirs in [
+            (lambda x: ng.gather(x, IDS, axis=0, batch_dims=0), lambda x: tf.gather(x, IDS)),
+            (lambda x: ng.gather(x, tf.constant([[3, 0]] * 6), axis=1, batch_dims=1),
+             lambda x: tf.gather(x, tf.constant([[3, 0]] * 6), axis=1, batch_dims=1)),
+            (lambda x: ng.tensor_scatter_nd_add(x, tf.constant([[5], [5]]), x[:2] * 2.0),
+             lambda x: tf.tensor_scatter_nd_add(x, tf.constant([[5], [5]]), x[:2] * 2.0))]:
+        np.testing.assert_allclose(hessian_rows(ours, TABLE), hessian_rows(theirs, TABLE),
+                                   rtol=1e-6)
+    with pytest.raises(LookupError, match="NdgatherGrad: unsorted_segment_max"):
+        hessian_rows(lambda x: ng.unsorted_segment_max(x, segments, 3), TABLE)

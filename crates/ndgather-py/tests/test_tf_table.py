@@ -79,6 +79,7 @@ def saved(f, inputs):
 def forward_mode(f, inputs):
     """The tangent against central differences, where the op gives one (none is an
     error, not a zero)."""
+    inputs = list(inputs)  # (the accumulator's primals and tangents: one structure)
     ones = [tf.ones_like(x) for x in inputs]
     with tf.autodiff.ForwardAccumulator(inputs, ones) as acc:
         out = f(*inputs)
@@ -91,10 +92,38 @@ def forward_mode(f, inputs):
     same(tangent, (up - down) / (2 * eps), "ForwardAccumulator", tol=1e-6)
 
 
+def second_order(f, inputs):
+    """The Hessian of ``sum(f(x)²)`` times ones, a tape over a tape (reverse over reverse)
+    and an accumulator over a tape (forward over reverse), against central differences of
+    the gradient."""
+    inputs = list(inputs)
+
+    def grads(xs):
+        with tf.GradientTape() as tape:
+            tape.watch(xs)
+            loss = tf.reduce_sum(f(*xs) ** 2)
+        return [tf.convert_to_tensor(g) for g in tape.gradient(loss, xs)]
+    ones = [tf.ones_like(x) for x in inputs]
+    eps = 1e-6
+    up = grads([x + eps * v for x, v in zip(inputs, ones)])
+    down = grads([x - eps * v for x, v in zip(inputs, ones)])
+    want = [(u - d) / (2 * eps) for u, d in zip(up, down)]
+    with tf.GradientTape() as outer:
+        outer.watch(inputs)
+        total = tf.add_n([tf.reduce_sum(g) for g in grads(list(inputs))])
+    same([tf.convert_to_tensor(h) for h in outer.gradient(total, inputs)], want,
+         "tape of tape", tol=1e-5)
+    with tf.autodiff.ForwardAccumulator(inputs, ones) as acc:
+        got = grads(list(inputs))
+    same([tf.convert_to_tensor(acc.jvp(g)) for g in got], want, "accumulator of tape",
+         tol=1e-5)
+
+
 COLUMNS = [("`GradientTape`", tape_gradients), ("`tf.function`", in_function),
            ("`tf.function` and `GradientTape`", function_tape),
            ("`tf.vectorized_map`, no `while_loop`", vectorized), ("`jit_compile=True`", xla),
-           ("SavedModel", saved), ("`ForwardAccumulator` (forward mode)", forward_mode)]
+           ("SavedModel", saved), ("`ForwardAccumulator` (forward mode)", forward_mode),
+           ("second order (tape of tape, accumulator of tape)", second_order)]
 
 
 def test_the_pages_table_is_this_runs():

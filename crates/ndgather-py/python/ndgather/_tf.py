@@ -16,6 +16,9 @@ registry by name.
   (``NdgatherGrad``), or ``tf.IndexedSlices`` where TensorFlow gives them (a gather along
   axis 0 with no batch dimensions and the ``"error"`` policy; an embedding lookup of one table
   with no ``max_norm``).
+- Where the op is linear (``_core.op_linear``), ``NdgatherGrad`` has a gradient and
+  ``NdgatherOp`` a forward derivative, both the op run on tangents: second derivatives and
+  ``tf.autodiff.ForwardAccumulator``.
 - An index policy is the op's attribute, so ``bad_indices="clamp"`` runs on TensorFlow's
   CPU, and ``"error"`` raises ``tf.errors.InvalidArgumentError`` with TensorFlow's message.
 
@@ -123,6 +126,8 @@ def library() -> Any:
             finally:
                 os.close(fd)
             tf.RegisterGradient("NdgatherOp")(_gradient)
+            tf.RegisterGradient("NdgatherGrad")(_gradient_of_gradient)
+            _register_jvp()
             from . import _tf_pfor
             _tf_pfor.register()
             _library = lib
@@ -157,7 +162,18 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     return lib.ndgather_op(
         args=given, Tout=out_dtype, op=name, arity=arity,
         attr_names=list(attrs), attr_values=[_staged_call.text(name, k, v) for k, v in attrs.items()],
-        out_shape=tf.TensorShape(out_shape))
+        **_shape_attrs(out_shape))
+
+
+def _shape_attrs(shape: Any) -> dict:
+    """A static shape (a list with ``None`` for an unknown size, ``None`` for an unknown
+    rank, or a ``tf.TensorShape``) as ``NdgatherOp``'s ``out_dims`` and ``out_rank``."""
+    import tensorflow as tf
+    shape = tf.TensorShape(shape)
+    if shape.rank is None:
+        return {"out_dims": [], "out_rank": -1}
+    return {"out_dims": [-1 if d is None else d for d in shape.as_list()],
+            "out_rank": shape.rank}
 
 
 def _gather_slices(op: Any, name: str, attrs: dict, upstream: Any) -> Optional[Any]:
@@ -211,3 +227,95 @@ def _gradient(op: Any, upstream: Any) -> list:
         attr_names=names, attr_values=values, wrt=wrt)
     by_input = dict(zip(wrt, grads))
     return [by_input.get(k) for k in range(len(args))]
+
+
+def _gradient_of_gradient(op: Any, *cotangents: Any) -> list:
+    """``NdgatherGrad``'s gradient, where the op is linear in every input with a gradient
+    (the registry's fact, ``_core.op_linear``: a gather in its table, a sum in its data):
+    the gradient is then linear in the upstream gradient and reads none of those inputs'
+    values, so its own gradient is the op's tangent on the cotangents, and none for the
+    rest. TensorFlow's second derivatives (a tape over a tape) and its forward mode
+    (``ForwardAccumulator``, which differentiates a gradient) take it. Elsewhere (a max, a
+    product, a ``max_norm``) there is none, in TensorFlow's words."""
+    import tensorflow as tf
+    name = op.get_attr("op").decode()
+    names = [n.decode() for n in op.get_attr("attr_names")]
+    values = [v.decode() for v in op.get_attr("attr_values")]
+    arity = list(op.get_attr("arity"))
+    wrt = list(op.get_attr("wrt"))
+    *inputs, _, upstream = op.inputs
+    linear = _linear(name, names, values)
+    owners = [k for k, n in enumerate(arity) for _ in range(n)]
+    if linear is None or any(owners[k] not in linear[0] for k in wrt):
+        raise LookupError(
+            f"No gradient defined for op type NdgatherGrad: {name}: the gradient of "
+            f"ndgather's op has a derivative only where the op is linear in every input "
+            "with a gradient (a gather in its table, a sum in its data; not a max, a "
+            "product or a max_norm)")
+    tangents: list = [None] * len(inputs)
+    for k, c in zip(wrt, cotangents):
+        tangents[k] = None if c is None else tf.convert_to_tensor(c)
+    positions, attrs = linear
+    args = [x if owners[j] not in positions else
+            tangents[j] if tangents[j] is not None else tf.zeros_like(x)
+            for j, x in enumerate(inputs)]
+    tangent = library().ndgather_op(
+        args=args, Tout=upstream.dtype, op=name, arity=arity, attr_names=list(attrs),
+        attr_values=list(attrs.values()), **_shape_attrs(upstream.shape))
+    return [None] * (len(op.inputs) - 1) + [tangent]
+
+
+def _register_jvp() -> None:
+    """``NdgatherOp``'s forward derivative, for ``tf.autodiff.ForwardAccumulator``: TensorFlow
+    takes one per op type from its ``_SPECIAL_CASES`` (its own ``Identity``'s), else
+    differentiates the op's gradient, which cannot differentiate the ``IndexedSlices`` of a
+    gather's. (Where TensorFlow lacks the table, that default stays.)"""
+    try:
+        from tensorflow.python.eager import forwardprop
+    except ImportError:
+        return
+    cases = getattr(forwardprop, "_SPECIAL_CASES", None)
+    if isinstance(cases, dict):
+        cases["NdgatherOp"] = _jvp
+
+
+def _jvp(attr_tuple: tuple, inputs: Sequence[Any], outputs: Sequence[Any],
+         tangents: Sequence[Any]) -> list:
+    """The output's tangent: the op, with its tangent attributes, on the tangents of the
+    inputs it is linear in, the others as they are. TensorFlow gives every input a tangent
+    (zeros where none was watched), so the op must be linear in each float input; else
+    there is none, as for an op without a gradient."""
+    attrs = dict(zip(attr_tuple[::2], attr_tuple[1::2]))
+
+    def text(v: Any) -> str:
+        return v.decode() if isinstance(v, bytes) else str(v)
+    name = text(attrs["op"])
+    names = [text(n) for n in attrs["attr_names"]]
+    values = [text(v) for v in attrs["attr_values"]]
+    arity = [int(n) for n in attrs["arity"]]
+    owners = [k for k, n in enumerate(arity) for _ in range(n)]
+    linear = _linear(name, names, values)
+    floats = [j for j, x in enumerate(inputs) if x.dtype.is_floating or x.dtype.is_complex]
+    if linear is None or any(owners[j] not in linear[0] for j in floats):
+        raise LookupError(
+            f"No gradient defined for op type NdgatherOp: {name}: ndgather's forward mode "
+            "needs the op linear in every float input (a gather in its table, a sum in its "
+            "data; not a max, a product, a max_norm, or per_sample_weights)")
+    positions, tangent_attrs = linear
+    args = [tangents[j] if owners[j] in positions else x for j, x in enumerate(inputs)]
+    return [library().ndgather_op(
+        args=args, Tout=outputs[0].dtype, op=name, arity=arity,
+        attr_names=list(tangent_attrs), attr_values=list(tangent_attrs.values()),
+        **_shape_attrs(outputs[0].shape))]
+
+
+def _linear(name: str, names: list, values: list) -> Optional[tuple]:
+    """Where the op with these attributes is linear (``_core.op_linear``): the positions of
+    those inputs, and its tangent's attributes by name, as text."""
+    fact = _core.op_linear(name, _core.text_attrs(name, names, values))
+    if fact is None:
+        return None
+    positions, tangent_attrs = fact
+    attrs = dict(zip(names, values))
+    attrs.update((k, _staged_call.text(name, k, v)) for k, v in tangent_attrs.items())
+    return frozenset(positions), attrs

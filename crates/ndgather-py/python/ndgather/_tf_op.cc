@@ -203,11 +203,26 @@ REGISTER_OP("NdgatherOp")
     .Attr("arity: list(int) >= 0")
     .Attr("attr_names: list(string) = []")
     .Attr("attr_values: list(string) = []")
-    .Attr("out_shape: shape")
+    // The output's static shape as integers (-1 an unknown size; a rank of -1 unknown), not
+    // a `shape` attribute, which TensorFlow's forward mode inside tf.function cannot trace.
+    .Attr("out_dims: list(int) = []")
+    .Attr("out_rank: int = -1")
     .SetShapeFn([](tensorflow::shape_inference::InferenceContext* c) {
       // The op's own inference, which ndgather._tf ran when it built the node.
+      std::vector<int64_t> dims;
+      int64_t rank = -1;
+      TF_RETURN_IF_ERROR(c->GetAttr("out_dims", &dims));
+      TF_RETURN_IF_ERROR(c->GetAttr("out_rank", &rank));
+      if (rank < 0) {
+        c->set_output(0, c->UnknownShape());
+        return absl::OkStatus();
+      }
+      // A hand-made node may disagree with itself: refused, never an exception.
+      if (static_cast<int64_t>(dims.size()) != rank) {
+        return absl::InvalidArgumentError("ndgather: out_dims must have out_rank entries");
+      }
       tensorflow::PartialTensorShape shape;
-      TF_RETURN_IF_ERROR(c->GetAttr("out_shape", &shape));
+      TF_RETURN_IF_ERROR(tensorflow::PartialTensorShape::BuildPartialTensorShape(dims, &shape));
       tensorflow::shape_inference::ShapeHandle out;
       TF_RETURN_IF_ERROR(c->MakeShapeFromPartialTensorShape(shape, &out));
       c->set_output(0, out);
