@@ -111,10 +111,32 @@ def forward_mode(f, inputs):
     same(tangent, (np.asarray(up) - np.asarray(down)) / (2 * eps), "jvp", tol=1e-6)
 
 
+def second_order(f, inputs):
+    """The Hessian of ``sum(f(x)²)`` times ones, forward over reverse (``jvp`` of ``grad``,
+    as ``jax.hessian`` computes) and reverse over reverse (``grad`` of ``grad``), against
+    central differences of the gradient."""
+    xs = [jnp.asarray(x) for x in inputs]
+    ones = [jnp.ones_like(x) for x in xs]
+    argnums = tuple(range(len(xs)))
+
+    def loss(*ys):
+        return (f(*ys) ** 2).sum()
+    grads = jax.grad(loss, argnums)
+    eps = 1e-6
+    up = grads(*(x + eps * v for x, v in zip(xs, ones)))
+    down = grads(*(x - eps * v for x, v in zip(xs, ones)))
+    want = [(np.asarray(u) - np.asarray(d)) / (2 * eps) for u, d in zip(up, down)]
+    _, forward = jax.jvp(grads, xs, ones)
+    same(list(forward), want, "jvp of grad", tol=1e-5)
+    reverse = jax.grad(lambda *ys: sum(g.sum() for g in grads(*ys)), argnums)(*xs)
+    same(list(reverse), want, "grad of grad", tol=1e-5)
+
+
 COLUMNS = [("`jax.jit`", jitted), ("`grad`, `vjp`, `jacrev`", reverse), ("`vmap`", vmapped),
            ("`vmap` of `grad`", per_sample), ("`jax.checkpoint`", checkpointed),
            ("`lax.scan`", scanned), ("`jax.export`", exported),
-           ("`jvp` (forward mode)", forward_mode)]
+           ("`jvp` (forward mode)", forward_mode),
+           ("second order (`hessian`, `grad` of `grad`)", second_order)]
 
 
 def test_the_pages_table_is_this_runs():

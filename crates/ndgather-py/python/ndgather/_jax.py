@@ -8,11 +8,15 @@ that run any op of the registry by name. XLA compiles the call into its program,
 compiled function never returns to Python for it.
 
 - The result's shape and dtype are the op's own inference (``_core.infer_op``).
-- Gradients go through ``jax.custom_vjp``: the backward pass is the core's gradient of the
-  op, through ``ndgather_grad``; integer inputs (indices) have none.
+- The op is a JAX primitive with a JVP and a transpose rule (see :func:`_primitives`): its
+  tangent is a primitive of its own, the Jacobian times the tangents, which reverse mode
+  transposes into the core's gradient (``ndgather_grad``; integer inputs, indices, have
+  none), and forward mode evaluates as the op on the tangents where the registry says the
+  op is linear in them (``_core.op_linear``). Where the op is linear in every input with a
+  gradient, the gradient has a JVP and a transpose too: second derivatives.
 - ``jax.vmap`` of ``gather``, ``gather_nd`` and ``take_along_axis`` is one call with one more
-  batch dimension (a batching rule, ``jax.custom_batching.custom_vmap``); the other ops map
-  the call over the batch, one call per element (``vmap_method`` ``"sequential"``).
+  batch dimension (``_batching.plan``); the other ops map the call over the batch, one call
+  per element (``lax.map``).
 - An index policy is the op's attribute, so ``bad_indices="error"`` raises inside
   ``jax.jit`` too: JAX's ``JaxRuntimeError``, with TensorFlow's message.
 
@@ -110,8 +114,8 @@ def _attr(value: Any) -> Any:
 
 
 def _frozen(attrs: dict) -> tuple:
-    """The attributes as a hashable key (``custom_vjp``'s static arguments); ``None`` values
-    are left out, so that the op takes its defaults."""
+    """The attributes as a hashable key (the primitives' parameters); ``None`` values are
+    left out, so that the op takes its defaults."""
     out = []
     for name, value in sorted(attrs.items()):
         if value is None:
@@ -185,92 +189,292 @@ def _ffi(target: str, name: str, arity: tuple, attrs: tuple, results: Any,
                 **{k: _attr(v) for k, v in attrs})
 
 
-def _forward(name: str, arity: tuple, attrs: tuple, *flat: Any) -> Any:
-    if name in _batching.BATCHABLE and arity == (1, 1):
-        return _batchable(name, attrs)(*flat)
+def _call(name: str, arity: tuple, attrs: tuple, *flat: Any) -> Any:
+    return _primitives()[0].bind(*flat, name=name, arity=arity, attrs=attrs)
+
+
+def _result(name: str, arity: tuple, attrs: tuple, *flat: Any) -> Any:
+    """The op's custom call into the handler ``ndgather``."""
     return _ffi("ndgather", name, arity, attrs, _result_type(name, arity, attrs, flat), flat)
 
 
+def _wanted(flat: Sequence[Any]) -> list:
+    """The inputs whose gradient the gradient handler writes: those of a dtype with one."""
+    import jax.numpy as jnp
+    with_grad = _staged_call.grad_dtypes()
+    return [k for k, a in enumerate(flat) if jnp.dtype(a.dtype).name in with_grad]
+
+
+def _grad_result(name: str, arity: tuple, attrs: tuple, *args: Any) -> list:
+    """The op's gradient's custom call into the handler ``ndgather_grad``: ``args`` the op's
+    inputs, its output and the upstream gradient; a result per :func:`_wanted` input."""
+    import jax
+    flat = args[:-2]
+    results = [jax.ShapeDtypeStruct(flat[k].shape, flat[k].dtype) for k in _wanted(flat)]
+    return list(_ffi("ndgather_grad", name, arity, attrs, results, args)) if results else []
+
+
 @functools.lru_cache(maxsize=None)
-def _batchable(name: str, attrs: tuple) -> Any:
-    """The op on ``(params, indices)`` with its batching rule, ``_batching.plan``'s: under
-    ``jax.vmap`` a batched table is one call with ``batch_dims`` (and a given axis) one
-    more; batched indices alone from one table are one call whose batch lands at the axis;
-    ``take_along_axis`` broadcasts one table; a table that one call needs broadcast is
-    broadcast."""
+def _linear(name: str, attrs: tuple) -> tuple:
+    """Where the op with ``attrs`` is linear (the registry's fact, ``_core.op_linear``): the
+    positions of those inputs (none where it is not), and its tangent's attributes."""
+    fact = _core.op_linear(name, {k: _plain(v) for k, v in attrs})
+    if fact is None:
+        return frozenset(), attrs
+    positions, tangent_attrs = fact
+    return frozenset(positions), _frozen({**dict(attrs), **tangent_attrs})
+
+
+def _plain(value: Any) -> Any:
+    """An attribute as ``_frozen`` holds it, as the core's binding takes it."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _owners(arity: tuple) -> list:
+    """The input of the op's signature that each flat array belongs to."""
+    return [k for k, n in enumerate(arity) for _ in range(n)]
+
+
+def _not_linear(name: str, position: int, what: str) -> NotImplementedError:
+    inputs = next(i for n, _, i, _ in _core.op_signatures() if n == name)
+    return NotImplementedError(
+        f"{name}: {what} is not implemented where a tangent reaches {inputs[position][0]}: "
+        "the op is not linear there (a max, a product, a max_norm), and ndgather "
+        "differentiates it in reverse mode only (jax.grad, jax.vjp, jax.jacrev)")
+
+
+def _tangent(name: str, arity: tuple, attrs: tuple, flat: Sequence[Any],
+             tangents: dict, what: str = "forward mode (jvp)") -> Any:
+    """The op's tangent: the op, with its tangent attributes, on ``tangents`` (by flat
+    position) for the inputs it is linear in (zeros for one without), the others as they
+    are; refused where a tangent reaches an input it is not linear in."""
+    import jax.numpy as jnp
+    positions, tangent_attrs = _linear(name, attrs)
+    owners = _owners(arity)
+    for j in tangents:
+        if owners[j] not in positions:
+            raise _not_linear(name, owners[j], what)
+    given = [x if owners[j] not in positions else
+             tangents[j] if j in tangents else jnp.zeros_like(x) for j, x in enumerate(flat)]
+    return _call(name, arity, tangent_attrs, *given)
+
+
+def _check_grad_dtypes(name: str, flat: Sequence[Any], perturbed: Sequence[int]) -> None:
+    """Refuses a tangent on a float input of a dtype without a gradient in the core."""
+    import jax.numpy as jnp
+    with_grad = _staged_call.grad_dtypes()
+    for k in perturbed:
+        dtype = jnp.dtype(flat[k].dtype)
+        if jnp.issubdtype(dtype, jnp.inexact) and dtype.name not in with_grad:
+            raise TypeError(f"{name}: ndgather has no gradient for {dtype.name} inputs "
+                            f"(those with one: {', '.join(sorted(with_grad))})")
+
+
+def _is_zero(t: Any) -> bool:
+    from jax.interpreters import ad
+    return type(t) is ad.Zero
+
+
+def _mapped(primitive: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple:
+    """A primitive under ``jax.vmap`` with no rule of its own: once per element of the batch
+    (``lax.map``, a loop XLA runs), each call a primitive that the other transformations
+    still see."""
+    import jax
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    batched = [k for k, d in enumerate(dims) if d is not None]
+    moved = [jax.numpy.moveaxis(args[k], dims[k], 0) for k in batched]
+
+    def element(xs: Sequence[Any]) -> Any:
+        given = list(args)
+        for k, x in zip(batched, xs):
+            given[k] = x
+        return primitive.bind(*given, **params)
+    out = jax.lax.map(element, moved) if size else _empty(primitive, args, dims, params)
+    return out, ([0] * len(out) if primitive.multiple_results else 0)
+
+
+def _empty(primitive: Any, args: Sequence[Any], dims: Sequence[Any], params: dict) -> Any:
+    """An empty batch's result: the primitive's shapes, with none of the batch."""
     import jax
     import jax.numpy as jnp
-
-    @jax.custom_batching.custom_vmap
-    def op(params: Any, indices: Any) -> Any:
-        flat = (params, indices)
-        return _ffi("ndgather", name, (1, 1), attrs,
-                    _result_type(name, (1, 1), attrs, flat), flat)
-
-    @op.def_vmap
-    def rule(axis_size: int, in_batched: Sequence[bool], params: Any, indices: Any) -> tuple:
-        params_batched, indices_batched = in_batched
-        kind, changes, out_axis = _batching.plan(name, dict(attrs), params_batched,
-                                                 params.ndim)
-        if kind == "indices":
-            return jnp.moveaxis(_batchable(name, attrs)(params, indices), out_axis, 0), True
-        if kind == "broadcast":
-            params = params[None]
-        elif not params_batched:
-            params = jnp.broadcast_to(params, (axis_size, *params.shape))
-        if not indices_batched:
-            indices = jnp.broadcast_to(indices, (axis_size, *indices.shape))
-        given = _frozen({**dict(attrs), **changes})
-        return _batchable(name, given)(params, indices), True
-
-    return op
+    element = [jax.ShapeDtypeStruct(a.shape[:d] + a.shape[d + 1:] if d is not None
+                                    else a.shape, a.dtype) for a, d in zip(args, dims)]
+    shapes = jax.eval_shape(lambda *xs: primitive.bind(*xs, **params), *element)
+    if primitive.multiple_results:
+        return [jnp.zeros((0, *s.shape), s.dtype) for s in shapes]
+    return jnp.zeros((0, *shapes.shape), shapes.dtype)
 
 
-def _custom_vjp():
+@functools.lru_cache(maxsize=None)
+def _primitives() -> tuple:
+    """The op, its linearisation and its gradient as JAX primitives, each lowered to the
+    custom calls (``lower_fun`` of the FFI call):
+
+    - ``ndgather_op``: the op. Its JVP is the op itself and ``ndgather_lin`` on the tangents;
+      its batching rule ``_batching.plan``'s for the gathers, else once per element.
+    - ``ndgather_lin``: the op's Jacobian times the tangents, the primal inputs held (no
+      copy of a table). Transposed (reverse mode), it is the gradient, ``ndgather_grad``;
+      evaluated (forward mode), the op on the tangents where it is linear in them, else
+      refused.
+    - ``ndgather_grad``: the gradient, a result per input with one. Where the op is linear
+      in every such input, it is linear in the upstream gradient and reads none of their
+      values: its JVP is itself on the upstream's tangent, and its transpose the op's
+      tangent on the cotangents (second derivatives)."""
     import jax
-    import jax.numpy as jnp
+    from jax.extend.core import Primitive
+    from jax.interpreters import ad, batching, mlir
 
-    @functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2))
-    def call(name: str, arity: tuple, attrs: tuple, *flat: Any) -> Any:
-        return _forward(name, arity, attrs, *flat)
+    op_p, lin_p, grad_p = Primitive("ndgather_op"), Primitive("ndgather_lin"), \
+        Primitive("ndgather_grad")
+    grad_p.multiple_results = True
 
-    def fwd(name: str, arity: tuple, attrs: tuple, *primals: Any) -> tuple:
-        # With symbolic zeros, each primal says whether it is differentiated (`perturbed`).
-        flat = tuple(p.value for p in primals)
+    def shaped(s: Any) -> Any:
+        return jax.core.ShapedArray(s.shape, s.dtype)
+
+    # The op.
+    op_p.def_impl(lambda *flat, name, arity, attrs: _result(name, arity, attrs, *flat))
+    op_p.def_abstract_eval(lambda *flat, name, arity, attrs: shaped(
+        _result_type(name, arity, attrs, flat)))
+    mlir.register_lowering(op_p, mlir.lower_fun(
+        lambda *flat, name, arity, attrs: _result(name, arity, attrs, *flat),
+        multiple_results=False), platform="cpu")
+
+    def op_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, name: str, arity: tuple,
+               attrs: tuple) -> tuple:
+        out = op_p.bind(*primals, name=name, arity=arity, attrs=attrs)
+        perturbed = tuple(j for j, t in enumerate(tangents) if not _is_zero(t))
+        if not perturbed:
+            return out, ad.Zero(jax.core.get_aval(out).to_tangent_aval())
+        _check_grad_dtypes(name, primals, perturbed)
+        tangent = lin_p.bind(*primals, out, *(tangents[j] for j in perturbed), name=name,
+                             arity=arity, attrs=attrs, perturbed=perturbed)
+        return out, tangent
+    ad.primitive_jvps[op_p] = op_jvp
+
+    def op_batch(args: Sequence[Any], dims: Sequence[Any], *, name: str, arity: tuple,
+                 attrs: tuple) -> tuple:
+        if name in _batching.BATCHABLE and arity == (1, 1):
+            return _batched_gather(op_p, args, dims, name, attrs)
+        return _mapped(op_p, args, dims, name=name, arity=arity, attrs=attrs)
+    batching.primitive_batchers[op_p] = op_batch
+
+    # Its linearisation: the op's inputs, its output, then the tangents of `perturbed`.
+    def split(args: Sequence[Any], arity: tuple) -> tuple:
+        n = sum(arity)
+        return args[:n], args[n], args[n + 1:]
+
+    def lin_value(*args: Any, name: str, arity: tuple, attrs: tuple, perturbed: tuple) -> Any:
+        flat, _, tangents = split(args, arity)
+        return _tangent(name, arity, attrs, flat, dict(zip(perturbed, tangents)))
+    lin_p.def_impl(lin_value)
+    lin_p.def_abstract_eval(lambda *args, arity, **_: shaped(args[sum(arity)]))
+    mlir.register_lowering(lin_p, mlir.lower_fun(lin_value, multiple_results=False),
+                           platform="cpu")
+
+    def lin_batch(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple:
+        return jax.vmap(functools.partial(lin_value, **params), in_axes=tuple(dims))(
+            *args), 0
+    batching.primitive_batchers[lin_p] = lin_batch
+
+    def lin_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, name: str, arity: tuple,
+                attrs: tuple, perturbed: tuple) -> tuple:
+        params = dict(name=name, arity=arity, attrs=attrs, perturbed=perturbed)
+        out = lin_p.bind(*primals, **params)
+        flat, output, _ = split(primals, arity)
+        n = len(flat) + 1
+        # Linear in its tangents; in the primal inputs too little is known: refused where
+        # a tangent reaches one the op is not linear in (a linear op's Jacobian reads none).
+        positions = _linear(name, attrs)[0]
+        owners = _owners(arity)
+        for j, t in enumerate(tangents[:len(flat)]):
+            if not _is_zero(t) and owners[j] not in positions:
+                raise _not_linear(name, owners[j], "a second derivative")
+        dt = tangents[n:]
+        if all(_is_zero(t) for t in dt):
+            return out, ad.Zero(jax.core.get_aval(out).to_tangent_aval())
+        given = [ad.instantiate_zeros(t) for t in dt]
+        return out, lin_p.bind(*flat, output, *given, **params)
+    ad.primitive_jvps[lin_p] = lin_jvp
+
+    def lin_transpose(ct: Any, *args: Any, name: str, arity: tuple, attrs: tuple,
+                      perturbed: tuple) -> list:
+        flat, output, _ = split(args, arity)
+        none = [None] * (len(flat) + 1)
+        if _is_zero(ct):
+            return none + [None] * len(perturbed)
         if not _core.op_has_grad(name):
             raise TypeError(_staged_call.no_grad(name))
-        with_grad = _staged_call.grad_dtypes()
-        for p in primals:
-            dtype = jnp.dtype(p.value.dtype)
-            if p.perturbed and jnp.issubdtype(dtype, jnp.inexact) and dtype.name not in with_grad:
-                raise TypeError(f"{name}: ndgather has no gradient for {dtype.name} inputs "
-                                f"(those with one: {', '.join(sorted(with_grad))})")
-        out = _forward(name, arity, attrs, *flat)
-        return out, (flat, out)
+        grads = dict(zip(_wanted(flat), grad_p.bind(*flat, output, ct, name=name, arity=arity,
+                                                     attrs=attrs)))
+        return none + [grads.get(j) for j in perturbed]
+    ad.primitive_transposes[lin_p] = lin_transpose
 
-    def bwd(name: str, arity: tuple, attrs: tuple, residuals: tuple, upstream: Any) -> tuple:
-        flat, out = residuals
-        if isinstance(upstream, jax.custom_derivatives.SymbolicZero):
-            return tuple(None for _ in flat)
-        # One result per input of a dtype with a gradient in the core, as the handler writes.
-        with_grad = _staged_call.grad_dtypes()
-        wanted = [k for k, a in enumerate(flat) if jnp.dtype(a.dtype).name in with_grad]
-        if not wanted:
-            return tuple(None for _ in flat)
-        results = [jax.ShapeDtypeStruct(flat[k].shape, flat[k].dtype) for k in wanted]
-        grads = _ffi("ndgather_grad", name, arity, attrs, results,
-                     [*flat, out, upstream.astype(out.dtype)])
-        by_input = dict(zip(wanted, grads))
-        return tuple(by_input.get(k) for k in range(len(flat)))
+    # The gradient: the op's inputs, its output, the upstream gradient.
+    grad_p.def_impl(lambda *args, name, arity, attrs: _grad_result(name, arity, attrs, *args))
+    grad_p.def_abstract_eval(lambda *args, name, arity, attrs: [
+        shaped(args[k]) for k in _wanted(args[:-2])])
+    mlir.register_lowering(grad_p, mlir.lower_fun(
+        lambda *args, name, arity, attrs: _grad_result(name, arity, attrs, *args),
+        multiple_results=True), platform="cpu")
+    batching.primitive_batchers[grad_p] = functools.partial(_mapped, grad_p)
 
-    call.defvjp(fwd, bwd, symbolic_zeros=True)
-    return call
+    def grads_linear(name: str, arity: tuple, attrs: tuple, flat: Sequence[Any]) -> bool:
+        positions = _linear(name, attrs)[0]
+        owners = _owners(arity)
+        return bool(positions) and all(owners[k] in positions for k in _wanted(flat))
+
+    def grad_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, name: str, arity: tuple,
+                 attrs: tuple) -> tuple:
+        params = dict(name=name, arity=arity, attrs=attrs)
+        outs = grad_p.bind(*primals, **params)
+        flat = primals[:-2]
+        if not grads_linear(name, arity, attrs, flat):
+            raise NotImplementedError(
+                f"{name}: a second derivative is not implemented: the op is not linear in "
+                "every input with a gradient (a max, a product, a max_norm, weights), and "
+                "its gradient has no derivative of its own")
+        # Linear in the upstream gradient; the inputs' values it does not read.
+        if _is_zero(tangents[-1]):
+            return outs, [ad.Zero(jax.core.get_aval(o).to_tangent_aval()) for o in outs]
+        return outs, grad_p.bind(*primals[:-1], ad.instantiate_zeros(tangents[-1]), **params)
+    ad.primitive_jvps[grad_p] = grad_jvp
+
+    def grad_transpose(cts: Sequence[Any], *args: Any, name: str, arity: tuple,
+                       attrs: tuple) -> list:
+        flat = args[:-2]
+        given = {k: ad.instantiate_zeros(c) for k, c in zip(_wanted(flat), cts)
+                 if not _is_zero(c)}
+        none = [None] * (len(flat) + 1)
+        if not given:
+            return none + [None]
+        return none + [_tangent(name, arity, attrs, flat, given, "a second derivative")]
+    ad.primitive_transposes[grad_p] = grad_transpose
+    return op_p, lin_p, grad_p
 
 
-@functools.lru_cache(maxsize=None)
-def _vjp_call() -> Any:
-    return _custom_vjp()
-
-
-def _call(name: str, arity: tuple, attrs: tuple, *flat: Any) -> Any:
-    return _vjp_call()(name, arity, attrs, *flat)
+def _batched_gather(op_p: Any, args: Sequence[Any], dims: Sequence[Any], name: str,
+                    attrs: tuple) -> tuple:
+    """A gather under ``jax.vmap``, ``_batching.plan``'s rule: a batched table is one call
+    with ``batch_dims`` (and a given axis) one more; batched indices alone from one table one
+    call whose batch lands at the axis; ``take_along_axis`` broadcasts one table; a table
+    that one call needs broadcast is broadcast."""
+    import jax.numpy as jnp
+    params, indices = args
+    params_dim, indices_dim = dims
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    if params_dim is not None:
+        params = jnp.moveaxis(params, params_dim, 0)
+    if indices_dim is not None:
+        indices = jnp.moveaxis(indices, indices_dim, 0)
+    kind, changes, out_axis = _batching.plan(name, dict(attrs), params_dim is not None,
+                                             params.ndim)
+    if kind == "indices":
+        return op_p.bind(params, indices, name=name, arity=(1, 1), attrs=attrs), out_axis
+    if kind == "broadcast":
+        params = params[None]
+    elif params_dim is None:
+        params = jnp.broadcast_to(params, (size, *params.shape))
+    if indices_dim is None:
+        indices = jnp.broadcast_to(indices, (size, *indices.shape))
+    given = _frozen({**dict(attrs), **changes})
+    return op_p.bind(params, indices, name=name, arity=(1, 1), attrs=given), 0
