@@ -170,10 +170,15 @@ fn py_attr<'py>(py: Python<'py>, value: &registry::Attr) -> PyResult<Option<Boun
     }))
 }
 
+/// `op_linear`'s answer: the inputs, the tangent's attributes, whether the gradient is its
+/// transpose.
+type LinearFact<'py> = (Vec<usize>, Bound<'py, pyo3::types::PyDict>, bool);
+
 /// Where the registered op `name`, with the attributes `attrs` (as `run_op` takes them), is
-/// linear (`OpDef::linear`): the positions of the inputs it is linear in, and the attributes
-/// to set for the op that maps their tangents to its output's tangent, which the front ends'
-/// forward mode runs; `None` where it is not linear.
+/// linear (`OpDef::linear`): the positions of the inputs it is linear in, the attributes to
+/// set for the op that maps their tangents to its output's tangent, which the front ends'
+/// forward mode runs, and whether its gradient is that op's transpose (which their second
+/// derivatives need); `None` where it is not linear.
 ///
 /// # Errors
 /// The registry's error for an unknown op or attributes it refuses.
@@ -183,7 +188,7 @@ pub(crate) fn op_linear<'py>(
     py: Python<'py>,
     name: &str,
     attrs: Option<&Bound<'py, pyo3::types::PyDict>>,
-) -> PyResult<Option<(Vec<usize>, Bound<'py, pyo3::types::PyDict>)>> {
+) -> PyResult<Option<LinearFact<'py>>> {
     let def = registry::find(name).map_err(to_py)?;
     let attrs = crate::door::attrs(name, def.signature().attrs, attrs)?;
     let Some(linear) = def.with_attrs(&attrs).map_err(to_py)?.linear() else {
@@ -195,7 +200,7 @@ pub(crate) fn op_linear<'py>(
             dict.set_item(n, value)?;
         }
     }
-    Ok(Some((linear.inputs, dict)))
+    Ok(Some((linear.inputs, dict, linear.adjoint)))
 }
 
 /// Whether the registered op `name`'s gradient reads its output (a max compares with it; a

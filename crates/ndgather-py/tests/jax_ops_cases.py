@@ -552,3 +552,38 @@ def test_vmap_of_an_empty_batch_has_its_elements_shape():
     per_sample = jax.vmap(jax.grad(lambda d: (ng.unsorted_segment_sum(d, segments, 3) ** 2)
                                    .sum()))(none)
     assert per_sample.shape == (0, 6, 4)
+
+
+def test_derivatives_where_the_upstream_gradient_is_constant():
+    """A loss linear in the op's output: the upstream gradient does not depend on x, so the
+    gradient's tangent, and the tangent's tangent, are symbolic zeros. The Hessian, forward
+    over forward and reverse over forward equal JAX's own."""
+    p = jnp.asarray(P)
+    w = jnp.arange(4.0, dtype=jnp.float32)
+    t = jnp.ones_like(p)
+    for ours, theirs in [(lambda x: ng.gather(x, IDS), lambda x: jnp.take(x, IDS, axis=0)),
+                         (lambda x: ng.unsorted_segment_sum(x, jnp.asarray([2, 0, 2, 1, 1, 0]),
+                                                            3),
+                          lambda x: jax.ops.segment_sum(x, jnp.asarray([2, 0, 2, 1, 1, 0]),
+                                                        3))]:
+        for f in (ours, theirs):
+            f.hessian = jax.hessian(lambda x: (f(x) @ w).sum() + (x ** 3).sum())(p)
+            f.twice = jax.jvp(lambda y: jax.jvp(f, (y,), (t,))[1], (p,), (t,))[1]
+            f.back = jax.grad(lambda y: (jax.jvp(f, (y,), (t,))[1] * f(y)).sum())(p)
+            f.plain = jax.hessian(lambda x: f(x).sum())(p)
+        for what in ("hessian", "twice", "back", "plain"):
+            same(getattr(ours, what), np.asarray(getattr(theirs, what)))
+
+
+def test_an_updates_second_derivative_is_refused():
+    """TensorFlow's gradient of a scatter update gives each repeated index the slice's
+    gradient where the result keeps one write: not the tangent's transpose, so no second
+    derivative is built from it (it would be wrong, and not symmetric); forward mode, the
+    derivative of the result, is JAX's own ``.at[].set``'s."""
+    idx = np.array([[1], [3], [1]])
+    updates = jnp.asarray([10.0, 20.0, 30.0])
+    base = jnp.arange(5.0)
+    same(jax.jacfwd(lambda u: ng.tensor_scatter_nd_update(base, idx, u))(updates),
+         np.asarray(jax.jacfwd(lambda u: base.at[idx[:, 0]].set(u))(updates)))
+    with pytest.raises(NotImplementedError, match="not its tangent's transpose"):
+        jax.hessian(lambda u: (ng.tensor_scatter_nd_update(base, idx, u) ** 3).sum())(updates)

@@ -111,12 +111,14 @@ def test_where_an_op_is_linear_the_frameworks_forward_mode_reads():
     """The registry's fact (``OpDef::linear``) as the front ends read it: the inputs the op
     is linear in, and its tangent's attributes (a fill the policy writes has a zero
     tangent); ``None`` where it is not linear, under the attributes given."""
-    assert _core.op_linear("gather") == ([0], {})
+    assert _core.op_linear("gather") == ([0], {}, True)
     assert _core.op_linear("gather", {"bad_indices": "fill", "fill_value": 7.5}) == (
-        [0], {"fill_value": 0})
-    assert _core.op_linear("tensor_scatter_nd_add") == ([0, 2], {})
-    assert _core.op_linear("embedding_bag", {"mode": "sum"}) == ([0], {})
-    assert _core.op_linear("gather_grad", {"params_shape": [3, 2]}) == ([1], {})
+        [0], {"fill_value": 0}, True)
+    assert _core.op_linear("tensor_scatter_nd_add") == ([0, 2], {}, True)
+    # (TensorFlow's gradient of an update gives every repeated index the slice's gradient.)
+    assert _core.op_linear("tensor_scatter_nd_update") == ([0, 2], {}, False)
+    assert _core.op_linear("embedding_bag", {"mode": "sum"}) == ([0], {}, True)
+    assert _core.op_linear("gather_grad", {"params_shape": [3, 2]}) == ([1], {}, True)
     for name, attrs in [("tensor_scatter_nd_max", {}), ("embedding_bag", {"mode": "max"}),
                         ("embedding_lookup", {"max_norm": 1.0}),
                         ("scatter_reduce", {"dim": 0, "reduce": "prod"}),

@@ -385,11 +385,14 @@ def test_a_nul_in_a_raw_ops_attributes_is_refused():
             lib.ndgather_op(args=[tf.constant([1.0, 2.0]), tf.constant([1])], Tout=tf.float32,
                             op=op, arity=[1, 1], attr_names=["axis"][:len(values)],
                             attr_values=values, out_dims=[1], out_rank=1)
-    # Nor a static shape that disagrees with itself, when the graph is built.
-    with pytest.raises(ValueError, match="out_dims must have out_rank entries"):
-        tf.function(lambda a, i: lib.ndgather_op(
-            args=[a, i], Tout=tf.float32, op="gather", arity=[1, 1], out_dims=[1, 2],
-            out_rank=1))(tf.constant([1.0, 2.0]), tf.constant([1]))
+    # Nor a static shape that disagrees with itself, or a negative size, when the graph is
+    # built.
+    for dims, rank, why in (([1, 2], 1, "out_dims must have out_rank entries"),
+                            ([-5], 1, "a size below -1")):
+        with pytest.raises(ValueError, match=why):
+            tf.function(lambda a, i: lib.ndgather_op(
+                args=[a, i], Tout=tf.float32, op="gather", arity=[1, 1], out_dims=dims,
+                out_rank=rank))(tf.constant([1.0, 2.0]), tf.constant([1]))
 
 
 def _loops(types):

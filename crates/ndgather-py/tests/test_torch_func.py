@@ -302,9 +302,9 @@ def test_second_derivatives_where_the_op_is_linear(what, f, inputs):
 
     def loss(x):
         return g(x).pow(2).sum()
-    if what in NOT_LINEAR:
+    if what in NOT_LINEAR or what == "tensor_scatter_nd_update":
         # (PyTorch's words where the gradient has no derivative: embedding_bag's, which
-        # reads per_sample_weights.)
+        # reads per_sample_weights, and an update's, which is not its tangent's transpose.)
         with pytest.raises(RuntimeError, match="not linear there|does not support it"):
             func.hessian(loss)(inputs[k])
         with pytest.raises(RuntimeError, match="derivative for ndgather::.* is not impl"):
@@ -536,3 +536,79 @@ def test_vmap_takes_one_call_where_it_can(monkeypatch):
     assert calls.ops == [("gather", "native")] * 2 and calls.functions == 0
     func.grad(lambda t: ng.gather(t, torch.tensor([5, 0])).sum())(TABLE)
     assert calls.functions == 1
+
+
+def test_nested_and_higher_derivatives_equal_pytorchs_own():
+    """A tangent that has a tangent of its own (``jvp`` of ``jvp`` with a tangent that
+    depends on the point), third derivatives forward and reverse, and the gradient penalty
+    (``grad`` of a gradient's norm, where the outer variable reaches the op through the
+    upstream gradient alone)."""
+    x = torch.linspace(-2.0, 3.0, 15, dtype=torch.float64).reshape(5, 3)
+    ids = torch.tensor([4, 0, 2, 2])
+
+    def nested(op):
+        return func.jvp(lambda y: func.jvp(op, (y,), (y ** 2,))[1], (x,),
+                        (torch.ones_like(x),))[1]
+
+    def third(op, outer):
+        return outer(func.hessian(lambda y: (op(y) ** 3).sum()))(x)
+
+    def penalty(op):
+        return func.grad(lambda w: func.grad(lambda y: (w * op(y)).sum())(x).pow(2).sum())(
+            torch.tensor(1.5, dtype=torch.float64))
+    ours, theirs = (lambda y: ng.gather(y, ids)), (lambda y: y[ids])
+    assert torch.allclose(nested(ours), nested(theirs))
+    for outer in (func.jacfwd, func.jacrev):
+        assert torch.allclose(third(ours, outer), third(theirs, outer))
+    assert torch.allclose(penalty(ours), penalty(theirs))
+
+
+def test_a_backward_that_no_gradient_reaches():
+    """An output whose gradient a later function drops: the inputs get none from the op."""
+    class Drop(torch.autograd.Function):
+        @staticmethod
+        def forward(y):
+            return y.clone()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+    got = func.grad(lambda t: Drop.apply(ng.gather(t, torch.tensor([1, 0]))).sum() + t.sum())(
+        TABLE)
+    assert torch.equal(got, torch.ones_like(TABLE))
+
+
+def test_dual_tensors_that_require_grad_and_a_dual_fill():
+    """A dual tensor that also requires grad: the tangent, and then the gradient (the
+    gradient op reads the primals); a dual fill value is refused (it is read as a
+    number)."""
+    import torch.autograd.forward_ad as fwAD
+    ids = torch.tensor([5, 1, 1])
+    table = TABLE.clone().requires_grad_(True)
+    with fwAD.dual_level():
+        out = ng.gather(fwAD.make_dual(table, torch.ones_like(table)), ids)
+        assert torch.equal(fwAD.unpack_dual(out).tangent, torch.ones(3, 4))
+        out.sum().backward()
+        with pytest.raises(TypeError, match="dual tensor of forward AD"):
+            ng.gather(TABLE, torch.tensor([9]), bad_indices="fill",
+                      fill_value=fwAD.make_dual(torch.tensor(2.0), torch.tensor(1.0)))
+    assert torch.equal(table.grad, torch.zeros(6, 4).index_add(0, ids, torch.ones(3, 4)))
+
+
+def test_an_updates_second_derivative_is_refused():
+    """TensorFlow's gradient of a scatter update gives each repeated index the slice's
+    gradient where the result keeps one write: not the tangent's transpose, so no second
+    derivative is built from it; forward mode, the derivative of the result, is there."""
+    idx = torch.tensor([[1], [3], [1]])
+    updates = torch.tensor([10.0, 20.0, 30.0])
+    base = torch.arange(5.0)
+
+    def f(u):
+        return ng.tensor_scatter_nd_update(base, idx, u)
+    assert torch.equal(func.jacfwd(f)(updates)[1], torch.tensor([0.0, 0.0, 1.0]))
+    with pytest.raises(RuntimeError, match="does not support it|is not implemented"):
+        func.hessian(lambda u: (f(u) ** 3).sum())(updates)

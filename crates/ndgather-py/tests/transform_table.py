@@ -116,8 +116,11 @@ def rows(index, floats) -> list:
             lambda op: lambda d: op(d, index([2, 0, 2, 1, 3, 0]), 4), (data,))),
         ("`gather_segment`", [("gather_segment", (lambda t: ng.gather_segment(
             t, index([0, 5, 5, 2, 1]), index([2, 0, 2, 2, 1]), 3), (data,)))]),
-        ("`tensor_scatter_nd_*` (update, add, sub)", family(
-            ("tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub"),
+        ("`tensor_scatter_nd_*` (add, sub)", family(
+            ("tensor_scatter_nd_add", "tensor_scatter_nd_sub"),
+            lambda op: lambda t, u: op(t, index([[5], [0]]), u), (data, updates))),
+        ("`tensor_scatter_nd_update`", family(
+            ("tensor_scatter_nd_update",),
             lambda op: lambda t, u: op(t, index([[5], [0]]), u), (data, updates))),
         ("`tensor_scatter_nd_*` (min, max)", family(
             ("tensor_scatter_nd_min", "tensor_scatter_nd_max"),

@@ -419,3 +419,79 @@ fn every_op_says_whether_it_is_linear() {
         assert!(named, "{name}: say whether it is linear, with a case");
     }
 }
+
+/// The inputs' tensors, flat, as a gradient lists them: one entry per tensor of a list, one
+/// for an input left out.
+fn flat(inputs: &[Given]) -> Vec<Option<&Tensor>> {
+    inputs
+        .iter()
+        .flat_map(|g| match g {
+            Given::T(t) => vec![Some(t)],
+            Given::List(l) => l.iter().map(Some).collect(),
+            Given::None => vec![None],
+        })
+        .collect()
+}
+
+fn dot(a: &ArrayD<f64>, b: &ArrayD<f64>) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Where the op says its gradient is its tangent's transpose (`Linear::adjoint`), which the
+/// front ends' second derivatives use, `<f_t(t), u> = <t, grad(u)>` for random `t` and `u`;
+/// a scatter update, which says it is not, breaks it where indices repeat.
+#[test]
+fn the_gradient_is_the_tangents_transpose_where_it_says_so() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut draw = |a: &ArrayD<f64>| {
+        a.mapv(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % 17) as f64 - 8.0
+        })
+    };
+    let mut checked = 0;
+    for Case(name, attrs, inputs) in linear_cases() {
+        let op = registry::find(name).unwrap().with_attrs(&attrs).unwrap();
+        if !op.has_grad() {
+            continue;
+        }
+        let linear = op.linear().unwrap();
+        let mut tangent_attrs = attrs.clone();
+        for (k, v) in &linear.tangent_attrs {
+            tangent_attrs.insert(*k, v.clone());
+        }
+        let t = with_linear(&inputs, &linear.inputs, &mut draw);
+        let out = run(name, &tangent_attrs, &t).remove(0);
+        let u = draw(&out);
+        let views: Vec<Input<'_>> = inputs.iter().map(Given::input).collect();
+        let output = run(name, &attrs, &inputs).remove(0);
+        let output = Tensor::F64(output);
+        let grads = op
+            .grad(&views, Some(&output.view()), &Tensor::F64(u.clone()).view())
+            .unwrap();
+        let (given, tangents) = (flat(&inputs), flat(&t));
+        assert_eq!(grads.len(), given.len(), "{name}: a gradient per tensor");
+        let mut rhs = 0.0;
+        let owners = inputs.iter().enumerate().flat_map(|(k, g)| match g {
+            Given::List(l) => vec![k; l.len()],
+            _ => vec![k],
+        });
+        for ((g, t), k) in grads.iter().zip(&tangents).zip(owners) {
+            if let (Some(Tensor::F64(g)), Some(Tensor::F64(t)), true) =
+                (g, t, linear.inputs.contains(&k))
+            {
+                rhs += dot(t, g);
+            }
+        }
+        let lhs = dot(&out, &u);
+        let equal = (lhs - rhs).abs() <= 1e-9 * (1.0 + lhs.abs());
+        assert_eq!(
+            equal, linear.adjoint,
+            "{name} {attrs:?}: <f_t(t), u> = {lhs}, <t, grad(u)> = {rhs}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 15, "{checked} ops with a gradient checked");
+}

@@ -217,12 +217,13 @@ def _grad_result(name: str, arity: tuple, attrs: tuple, *args: Any) -> list:
 @functools.lru_cache(maxsize=None)
 def _linear(name: str, attrs: tuple) -> tuple:
     """Where the op with ``attrs`` is linear (the registry's fact, ``_core.op_linear``): the
-    positions of those inputs (none where it is not), and its tangent's attributes."""
+    positions of those inputs (none where it is not), its tangent's attributes, and whether
+    its gradient is the tangent's transpose."""
     fact = _core.op_linear(name, {k: _plain(v) for k, v in attrs})
     if fact is None:
-        return frozenset(), attrs
-    positions, tangent_attrs = fact
-    return frozenset(positions), _frozen({**dict(attrs), **tangent_attrs})
+        return frozenset(), attrs, False
+    positions, tangent_attrs, adjoint = fact
+    return frozenset(positions), _frozen({**dict(attrs), **tangent_attrs}), adjoint
 
 
 def _plain(value: Any) -> Any:
@@ -239,8 +240,9 @@ def _not_linear(name: str, position: int, what: str) -> NotImplementedError:
     inputs = next(i for n, _, i, _ in _core.op_signatures() if n == name)
     return NotImplementedError(
         f"{name}: {what} is not implemented where a tangent reaches {inputs[position][0]}: "
-        "the op is not linear there (a max, a product, a max_norm), and ndgather "
-        "differentiates it in reverse mode only (jax.grad, jax.vjp, jax.jacrev)")
+        "the op is not linear there, jointly with its other inputs (a max, a min, a "
+        "product, a max_norm, per_sample_weights), and ndgather differentiates it in "
+        "reverse mode only (jax.grad, jax.vjp, jax.jacrev)")
 
 
 def _tangent(name: str, arity: tuple, attrs: tuple, flat: Sequence[Any],
@@ -249,7 +251,7 @@ def _tangent(name: str, arity: tuple, attrs: tuple, flat: Sequence[Any],
     position) for the inputs it is linear in (zeros for one without), the others as they
     are; refused where a tangent reaches an input it is not linear in."""
     import jax.numpy as jnp
-    positions, tangent_attrs = _linear(name, attrs)
+    positions, tangent_attrs, _ = _linear(name, attrs)
     owners = _owners(arity)
     for j in tangents:
         if owners[j] not in positions:
@@ -273,6 +275,13 @@ def _check_grad_dtypes(name: str, flat: Sequence[Any], perturbed: Sequence[int])
 def _is_zero(t: Any) -> bool:
     from jax.interpreters import ad
     return type(t) is ad.Zero
+
+
+def _zero(x: Any) -> Any:
+    """A symbolic zero tangent of ``x``'s type."""
+    import jax
+    from jax.interpreters import ad
+    return ad.Zero(jax.typeof(x).to_tangent_aval())
 
 
 def _mapped(primitive: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple:
@@ -344,7 +353,7 @@ def _primitives() -> tuple:
         out = op_p.bind(*primals, name=name, arity=arity, attrs=attrs)
         perturbed = tuple(j for j, t in enumerate(tangents) if not _is_zero(t))
         if not perturbed:
-            return out, ad.Zero(jax.core.get_aval(out).to_tangent_aval())
+            return out, _zero(out)
         _check_grad_dtypes(name, primals, perturbed)
         tangent = lin_p.bind(*primals, out, *(tangents[j] for j in perturbed), name=name,
                              arity=arity, attrs=attrs, perturbed=perturbed)
@@ -391,7 +400,7 @@ def _primitives() -> tuple:
                 raise _not_linear(name, owners[j], "a second derivative")
         dt = tangents[n:]
         if all(_is_zero(t) for t in dt):
-            return out, ad.Zero(jax.core.get_aval(out).to_tangent_aval())
+            return out, _zero(out)
         given = [ad.instantiate_zeros(t) for t in dt]
         return out, lin_p.bind(*flat, output, *given, **params)
     ad.primitive_jvps[lin_p] = lin_jvp
@@ -419,9 +428,9 @@ def _primitives() -> tuple:
     batching.primitive_batchers[grad_p] = functools.partial(_mapped, grad_p)
 
     def grads_linear(name: str, arity: tuple, attrs: tuple, flat: Sequence[Any]) -> bool:
-        positions = _linear(name, attrs)[0]
+        positions, _, adjoint = _linear(name, attrs)
         owners = _owners(arity)
-        return bool(positions) and all(owners[k] in positions for k in _wanted(flat))
+        return adjoint and all(owners[k] in positions for k in _wanted(flat))
 
     def grad_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, name: str, arity: tuple,
                  attrs: tuple) -> tuple:
@@ -431,11 +440,13 @@ def _primitives() -> tuple:
         if not grads_linear(name, arity, attrs, flat):
             raise NotImplementedError(
                 f"{name}: a second derivative is not implemented: the op is not linear in "
-                "every input with a gradient (a max, a product, a max_norm, weights), and "
+                "every input with a gradient (a max, a min, a product, a max_norm, "
+                "per_sample_weights), or its gradient is not its tangent's transpose (a "
+                "scatter update's gives each repeated index the slice's gradient), and "
                 "its gradient has no derivative of its own")
         # Linear in the upstream gradient; the inputs' values it does not read.
         if _is_zero(tangents[-1]):
-            return outs, [ad.Zero(jax.core.get_aval(o).to_tangent_aval()) for o in outs]
+            return outs, [_zero(o) for o in outs]
         return outs, grad_p.bind(*primals[:-1], ad.instantiate_zeros(tangents[-1]), **params)
     ad.primitive_jvps[grad_p] = grad_jvp
 

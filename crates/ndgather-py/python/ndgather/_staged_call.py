@@ -109,6 +109,13 @@ def fill_bytes(bad_indices: str, fill_value: Any, dtype: Optional[np.dtype]) -> 
         if fill_value is not None:
             raise ValueError('fill_value needs bad_indices="fill"')
         return None
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(fill_value, torch.Tensor):
+        from . import _torch
+        if _torch._dual(torch, [fill_value]):
+            # (Its value is read as a number: its tangent would be lost.)
+            raise TypeError("fill_value is one value for every index: a dual tensor of "
+                            "forward AD is not taken; pass a number")
     assert dtype is not None, "the fill policy reads params' dtype"
     if dtype.kind == "O":
         if fill_value is not None:

@@ -246,16 +246,17 @@ def _gradient_of_gradient(op: Any, *cotangents: Any) -> list:
     *inputs, _, upstream = op.inputs
     linear = _linear(name, names, values)
     owners = [k for k, n in enumerate(arity) for _ in range(n)]
-    if linear is None or any(owners[k] not in linear[0] for k in wrt):
+    if linear is None or not linear[2] or any(owners[k] not in linear[0] for k in wrt):
         raise LookupError(
             f"No gradient defined for op type NdgatherGrad: {name}: the gradient of "
             f"ndgather's op has a derivative only where the op is linear in every input "
-            "with a gradient (a gather in its table, a sum in its data; not a max, a "
-            "product or a max_norm)")
+            "with a gradient and the gradient is its tangent's transpose (a gather in its "
+            "table, a sum in its data; not a max, a product, a max_norm, per_sample_weights, "
+            "or a scatter update, whose gradient gives each repeated index the slice's)")
     tangents: list = [None] * len(inputs)
     for k, c in zip(wrt, cotangents):
         tangents[k] = None if c is None else tf.convert_to_tensor(c)
-    positions, attrs = linear
+    positions, attrs, _ = linear
     args = [x if owners[j] not in positions else
             tangents[j] if tangents[j] is not None else tf.zeros_like(x)
             for j, x in enumerate(inputs)]
@@ -301,7 +302,7 @@ def _jvp(attr_tuple: tuple, inputs: Sequence[Any], outputs: Sequence[Any],
             f"No gradient defined for op type NdgatherOp: {name}: ndgather's forward mode "
             "needs the op linear in every float input (a gather in its table, a sum in its "
             "data; not a max, a product, a max_norm, or per_sample_weights)")
-    positions, tangent_attrs = linear
+    positions, tangent_attrs, _ = linear
     args = [tangents[j] if owners[j] in positions else x for j, x in enumerate(inputs)]
     return [library().ndgather_op(
         args=args, Tout=outputs[0].dtype, op=name, arity=arity,
@@ -311,11 +312,12 @@ def _jvp(attr_tuple: tuple, inputs: Sequence[Any], outputs: Sequence[Any],
 
 def _linear(name: str, names: list, values: list) -> Optional[tuple]:
     """Where the op with these attributes is linear (``_core.op_linear``): the positions of
-    those inputs, and its tangent's attributes by name, as text."""
+    those inputs, its tangent's attributes by name, as text, and whether its gradient is
+    the tangent's transpose."""
     fact = _core.op_linear(name, _core.text_attrs(name, names, values))
     if fact is None:
         return None
-    positions, tangent_attrs = fact
+    positions, tangent_attrs, adjoint = fact
     attrs = dict(zip(names, values))
     attrs.update((k, _staged_call.text(name, k, v)) for k, v in tangent_attrs.items())
-    return frozenset(positions), attrs
+    return frozenset(positions), attrs, adjoint

@@ -221,6 +221,12 @@ REGISTER_OP("NdgatherOp")
       if (static_cast<int64_t>(dims.size()) != rank) {
         return absl::InvalidArgumentError("ndgather: out_dims must have out_rank entries");
       }
+      for (int64_t d : dims) {
+        if (d < -1) {
+          return absl::InvalidArgumentError(
+              "ndgather: out_dims holds a size below -1 (-1 is an unknown size)");
+        }
+      }
       tensorflow::PartialTensorShape shape;
       TF_RETURN_IF_ERROR(tensorflow::PartialTensorShape::BuildPartialTensorShape(dims, &shape));
       tensorflow::shape_inference::ShapeHandle out;

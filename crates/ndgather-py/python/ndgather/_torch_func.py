@@ -106,9 +106,9 @@ def _regrouped(tensors: Sequence[Any], arity: str) -> list:
 _NO_FORWARD = ("ndgather: {}: forward-mode AD (jvp) is not implemented for its ops; use "
                "reverse mode (backward)")
 _NOT_LINEAR = ("ndgather: {}: forward-mode AD (jvp) is not implemented where a tangent "
-               "reaches {}: the op is not linear there (a max, a product, a max_norm), and "
-               "ndgather computes a forward derivative only where it is; use reverse mode "
-               "(backward)")
+               "reaches {}: the op is not linear there, jointly with its other inputs (a "
+               "max, a min, a product, a max_norm, per_sample_weights), and ndgather "
+               "computes a forward derivative only where it is; use reverse mode (backward)")
 
 #: The ``autograd.Function`` that the transforms see, defined with the ops (not on a call,
 #: which ``torch.compile`` may trace, and a class definition it cannot): eagerly one whose
@@ -149,8 +149,11 @@ def _function(forward_mode: bool) -> Any:
         @staticmethod
         def backward(ctx: Any, upstream: Any) -> tuple:
             name, attrs, arity, reads = ctx.call
-            saved = ctx.saved_tensors
-            tensors, output = (saved[:-1], saved[-1]) if reads else (saved, upstream)
+            saved = _primals(ctx.saved_tensors)
+            tensors = saved[:-1] if reads else saved
+            if upstream is None:  # (no gradient reached the output: none for the inputs)
+                return (None, None, None, *[None] * len(tensors))
+            output = saved[-1] if reads else upstream
             if not torch.compiler.is_compiling() and _differentiated(upstream, tensors) \
                     and _grads_linear(name, attrs, arity, tensors):
                 # A second derivative (hessian, grad of grad): the gradient through its own
@@ -170,9 +173,31 @@ def _function(forward_mode: bool) -> Any:
         def jvp(ctx: Any, *tangents: Any) -> Any:
             # (Called only where a tangent reaches the op.)
             name, attrs, arity, _ = ctx.call
-            return _tangent(name, attrs, arity, ctx.saved_tensors, tangents[3:])
+            with _forward_ad_on():
+                return _tangent(name, attrs, arity, ctx.saved_tensors, tangents[3:])
         NdgatherOp.jvp = staticmethod(jvp)
     return NdgatherOp
+
+
+def _forward_ad_on() -> Any:
+    """A context with forward AD on: PyTorch runs a function's ``jvp`` with it off, so that
+    the op on a tangent that has a tangent of its own, at an outer level of forward mode
+    (``jvp`` of ``jvp`` with a tangent that depends on the point, third derivatives), would
+    drop that one; on, the outer level records the op."""
+    import torch
+    return torch.autograd.forward_ad._set_fwd_grad_enabled(True)
+
+
+def _primals(tensors: Sequence[Any]) -> list:
+    """The tensors without forward AD's tangents, for the gradient op (whose kernel has no
+    forward derivative): a backward run inside a ``dual_level`` gets the duals it saved."""
+    import torch
+    forward_ad = torch.autograd.forward_ad
+    if forward_ad._current_level < 0:
+        return list(tensors)
+    functorch = torch._C._functorch
+    return [t if functorch.is_functorch_wrapped_tensor(t) else forward_ad.unpack_dual(t).primal
+            for t in tensors]
 
 
 def _tangent(name: str, attrs: str, arity: str, tensors: Sequence[Any],
@@ -181,28 +206,31 @@ def _tangent(name: str, attrs: str, arity: str, tensors: Sequence[Any],
     inputs it is linear in (zeros for one that has none), the others as they are; refused
     where a tangent reaches an input that it is not linear in."""
     import torch
-    positions, tangent_attrs = _linear(name, attrs)
+    positions, tangent_attrs, _ = _linear(name, attrs)
     owner = _owners(arity)
     for t, k in zip(tangents, owner):
         if t is not None and k not in positions:
             raise RuntimeError(_NOT_LINEAR.format(name, _input_name(name, k)))
     given = [x if owner[j] not in positions else t if t is not None else torch.zeros_like(x)
              for j, (x, t) in enumerate(zip(tensors, tangents))]
-    return _typed(name, "native")(*_regrouped(given, arity), tangent_attrs)
+    # (Through the function: an outer level of forward mode, or a gradient, differentiates
+    # it in turn.)
+    return _FUNCTION[0].apply(name, tangent_attrs, arity, *given)
 
 
 @functools.lru_cache(maxsize=None)
 def _linear(name: str, attrs: str) -> tuple:
     """Where the op with ``attrs`` is linear (the registry's fact): the positions of those
-    inputs (none where it is not), and the attributes' string of its tangent's op."""
+    inputs (none where it is not), the attributes' string of its tangent's op, and whether
+    its gradient is that op's transpose."""
     names, texts = _split(attrs)
     fact = _core.op_linear(name, _core.text_attrs(name, names, texts))
     if fact is None:
-        return frozenset(), attrs
-    positions, tangent_attrs = fact
+        return frozenset(), attrs, False
+    positions, tangent_attrs, adjoint = fact
     given = dict(zip(names, texts))
     given.update((k, _staged_call.text(name, k, v)) for k, v in tangent_attrs.items())
-    return frozenset(positions), ";".join(f"{k}={v}" for k, v in given.items())
+    return frozenset(positions), ";".join(f"{k}={v}" for k, v in given.items()), adjoint
 
 
 def _input_name(name: str, position: int) -> str:
@@ -215,32 +243,35 @@ def _input_name(name: str, position: int) -> str:
 
 def _differentiated(upstream: Any, tensors: Sequence[Any]) -> bool:
     """Whether a backward's result is differentiated again: forward mode around it
-    (``hessian``, ``jacfwd`` of ``jacrev``), or a tensor that requires grad at two levels of
-    ``torch.func``'s wrapping (``grad`` of ``grad``), not at the one level of the gradient
+    (``hessian``, ``jacfwd`` of ``jacrev``), or tensors that require grad at two levels of
+    ``torch.func``'s wrapping between them (``grad`` of ``grad``; the upstream gradient at
+    the outer level alone, as in a gradient penalty), not at the one level of the gradient
     taken (``grad``, per-sample gradients)."""
     import torch
     if kinds()[1]:
         return True
     functorch = torch._C._functorch
+    levels = set()
     for t in (upstream, *tensors):
-        levels = 0
         while True:
-            levels += bool(t.requires_grad)
-            if levels > 1:
+            wrapped = functorch.is_functorch_wrapped_tensor(t)
+            if t.requires_grad:
+                levels.add(functorch.maybe_get_level(t) if wrapped else None)
+            if len(levels) > 1:
                 return True
-            if not functorch.is_functorch_wrapped_tensor(t):
+            if not wrapped:
                 break
             t = functorch.get_unwrapped(t)
     return False
 
 
 def _grads_linear(name: str, attrs: str, arity: str, tensors: Sequence[Any]) -> bool:
-    """Whether the op is linear in every input that has a gradient: its gradient is then
-    linear in the upstream gradient and reads none of their values, and has a derivative,
-    :data:`_GRAD_FUNCTION`'s."""
-    positions = _linear(name, attrs)[0]
-    return bool(positions) and all(k in positions for t, k in zip(tensors, _owners(arity))
-                                   if t.dtype in _GRAD_DTYPES)
+    """Whether the op is linear in every input that has a gradient, its gradient the
+    transpose of its tangent: the gradient is then linear in the upstream gradient and reads
+    none of their values, and has a derivative, :data:`_GRAD_FUNCTION`'s."""
+    positions, _, adjoint = _linear(name, attrs)
+    return adjoint and all(k in positions for t, k in zip(tensors, _owners(arity))
+                           if t.dtype in _GRAD_DTYPES)
 
 
 def _owners(arity: str) -> list:
@@ -295,7 +326,13 @@ def _grad_function() -> Any:
             if tangents[-1] is None:
                 grads = NdgatherGrad.forward(name, attrs, arity, *inputs, output, upstream)
                 return tuple(torch.zeros_like(g) for g in grads)
-            return NdgatherGrad.forward(name, attrs, arity, *inputs, output, tangents[-1])
+            # Through the function again, so that an outer level of forward mode
+            # differentiates it; its inputs' values, which it does not read, detached (their
+            # tangent at this level would call this jvp again).
+            with _forward_ad_on():
+                return tuple(NdgatherGrad.apply(name, attrs, arity,
+                                                *(t.detach() for t in (*inputs, output)),
+                                                tangents[-1]))
 
         @staticmethod
         def backward(ctx: Any, *cotangents: Any) -> tuple:

@@ -1177,14 +1177,20 @@ pub struct Linear {
     /// The attributes that differ in the tangent's op: a value that a policy writes at bad
     /// indices, constant, has a zero tangent.
     pub tangent_attrs: Vec<(&'static str, Attr)>,
+    /// Whether the op's gradient ([`OpDef::grad`]) is the transpose of the tangent's op, so
+    /// that a second derivative may transpose one into the other. Not for a scatter update:
+    /// TensorFlow's gradient gives each of repeated indices the slice's gradient, where the
+    /// result keeps one write.
+    pub adjoint: bool,
 }
 
 impl Linear {
-    /// Linear in `inputs`, the tangent's op the same op.
+    /// Linear in `inputs`, the tangent's op the same op, its gradient the transpose.
     pub(crate) fn of(inputs: &[usize]) -> Option<Linear> {
         Some(Linear {
             inputs: inputs.to_vec(),
             tangent_attrs: Vec::new(),
+            adjoint: true,
         })
     }
 

@@ -89,11 +89,15 @@ pub(crate) const TENSOR_SCATTERS: [TensorScatter; 5] = [
 
 impl OpDef for TensorScatter {
     /// An update, a sum or a difference is linear in tensor and updates; a min or max not.
+    /// An update's gradient, TensorFlow's, is not its tangent's transpose where indices
+    /// repeat (each gets the slice's gradient; the result keeps one write).
     fn linear(&self) -> Option<Linear> {
-        match self.kind {
-            ScatterKind::Update | ScatterKind::Add | ScatterKind::Sub => Linear::of(&[0, 2]),
-            ScatterKind::Min | ScatterKind::Max => None,
-        }
+        let mut linear = match self.kind {
+            ScatterKind::Update | ScatterKind::Add | ScatterKind::Sub => Linear::of(&[0, 2])?,
+            ScatterKind::Min | ScatterKind::Max => return None,
+        };
+        linear.adjoint = self.kind != ScatterKind::Update;
+        Some(linear)
     }
 
     fn name(&self) -> &'static str {
