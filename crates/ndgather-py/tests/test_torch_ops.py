@@ -1019,3 +1019,24 @@ def test_a_bad_embedding_bag_mode_is_refused_in_pytorchs_words():
         with pytest.raises(ValueError) as ours:
             ng.embedding_bag(table, ids, offsets, mode="bogus")
         assert str(ours.value) == str(theirs.value)
+
+
+def test_eager_autograd_calls_the_cpp_kernel_and_keeps_ndgathers_errors():
+    """An eager call that autograd records runs the typed op's C++ kernel with its C++
+    gradient formula (about 90 µs less a call than the generic op's Python); a strided view,
+    which the kernel would copy, takes the generic op. An error is ndgather's own class, as
+    before: the generic op runs the call again to raise it."""
+    assert ng._torch.native()
+    t = leaf()
+    rows = ng.gather(t, IDS)
+    assert "WithGrad" in rows.grad_fn.name()
+    rows.pow(2).sum().backward()
+    theirs = leaf()
+    theirs[IDS].pow(2).sum().backward()
+    assert torch.equal(t.grad, theirs.grad)
+    view = leaf().t()
+    assert "ndgather_op" in ng.gather(view, torch.tensor([1, 0])).grad_fn.name()
+    with pytest.raises(ng.InvalidArgumentError, match=r"indices\[0\] = 9 is not in \[0, 6\)"):
+        ng.gather(leaf(), torch.tensor([9]))
+    with pytest.raises(ng.InvalidArgumentError):
+        ng.unsorted_segment_sum(leaf(), torch.tensor([0, 1]), 2)

@@ -290,6 +290,17 @@ def _dual(torch: Any, tensors: Sequence[Any]) -> bool:
         and forward_ad.unpack_dual(t).tangent is not None for t in tensors)
 
 
+#: The types of attribute values whose text is kept (immutable, so the text stays theirs).
+_PLAIN = frozenset({type(None), bool, int, float, str, bytes})
+
+
+@functools.lru_cache(maxsize=256)
+def _attrs_text_of_plain(name: str, items: tuple, types: tuple, sparse_grad: bool) -> str:
+    """:func:`_attrs_text` of plain values, kept: an eager call's attributes repeat. (Keyed by
+    the values' types too: ``True == 1``, and their texts differ.)"""
+    return _attrs_text(name, items, sparse_grad)
+
+
 def _no_tangents(tensors: Sequence[Any], name: str = "") -> None:
     """Refuses forward-mode AD's dual tensors where a call cannot carry their tangents: the
     generic op's Python body, the gradient ops, and ``out=`` (whose write would leave a
@@ -752,11 +763,12 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     such as an embedding table's shards), ``attrs`` its attributes (``None`` values take the
     op's defaults). ``sparse_grad``: an ``embedding_bag``'s shards get sparse gradients."""
     import torch
-    if sparse_grad and _compiling(torch):
+    compiling = _compiling(torch)
+    if sparse_grad and compiling:
         raise NotImplementedError(
             f"{name}: sparse=True gives sparse gradients in eager autograd only; "
             "torch.compile builds dense ones: pass sparse=False under torch.compile")
-    if not _compiling(torch):
+    if not compiling:
         define()
     if not _defined:
         raise RuntimeError(
@@ -767,30 +779,40 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
     arity = [len(g) for g in groups]
     tensors = [torch.as_tensor(a) for g in groups for a in g]
     items = tuple((attrs or {}).items())
-    if _attrs_constant is not None and _compiling(torch) and all(
-            _as_written(v) for _, v in items):
+    if _attrs_constant is not None and compiling and all(_as_written(v) for _, v in items):
         joined = _made(_attrs_constant(name, items, sparse_grad))
+    elif not compiling and all(type(v) in _PLAIN for _, v in items):
+        joined = _attrs_text_of_plain(name, items, tuple(type(v) for _, v in items),
+                                      sparse_grad)
     else:
         joined = _attrs_text(name, items, sparse_grad)
     kinds = _transforms(torch, tensors)
-    if kinds is None and not _compiling(torch) and _dual(torch, tensors):
+    if kinds is None and not compiling and _dual(torch, tensors):
         kinds = (False, True)  # forward AD's dual tensors: the function, with its jvp
     # (Under torch.compile, a vmap alone takes the typed ops below, whose batching rules it
     # traces; a function of its own it cannot batch, `ApplyTemplate`.)
-    if kinds is not None and (kinds != (False, False) or not _compiling(torch)):
+    if kinds is not None and (kinds != (False, False) or not compiling):
         from . import _torch_func
         if sparse_grad and (any(kinds) or any(_torch_func.requires_grad(torch, t)
                                                for t in tensors)):
             raise NotImplementedError(
                 f"{name}: sparse=True gives sparse gradients in eager autograd only; "
                 "torch.func's transforms build dense ones: pass sparse=False under them")
-        (_native_constant if _compiling(torch) and _native_constant else native)()
+        (_native_constant if compiling and _native_constant else native)()
         return _torch_func.call(name, _typed_inputs(inputs, groups, tensors), joined, kinds)
     role = None if sparse_grad else _native_op(torch, tensors, vmap=kinds is not None)
     if role is not None:
-        _native_constant()
         typed = _typed_inputs(inputs, groups, tensors)
-        return getattr(getattr(torch.ops.ndgather, name), role)(*typed, joined)
+        op = getattr(getattr(torch.ops.ndgather, name), role)
+        if compiling:
+            _native_constant()
+            return op(*typed, joined)
+        try:
+            return op(*typed, joined)
+        except Exception:  # noqa: BLE001 (the generic op below says why, in ndgather's words)
+            # The C++ kernel raises the built-in class of ndgather's error: the generic op,
+            # which raises ndgather's own, runs the call again (an error costs it twice).
+            pass
     return torch.ops.ndgather.op(tensors, arity, name, joined)
 
 
@@ -814,17 +836,25 @@ def _no_derivative(op_name: str, ctx: Any, *upstream: Any) -> tuple:
 
 def _native_op(torch: Any, tensors: Sequence[Any], vmap: bool = False) -> Optional[str]:
     """The typed op's overload with the C++ kernel that a call takes, if any: in code that
-    ``torch.compile`` makes (not a program ``torch.export`` saves, which must run where
-    ndgather has not built it), on tensors laid out row-major (the C++ kernel reads them so;
+    ``torch.compile`` makes, and eagerly where autograd records the call (not in a program
+    ``torch.export`` saves, which must run where ndgather has not built it, nor where the
+    kernel could not be built), on tensors laid out row-major (the C++ kernel reads them so;
     it would copy any other, a broadcast view whole, where the Python body reads it in
     place); ``with_grad`` where a gradient flows, else ``native``. (Not for sparse
     gradients, which only the Python formula makes: a call with ``sparse=True`` that
     ``torch.compile`` runs outside its graph may still find ``_compiling`` true, in a frame
     of its own that it compiled.)"""
     exporting = getattr(torch.compiler, "is_exporting", None)
-    if not _compiling(torch) or _native_constant is None or exporting is None or exporting():
+    if exporting is None or exporting():
         return None
-    if not all(t.is_contiguous() for t in tensors):
+    if not _compiling(torch):
+        # Eager autograd: the C++ kernel where it is built (a build on the first call), about
+        # 90 µs less a call than the generic op's Python.
+        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors) \
+                and all(t.is_contiguous() for t in tensors) and native():
+            return "with_grad"
+        return None
+    if _native_constant is None or not all(t.is_contiguous() for t in tensors):
         return None
     # (Under vmap a batched tensor answers False for requires_grad, whatever it wraps:
     # where grad mode is on, the op with the gradient, which records none where none flows.)
