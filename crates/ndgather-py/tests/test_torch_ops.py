@@ -998,6 +998,24 @@ print(native, said, raised, f(torch.arange(6.0), torch.tensor([5, 0])).tolist(),
         out.stderr[-2000:]
 
 
+def test_without_a_compiler_eager_autograd_keeps_the_generic_op_silently(tmp_path):
+    """Eager autograd tries the C++ build on its first call; where it cannot be built, the
+    generic op runs, as it always did, with no warning (one raised as an error would fail
+    every call) and no second try."""
+    code = """
+import warnings, torch, ndgather as ng
+warnings.simplefilter("error")
+t = torch.arange(6.0, requires_grad=True)
+names = [ng.gather(t, torch.tensor([1])).grad_fn.name() for _ in range(3)]
+print(ng._torch._native, all("ndgather_op" in n for n in names))
+"""
+    env = dict(os.environ, CXX=str(tmp_path / "no-such-compiler"),
+               NDGATHER_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.stdout.strip().splitlines()[-1:] == ["False True"], out.stderr[-2000:]
+
+
 def test_tensors_on_several_devices_are_refused_not_faked():
     # A tensor on `meta` sends the call to the fake implementation, which must not answer a
     # CPU tensor's call with uninitialised memory.
@@ -1040,3 +1058,41 @@ def test_eager_autograd_calls_the_cpp_kernel_and_keeps_ndgathers_errors():
         ng.gather(leaf(), torch.tensor([9]))
     with pytest.raises(ng.InvalidArgumentError):
         ng.unsorted_segment_sum(leaf(), torch.tensor([0, 1]), 2)
+
+
+def test_eager_autograd_under_checkpointing_tracing_and_dual_tensors():
+    """Activation checkpointing's recomputation stops at its last saved tensor by raising
+    through the op's kernel: that signal passes, not taken for the op's error. A traced
+    module records the generic op (its graph may not depend on the grad mode). A dual
+    tensor that requires grad, under a loss whose upstream gradient is dual too."""
+    from torch.utils.checkpoint import checkpoint
+    import torch.autograd.forward_ad as fwAD
+    weight = torch.nn.Parameter(torch.linspace(-1.0, 1.0, 16).reshape(4, 4))
+    src, dst = torch.tensor([0, 1, 2, 3, 0]), torch.tensor([1, 2, 3, 0, 2])
+
+    def layer(x, gather, segment_sum):
+        return x + segment_sum(gather(torch.relu(x @ weight), src), dst, 4)
+    ours, theirs = (leaf()[:4].detach().requires_grad_(True) for _ in range(2))
+    checkpoint(layer, ours, ng.gather, ng.unsorted_segment_sum,
+               use_reentrant=False).sum().backward()
+    layer(theirs, lambda t, i: t[i],
+          lambda d, i, n: torch.zeros(n, d.shape[1]).index_add(0, i, d)).sum().backward()
+    assert torch.allclose(ours.grad, theirs.grad)
+
+    class Lookup(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = torch.nn.Parameter(TABLE.clone())
+
+        def forward(self, ids):
+            return ng.gather(self.table, ids)
+    traced = torch.jit.trace(Lookup(), (IDS,))
+    assert torch.equal(traced(IDS), TABLE[IDS])
+    assert "ndgather::op" in str(traced.graph)
+
+    table, ref = (TABLE.double().requires_grad_(True) for _ in range(2))
+    with fwAD.dual_level():
+        out = ng.gather(fwAD.make_dual(table, torch.ones_like(table)), IDS)
+        torch.sin(out).sum().backward()
+    torch.sin(ref[IDS]).sum().backward()
+    assert torch.allclose(table.grad, ref.grad)

@@ -290,6 +290,10 @@ def _dual(torch: Any, tensors: Sequence[Any]) -> bool:
         and forward_ad.unpack_dual(t).tangent is not None for t in tensors)
 
 
+#: The classes the C++ kernel raises ndgather's errors as (``_torch_op.cc``'s ``Raise``).
+_KERNEL_ERRORS = (ValueError, IndexError, TypeError, NotImplementedError, MemoryError,
+                  RuntimeError)
+
 #: The types of attribute values whose text is kept (immutable, so the text stays theirs).
 _PLAIN = frozenset({type(None), bool, int, float, str, bytes})
 
@@ -627,6 +631,8 @@ def build() -> str:
 
 
 _native: Optional[bool] = None
+#: Why the C++ kernels could not be built, until a caller that warns has said so.
+_why: Optional[str] = None
 _native_constant: Any = None
 _kinds_constant: Any = None
 _attrs_constant: Any = None
@@ -643,14 +649,16 @@ def _version(text: str) -> tuple:
         return (0, 0)
 
 
-def native() -> bool:
+def native(quiet: bool = False) -> bool:
     """Gives the typed ops, ``ndgather::<op>.native``, ``.with_grad`` and ``.grad``, their
     CPU kernels, once: the C++ ones of ``_torch_op.cc``, built and loaded, which code that
     ``torch.compile`` made calls with no Python between (and the gradient formula in C++);
     where they cannot be built, the Python ops' bodies and formula, with a warning that says
-    why. True where the C++ kernels run. (Called as a constant while
-    ``torch.compile`` traces, so that the build runs outside the trace.)"""
-    global _native
+    why (once, after the choice is made: a warning raised as an error does not build again;
+    ``quiet`` for eager autograd, which then keeps the generic op, as without the build).
+    True where the C++ kernels run. (Called as a constant while ``torch.compile`` traces,
+    so that the build runs outside the trace.)"""
+    global _native, _why
     import torch
     define()
     with _defining:
@@ -663,12 +671,14 @@ def native() -> bool:
                     os.close(fd)
                 _native = True
             except (ImportError, OSError, RuntimeError) as e:
-                warnings.warn(f"ndgather: its typed ops (torch.compile's, torch.func's) run "
-                              f"through their Python bodies, about 10 µs more per call: {e}",
-                              RuntimeWarning, stacklevel=2)
                 for name, *_ in _core.op_signatures():
                     _python_kernels(torch, name)
-                _native = False
+                _native, _why = False, str(e)
+        why, _why = (None, _why) if quiet else (_why, None)
+    if why is not None:
+        warnings.warn(f"ndgather: its typed ops (torch.compile's, torch.func's) run through "
+                      f"their Python bodies, about 10 µs more per call: {why}",
+                      RuntimeWarning, stacklevel=2)
     return _native
 
 
@@ -809,9 +819,10 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
             return op(*typed, joined)
         try:
             return op(*typed, joined)
-        except Exception:  # noqa: BLE001 (the generic op below says why, in ndgather's words)
+        except _KERNEL_ERRORS:
             # The C++ kernel raises the built-in class of ndgather's error: the generic op,
             # which raises ndgather's own, runs the call again (an error costs it twice).
+            # (Only those classes: a hook's own signal, as checkpointing's early stop, passes.)
             pass
     return torch.ops.ndgather.op(tensors, arity, name, joined)
 
@@ -849,9 +860,11 @@ def _native_op(torch: Any, tensors: Sequence[Any], vmap: bool = False) -> Option
         return None
     if not _compiling(torch):
         # Eager autograd: the C++ kernel where it is built (a build on the first call), about
-        # 90 µs less a call than the generic op's Python.
+        # 90 µs less a call than the generic op's Python; not for torch.jit.trace, whose
+        # graph must not depend on the grad mode, nor run without the kernel's library.
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors) \
-                and all(t.is_contiguous() for t in tensors) and native():
+                and all(t.is_contiguous() for t in tensors) \
+                and not torch.jit.is_tracing() and native(quiet=True):
             return "with_grad"
         return None
     if _native_constant is None or not all(t.is_contiguous() for t in tensors):

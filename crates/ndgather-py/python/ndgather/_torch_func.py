@@ -153,6 +153,7 @@ def _function(forward_mode: bool) -> Any:
             tensors = saved[:-1] if reads else saved
             if upstream is None:  # (no gradient reached the output: none for the inputs)
                 return (None, None, None, *[None] * len(tensors))
+            upstream = _primals([upstream])[0]
             output = saved[-1] if reads else upstream
             if not torch.compiler.is_compiling() and _differentiated(upstream, tensors) \
                     and _grads_linear(name, attrs, arity, tensors):
@@ -213,9 +214,23 @@ def _tangent(name: str, attrs: str, arity: str, tensors: Sequence[Any],
             raise RuntimeError(_NOT_LINEAR.format(name, _input_name(name, k)))
     given = [x if owner[j] not in positions else t if t is not None else torch.zeros_like(x)
              for j, (x, t) in enumerate(zip(tensors, tangents))]
-    # (Through the function: an outer level of forward mode, or a gradient, differentiates
-    # it in turn.)
-    return _FUNCTION[0].apply(name, tangent_attrs, arity, *given)
+    if _differentiated_again(given):
+        # Through the function: an outer level of forward mode, or a gradient,
+        # differentiates it in turn.
+        return _FUNCTION[0].apply(name, tangent_attrs, arity, *given)
+    return _typed(name, "native")(*_regrouped(given, arity), tangent_attrs)
+
+
+def _differentiated_again(tensors: Sequence[Any]) -> bool:
+    """Whether an op on ``tensors`` inside a ``jvp`` or a backward is differentiated in turn:
+    two levels of forward mode, a gradient's level, or a tensor that requires grad."""
+    import torch
+    from torch._C._functorch import TransformType
+    from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
+    keys = [i.key() for i in retrieve_all_functorch_interpreters()]
+    if keys.count(TransformType.Jvp) > 1 or TransformType.Grad in keys:
+        return True
+    return any(requires_grad(torch, t) for t in tensors)
 
 
 @functools.lru_cache(maxsize=None)
