@@ -5,8 +5,9 @@ compiled function (issue 55): JAX's `jax.jit`, TensorFlow's `tf.function` and Py
 Cases: a tiny call (3 ids into 16 x 4 float32), 100,000 rows of 64 float32, under
 `tf.function` the clamp policy against TensorFlow's `tf.gather` of clipped ids (TensorFlow's
 CPU gather has no policy of its own), and under `torch.compile` a training step (forward and
-backward) of each size; for PyTorch also `torch.func`'s `vmap` of a gather (eager and
-compiled) and per-sample gradients (`vmap` of `grad`).
+backward) of each size; for PyTorch also eager autograd's tiny call and training step (no
+`torch.compile`), `torch.func`'s `vmap` of a gather (eager and compiled) and per-sample
+gradients (`vmap` of `grad`).
 
     python bench/frameworks.py --framework jax [--rounds 3]
     .venv-frameworks/bin/python bench/frameworks.py --framework tf
@@ -119,6 +120,20 @@ else:
 
     tiny[0].requires_grad_(True)
     rows[0].requires_grad_(True)
+
+    # Eager autograd, no torch.compile: the call that autograd records, and a training step.
+    def eager_step(f):
+        def run(p, i):
+            p.grad = None
+            (f(p, i) ** 2).sum().backward()
+            return p.grad
+        return run
+    compare("eager autograd tiny call, ng.gather vs index_select",
+            lambda p, i: ng.gather(p, i).detach(),
+            lambda p, i: torch.index_select(p, 0, i).detach(), tiny, 2000, 1e6, "us")
+    compare("eager autograd tiny training step, ng.gather vs index_select",
+            eager_step(ng.gather), eager_step(lambda p, i: torch.index_select(p, 0, i)), tiny,
+            1000, 1e6, "us")
     ours, theirs = step(ng.gather), step(lambda p, i: torch.index_select(p, 0, i))
     compare("torch.compile tiny training step, ng.gather vs index_select", ours, theirs, tiny,
             1000, 1e6, "us")
