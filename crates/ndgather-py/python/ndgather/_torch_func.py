@@ -15,7 +15,9 @@ that ``torch.func`` can transform, whose backward is the typed gradient op
 - Forward mode (``jvp``, ``jacfwd``, and forward AD's dual tensors) runs the op on the
   tangents, where the registry says the op is linear in the inputs they reach
   (``_core.op_linear``: a gather in its table, a sum in its data); elsewhere (a max, a
-  product, a ``max_norm``) the function's ``jvp`` raises.
+  product, a ``max_norm``) the function's ``jvp`` raises. A backward that is
+  differentiated again (``hessian``, ``grad`` of ``grad``) runs the gradient through a
+  function of its own, where the op is linear in every input with a gradient.
 """
 
 from __future__ import annotations
@@ -111,8 +113,10 @@ _NOT_LINEAR = ("ndgather: {}: forward-mode AD (jvp) is not implemented where a t
                "computes a forward derivative only where it is; use reverse mode (backward)")
 
 #: The ``autograd.Function`` that the transforms see, defined with the ops (not on a call,
-#: which ``torch.compile`` may trace, and a class definition it cannot): eagerly one whose
-#: ``jvp`` refuses forward mode, and for ``torch.compile`` one without (it traces none).
+#: which ``torch.compile`` may trace, and a class definition it cannot): eagerly one with a
+#: ``jvp`` (forward mode), and for ``torch.compile`` one without (it traces none); the
+#: function that refuses a derivative of the Python kernels' gradient; and the gradient's
+#: own function, for second derivatives.
 _FUNCTION: list = []
 _NO_DERIVATIVE: list = []
 _GRAD_FUNCTION: list = []
