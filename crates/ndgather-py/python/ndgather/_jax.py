@@ -231,11 +231,6 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _owners(arity: tuple) -> list:
-    """The input of the op's signature that each flat array belongs to."""
-    return [k for k, n in enumerate(arity) for _ in range(n)]
-
-
 def _not_linear(name: str, position: int, what: str) -> NotImplementedError:
     inputs = next(i for n, _, i, _ in _core.op_signatures() if n == name)
     return NotImplementedError(
@@ -252,12 +247,12 @@ def _tangent(name: str, arity: tuple, attrs: tuple, flat: Sequence[Any],
     are; refused where a tangent reaches an input it is not linear in."""
     import jax.numpy as jnp
     positions, tangent_attrs, _ = _linear(name, attrs)
-    owners = _owners(arity)
-    for j in tangents:
-        if owners[j] not in positions:
-            raise _not_linear(name, owners[j], what)
-    given = [x if owners[j] not in positions else
-             tangents[j] if j in tangents else jnp.zeros_like(x) for j, x in enumerate(flat)]
+    try:
+        given = _staged_call.tangent_inputs(
+            positions, arity, flat, [tangents.get(j) for j in range(len(flat))],
+            jnp.zeros_like)
+    except _staged_call.NotLinear as e:
+        raise _not_linear(name, e.position, what) from None
     return _call(name, arity, tangent_attrs, *given)
 
 
@@ -394,7 +389,7 @@ def _primitives() -> tuple:
         # Linear in its tangents; in the primal inputs too little is known: refused where
         # a tangent reaches one the op is not linear in (a linear op's Jacobian reads none).
         positions = _linear(name, attrs)[0]
-        owners = _owners(arity)
+        owners = _staged_call.owners(arity)
         for j, t in enumerate(tangents[:len(flat)]):
             if not _is_zero(t) and owners[j] not in positions:
                 raise _not_linear(name, owners[j], "a second derivative")
@@ -429,7 +424,7 @@ def _primitives() -> tuple:
 
     def grads_linear(name: str, arity: tuple, attrs: tuple, flat: Sequence[Any]) -> bool:
         positions, _, adjoint = _linear(name, attrs)
-        owners = _owners(arity)
+        owners = _staged_call.owners(arity)
         return adjoint and all(owners[k] in positions for k in _wanted(flat))
 
     def grad_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, name: str, arity: tuple,

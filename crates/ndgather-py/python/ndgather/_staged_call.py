@@ -125,3 +125,33 @@ def fill_bytes(bad_indices: str, fill_value: Any, dtype: Optional[np.dtype]) -> 
     if fill_value is None:  # JAX's default for the dtype: the core's table decides
         return None
     return np.asarray(fill_value, dtype=dtype).tobytes()
+
+
+class NotLinear(Exception):
+    """A tangent reached an input the op is not linear in: ``position`` in its signature.
+    Each front end raises its framework's refusal for it."""
+
+    def __init__(self, position: int) -> None:
+        super().__init__(position)
+        self.position = position
+
+
+def owners(counts: Sequence[int]) -> list:
+    """The input of the op's signature that each flat tensor belongs to, from each input's
+    count of tensors (a list input's several, one left out none)."""
+    return [k for k, n in enumerate(counts) for _ in range(n)]
+
+
+def tangent_inputs(positions: Any, counts: Sequence[int], flat: Sequence[Any],
+                   tangents: Sequence[Any], zeros_like: Any) -> list:
+    """The inputs of the op's tangent (forward mode, issue 55), flat: ``tangents`` (one per
+    flat tensor, ``None`` for none) at the inputs the op is linear in (``positions``, the
+    registry's ``_core.op_linear``; ``zeros_like`` where one has none), the others as they
+    are. :class:`NotLinear` where a tangent reaches an input it is not linear in."""
+    owner = owners(counts)
+    for j, t in enumerate(tangents):
+        if t is not None and owner[j] not in positions:
+            raise NotLinear(owner[j])
+    return [x if owner[j] not in positions else
+            tangents[j] if tangents[j] is not None else zeros_like(x)
+            for j, x in enumerate(flat)]

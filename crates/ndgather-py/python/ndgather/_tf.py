@@ -245,7 +245,7 @@ def _gradient_of_gradient(op: Any, *cotangents: Any) -> list:
     wrt = list(op.get_attr("wrt"))
     *inputs, _, upstream = op.inputs
     linear = _linear(name, names, values)
-    owners = [k for k, n in enumerate(arity) for _ in range(n)]
+    owners = _staged_call.owners(arity)
     if linear is None or not linear[2] or any(owners[k] not in linear[0] for k in wrt):
         raise LookupError(
             f"No gradient defined for op type NdgatherGrad: {name}: the gradient of "
@@ -257,9 +257,7 @@ def _gradient_of_gradient(op: Any, *cotangents: Any) -> list:
     for k, c in zip(wrt, cotangents):
         tangents[k] = None if c is None else tf.convert_to_tensor(c)
     positions, attrs, _ = linear
-    args = [x if owners[j] not in positions else
-            tangents[j] if tangents[j] is not None else tf.zeros_like(x)
-            for j, x in enumerate(inputs)]
+    args = _staged_call.tangent_inputs(positions, arity, inputs, tangents, tf.zeros_like)
     tangent = library().ndgather_op(
         args=args, Tout=upstream.dtype, op=name, arity=arity, attr_names=list(attrs),
         attr_values=list(attrs.values()), **_shape_attrs(upstream.shape))
@@ -286,6 +284,7 @@ def _jvp(attr_tuple: tuple, inputs: Sequence[Any], outputs: Sequence[Any],
     inputs it is linear in, the others as they are. TensorFlow gives every input a tangent
     (zeros where none was watched), so the op must be linear in each float input; else
     there is none, as for an op without a gradient."""
+    import tensorflow as tf
     attrs = dict(zip(attr_tuple[::2], attr_tuple[1::2]))
 
     def text(v: Any) -> str:
@@ -294,16 +293,20 @@ def _jvp(attr_tuple: tuple, inputs: Sequence[Any], outputs: Sequence[Any],
     names = [text(n) for n in attrs["attr_names"]]
     values = [text(v) for v in attrs["attr_values"]]
     arity = [int(n) for n in attrs["arity"]]
-    owners = [k for k, n in enumerate(arity) for _ in range(n)]
     linear = _linear(name, names, values)
-    floats = [j for j, x in enumerate(inputs) if x.dtype.is_floating or x.dtype.is_complex]
-    if linear is None or any(owners[j] not in linear[0] for j in floats):
+    # (Every float input's tangent counts, zeros included: TensorFlow's are all given.)
+    given = [t if x.dtype.is_floating or x.dtype.is_complex else None
+             for x, t in zip(inputs, tangents)]
+    try:
+        if linear is None:
+            raise _staged_call.NotLinear(0)
+        positions, tangent_attrs, _ = linear
+        args = _staged_call.tangent_inputs(positions, arity, inputs, given, tf.zeros_like)
+    except _staged_call.NotLinear:
         raise LookupError(
             f"No gradient defined for op type NdgatherOp: {name}: ndgather's forward mode "
             "needs the op linear in every float input (a gather in its table, a sum in its "
-            "data; not a max, a product, a max_norm, or per_sample_weights)")
-    positions, tangent_attrs, _ = linear
-    args = [tangents[j] if owners[j] in positions else x for j, x in enumerate(inputs)]
+            "data; not a max, a product, a max_norm, or per_sample_weights)") from None
     return [library().ndgather_op(
         args=args, Tout=outputs[0].dtype, op=name, arity=arity,
         attr_names=list(tangent_attrs), attr_values=list(tangent_attrs.values()),

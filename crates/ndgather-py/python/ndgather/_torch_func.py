@@ -212,12 +212,11 @@ def _tangent(name: str, attrs: str, arity: str, tensors: Sequence[Any],
     where a tangent reaches an input that it is not linear in."""
     import torch
     positions, tangent_attrs, _ = _linear(name, attrs)
-    owner = _owners(arity)
-    for t, k in zip(tangents, owner):
-        if t is not None and k not in positions:
-            raise RuntimeError(_NOT_LINEAR.format(name, _input_name(name, k)))
-    given = [x if owner[j] not in positions else t if t is not None else torch.zeros_like(x)
-             for j, (x, t) in enumerate(zip(tensors, tangents))]
+    try:
+        given = _staged_call.tangent_inputs(positions, [n for _, n in _arities(arity)],
+                                            tensors, tangents, torch.zeros_like)
+    except _staged_call.NotLinear as e:
+        raise RuntimeError(_NOT_LINEAR.format(name, _input_name(name, e.position))) from None
     if _differentiated_again(given):
         # Through the function: an outer level of forward mode, or a gradient,
         # differentiates it in turn.
@@ -289,13 +288,9 @@ def _grads_linear(name: str, attrs: str, arity: str, tensors: Sequence[Any]) -> 
     transpose of its tangent: the gradient is then linear in the upstream gradient and reads
     none of their values, and has a derivative, :data:`_GRAD_FUNCTION`'s."""
     positions, _, adjoint = _linear(name, attrs)
-    return adjoint and all(k in positions for t, k in zip(tensors, _owners(arity))
+    owners = _staged_call.owners([n for _, n in _arities(arity)])
+    return adjoint and all(k in positions for t, k in zip(tensors, owners)
                            if t.dtype in _GRAD_DTYPES)
-
-
-def _owners(arity: str) -> list:
-    """The typed input that each flat tensor belongs to."""
-    return [k for k, (_, count) in enumerate(_arities(arity)) for _ in range(count)]
 
 
 def _gradient(name: str, typed: list, attrs: str) -> list:
