@@ -50,15 +50,21 @@ def wanted(*values: Any) -> bool:
     them (or their lists) while ``torch.compile`` traces, or one that requires grad. A call
     outside ``torch.compile`` defines the ops first, so that a later compile finds them."""
     torch = sys.modules.get("torch")
-    if torch is None or not _staged_call.any_of(values, torch.Tensor):
+    if torch is None:
+        return False
+    tensor, tensors = torch.Tensor, []
+    for v in values:
+        if isinstance(v, tensor):
+            tensors.append(v)
+        elif isinstance(v, (list, tuple)):
+            tensors += [x for x in v if isinstance(x, tensor)]
+    if not tensors:
         return False
     if _compiling(torch):
         return True  # (before the ragged check, whose reads torch.compile would guard)
-    if any(_ragged.is_ragged(v) for v in values):
-        return False  # the ragged path takes it
+    if any(_ragged.is_ragged(v) for v in values if not isinstance(v, tensor)):
+        return False  # the ragged path takes it (a tensor is none of its forms)
     define()
-    tensors = [x for v in values for x in (v if isinstance(v, (list, tuple)) else [v])
-               if isinstance(x, torch.Tensor)]
     return (any(t.requires_grad for t in tensors) or _transformed(torch, tensors)
             or _dual(torch, tensors))
 
@@ -105,6 +111,8 @@ def fill(bad_indices: str, fill_value: Any, x: Any) -> Optional[bytes]:
     """A fill element's bytes in ``x``'s dtype (``_staged_call.fill_bytes``). Under
     ``torch.compile`` a constant where the value is a Python one (NumPy's conversion is not
     traced; see :func:`_as_written`)."""
+    if fill_value is None and bad_indices != "fill":
+        return None  # (the common call, at once: no value, and none to check)
     name = _dtype_name(asarray(x).dtype)
     torch = sys.modules["torch"]
     if isinstance(fill_value, torch.Tensor) and not _compiling(torch) and _transformed(
@@ -786,14 +794,15 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
             "torch, or by a first call with a tensor outside torch.compile, on PyTorch 2.4 or "
             "newer; import torch first")
     groups = _staged_call.groups(inputs)
-    arity = [len(g) for g in groups]
     tensors = [torch.as_tensor(a) for g in groups for a in g]
-    items = tuple((attrs or {}).items())
-    if _attrs_constant is not None and compiling and all(_as_written(v) for _, v in items):
-        joined = _made(_attrs_constant(name, items, sparse_grad))
-    elif not compiling and all(type(v) in _PLAIN for _, v in items):
-        joined = _attrs_text_of_plain(name, items, tuple(type(v) for _, v in items),
-                                      sparse_grad)
+    attrs = attrs or {}
+    items = tuple(attrs.items())
+    if compiling:
+        joined = (_made(_attrs_constant(name, items, sparse_grad))
+                  if _attrs_constant is not None and all(_as_written(v) for _, v in items)
+                  else _attrs_text(name, items, sparse_grad))
+    elif _PLAIN.issuperset(types := tuple(map(type, attrs.values()))):
+        joined = _attrs_text_of_plain(name, items, types, sparse_grad)
     else:
         joined = _attrs_text(name, items, sparse_grad)
     kinds = _transforms(torch, tensors)
@@ -810,7 +819,7 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
                 "torch.func's transforms build dense ones: pass sparse=False under them")
         (_native_constant if compiling and _native_constant else native)()
         return _torch_func.call(name, _typed_inputs(inputs, groups, tensors), joined, kinds)
-    role = None if sparse_grad else _native_op(torch, tensors, vmap=kinds is not None)
+    role = None if sparse_grad else _native_op(torch, tensors, compiling, kinds is not None)
     if role is not None:
         typed = _typed_inputs(inputs, groups, tensors)
         op = getattr(getattr(torch.ops.ndgather, name), role)
@@ -824,7 +833,7 @@ def run(name: str, inputs: Sequence[Any], attrs: Optional[dict] = None, *,
             # which raises ndgather's own, runs the call again (an error costs it twice).
             # (Only those classes: a hook's own signal, as checkpointing's early stop, passes.)
             pass
-    return torch.ops.ndgather.op(tensors, arity, name, joined)
+    return torch.ops.ndgather.op(tensors, [len(g) for g in groups], name, joined)
 
 
 def _typed_inputs(inputs: Sequence[Any], groups: Sequence[list], tensors: Sequence[Any]) -> list:
@@ -845,7 +854,8 @@ def _no_derivative(op_name: str, ctx: Any, *upstream: Any) -> tuple:
     raise RuntimeError(f"derivative for ndgather::{op_name} is not implemented")
 
 
-def _native_op(torch: Any, tensors: Sequence[Any], vmap: bool = False) -> Optional[str]:
+def _native_op(torch: Any, tensors: Sequence[Any], compiling: bool,
+               vmap: bool) -> Optional[str]:
     """The typed op's overload with the C++ kernel that a call takes, if any: in code that
     ``torch.compile`` makes, and eagerly where autograd records the call (not in a program
     ``torch.export`` saves, which must run where ndgather has not built it, nor where the
@@ -858,13 +868,13 @@ def _native_op(torch: Any, tensors: Sequence[Any], vmap: bool = False) -> Option
     exporting = getattr(torch.compiler, "is_exporting", None)
     if exporting is None or exporting():
         return None
-    if not _compiling(torch):
+    if not compiling:
         # Eager autograd: the C++ kernel where it is built (a build on the first call), about
         # 90 µs less a call than the generic op's Python; not for torch.jit.trace, whose
         # graph must not depend on the grad mode, nor run without the kernel's library.
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors) \
                 and all(t.is_contiguous() for t in tensors) \
-                and not torch.jit.is_tracing() and native(quiet=True):
+                and not torch.jit.is_tracing() and (_native or native(quiet=True)):
             return "with_grad"
         return None
     if _native_constant is None or not all(t.is_contiguous() for t in tensors):
