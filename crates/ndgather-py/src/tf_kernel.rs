@@ -56,6 +56,16 @@ impl TfCall {
     pub(crate) fn args(&self) -> Result<Vec<Raw>, Failure> {
         buffers(self.args, self.n_args, "argument")
     }
+
+    /// The dtypes of the call's arguments, their dimensions and data not read (a query of
+    /// the op's facts, whose caller may have no data to give).
+    pub(crate) fn arg_dtypes(&self) -> Result<Vec<DType>, Failure> {
+        // SAFETY: the call's buffers are `n_args` live structs (the kernel's own arrays).
+        let list = unsafe { items(self.args, self.n_args, "argument")? };
+        (list.iter().enumerate())
+            .map(|(k, b)| dtype_of(b.dtype, Nth("argument", k)))
+            .collect()
+    }
 }
 
 /// TensorFlow's allocation of `NdgatherOp`'s result: its data for `rank` dimensions `dims`

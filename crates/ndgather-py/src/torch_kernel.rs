@@ -112,14 +112,88 @@ pub unsafe extern "C" fn ndgather_kernel_grad_reads_output(name: *const c_char) 
     }
 }
 
+/// Where the call's op, with its attributes, is linear in every input of a dtype with a
+/// gradient and its gradient is the transpose of its tangent's op (`OpDef::linear`, with
+/// `adjoint`), so that the C++ autograd kernel of `<op>.grad` can differentiate the
+/// gradient: the gradient is then linear in the upstream gradient, whose own gradient is
+/// the tangent's op on the cotangents, and reads no input's value. The call's arguments are
+/// the op's input tensors, only their dtypes read; `*linear` is set to 1 and the tangent op's
+/// attributes are written into `attrs` (`attrs_len` bytes, NUL-terminated; `name=text`
+/// lines separated by `;`), or `*linear` to 0 where the op is not so. Returns 0, or the
+/// failure's class, its message in the call's error buffer.
+///
+/// # Safety
+/// `call` must be null or point to a live `TfCall` whose pointers are live for the call;
+/// `linear` must be a live `i32`; `attrs` must be null or point to `attrs_len` writable
+/// bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ndgather_kernel_linear(
+    call: *const TfCall,
+    linear: *mut i32,
+    attrs: *mut c_char,
+    attrs_len: usize,
+) -> i32 {
+    answer(call, class, |call| {
+        if linear.is_null() || attrs.is_null() || attrs_len == 0 {
+            return Err(invalid("ndgather: no place for the linear fact"));
+        }
+        let (name, arity, given) = parse(call)?;
+        let dtypes = call.arg_dtypes()?;
+        let def = registry::find(&name)?.with_attrs(&given)?;
+        let owners = arity
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &n)| std::iter::repeat_n(k, n));
+        // (Linear in exactly the inputs with a gradient: those the kernel gives cotangents.)
+        let fact = def.linear().filter(|fact| {
+            fact.adjoint
+                && owners
+                    .zip(&dtypes)
+                    .all(|(k, dtype)| dtype.has_grad() == fact.inputs.contains(&k))
+        });
+        let Some(fact) = fact else {
+            // SAFETY: a live i32, as the caller promises.
+            unsafe { linear.write(0) };
+            return Ok(());
+        };
+        let mut lines: Vec<(String, String)> = (given.names())
+            .filter_map(|n| Some((n.to_string(), given.get(n)?.text())))
+            .collect();
+        for (n, value) in &fact.tangent_attrs {
+            match lines.iter_mut().find(|(given, _)| given == n) {
+                Some(line) => line.1 = value.text(),
+                None => lines.push((n.to_string(), value.text())),
+            }
+        }
+        let text: Vec<String> = lines.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        let text = text.join(";");
+        if text.len() >= attrs_len || text.contains('\0') {
+            let need = text.len() + 1;
+            return Err(invalid(format!(
+                "ndgather: {name}: the tangent's attributes take {need} bytes, past the \
+                 {attrs_len} given"
+            )));
+        }
+        // SAFETY: `attrs` holds `attrs_len` writable bytes, more than the text and its NUL;
+        // `linear` is a live i32, as the caller promises.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), attrs.cast::<u8>(), text.len());
+            attrs.add(text.len()).write(0);
+            linear.write(1);
+        }
+        Ok(())
+    })
+}
+
 /// The kernels' addresses: a check for `ndgather._torch` that this build of the extension has
 /// the C ABI that `_torch_op.cc` calls.
 #[pyo3::pyfunction]
-pub(crate) fn torch_kernel() -> (usize, usize, usize, usize) {
+pub(crate) fn torch_kernel() -> (usize, usize, usize, usize, usize) {
     (
         ndgather_torch_forward as *const () as usize,
         ndgather_torch_backward as *const () as usize,
         ndgather_kernel_has_grad as *const () as usize,
         ndgather_kernel_grad_reads_output as *const () as usize,
+        ndgather_kernel_linear as *const () as usize,
     )
 }

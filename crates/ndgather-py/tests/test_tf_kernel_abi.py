@@ -224,7 +224,59 @@ def test_the_extension_exports_the_pytorch_kernel():
         C.cast(f, C.c_void_p).value for f in (LIB.ndgather_torch_forward,
                                              LIB.ndgather_torch_backward,
                                              LIB.ndgather_kernel_has_grad,
-                                             LIB.ndgather_kernel_grad_reads_output))
+                                             LIB.ndgather_kernel_grad_reads_output,
+                                             LIB.ndgather_kernel_linear))
+
+
+LIB.ndgather_kernel_linear.argtypes = [C.c_void_p, C.POINTER(C.c_int32), C.c_char_p,
+                                       C.c_size_t]
+LIB.ndgather_kernel_linear.restype = C.c_int32
+
+
+def linear(op, args, attrs=(), arity=None, size=256):
+    """The ABI's linear fact of a call: (status, linear flag, the tangent's attributes)."""
+    c = Caller(op, args, attrs, arity)
+    flag, text = C.c_int32(-5), C.create_string_buffer(b"\xff" * size, size)
+    status = LIB.ndgather_kernel_linear(C.byref(c.call), C.byref(flag), text, size)
+    return status, flag.value, text.value.decode(errors="replace"), c.error.value.decode()
+
+
+def test_the_linear_fact_that_the_gradient_op_differentiates_by():
+    table, ids = np.ones((4, 2), np.float32), np.array([3, 0], np.int64)
+    assert linear("gather", [table, ids], [("batch_dims", "0")])[:3] == (0, 1, "batch_dims=0")
+    # A fill is constant: the tangent's slice is zero.
+    assert linear("gather", [table, ids], [("bad_indices", "fill"), ("fill_value", "2.5")]
+                  )[:3] == (0, 1, "bad_indices=fill;fill_value=0")
+    # Not linear: a max; a weight with a gradient outside the linear inputs; an update.
+    segs = np.array([0, 1, 0, 1], np.int64)
+    assert linear("unsorted_segment_max", [table, segs], [("num_segments", "2")])[:2] == (0, 0)
+    bags = np.array([[3, 0]], np.int64)
+    assert linear("embedding_bag", [table, bags, np.ones((1, 2), np.float32)],
+                  [("mode", "sum")], arity=[1, 1, 0, 1])[:2] == (0, 0)
+    assert linear("embedding_bag", [table, bags], [("mode", "sum")],
+                  arity=[1, 1, 0, 0])[:2] == (0, 1)
+    rows = np.array([[1]], np.int64)
+    assert linear("tensor_scatter_nd_update", [table, rows, np.ones((1, 2), np.float32)]
+                  )[:2] == (0, 0)
+    assert linear("tensor_scatter_nd_add", [table, rows, np.ones((1, 2), np.float32)]
+                  )[:2] == (0, 1)
+
+
+def test_the_linear_fact_refuses_a_hostile_call():
+    table, ids = np.ones((4, 2), np.float32), np.array([3, 0], np.int64)
+    status, _, _, error = linear("gather", [table, ids], [("fill_value", "1.5")], size=8)
+    assert status == VALUE_ERROR and "past the 8 given" in error
+    status, _, _, error = linear("gahter", [table, ids])
+    assert status != 0 and "gahter" in error
+    status, _, _, error = linear("gather", [table, ids], [("batch_dims", "x")])
+    assert status == VALUE_ERROR and "batch_dims" in error
+    c = Caller("gather", [table, ids])
+    for flag, text, size in ((None, C.create_string_buffer(8), 8),
+                             (C.byref(C.c_int32()), None, 8),
+                             (C.byref(C.c_int32()), C.create_string_buffer(8), 0)):
+        assert LIB.ndgather_kernel_linear(C.byref(c.call), flag, text, size) == VALUE_ERROR
+    assert LIB.ndgather_kernel_linear(None, C.byref(C.c_int32()), C.create_string_buffer(8),
+                                      8) != 0
 
 
 def test_which_inputs_get_a_gradient_and_which_gradients_read_the_output():

@@ -184,6 +184,80 @@ def test_segment_and_scatter_gradients_equal_pytorch_own():
     s.sum().backward()
 
 
+def _double(x):
+    return x.detach().to(torch.float64).requires_grad_(True)
+
+
+@pytest.mark.parametrize("case", ["gather", "fill", "gather_nd", "segment_sum", "scatter_add",
+                                  "embedding_bag"])
+def test_eager_second_derivatives_equal_pytorch_own(case):
+    """``create_graph=True`` then another backward, in eager autograd: the gradient's own
+    derivative (the C++ kernel's), against PyTorch's ops and its ``gradgradcheck``."""
+    ids, segs = torch.tensor([5, 1, 1, 0]), torch.tensor([2, 0, 2, 1, 1, 0])
+    ours, theirs = {
+        "gather": (lambda t: ng.gather(t, ids), lambda t: t[ids]),
+        "fill": (lambda t: ng.gather(t, torch.tensor([5, 9, 1]), bad_indices="fill",
+                                     fill_value=2.5),
+                 lambda t: torch.cat([t[5:6], torch.full((1, 4), 2.5, dtype=t.dtype),
+                                      t[1:2]])),
+        "gather_nd": (lambda t: ng.gather_nd(t, torch.tensor([[5, 1], [0, 3], [5, 1]])),
+                      lambda t: t[[5, 0, 5], [1, 3, 1]]),
+        "segment_sum": (lambda t: ng.unsorted_segment_sum(t, segs, 4),
+                        lambda t: torch.zeros(4, 4, dtype=t.dtype).index_add(0, segs, t)),
+        "scatter_add": (lambda t: ng.tensor_scatter_nd_add(t, torch.tensor([[5], [0], [5]]),
+                                                           t[:3] * 2),
+                        lambda t: t.index_add(0, torch.tensor([5, 0, 5]), t[:3] * 2)),
+        "embedding_bag": (lambda t: ng.embedding_bag(t, torch.tensor([[5, 1], [0, 0]]),
+                                                     mode="sum"),
+                          # (PyTorch's own embedding_bag has no second derivative.)
+                          lambda t: t[torch.tensor([[5, 1], [0, 0]])].sum(1)),
+    }[case]
+    x, y = _double(TABLE), _double(TABLE)
+    answers = []
+    for f, t in ((ours, x), (theirs, y)):
+        g, = torch.autograd.grad((f(t) ** 3).sum(), t, create_graph=True)
+        assert g.requires_grad
+        h, = torch.autograd.grad((g * torch.arange(24.0).reshape(6, 4)).sum(), t)
+        answers.append((g.detach(), h))
+    assert torch.allclose(answers[0][0], answers[1][0])
+    assert torch.allclose(answers[0][1], answers[1][1])
+    assert torch.autograd.gradgradcheck(ours, (_double(TABLE),))
+
+
+def test_eager_third_derivatives_and_a_gradient_penalty():
+    x = _double(TABLE)
+    f = lambda t: (ng.gather(t, torch.tensor([5, 1, 1])) ** 4).sum()
+    g, = torch.autograd.grad(f(x), x, create_graph=True)
+    h, = torch.autograd.grad(g.sum(), x, create_graph=True)
+    third, = torch.autograd.grad(h.sum(), x)
+    rows = torch.tensor([0, 2, 0, 0, 0, 1], dtype=torch.float64)[:, None]  # 5 once, 1 twice
+    assert torch.allclose(third, 24 * x.detach() * rows)
+    # A gradient penalty: the gradient of the output's gradient's norm, through the upstream.
+    w = _double(torch.ones(3, 4))
+    out = ng.gather(x, torch.tensor([5, 1, 1]))
+    g, = torch.autograd.grad((out * w).sum(), x, create_graph=True)
+    g.pow(2).sum().backward()
+    assert torch.allclose(w.grad, 2 * w.detach() * torch.tensor([1.0, 2.0, 2.0],
+                                                                 dtype=torch.float64)[:, None])
+
+
+@pytest.mark.parametrize("case", ["segment_max", "update", "bag_weights"])
+def test_eager_second_derivatives_of_nonlinear_ops_raise_at_the_second_backward(case):
+    f = {
+        "segment_max": lambda t: ng.unsorted_segment_max(t, torch.tensor([0, 1, 0, 1, 0, 1]),
+                                                         2),
+        "update": lambda t: ng.tensor_scatter_nd_update(t, torch.tensor([[5], [0]]), t[:2]),
+        "bag_weights": lambda t: ng.embedding_bag(
+            t, torch.tensor([[5, 1]]), per_sample_weights=t[:1, :2], mode="sum"),
+    }[case]
+    x = _double(TABLE)
+    g, = torch.autograd.grad((f(x) ** 2).sum(), x, create_graph=True)  # no error yet
+    plain = _double(TABLE)
+    assert torch.equal(g.detach(), torch.autograd.grad((f(plain) ** 2).sum(), plain)[0])
+    with pytest.raises(RuntimeError, match="derivative for ndgather::.* is not implemented"):
+        torch.autograd.grad(g.sum(), x)
+
+
 @pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
 @pytest.mark.parametrize("include_self", [True, False])
 def test_scatter_reduce_gradients_equal_pytorch_own(reduce, include_self):

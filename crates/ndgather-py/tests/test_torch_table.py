@@ -98,8 +98,8 @@ def forward_mode(f, inputs):
 
 def second_order(f, inputs):
     """The Hessian of ``sum(f(x)²)`` times ones, forward over reverse (``jvp`` of
-    ``grad``, as ``hessian`` computes) and reverse over reverse (``grad`` of ``grad``),
-    against central differences of the gradient."""
+    ``grad``, as ``hessian`` computes) and reverse over reverse (``grad`` of ``grad``, and
+    eager autograd's double backward), against central differences of the gradient."""
     def loss(*xs):
         return f(*xs).pow(2).sum()
     argnums = tuple(range(len(inputs)))
@@ -113,13 +113,18 @@ def second_order(f, inputs):
     reverse = func.grad(lambda *xs: sum(g.sum() for g in func.grad(loss, argnums)(*xs)),
                         argnums)(*inputs)
     same(list(reverse), want, "grad of grad", tol=1e-5)
+    # And eager autograd's: `create_graph=True`, then another backward.
+    leaves = [x.detach().clone().requires_grad_(True) for x in inputs]
+    grads = torch.autograd.grad(loss(*leaves), leaves, create_graph=True)
+    eager = torch.autograd.grad(sum(g.sum() for g in grads), leaves)
+    same(list(eager), want, "create_graph", tol=1e-5)
 
 
 COLUMNS = [("autograd", autograd), ("`torch.compile`, forward and backward", compiled),
            ("`torch.export`", exported), ("`vmap`", vmapped),
            ("`grad`, `vjp`, `jacrev`", reverse), ("`vmap` of `grad`", per_sample),
            ("`jvp` (forward mode)", forward_mode),
-           ("second order (`hessian`, `grad` of `grad`)", second_order)]
+           ("second order (`hessian`, `grad` of `grad`, `create_graph=True`)", second_order)]
 
 
 def test_the_pages_table_is_this_runs():

@@ -677,3 +677,45 @@ fn lookup_grads_by_name_equal_the_typed_gradients() {
         }
     }
 }
+
+proptest::proptest! {
+    /// Every attribute of every op reads back the text of a value of its kind
+    /// (`Attr::text`, which PyTorch's C++ kernel passes for a tangent's attributes).
+    #[test]
+    fn an_attribute_reads_back_its_text(
+        int in proptest::num::i64::ANY,
+        float in proptest::num::f64::ANY,
+        flag in proptest::bool::ANY,
+        ints in proptest::collection::vec(proptest::num::i64::ANY, 0..4),
+        bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..9),
+    ) {
+        for name in registry::names() {
+            for def in registry::find(name).unwrap().signature().attrs {
+                let values = match def.kind {
+                    AttrKind::Int => vec![Attr::Int(int)],
+                    AttrKind::Float => vec![Attr::Float(float)],
+                    // (A whole number reads back as an integer fill.)
+                    AttrKind::Fill if float.fract() != 0.0 || !float.is_finite() => {
+                        vec![Attr::Int(int), Attr::Float(float), Attr::Bytes(bytes.clone())]
+                    }
+                    AttrKind::Fill => vec![Attr::Int(int), Attr::Bytes(bytes.clone())],
+                    AttrKind::Bool => vec![Attr::Bool(flag)],
+                    AttrKind::Ints => vec![Attr::Ints(ints.clone())],
+                    AttrKind::Str(choices) => {
+                        choices.iter().map(|c| Attr::Str((*c).into())).collect()
+                    }
+                    _ => vec![],
+                };
+                for value in values {
+                    let back = def.parse(&value.text());
+                    let same = match (&back, &value) {
+                        (Ok(Attr::Float(a)), Attr::Float(b)) => a.to_bits() == b.to_bits()
+                            || a.is_nan() && b.is_nan(),
+                        (back, value) => back.as_ref() == Ok(value),
+                    };
+                    proptest::prop_assert!(same, "{name}.{}: {value:?} gave {back:?}", def.name);
+                }
+            }
+        }
+    }
+}

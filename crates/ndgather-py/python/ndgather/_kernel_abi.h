@@ -43,6 +43,7 @@ int32_t ndgather_torch_forward(const TfCall* call, void* ctx, TorchAllocate allo
 int32_t ndgather_torch_backward(const TfCall* call);
 int32_t ndgather_kernel_has_grad(int32_t dtype);
 int32_t ndgather_kernel_grad_reads_output(const char* name);
+int32_t ndgather_kernel_linear(const TfCall* call, int32_t* linear, char* attrs, size_t attrs_len);
 }
 
 #endif  // NDGATHER_KERNEL_ABI_H_

@@ -10,19 +10,27 @@
 // errors are raised as the built-in class of ndgather's own (a ValueError for an
 // InvalidArgumentError).
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros_like.h>
 #include <c10/util/Exception.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
+#include <ATen/FuncTorchTLS.h>
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/functions/basic_ops.h>
+#include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/grad_mode.h>
 #include <torch/library.h>
 
 #include "_kernel_abi.h"
@@ -163,9 +171,11 @@ struct Inputs {
 // alive for the call.
 class Call {
  public:
-  // A call of the op on `inputs`, each of their tensors an argument.
-  Call(std::string name, c10::string_view attrs, const Inputs& inputs)
-      : op_(std::move(name)), arities_(inputs.arity) {
+  // A call of the op on `inputs`, each of their tensors an argument; where not `data`, each
+  // only as its dtype (a query of the op's facts: under torch.func's transforms a tensor
+  // may be a wrapper with no storage to read).
+  Call(std::string name, c10::string_view attrs, const Inputs& inputs, bool data = true)
+      : op_(std::move(name)), arities_(inputs.arity), data_(data) {
     NoNul(attrs, "attributes");
     SplitAttrs(attrs, &names_, &values_);
     for (size_t k = 0; k < names_.size(); ++k) {
@@ -186,6 +196,10 @@ class Call {
     int32_t code = CodeOf(t.scalar_type());
     TORCH_CHECK_TYPE(code >= 0, "ndgather: ", op_, ": input tensor ", k, " is of dtype ",
                      t.scalar_type(), ", which ndgather does not read");
+    if (!data_) {
+      args_.push_back({code, 0, nullptr, nullptr});
+      return;
+    }
     // (Each resolve is an op of the dispatcher: called only where a bit is set.)
     at::Tensor r = t.is_conj() ? t.resolve_conj() : t;
     if (r.is_neg()) r = r.resolve_neg();
@@ -227,6 +241,7 @@ class Call {
  private:
   std::string op_;
   std::vector<int64_t> arities_;
+  bool data_;
   std::vector<std::string> names_, values_;
   std::vector<const char*> name_ptrs_, value_ptrs_;
   std::vector<at::Tensor> held_;
@@ -277,6 +292,32 @@ void Grad(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   torch::jit::push(*stack, std::move(grads));
 }
 
+// The op's stack for `op` (`<op>.with_grad` or `<op>.grad`) from its inputs' tensors, flat,
+// and their arities: each input as the schema takes it, a tensor, a list of them or none.
+torch::jit::Stack Regrouped(const c10::OperatorHandle& op, const std::vector<at::Tensor>& flat,
+                            const std::vector<int64_t>& arity) {
+  const auto& arguments = op.schema().arguments();
+  TORCH_CHECK(arguments.size() >= arity.size(), "ndgather: internal error: ",
+              op.schema().name(), " does not take the op's inputs");
+  torch::jit::Stack stack;
+  size_t at = 0;
+  for (size_t k = 0; k < arity.size(); ++k) {
+    size_t count = static_cast<size_t>(arity[k]);
+    TORCH_CHECK(at + count <= flat.size(), "ndgather: internal error: arities past the inputs");
+    if (IsList(arguments[k])) {
+      c10::List<at::Tensor> list;
+      for (size_t j = 0; j < count; ++j) list.push_back(flat[at + j]);
+      stack.emplace_back(std::move(list));
+    } else if (count == 1) {
+      stack.emplace_back(flat[at]);
+    } else {
+      stack.emplace_back();
+    }
+    at += count;
+  }
+  return stack;
+}
+
 // `<op>.with_grad`'s autograd: the op's gradient formula (`ndgather._torch`'s `_backward`),
 // in C++, so that compiled code calls the op with no Python between (a Python autograd
 // kernel costs about 14 µs a call there). Both the op and its gradient are called through
@@ -319,26 +360,11 @@ class WithGrad : public torch::autograd::Function<WithGrad> {
     bool reads = ctx->saved_data["reads"].toBool();
     size_t n = saved.size() - (reads ? 1 : 0);
     std::vector<int64_t> arity = ctx->saved_data["arity"].toIntVector();
-    // The inputs as the schema takes them, from the flat tensors and their arities.
-    const auto& arguments = grad.schema().arguments();
-    TORCH_CHECK(arguments.size() == arity.size() + 3, "ndgather: internal error: ",
-                grad.schema().name(), "'s gradient does not take its inputs");
-    torch::jit::Stack stack;
-    size_t at = 0;
-    for (size_t k = 0; k < arity.size(); ++k) {
-      size_t count = static_cast<size_t>(arity[k]);
-      TORCH_CHECK(at + count <= n, "ndgather: internal error: arities past the inputs");
-      if (IsList(arguments[k])) {
-        c10::List<at::Tensor> list;
-        for (size_t j = 0; j < count; ++j) list.push_back(saved[at + j]);
-        stack.emplace_back(std::move(list));
-      } else if (count == 1) {
-        stack.emplace_back(saved[at]);
-      } else {
-        stack.emplace_back();
-      }
-      at += count;
-    }
+    TORCH_CHECK(grad.schema().arguments().size() == arity.size() + 3,
+                "ndgather: internal error: ", grad.schema().name(),
+                "'s gradient does not take its inputs");
+    torch::jit::Stack stack = Regrouped(
+        grad, std::vector<at::Tensor>(saved.begin(), saved.begin() + n), arity);
     // The output where the gradient reads it; else an empty tensor, not the upstream gradient
     // again, which compiled code would write into a second buffer of the output's size.
     stack.emplace_back(reads ? saved.back() : at::empty({0}, upstream[0].options()));
@@ -366,6 +392,166 @@ void ForwardWithGrad(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::Tensor out = WithGrad::apply(at::TensorList(inputs.tensors), inputs.arity, op, stack);
   // The forward left its result on the stack; the one autograd recorded takes its place.
   stack->back() = std::move(out);
+}
+
+// `<op>.grad`'s autograd where the op is linear in every input with a gradient and its
+// gradient is its tangent's transpose (the core's `ndgather_kernel_linear`): the gradient is
+// then linear in the upstream gradient and reads no input's value, so that its derivative
+// with respect to the upstream gradient is the op's tangent (the op, with the tangent's
+// attributes, on the cotangents), through `.with_grad` so that it is differentiated in turn,
+// and the inputs', the output's, none. (`hessian`, a gradient penalty, `grad` of `grad` in
+// eager autograd; torch.func's transforms run `ndgather._torch_func`'s.)
+class GradOfGrad : public torch::autograd::Function<GradOfGrad> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                at::TensorList tensors,
+                                                const std::vector<int64_t>& arity,
+                                                const c10::OperatorHandle& op,
+                                                torch::jit::Stack* stack,
+                                                std::string tangent_attrs) {
+    {
+      at::AutoDispatchBelowADInplaceOrView below;
+      op.callBoxed(stack);
+    }
+    // The op's inputs, without the output and the upstream gradient.
+    ctx->save_for_backward(std::vector<at::Tensor>(tensors.begin(), tensors.end() - 2));
+    ctx->saved_data["arity"] = arity;
+    ctx->saved_data["op"] = op.schema().name();
+    ctx->saved_data["attrs"] = std::move(tangent_attrs);
+    return stack->back().toTensorVector();
+  }
+
+  static torch::autograd::variable_list backward(
+      torch::autograd::AutogradContext* ctx, torch::autograd::variable_list cotangents) {
+    const std::string& name = ctx->saved_data["op"].toStringRef();
+    const std::string& attrs = ctx->saved_data["attrs"].toStringRef();
+    torch::autograd::variable_list saved = ctx->get_saved_variables();
+    // The tangent's inputs: each input with a gradient, its cotangent (zeros where none
+    // reached it); the others, indices, as they are.
+    std::vector<at::Tensor> given;
+    size_t j = 0;
+    for (const at::Tensor& t : saved) {
+      if (!HasGrad(t)) {
+        given.push_back(t);
+        continue;
+      }
+      at::Tensor w = j < cotangents.size() ? cotangents[j] : at::Tensor();
+      ++j;
+      given.push_back(w.defined() ? w : at::zeros_like(t));
+    }
+    auto tangent = c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), "with_grad");
+    torch::jit::Stack stack = Regrouped(tangent, given, ctx->saved_data["arity"].toIntVector());
+    stack.emplace_back(attrs);
+    tangent.callBoxed(&stack);
+    // None for the inputs and the output; the upstream gradient's; none for the arities,
+    // the op, its stack and the attributes.
+    torch::autograd::variable_list out(saved.size() + 2 + 4);
+    out[saved.size() + 1] = stack.back().toTensor();
+    return out;
+  }
+};
+
+// A new autograd node, in the pointer this PyTorch holds nodes in: an intrusive one in
+// newer releases, a shared one in older.
+using NodePtr = std::remove_cvref_t<decltype(std::declval<at::TensorBase>().grad_fn())>;
+template <typename N, typename Ptr>
+struct NewNode;
+template <typename N, typename T>
+struct NewNode<N, std::shared_ptr<T>> {
+  template <typename... A>
+  static std::shared_ptr<T> Make(A&&... a) {
+    return std::make_shared<N>(std::forward<A>(a)...);
+  }
+};
+template <typename N, typename T>
+struct NewNode<N, c10::intrusive_ptr<T>> {
+  template <typename... A>
+  static c10::intrusive_ptr<T> Make(A&&... a) {
+    return c10::make_intrusive<N>(std::forward<A>(a)...);
+  }
+};
+
+// Whether torch.func's transforms are active, where a C++ autograd Function is refused.
+// (Their stack is in a header that PyTorch ships without its dependencies: its check's own.)
+bool Transformed() {
+  const auto& functorch = at::functorch::functorchTLSAccessor();
+  if (!functorch) return false;
+  try {
+    functorch->checkSupportsCppAutogradFunction();
+    return false;
+  } catch (const c10::Error&) {
+    return true;
+  }
+}
+
+// The gradient op where its result has no derivative: a backward through it raises `why`,
+// as PyTorch's C++ fallback does (whose nodes, unlike a C++ autograd Function, torch.func's
+// transforms take), rather than leaving a gradient unset.
+void Underived(const c10::OperatorHandle& op, torch::jit::Stack* stack,
+               const std::vector<at::Tensor>& tensors, const std::string& why) {
+  std::vector<at::Tensor> wanting;
+  for (const at::Tensor& t : tensors) {
+    if (t.defined() && t.requires_grad()) wanting.push_back(t);
+  }
+  auto node = NewNode<torch::autograd::Error, NodePtr>::Make(
+      why, torch::autograd::collect_next_edges(wanting));
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    op.callBoxed(stack);
+  }
+  for (const at::Tensor& g : stack->back().toTensorVector()) {
+    if (g.defined() && torch::autograd::isDifferentiableType(g.scalar_type())) {
+      torch::autograd::set_history(g, node);
+    }
+  }
+}
+
+// `<op>.grad`'s autograd kernel: the gradient op itself where autograd records nothing;
+// else through `GradOfGrad` where the op is linear, outside torch.func's transforms (which
+// take no C++ autograd Function, and run their own); else with no derivative.
+void GradWithGrad(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const size_t n = op.schema().arguments().size();
+  auto args = torch::jit::last(*stack, n);
+  Inputs inputs(args.slice(0, n - 3), op);
+  std::vector<at::Tensor> tensors = inputs.tensors;
+  tensors.push_back(args[n - 3].toTensor());
+  tensors.push_back(args[n - 2].toTensor());
+  // (Forward mode has no derivative of the gradient here: torch.func's transforms run their
+  // own, where the op is linear. In the C++ fallback's words.)
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      std::none_of(tensors.begin(), tensors.end(),
+                   [](const at::Tensor& t) { return torch::autograd::isFwGradDefined(t); }),
+      "Trying to use forward AD with ", op.schema().name(),
+      " that does not support it because it has not been implemented yet.");
+  bool records = torch::autograd::GradMode::is_enabled() &&
+                 std::any_of(tensors.begin(), tensors.end(),
+                             [](const at::Tensor& t) { return t.defined() && t.requires_grad(); });
+  if (!records) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    op.callBoxed(stack);
+    return;
+  }
+  const std::string& qualified = op.schema().name();
+  if (Transformed()) {
+    Underived(op, stack, tensors, "derivative for " + qualified + " is not implemented");
+    return;
+  }
+  Call call(RegistryName(op), args[n - 1].toStringView(), inputs, /*data=*/false);
+  int32_t linear = 0;
+  std::vector<char> attrs(4096 + args[n - 1].toStringView().size(), 0);
+  call.Check(ndgather_kernel_linear(call.get(), &linear, attrs.data(), attrs.size()));
+  if (!linear) {
+    Underived(op, stack, tensors,
+              "derivative for " + qualified +
+                  " is not implemented: ndgather differentiates a gradient where the op is "
+                  "linear in every input with a gradient (a gather, a sum, a scatter add), "
+                  "not a max, a min, a product, a scatter update or weighted bags");
+    return;
+  }
+  auto grads = GradOfGrad::apply(at::TensorList(tensors), inputs.arity, op, stack,
+                                 std::string(attrs.data()));
+  // The forward left its result on the stack; the one autograd recorded takes its place.
+  stack->back() = std::move(grads);
 }
 
 // Whether `type` is a tensor, an optional one, a list of them or an optional list.
@@ -429,15 +615,17 @@ TORCH_LIBRARY_IMPL(ndgather, CPU, m) {
   });
 }
 
-// `.native` and `.grad` have no gradient: a backward through them raises, rather than
-// leaving the inputs' gradients unset. (PyTorch's C++ fallback; a Python autograd kernel
-// would run on every call.)
+// `.native` has no gradient: a backward through it raises, rather than leaving the inputs'
+// gradients unset (PyTorch's C++ fallback; a Python autograd kernel would run on every
+// call). `.grad` has one where the op is linear (`GradOfGrad`).
 TORCH_LIBRARY_IMPL(ndgather, Autograd, m) {
   ForEachOp([&m](const std::string& op, const std::string& role) {
-    if (role == "native" || role == "grad") {
+    if (role == "native") {
       m.impl(op.c_str(), torch::autograd::autogradNotImplementedFallback());
     } else if (role == "with_grad") {
       m.impl(op.c_str(), torch::CppFunction::makeFromBoxedFunction<&ForwardWithGrad>());
+    } else if (role == "grad") {
+      m.impl(op.c_str(), torch::CppFunction::makeFromBoxedFunction<&GradWithGrad>());
     }
   });
 }

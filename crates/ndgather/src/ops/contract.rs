@@ -64,6 +64,37 @@ impl fmt::Display for Attr {
     }
 }
 
+impl Attr {
+    /// The attribute as the text that [`AttrDef::parse`] reads back: the form in which a
+    /// front end that carries attributes as text (PyTorch's ops) passes a value the core
+    /// made, such as a tangent's fill.
+    ///
+    /// ```
+    /// use ndgather::registry::{self, Attr};
+    /// let fill = registry::find("gather")?.signature().attrs.iter()
+    ///     .find(|a| a.name == "fill_value").unwrap();
+    /// for value in [Attr::Int(-3), Attr::Float(0.1), Attr::Bytes(vec![0, 255])] {
+    ///     assert_eq!(fill.parse(&value.text()), Ok(value));
+    /// }
+    /// assert_eq!(Attr::Ints(vec![2, -1]).text(), "2,-1");
+    /// # Ok::<(), ndgather::Error>(())
+    /// ```
+    pub fn text(&self) -> String {
+        match self {
+            Attr::Int(v) => v.to_string(),
+            // (Rust's shortest text that reads back as the same number.)
+            Attr::Float(v) => format!("{v:?}"),
+            Attr::Bool(v) => v.to_string(),
+            Attr::Str(v) => v.to_string(),
+            Attr::Ints(v) => v.iter().map(i64::to_string).collect::<Vec<_>>().join(","),
+            Attr::Bytes(v) => {
+                let hex: String = v.iter().map(|b| format!("{b:02x}")).collect();
+                format!("bytes:{hex}")
+            }
+        }
+    }
+}
+
 /// The kind of value an attribute takes, for front ends that parse text (the CLI) and for
 /// checks of a generic map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
