@@ -1170,3 +1170,37 @@ def test_eager_autograd_under_checkpointing_tracing_and_dual_tensors():
         torch.sin(out).sum().backward()
     torch.sin(ref[IDS]).sum().backward()
     assert torch.allclose(table.grad, ref.grad)
+
+
+@pytest.mark.parametrize("case", ["gather", "shards", "bag", "segment_max"])
+def test_pytorchs_legacy_vmap_batches_the_typed_ops(case):
+    """``jacobian(vectorize=True)``, ``hessian(vectorize=True)`` and gradcheck's batched
+    gradients run the gradient op under PyTorch's legacy vmap, whose own fallback takes no
+    list of tensors (the gradient op's result, an embedding's shards): the op's rule, once
+    per element, gives what the loop does."""
+    ids = torch.tensor([[5, 1], [1, 0]])
+    f, reference = {
+        "gather": (lambda t: ng.gather(t, ids), lambda t: t[ids]),
+        "shards": (lambda t: ng.embedding_lookup([t[:3], t[3:]], ids, partition_strategy="div"),
+                   lambda t: t[ids]),
+        "bag": (lambda t: ng.embedding_bag(t, ids, mode="mean"), lambda t: t[ids].mean(1)),
+        "segment_max": (lambda t: ng.unsorted_segment_max(t, torch.tensor([0, 1, 0, 1, 2, 1]),
+                                                          3),
+                        lambda t: torch.zeros(3, 4, dtype=t.dtype).index_reduce(
+                            0, torch.tensor([0, 1, 0, 1, 2, 1]), t, "amax",
+                            include_self=False)),
+    }[case]
+    x = _double(TABLE)
+    jacobian = torch.autograd.functional.jacobian
+    want = jacobian(reference, x)
+    assert torch.equal(jacobian(f, x, vectorize=True), want)
+    assert torch.equal(jacobian(f, x), want)
+    assert torch.autograd.gradcheck(f, (x,), check_batched_grad=True)
+    hessian = torch.autograd.functional.hessian
+    loss = lambda t: (f(t) ** 3).sum()
+    if case == "segment_max":  # (no second derivative: refused, not zero)
+        with pytest.raises(RuntimeError, match="derivative for ndgather::"):
+            hessian(loss, x, vectorize=True)
+        return
+    assert torch.allclose(hessian(loss, x, vectorize=True),
+                          hessian(lambda t: (reference(t) ** 3).sum(), x))

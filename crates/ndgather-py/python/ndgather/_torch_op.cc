@@ -21,11 +21,14 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/zeros_like.h>
 #include <c10/util/Exception.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <ATen/FuncTorchTLS.h>
+#include <ATen/LegacyBatchedTensorImpl.h>
+#include <ATen/LegacyVmapTransforms.h>
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/functions/basic_ops.h>
@@ -554,6 +557,91 @@ void GradWithGrad(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   stack->back() = std::move(grads);
 }
 
+// The typed ops' rule for PyTorch's legacy vmap (`torch._vmap_internals`, which
+// `jacobian(vectorize=True)`, `hessian(vectorize=True)` and gradcheck's batched gradients
+// run over the gradient op): the op once per element of the batch, each result stacked, as
+// PyTorch's own fallback does, which takes no list of tensors in or out (a gradient op's
+// result, an embedding's shards). torch.func's vmap runs `ndgather._torch_func`'s rules.
+void LegacyBatched(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const size_t n = op.schema().arguments().size();
+  std::vector<c10::IValue> args(stack->end() - static_cast<std::ptrdiff_t>(n), stack->end());
+  torch::jit::drop(*stack, n);
+  // The batched tensors, each by its argument and its place in a list (-1: none).
+  std::vector<at::Tensor> batched;
+  std::vector<std::pair<size_t, int64_t>> where;
+  for (size_t k = 0; k < n; ++k) {
+    if (args[k].isTensor()) {
+      const at::Tensor& t = args[k].toTensor();
+      if (t.defined() && at::maybeGetBatchedImpl(t)) {
+        batched.push_back(t);
+        where.emplace_back(k, -1);
+      }
+    } else if (args[k].isTensorList()) {
+      std::vector<at::Tensor> list = args[k].toTensorVector();
+      for (size_t j = 0; j < list.size(); ++j) {
+        if (list[j].defined() && at::maybeGetBatchedImpl(list[j])) {
+          batched.push_back(list[j]);
+          where.emplace_back(k, static_cast<int64_t>(j));
+        }
+      }
+    }
+  }
+  TORCH_CHECK(!batched.empty(), "ndgather: internal error: ", op.schema().name(),
+              " batched with no batched tensor");
+  // Each with every batch dimension of the call, first, in the same order.
+  auto views = at::MultiBatchVmapTransform::logicalToPhysical(batched);
+  const int64_t dims = views.front().numBatchDims();
+  std::vector<int64_t> sizes(views.front().tensor().sizes().begin(),
+                             views.front().tensor().sizes().begin() + dims);
+  int64_t count = 1;
+  for (int64_t s : sizes) count *= s;
+  TORCH_CHECK_NOT_IMPLEMENTED(count > 0, "ndgather: ", op.schema().name(),
+                              ": vmap over an empty batch is not supported here");
+  const bool list = op.schema().returns()[0].type()->kind() == c10::TypeKind::ListType;
+  std::vector<std::vector<at::Tensor>> results;
+  for (int64_t e = 0; e < count; ++e) {
+    std::vector<c10::IValue> element = args;
+    for (size_t b = 0; b < batched.size(); ++b) {
+      at::Tensor slice = views[b].tensor();
+      for (int64_t d = 0, rest = e, stride = count; d < dims; ++d) {
+        stride /= sizes[d];
+        slice = slice.select(0, rest / stride);
+        rest %= stride;
+      }
+      auto [k, j] = where[b];
+      if (j < 0) {
+        element[k] = slice;
+      } else {
+        std::vector<at::Tensor> tensors = element[k].toTensorVector();
+        tensors[static_cast<size_t>(j)] = slice;
+        element[k] = c10::List<at::Tensor>(tensors);
+      }
+    }
+    for (c10::IValue& v : element) torch::jit::push(*stack, std::move(v));
+    op.callBoxed(stack);
+    c10::IValue out = torch::jit::pop(*stack);
+    results.push_back(list ? out.toTensorVector() : std::vector<at::Tensor>{out.toTensor()});
+  }
+  std::vector<at::Tensor> logical;
+  for (size_t r = 0; r < results.front().size(); ++r) {
+    std::vector<at::Tensor> shards;
+    for (const auto& each : results) {
+      TORCH_CHECK(each.size() == results.front().size(), "ndgather: ", op.schema().name(),
+                  ": the batch's elements give different numbers of results");
+      shards.push_back(each[r]);
+    }
+    at::Tensor flat = at::stack(shards);
+    std::vector<int64_t> shape = sizes;
+    shape.insert(shape.end(), flat.sizes().begin() + 1, flat.sizes().end());
+    logical.push_back(views.front().getPhysicalToLogicalMap().apply(flat.view(shape)));
+  }
+  if (list) {
+    torch::jit::push(*stack, c10::List<at::Tensor>(logical));
+  } else {
+    torch::jit::push(*stack, logical.front());
+  }
+}
+
 // Whether `type` is a tensor, an optional one, a list of them or an optional list.
 bool IsTensors(c10::TypePtr type) {
   if (auto optional = type->cast<c10::OptionalType>()) type = optional->getElementType();
@@ -612,6 +700,13 @@ TORCH_LIBRARY_IMPL(ndgather, CPU, m) {
     } else if (role == "grad") {
       m.impl(op.c_str(), torch::CppFunction::makeFromBoxedFunction<&Grad>());
     }
+  });
+}
+
+// Every typed op has the rule for PyTorch's legacy vmap.
+TORCH_LIBRARY_IMPL(ndgather, Batched, m) {
+  ForEachOp([&m](const std::string& op, const std::string&) {
+    m.impl(op.c_str(), torch::CppFunction::makeFromBoxedFunction<&LegacyBatched>());
   });
 }
 
