@@ -587,3 +587,33 @@ def test_an_updates_second_derivative_is_refused():
          np.asarray(jax.jacfwd(lambda u: base.at[idx[:, 0]].set(u))(updates)))
     with pytest.raises(NotImplementedError, match="not its tangent's transpose"):
         jax.hessian(lambda u: (ng.tensor_scatter_nd_update(base, idx, u) ** 3).sum())(updates)
+
+
+def test_linear_transpose_equals_jaxs_own_where_the_op_is_linear():
+    """``jax.linear_transpose`` of the op itself: its gradient, in the inputs it is linear
+    in (a fill of zero adds nothing), against JAX's own ops; a max, a fill of a nonzero
+    value (a constant) and an update are refused, never transposed wrong."""
+    p, ids, ct = jnp.asarray(P), jnp.asarray(IDS), jnp.arange(16.0).reshape(4, 4)
+    transposed = jax.linear_transpose(lambda t: ng.gather(t, ids), p)
+    same(jax.jit(transposed)(ct)[0],
+         np.asarray(jax.linear_transpose(lambda t: jnp.take(t, ids, axis=0), p)(ct)[0]))
+    seg = jnp.asarray([2, 0, 2, 1, 0, 2])
+    same(jax.linear_transpose(lambda d: ng.unsorted_segment_sum(d, seg, 3), p)(ct[:3])[0],
+         np.asarray(jax.linear_transpose(lambda d: jax.ops.segment_sum(d, seg, 3), p)(
+             ct[:3])[0]))
+    rows, u = IDS[:, None], jnp.ones((4, 4))
+    ours = jax.linear_transpose(lambda t, v: ng.tensor_scatter_nd_add(t, rows, v), p, u)(p)
+    theirs = jax.linear_transpose(lambda t, v: t.at[IDS].add(v), p, u)(p)
+    for a, b in zip(ours, theirs):
+        same(a, np.asarray(b))
+    bad = jnp.asarray([0, 9])
+    same(jax.linear_transpose(lambda t: ng.gather(t, bad, bad_indices="fill", fill_value=0.0),
+                              p)(ct[:2])[0],
+         np.asarray(jax.linear_transpose(lambda t: jnp.take(t, bad, axis=0, mode="fill",
+                                                            fill_value=0.0), p)(ct[:2])[0]))
+    for f, where in [(lambda d: ng.unsorted_segment_max(d, seg, 3), "in data"),
+                     (lambda t: ng.gather(t, bad, bad_indices="fill", fill_value=1.0),
+                      "in params"),
+                     (lambda t: ng.tensor_scatter_nd_update(t, rows, u), "in tensor")]:
+        with pytest.raises(NotImplementedError, match=f"transpose is not implemented {where}"):
+            jax.linear_transpose(f, p)(jnp.ones(jax.eval_shape(f, p).shape))

@@ -226,6 +226,18 @@ def _linear(name: str, attrs: tuple) -> tuple:
     return frozenset(positions), _frozen({**dict(attrs), **tangent_attrs}), adjoint
 
 
+def _constant(attrs: tuple, tangent_attrs: tuple) -> bool:
+    """Whether the op adds a constant that its tangent's op leaves out: an attribute that
+    differs there (a fill's value) and is not zero (its bytes all zeros, or the number 0)."""
+    given = dict(attrs)
+
+    def zero(v: Any) -> bool:
+        if isinstance(v, bytes):
+            return not any(v)
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0
+    return any(given.get(k) != v and not zero(given.get(k)) for k, v in tangent_attrs)
+
+
 def _plain(value: Any) -> Any:
     """An attribute as ``_frozen`` holds it, as the core's binding takes it."""
     return list(value) if isinstance(value, tuple) else value
@@ -315,7 +327,8 @@ def _primitives() -> tuple:
     custom calls (``lower_fun`` of the FFI call):
 
     - ``ndgather_op``: the op. Its JVP is the op itself and ``ndgather_lin`` on the tangents;
-      its batching rule ``_batching.plan``'s for the gathers, else once per element.
+      its batching rule ``_batching.plan``'s for the gathers, else once per element; its
+      transpose (``jax.linear_transpose``), where it is linear, its gradient.
     - ``ndgather_lin``: the op's Jacobian times the tangents, the primal inputs held (no
       copy of a table). Transposed (reverse mode), it is the gradient, ``ndgather_grad``;
       evaluated (forward mode), the op on the tangents where it is linear in them, else
@@ -325,6 +338,7 @@ def _primitives() -> tuple:
       values: its JVP is itself on the upstream's tangent, and its transpose the op's
       tangent on the cotangents (second derivatives)."""
     import jax
+    import jax.numpy  # noqa: F401 (the transpose's zeros)
     from jax.extend.core import Primitive
     from jax.interpreters import ad, batching, mlir
 
@@ -412,6 +426,30 @@ def _primitives() -> tuple:
                                                      attrs=attrs)))
         return none + [grads.get(j) for j in perturbed]
     ad.primitive_transposes[lin_p] = lin_transpose
+
+    def op_transpose(ct: Any, *args: Any, name: str, arity: tuple, attrs: tuple) -> list:
+        # `jax.linear_transpose` of the op itself, in the inputs it is given as unknown: its
+        # gradient, where the op is linear in them and that is the tangent's transpose (the
+        # inputs' values, and the output, it then does not read: zeros, and `ct`).
+        unknown = [j for j, a in enumerate(args) if ad.is_undefined_primal(a)]
+        positions, tangent_attrs, adjoint = _linear(name, attrs)
+        owners = _staged_call.owners(arity)
+        for j in unknown:
+            if not adjoint or owners[j] not in positions or _constant(attrs, tangent_attrs):
+                inputs = next(i for n, _, i, _ in _core.op_signatures() if n == name)
+                raise NotImplementedError(
+                    f"{name}: its transpose is not implemented in {inputs[owners[j]][0]}: the "
+                    "op is not linear there (a max, a product, per_sample_weights), a fill "
+                    "writes a constant, or its gradient is not its tangent's transpose (a "
+                    "scatter update)")
+        if _is_zero(ct):
+            return [None] * len(args)
+        flat = [jax.numpy.zeros(a.aval.shape, a.aval.dtype) if ad.is_undefined_primal(a)
+                else a for a in args]
+        grads = dict(zip(_wanted(flat), grad_p.bind(*flat, ct, ct, name=name, arity=arity,
+                                                     attrs=attrs)))
+        return [grads.get(j) if j in unknown else None for j in range(len(args))]
+    ad.primitive_transposes[op_p] = op_transpose
 
     # The gradient: the op's inputs, its output, the upstream gradient.
     grad_p.def_impl(lambda *args, name, arity, attrs: _grad_result(name, arity, attrs, *args))
