@@ -244,9 +244,9 @@ def _plain(value: Any) -> Any:
 
 
 def _not_linear(name: str, position: int, what: str) -> NotImplementedError:
-    inputs = next(i for n, _, i, _ in _core.op_signatures() if n == name)
     return NotImplementedError(
-        f"{name}: {what} is not implemented where a tangent reaches {inputs[position][0]}: "
+        f"{name}: {what} is not implemented where a tangent reaches "
+        f"{_staged_call.input_name(name, position)}: "
         "the op is not linear there, jointly with its other inputs (a max, a min, a "
         "product, a max_norm, per_sample_weights), and ndgather differentiates it in "
         "reverse mode only (jax.grad, jax.vjp, jax.jacrev)")
@@ -436,12 +436,11 @@ def _primitives() -> tuple:
         owners = _staged_call.owners(arity)
         for j in unknown:
             if not adjoint or owners[j] not in positions or _constant(attrs, tangent_attrs):
-                inputs = next(i for n, _, i, _ in _core.op_signatures() if n == name)
                 raise NotImplementedError(
-                    f"{name}: its transpose is not implemented in {inputs[owners[j]][0]}: the "
-                    "op is not linear there (a max, a product, per_sample_weights), a fill "
-                    "writes a constant, or its gradient is not its tangent's transpose (a "
-                    "scatter update)")
+                    f"{name}: its transpose is not implemented in "
+                    f"{_staged_call.input_name(name, owners[j])}: the op is not linear there "
+                    "(a max, a product, per_sample_weights), a fill writes a constant, or its "
+                    "gradient is not its tangent's transpose (a scatter update)")
         if _is_zero(ct):
             return [None] * len(args)
         flat = [jax.numpy.zeros(a.aval.shape, a.aval.dtype) if ad.is_undefined_primal(a)

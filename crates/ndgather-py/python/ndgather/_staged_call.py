@@ -31,6 +31,14 @@ def groups(inputs: Sequence[Any]) -> list:
     return [[] if x is None else list(x) if isinstance(x, Shards) else [x] for x in inputs]
 
 
+def input_name(name: str, position: int) -> str:
+    """The name of the op ``name``'s input at ``position`` in its signature."""
+    for op, _, inputs, _ in _core.op_signatures():
+        if op == name:
+            return inputs[position][0]
+    return f"input {position}"
+
+
 def any_of(values: Sequence[Any], kinds: Any) -> bool:
     """Whether any of ``values``, or of the lists among them, is an instance of ``kinds``."""
     for v in values:

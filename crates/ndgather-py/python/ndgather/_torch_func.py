@@ -216,7 +216,7 @@ def _tangent(name: str, attrs: str, arity: str, tensors: Sequence[Any],
         given = _staged_call.tangent_inputs(positions, [n for _, n in _arities(arity)],
                                             tensors, tangents, torch.zeros_like)
     except _staged_call.NotLinear as e:
-        raise RuntimeError(_NOT_LINEAR.format(name, _input_name(name, e.position))) from None
+        raise RuntimeError(_NOT_LINEAR.format(name, _staged_call.input_name(name, e.position))) from None
     if _differentiated_again(given):
         # Through the function: an outer level of forward mode, or a gradient,
         # differentiates it in turn.
@@ -249,14 +249,6 @@ def _linear(name: str, attrs: str) -> tuple:
     given = dict(zip(names, texts))
     given.update((k, _staged_call.text(name, k, v)) for k, v in tangent_attrs.items())
     return frozenset(positions), ";".join(f"{k}={v}" for k, v in given.items()), adjoint
-
-
-def _input_name(name: str, position: int) -> str:
-    """The name of the op's input at ``position`` in its signature."""
-    for op, _, inputs, _ in _core.op_signatures():
-        if op == name:
-            return inputs[position][0]
-    return f"input {position}"
 
 
 def _differentiated(upstream: Any, tensors: Sequence[Any]) -> bool:
