@@ -128,6 +128,11 @@ fn linear_cases() -> Vec<Case> {
             vec![up(3), along(), f(ArrayD::ones(vec![3, 1]))],
         ),
         Case(
+            "put_along_axis",
+            attrs(&[("axis", Attr::Int(1)), fill[0].clone()]),
+            vec![up(3), along(), f(ArrayD::ones(vec![3, 1]))],
+        ),
+        Case(
             "scatter_nd",
             attrs(&[("shape", Attr::Ints(vec![3, 2]))]),
             vec![scatter(), up(2)],
@@ -206,6 +211,11 @@ fn linear_cases() -> Vec<Case> {
             _ => "tensor_scatter_nd_sub",
         };
         cases.push(Case(name, Attrs::new(), vec![up(3), scatter(), up(2)]));
+        // A bad index vector under the fill policy: its update is dropped, its gradient
+        // zero (not the NaN a gather would fill it with).
+        // (Repeated, so that the update's gradient is not its tangent's transpose.)
+        let bad = || i(arr2(&[[1i64], [7], [1]]).into_dyn());
+        cases.push(Case(name, attrs(&fill[..1]), vec![up(3), bad(), up(3)]));
     }
     for (reduce, include_self) in [("sum", true), ("mean", true), ("mean", false)] {
         cases.push(Case(

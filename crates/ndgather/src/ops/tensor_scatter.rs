@@ -181,6 +181,13 @@ pub(crate) fn picked_slices(
     indices: &TensorView<'_>,
     policy: BadIndices,
 ) -> Result<Tensor> {
+    // (Under the fill policy too: the scatter drops a bad vector's update, whatever a
+    // gather would fill its slice with, NaN by default.)
+    let policy = if policy == BadIndices::Fill {
+        BadIndices::Ignore
+    } else {
+        policy
+    };
     Op::GatherNd(GatherNdOptions::new().bad_indices(policy))
         .run(upstream, indices, Out::New)?
         .ok_or(Error::Internal("a run into a new output returns it"))
