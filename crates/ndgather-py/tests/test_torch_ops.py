@@ -1204,3 +1204,77 @@ def test_pytorchs_legacy_vmap_batches_the_typed_ops(case):
         return
     assert torch.allclose(hessian(loss, x, vectorize=True),
                           hessian(lambda t: (reference(t) ** 3).sum(), x))
+
+
+def test_second_derivatives_of_strided_views_through_the_generic_op():
+    """A strided view takes the generic op (which reads it in place): its gradient has the
+    same derivative as the typed op's, refused likewise where the op is not linear."""
+    ids = torch.tensor([[0, 1], [2, 0], [2, 1], [4, 0]])[:, 0]
+    assert not ids.is_contiguous()
+    answers = []
+    for f in (lambda w: ng.gather(w, ids), lambda w: w[ids.contiguous()],
+              lambda w: ng.gather(w.t(), torch.tensor([1, 0, 1])),
+              lambda w: w.t()[[1, 0, 1]]):
+        w = _double(TABLE[:5, :3])
+        g, = torch.autograd.grad((f(w) ** 3).sum(), w, create_graph=True)
+        answers.append(torch.autograd.grad((g ** 2).sum(), w)[0])
+    assert torch.allclose(answers[0], answers[1]) and torch.allclose(answers[2], answers[3])
+    assert torch.autograd.gradgradcheck(lambda w: ng.gather(w.t(), torch.tensor([1, 0, 1])),
+                                        (_double(TABLE[:5, :3]),))
+    w = _double(TABLE[:3, :3])
+    g, = torch.autograd.grad((ng.unsorted_segment_max(w.t(), torch.tensor([0, 1, 0]), 2) ** 2)
+                             .sum(), w, create_graph=True)
+    with pytest.raises(RuntimeError, match="derivative for ndgather::unsorted_segment_max is "
+                                           "not implemented: ndgather differentiates"):
+        torch.autograd.grad(g.sum(), w)
+
+
+def test_a_sparse_bags_gradient_refuses_create_graph():
+    w = _double(TABLE)
+    loss = (ng.embedding_bag(w, torch.tensor([[0, 1]]), mode="sum", sparse=True) ** 2).sum()
+    with pytest.raises(RuntimeError, match="sparse=True is not implemented.*sparse=False"):
+        torch.autograd.grad(loss, w, create_graph=True)
+    g, = torch.autograd.grad((ng.embedding_bag(w, torch.tensor([[0, 1]]), mode="sum",
+                                                 sparse=True) ** 2).sum(), w)
+    assert g.is_sparse
+
+
+def test_forward_over_reverse_outside_torch_func():
+    """A backward inside a dual level, on duals: the gradient's tangent is the Hessian times
+    the tangent (never dropped), as PyTorch's own ops give; refused where the op is not
+    linear. ``hessian(outer_jacobian_strategy="forward-mode")`` runs so."""
+    import torch.autograd.forward_ad as fwAD
+    from torch.autograd.functional import hessian
+    ids = torch.tensor([0, 2, 2])
+    x = _double(TABLE[:3, :2]).detach()
+    ours = hessian(lambda t: (ng.gather(t, ids) ** 3).sum(), x, vectorize=True,
+                   outer_jacobian_strategy="forward-mode")
+    theirs = hessian(lambda t: (torch.index_select(t, 0, ids) ** 3).sum(), x, vectorize=True,
+                     outer_jacobian_strategy="forward-mode")
+    assert torch.allclose(ours, theirs) and ours.abs().sum() > 0
+    tangents = []
+    for g in (lambda d: ng.gather(d, ids), lambda d: torch.index_select(d, 0, ids)):
+        with fwAD.dual_level():
+            leaf = x.clone().requires_grad_(True)
+            dual = fwAD.make_dual(leaf, torch.ones_like(leaf))
+            grad, = torch.autograd.grad((g(dual) ** 3).sum(), leaf, create_graph=True)
+            tangents.append(fwAD.unpack_dual(grad).tangent)
+    assert tangents[0] is not None and torch.allclose(tangents[0], tangents[1])
+    with fwAD.dual_level():
+        leaf = x.clone().requires_grad_(True)
+        dual = fwAD.make_dual(leaf, torch.ones_like(leaf))
+        with pytest.raises(RuntimeError, match="not implemented"):
+            out = ng.unsorted_segment_max(dual, torch.tensor([0, 1, 0]), 2)
+            torch.autograd.grad((out ** 3).sum(), leaf, create_graph=True)
+
+
+def test_a_scatter_adds_gradient_of_dropped_updates_is_zero_under_fill():
+    idx = torch.tensor([[0], [7], [-1]])
+    t, u = _double(torch.zeros(4, 2)), _double(torch.zeros(3, 2))
+    y = ng.tensor_scatter_nd_add(t, idx, u, bad_indices="fill")
+    _, du = torch.autograd.grad(y, [t, u], torch.ones(4, 2, dtype=torch.float64))
+    assert torch.equal(du, torch.tensor([[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]],
+                                        dtype=torch.float64))
+    assert torch.autograd.gradcheck(
+        lambda t, u: ng.tensor_scatter_nd_add(t, idx, u, bad_indices="fill"),
+        (_double(TABLE[:4, :2]), _double(TABLE[:3, :2])))

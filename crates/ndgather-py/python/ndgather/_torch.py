@@ -594,6 +594,37 @@ def _backward(ctx: Any, upstream: Any) -> tuple:
     return per_input, None, None, None
 
 
+def _grad_setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+    tensors, _, _, arity, name, attrs = inputs
+    ctx.save_for_backward(*tensors)
+    ctx.call = (list(arity), name, attrs)
+
+
+def _grad_backward(ctx: Any, cotangents: Any) -> tuple:
+    """The generic gradient op's derivative (a second derivative of a call that takes the
+    generic op: a strided view, ``torch.jit.trace``), as the typed one's C++ kernel gives
+    it: where the op is linear in exactly the inputs with a gradient and its gradient is
+    its tangent's transpose, the gradient is linear in the upstream gradient, and this is
+    the op's tangent on the cotangents, through the generic op (so that it is differentiated
+    in turn); elsewhere refused, in the words of the typed op's."""
+    import torch
+
+    from . import _torch_func
+    arity, name, attrs = ctx.call
+    tensors = ctx.saved_tensors
+    positions, tangent_attrs, adjoint = _torch_func._linear(name, attrs)
+    owners = _staged_call.owners(arity)
+    wanted = _with_grad(tensors)
+    if not adjoint or [k for k in range(len(tensors)) if owners[k] in positions] != wanted:
+        raise RuntimeError(_torch_func._NOT_LINEAR_GRAD.format(name))
+    given, each = list(tensors), iter(cotangents)
+    for k in wanted:
+        c = next(each, None)
+        given[k] = torch.zeros_like(tensors[k]) if c is None else c
+    return ([None] * len(tensors), None, ops()[0](given, arity, name, tangent_attrs), None,
+            None, None)
+
+
 @functools.lru_cache(maxsize=None)
 def ops() -> tuple:
     """The two custom ops, defined on first use: ``(op, op_grad)``."""
@@ -608,6 +639,7 @@ def ops() -> tuple:
     op.register_fake(_op_fake)
     grad.register_fake(_grad_fake)
     op.register_autograd(_backward, setup_context=_setup_context)
+    grad.register_autograd(_grad_backward, setup_context=_grad_setup_context)
     # The typed ops of compiled code, each registry op's, their CPU kernels C++ (see
     # `native`), with the Python ops' fakes: `.native` where no gradient flows, with no
     # autograd kernel (a Python one runs on every call, about 4 µs; PyTorch's own fallback
@@ -717,6 +749,12 @@ def _sparse_grads(tensors: Sequence[Any], output: Any, upstream: Any, arity: Seq
     gradient op."""
     import torch
     name = "embedding_bag"
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (*tensors, upstream)):
+        # (`create_graph=True`: a sparse gradient made in NumPy has no graph of its own, where
+        # a dense one's derivative is the op's tangent.)
+        raise RuntimeError("derivative for ndgather::embedding_bag with sparse=True is not "
+                           "implemented: its sparse gradients have none; pass sparse=False "
+                           "for create_graph=True")
     shards, ids, offsets, weights = _groups(name, [_numpy(t) for t in tensors], arity)
     attrs_of = dict(_core.text_attrs(name, *_split(attrs)), sparse=True)
     slices = _core.run_op("embedding_bag_grad",

@@ -153,14 +153,22 @@ def _function(forward_mode: bool) -> Any:
         @staticmethod
         def backward(ctx: Any, upstream: Any) -> tuple:
             name, attrs, arity, reads = ctx.call
-            saved = _primals(ctx.saved_tensors)
-            tensors = saved[:-1] if reads else saved
+            given = ctx.saved_tensors
             if upstream is None:  # (no gradient reached the output: none for the inputs)
-                return (None, None, None, *[None] * len(tensors))
-            upstream = _primals([upstream])[0]
+                return (None, None, None, *[None] * (len(given) - reads))
+            from ._torch import _dual
+            # Forward AD's tangents of the gradient, where a backward runs inside a dual
+            # level on duals (forward over reverse outside torch.func): through the
+            # gradient's function, which has a jvp, or refused; never dropped.
+            dual = _dual(torch, [*given, upstream])
+            if dual and not _grads_linear(name, attrs, arity, given[:len(given) - reads]):
+                raise RuntimeError(_NOT_LINEAR_GRAD.format(name))
+            saved = given if dual else _primals(given)
+            tensors = saved[:-1] if reads else saved
+            upstream = upstream if dual else _primals([upstream])[0]
             output = saved[-1] if reads else upstream
-            if not torch.compiler.is_compiling() and _differentiated(upstream, tensors) \
-                    and _grads_linear(name, attrs, arity, tensors):
+            if not torch.compiler.is_compiling() and (dual or _differentiated(
+                    upstream, tensors)) and _grads_linear(name, attrs, arity, tensors):
                 # A second derivative (hessian, grad of grad): the gradient through its own
                 # function. (An output never read: an empty tensor, no tangent of its own.)
                 grads = iter(_GRAD_FUNCTION[0].apply(
@@ -182,6 +190,14 @@ def _function(forward_mode: bool) -> Any:
                 return _tangent(name, attrs, arity, ctx.saved_tensors, tangents[3:])
         NdgatherOp.jvp = staticmethod(jvp)
     return NdgatherOp
+
+
+#: The refusal of a derivative of the gradient where the op is not linear in every input
+#: with a gradient (the C++ kernel of ``<op>.grad`` says the same).
+_NOT_LINEAR_GRAD = ("derivative for ndgather::{} is not implemented: ndgather differentiates "
+                    "a gradient where the op is linear in every input with a gradient (a "
+                    "gather, a sum, a scatter add), not a max, a min, a product, a scatter "
+                    "update or weighted bags")
 
 
 def _forward_ad_on() -> Any:
@@ -216,7 +232,8 @@ def _tangent(name: str, attrs: str, arity: str, tensors: Sequence[Any],
         given = _staged_call.tangent_inputs(positions, [n for _, n in _arities(arity)],
                                             tensors, tangents, torch.zeros_like)
     except _staged_call.NotLinear as e:
-        raise RuntimeError(_NOT_LINEAR.format(name, _staged_call.input_name(name, e.position))) from None
+        where = _staged_call.input_name(name, e.position)
+        raise RuntimeError(_NOT_LINEAR.format(name, where)) from None
     if _differentiated_again(given):
         # Through the function: an outer level of forward mode, or a gradient,
         # differentiates it in turn.
