@@ -353,3 +353,36 @@ fn gradients_refuse_outputs_and_updates_of_other_shapes() {
         }
     }
 }
+
+/// Under the fill policy a bad index vector's update is dropped: its gradient is zero for
+/// every kind, a min's and a max's too (not the NaN a gather would fill its slice with).
+#[test]
+fn a_dropped_updates_gradient_is_zero_under_the_fill_policy() {
+    use ndgather::TensorView;
+    let t = ArrayD::<f64>::zeros(IxDyn(&[4, 2]));
+    let i = ArrayD::from_shape_vec(IxDyn(&[2, 1]), vec![1i64, 9]).unwrap();
+    let u = ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![5.0f64, -5.0, 6.0, 6.0]).unwrap();
+    let up = ArrayD::<f64>::ones(IxDyn(&[4, 2]));
+    for kind in [
+        ScatterKind::Min,
+        ScatterKind::Max,
+        ScatterKind::Add,
+        ScatterKind::Sub,
+    ] {
+        let op = TensorScatter::new(kind).bad_indices(BadIndices::Fill);
+        let (tv, iv, uv) = (
+            TensorView::from(t.view()),
+            TensorView::from(i.view()),
+            TensorView::from(u.view()),
+        );
+        let out = run_new(&op, tv.clone(), &iv, &uv).unwrap();
+        let (dt, du) = op
+            .grad(&tv, &iv, &uv, &out.view(), &TensorView::from(up.view()))
+            .unwrap();
+        let (Tensor::F64(dt), Tensor::F64(du)) = (dt, du) else {
+            panic!("{kind:?}: f64")
+        };
+        assert!(dt.iter().all(|v| v.is_finite()), "{kind:?}: {dt}");
+        assert_eq!(du.as_slice().unwrap()[2..], [0.0, 0.0], "{kind:?}: {du}");
+    }
+}

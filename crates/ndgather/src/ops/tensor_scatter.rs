@@ -367,11 +367,10 @@ impl TensorScatter {
         let indicator = |a: &T, b: &T| if a.widen() == b.widen() { one } else { zero };
         let op = |a: T, b: T, f: fn(T::Acc, T::Acc) -> T::Acc| T::narrow(f(a.widen(), b.widen()));
         let x_ind = ndarray::Zip::from(&x).and(&output).map_collect(indicator);
-        let gather = Op::GatherNd(GatherNdOptions::new().bad_indices(self.bad_indices));
+        // (A dropped update's slice zeros, as for the other kinds: see `picked_slices`.)
         let picked = |t: ArrayViewD<'_, T>| -> Result<ArrayD<T>> {
-            let out = gather.run(T::into_view(t), indices, Out::New)?;
-            out.and_then(|t| T::from_tensor_owned(t).ok())
-                .ok_or(Error::Internal("a gather of T gives T"))
+            T::from_tensor_owned(picked_slices(T::into_view(t), indices, self.bad_indices)?)
+                .map_err(|_| Error::Internal("a gather of T gives T"))
         };
         let output_at_updates = picked(output)?;
         if output_at_updates.shape() != y.shape() {
