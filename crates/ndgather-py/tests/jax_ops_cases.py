@@ -611,6 +611,10 @@ def test_linear_transpose_equals_jaxs_own_where_the_op_is_linear():
                               p)(ct[:2])[0],
          np.asarray(jax.linear_transpose(lambda t: jnp.take(t, bad, axis=0, mode="fill",
                                                             fill_value=0.0), p)(ct[:2])[0]))
+    with pytest.raises(NotImplementedError, match="transpose is not implemented in params: "
+                                                  ".* not integers"):
+        jax.linear_transpose(lambda t: ng.gather(t, ids), p.astype(jnp.int32))(
+            ct.astype(jnp.int32))
     for f, where in [(lambda d: ng.unsorted_segment_max(d, seg, 3), "in data"),
                      (lambda t: ng.gather(t, bad, bad_indices="fill", fill_value=1.0),
                       "in params"),

@@ -1172,7 +1172,8 @@ def test_eager_autograd_under_checkpointing_tracing_and_dual_tensors():
     assert torch.allclose(table.grad, ref.grad)
 
 
-@pytest.mark.parametrize("case", ["gather", "shards", "bag", "segment_max"])
+@pytest.mark.parametrize("case", ["gather", "shards", "bag", "segment_max", "strided",
+                                  "sliced shards"])
 def test_pytorchs_legacy_vmap_batches_the_typed_ops(case):
     """``jacobian(vectorize=True)``, ``hessian(vectorize=True)`` and gradcheck's batched
     gradients run the gradient op under PyTorch's legacy vmap, whose own fallback takes no
@@ -1184,6 +1185,10 @@ def test_pytorchs_legacy_vmap_batches_the_typed_ops(case):
         "shards": (lambda t: ng.embedding_lookup([t[:3], t[3:]], ids, partition_strategy="div"),
                    lambda t: t[ids]),
         "bag": (lambda t: ng.embedding_bag(t, ids, mode="mean"), lambda t: t[ids].mean(1)),
+        # (Strided views take the generic ops, whose rule it is too.)
+        "strided": (lambda t: ng.gather(t.t(), torch.tensor([3, 1])), lambda t: t.t()[[3, 1]]),
+        "sliced shards": (lambda t: ng.embedding_lookup([t[0::2], t[1::2]], ids),
+                          lambda t: t[ids]),
         "segment_max": (lambda t: ng.unsorted_segment_max(t, torch.tensor([0, 1, 0, 1, 2, 1]),
                                                           3),
                         lambda t: torch.zeros(3, 4, dtype=t.dtype).index_reduce(

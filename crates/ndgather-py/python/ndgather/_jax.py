@@ -441,12 +441,19 @@ def _primitives() -> tuple:
                     f"{_staged_call.input_name(name, owners[j])}: the op is not linear there "
                     "(a max, a product, per_sample_weights), a fill writes a constant, or its "
                     "gradient is not its tangent's transpose (a scatter update)")
-        if _is_zero(ct):
-            return [None] * len(args)
         flat = [jax.numpy.zeros(a.aval.shape, a.aval.dtype) if ad.is_undefined_primal(a)
                 else a for a in args]
-        grads = dict(zip(_wanted(flat), grad_p.bind(*flat, ct, ct, name=name, arity=arity,
-                                                     attrs=attrs)))
+        wanted = _wanted(flat)
+        for j in unknown:
+            if j not in wanted:  # (the core's gradients are of float and complex inputs)
+                raise NotImplementedError(
+                    f"{name}: its transpose is not implemented in "
+                    f"{_staged_call.input_name(name, owners[j])}: the core's gradients are "
+                    "of floating and complex inputs, not integers")
+        if _is_zero(ct):
+            return [None] * len(args)
+        grads = dict(zip(wanted, grad_p.bind(*flat, ct, ct, name=name, arity=arity,
+                                             attrs=attrs)))
         return [grads.get(j) if j in unknown else None for j in range(len(args))]
     ad.primitive_transposes[op_p] = op_transpose
 

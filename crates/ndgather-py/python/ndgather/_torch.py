@@ -910,9 +910,11 @@ def _native_op(torch: Any, tensors: Sequence[Any], compiling: bool,
         # Eager autograd: the C++ kernel where it is built (a build on the first call), about
         # 90 µs less a call than the generic op's Python; not for torch.jit.trace, whose
         # graph must not depend on the grad mode, nor run without the kernel's library.
+        # (Built and loaded wherever autograd records a call, since its library also gives
+        # the generic op, which the others take, its rule for PyTorch's legacy vmap.)
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors) \
-                and all(t.is_contiguous() for t in tensors) \
-                and not torch.jit.is_tracing() and (_native or native(quiet=True)):
+                and (_native or native(quiet=True)) \
+                and all(t.is_contiguous() for t in tensors) and not torch.jit.is_tracing():
             return "with_grad"
         return None
     if _native_constant is None or not all(t.is_contiguous() for t in tensors):

@@ -595,8 +595,9 @@ void LegacyBatched(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                              views.front().tensor().sizes().begin() + dims);
   int64_t count = 1;
   for (int64_t s : sizes) count *= s;
-  TORCH_CHECK_NOT_IMPLEMENTED(count > 0, "ndgather: ", op.schema().name(),
-                              ": vmap over an empty batch is not supported here");
+  TORCH_CHECK_NOT_IMPLEMENTED(count > 0, op.operator_name(),
+                              ": vmap over an empty batch is not supported (nor is it by "
+                              "PyTorch's own fallback)");
   const bool list = op.schema().returns()[0].type()->kind() == c10::TypeKind::ListType;
   std::vector<std::vector<at::Tensor>> results;
   for (int64_t e = 0; e < count; ++e) {
@@ -703,11 +704,18 @@ TORCH_LIBRARY_IMPL(ndgather, CPU, m) {
   });
 }
 
-// Every typed op has the rule for PyTorch's legacy vmap.
+// Every typed op has the rule for PyTorch's legacy vmap, and so have the generic ops that
+// run any op by name (a strided view's call, `torch.jit.trace`'s), whose inputs are a list.
 TORCH_LIBRARY_IMPL(ndgather, Batched, m) {
   ForEachOp([&m](const std::string& op, const std::string&) {
     m.impl(op.c_str(), torch::CppFunction::makeFromBoxedFunction<&LegacyBatched>());
   });
+  auto& dispatcher = c10::Dispatcher::singleton();
+  for (const char* generic : {"op", "op_grad"}) {
+    if (dispatcher.findOp({std::string("ndgather::") + generic, ""})) {
+      m.impl(generic, torch::CppFunction::makeFromBoxedFunction<&LegacyBatched>());
+    }
+  }
 }
 
 // `.native` has no gradient: a backward through it raises, rather than leaving the inputs'
