@@ -474,9 +474,17 @@ struct NewNode<N, c10::intrusive_ptr<T>> {
   }
 };
 
-// Whether torch.func's transforms are active, where a C++ autograd Function is refused.
-// (Their stack is in a header that PyTorch ships without its dependencies: its check's own.)
-bool Transformed() {
+// Whether torch.func's transforms are active, where a C++ autograd Function is refused: at
+// once where a tensor is one of their wrappers (the common case there: an exception costs
+// more than the op); else by their check, whose stack is in a header that PyTorch ships
+// without its dependencies.
+bool Transformed(const std::vector<at::Tensor>& tensors) {
+  for (const at::Tensor& t : tensors) {
+    if (t.defined() && (t.key_set().has(c10::DispatchKey::FuncTorchGradWrapper) ||
+                        t.key_set().has(c10::DispatchKey::FuncTorchBatched))) {
+      return true;
+    }
+  }
   const auto& functorch = at::functorch::functorchTLSAccessor();
   if (!functorch) return false;
   try {
@@ -535,7 +543,7 @@ void GradWithGrad(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     return;
   }
   const std::string& qualified = op.schema().name();
-  if (Transformed()) {
+  if (Transformed(tensors)) {
     Underived(op, stack, tensors, "derivative for " + qualified + " is not implemented");
     return;
   }
