@@ -194,13 +194,51 @@ pub(crate) fn op_linear<'py>(
     let Some(linear) = def.with_attrs(&attrs).map_err(to_py)?.linear() else {
         return Ok(None);
     };
+    Ok(Some((
+        linear.inputs,
+        py_attrs(py, &linear.tangent_attrs)?,
+        linear.adjoint,
+    )))
+}
+
+/// Attributes as a dict of the Python values `run_op` takes.
+fn py_attrs<'py>(
+    py: Python<'py>,
+    attrs: &[(&'static str, registry::Attr)],
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let dict = pyo3::types::PyDict::new(py);
-    for (n, value) in &linear.tangent_attrs {
+    for (n, value) in attrs {
         if let Some(value) = py_attr(py, value)? {
             dict.set_item(n, value)?;
         }
     }
-    Ok(Some((linear.inputs, dict, linear.adjoint)))
+    Ok(dict)
+}
+
+/// `op_routed`'s answer: the linear op, the attributes that differ, its linear inputs.
+type RouteFact<'py> = (&'static str, Bound<'py, pyo3::types::PyDict>, Vec<usize>);
+
+/// Where the registered op `name` with `attrs` (as `run_op` takes them) is routed
+/// (`registry::route`: a max, a min, a product): the linear op whose tangent, on each
+/// input's tangent times the op's gradient for an upstream of ones, is the op's forward
+/// derivative; the attributes to set over `attrs` for it; and the positions of the inputs
+/// it takes tangents of. `None` where the op is linear or not routed.
+///
+/// # Errors
+/// The registry's error for an unknown op or attributes it refuses.
+#[pyfunction]
+#[pyo3(signature = (name, attrs=None))]
+pub(crate) fn op_routed<'py>(
+    py: Python<'py>,
+    name: &str,
+    attrs: Option<&Bound<'py, pyo3::types::PyDict>>,
+) -> PyResult<Option<RouteFact<'py>>> {
+    let def = registry::find(name).map_err(to_py)?;
+    let attrs = crate::door::attrs(name, def.signature().attrs, attrs)?;
+    let Some((routed, inputs)) = registry::route(name, &attrs).map_err(to_py)? else {
+        return Ok(None);
+    };
+    Ok(Some((routed.op, py_attrs(py, &routed.attrs)?, inputs)))
 }
 
 /// Whether the registered op `name`'s gradient reads its output (a max compares with it; a

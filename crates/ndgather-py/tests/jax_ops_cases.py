@@ -486,6 +486,18 @@ def test_vmap_keeps_a_negative_batch_dims_and_broadcasts_a_shared_along_table():
     same(jax.vmap(g)(along), np.stack([np.asarray(g(i)) for i in along]))
 
 
+def _forward_mode_equals(cases, p, tangent):
+    """``jax.jvp`` and ``jax.jacfwd`` of each case's ours, eagerly and in ``jit``, equal
+    its theirs, bit for bit."""
+    for ours, theirs in cases:
+        for wrap in (lambda f: f, jax.jit):
+            out, got = wrap(lambda x, t: jax.jvp(ours, (x,), (t,)))(p, tangent)
+            want_out, want = jax.jvp(theirs, (p,), (tangent,))
+            same(out, np.asarray(want_out))
+            same(got, np.asarray(want))
+            same(wrap(jax.jacfwd(ours))(p), np.asarray(jax.jacfwd(theirs)(p)))
+
+
 def test_forward_mode_equals_jaxs_own_where_the_op_is_linear():
     """``jax.jvp`` and ``jax.jacfwd`` (``vmap`` of ``jvp``), eagerly and in ``jit``, equal
     JAX's own ops where the registry says the op is linear: a gather, a filled gather (the
@@ -503,15 +515,38 @@ def test_forward_mode_equals_jaxs_own_where_the_op_is_linear():
          lambda x: x.at[np.array([5, 5])].add(x[:2] * 2.0)),
     ]
     tangent = jnp.arange(24.0, dtype=jnp.float32).reshape(6, 4)
-    for ours, theirs in cases:
-        for wrap in (lambda f: f, jax.jit):
-            out, got = wrap(lambda x, t: jax.jvp(ours, (x,), (t,)))(p, tangent)
-            want_out, want = jax.jvp(theirs, (p,), (tangent,))
-            same(out, np.asarray(want_out))
-            same(got, np.asarray(want))
-            same(wrap(jax.jacfwd(ours))(p), np.asarray(jax.jacfwd(theirs)(p)))
-    with pytest.raises(NotImplementedError, match="reaches data: the op is not linear"):
-        jax.jvp(lambda x: ng.unsorted_segment_max(x, segments, 3), (p,), (tangent,))
+    _forward_mode_equals(cases, p, tangent)
+    with pytest.raises(NotImplementedError, match="reaches params: the op is not linear"):
+        jax.jvp(lambda x: ng.embedding_lookup(x, IDS, max_norm=1.0), (p,), (tangent,))
+
+
+def test_forward_mode_of_a_max_min_or_product_is_along_its_sums_routes():
+    """Where each element moves at most one of the output's (``_core.op_routed``: a segment
+    max, min or product, a scatter's min or max), ``jax.jvp`` and ``jax.jacfwd``, eagerly
+    and in ``jit``, equal JAX's own ops bit for bit, a tie of two averaged as JAX's is; a
+    product, whose forward mode JAX lacks, equals its reverse mode's Jacobian times the
+    tangent. A complex product is refused."""
+    p = jnp.asarray(P).at[2].set(jnp.asarray(P)[0])  # rows 0 and 2 tie in segment 2
+    segments = jnp.asarray([2, 0, 2, 1, -1, 0])      # a negative id: dropped
+    tangent = jnp.arange(24.0, dtype=jnp.float32).reshape(6, 4) - 7.0
+    where = np.array([[5], [1], [5]])
+    cases = [
+        (lambda x: ng.unsorted_segment_max(x, segments, 3),
+         lambda x: jax.ops.segment_max(x, segments, 3)),
+        (lambda x: ng.unsorted_segment_min(x, segments, 3),
+         lambda x: jax.ops.segment_min(x, segments, 3)),
+        (lambda x: ng.tensor_scatter_nd_max(x, where, x[:3] + 4.0),
+         lambda x: x.at[where[:, 0]].max(x[:3] + 4.0)),
+        (lambda x: ng.tensor_scatter_nd_min(x, where, x[3:] - 1.5),
+         lambda x: x.at[where[:, 0]].min(x[3:] - 1.5)),
+    ]
+    _forward_mode_equals(cases, p, tangent)
+    prod = lambda x: ng.unsorted_segment_prod(x, segments, 3)  # noqa: E731
+    _, got = jax.jit(lambda x, t: jax.jvp(prod, (x,), (t,)))(p, tangent)
+    want = jnp.einsum("abij,ij->ab", jax.jacrev(prod)(p), tangent)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="not implemented for complex data"):
+        jax.jvp(prod, (p.astype(jnp.complex64),), (tangent.astype(jnp.complex64),))
 
 
 def test_second_derivatives_equal_jaxs_own_where_the_op_is_linear():

@@ -128,3 +128,29 @@ def test_where_an_op_is_linear_the_frameworks_forward_mode_reads():
         _core.op_linear("gahter")
     with pytest.raises(TypeError, match='"axis" expected an integer'):
         _core.op_linear("gather", {"axis": "one"})
+
+
+def test_op_routed_is_the_registrys_fact():
+    """``_core.op_routed``: where an op is not linear but each element moves at most one of
+    the output's (a max, a min, a product), the linear op along the same routes, the
+    attributes that differ, and the inputs whose tangents it takes; ``None`` for a linear
+    op and for one that is neither, under the attributes given."""
+    assert _core.op_routed("unsorted_segment_max", {"num_segments": 2}) == (
+        "unsorted_segment_sum", {}, [0])
+    assert _core.op_routed("segment_prod") == ("segment_sum", {}, [0])
+    assert _core.op_routed("tensor_scatter_nd_min") == ("tensor_scatter_nd_add", {}, [0, 2])
+    assert _core.op_routed("scatter_reduce", {"dim": 0, "reduce": "amax"}) == (
+        "scatter_reduce", {"reduce": "sum"}, [0, 2])
+    assert _core.op_routed("scatter_reduce", {"dim": 0, "reduce": "prod",
+                                              "include_self": False}) == (
+        "scatter_reduce", {"reduce": "sum"}, [0, 2])
+    for name, attrs in [("gather", {}), ("embedding_bag", {"mode": "max"}),
+                        ("embedding_lookup", {"max_norm": 1.0}),
+                        ("scatter_reduce", {"dim": 0, "reduce": "amax",
+                                            "include_self": False}),
+                        ("gather_segment", {"num_segments": 2, "reduce": "max"})]:
+        assert _core.op_routed(name, attrs) is None, name
+    with pytest.raises(ValueError, match="gahter"):
+        _core.op_routed("gahter")
+    with pytest.raises(TypeError, match='"dim" expected an integer'):
+        _core.op_routed("scatter_reduce", {"dim": "one", "reduce": "amax"})

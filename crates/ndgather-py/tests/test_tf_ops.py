@@ -522,8 +522,32 @@ def test_forward_mode_equals_tensorflows_own_where_the_op_is_linear():
             want_out, want = _jvp(theirs, TABLE, tangent)
             np.testing.assert_array_equal(out, want_out)
             np.testing.assert_array_equal(got, tf.convert_to_tensor(want))
-    with pytest.raises(LookupError, match="NdgatherOp: unsorted_segment_max: .* linear"):
-        _jvp(lambda x: ng.unsorted_segment_max(x, segments, 3), TABLE, tangent)
+    with pytest.raises(LookupError, match="NdgatherOp: embedding_lookup: .* linear"):
+        _jvp(lambda x: ng.embedding_lookup(x, IDS, max_norm=1.0), TABLE, tangent)
+
+
+def test_forward_mode_of_a_max_min_or_product_equals_tensorflows_own():
+    """``ForwardAccumulator`` of the routed ops (``_core.op_routed``: a segment max, min or
+    product, a scatter's min or max), eagerly and inside ``tf.function``, against
+    TensorFlow's own, which transposes their gradients: bit for bit, a tie of two and a
+    dropped segment id included."""
+    table = tf.tensor_scatter_nd_update(TABLE, [[2]], TABLE[:1])  # rows 0 and 2 tie
+    tangent = tf.reshape(tf.range(24, dtype=tf.float32), (6, 4)) - 7.0
+    segments = tf.constant([2, 0, 2, 1, -1, 0])
+    where = tf.constant([[5], [1], [5]])
+    cases = [(lambda x, r=r: getattr(ng, f"unsorted_segment_{r}")(x, segments, 3),
+              lambda x, r=r: getattr(tf.math, f"unsorted_segment_{r}")(x, segments, 3))
+             for r in ("max", "min", "prod")]
+    cases += [(lambda x: ng.tensor_scatter_nd_max(x, where, x[:3] + 4.0),
+               lambda x: tf.tensor_scatter_nd_max(x, where, x[:3] + 4.0)),
+              (lambda x: ng.tensor_scatter_nd_min(x, where, x[3:] - 1.5),
+               lambda x: tf.tensor_scatter_nd_min(x, where, x[3:] - 1.5))]
+    for ours, theirs in cases:
+        for wrap in (lambda f: f, tf.function):
+            out, got = wrap(lambda x, t: _jvp(ours, x, t))(table, tangent)
+            want_out, want = _jvp(theirs, table, tangent)
+            np.testing.assert_array_equal(out, want_out)
+            np.testing.assert_array_equal(got, want)
 
 
 def test_second_derivatives_equal_tensorflows_own_where_the_op_is_linear():

@@ -236,9 +236,10 @@ def test_errors_under_the_transforms():
                                              sparse=True).sum())(TABLE)
 
 
-#: The cases whose op is not linear in its float inputs: forward mode and second
-#: derivatives are refused there (``embedding_bag`` is linear in its table, not in its
-#: ``per_sample_weights``).
+#: The cases whose op is not linear in its float inputs: second derivatives are refused
+#: there. Each but ``embedding_bag`` is routed (``_core.op_routed``: a max, a min, a
+#: product), with forward mode; ``embedding_bag`` is linear in its table, neither in its
+#: ``per_sample_weights``, where forward mode is refused.
 NOT_LINEAR = {"unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod",
               "segment_max", "tensor_scatter_nd_min", "tensor_scatter_nd_max",
               "scatter_reduce amax", "embedding_bag"}
@@ -250,15 +251,15 @@ def _of(f, inputs, k):
 
 
 @pytest.mark.parametrize("what, f, inputs", CASES, ids=IDS)
-def test_forward_mode_where_the_op_is_linear(what, f, inputs):
-    """``jvp`` and ``jacfwd`` of each float input where the op is linear in it give
-    ``jacrev``'s Jacobian (which the test above checks against eager autograd); where it is
-    not, they are refused in ndgather's words, never given a wrong or zero tangent."""
+def test_forward_mode_where_the_op_is_linear_or_routed(what, f, inputs):
+    """``jvp`` and ``jacfwd`` of each float input where the op is linear or routed in it
+    give ``jacrev``'s Jacobian (which the test above checks against eager autograd); where
+    it is neither, they are refused in ndgather's words, never given a wrong or zero
+    tangent."""
     for k in _floats(inputs):
         g = _of(f, inputs, k)
-        linear = what not in NOT_LINEAR or what == "embedding_bag" and k == 0
         tangent = torch.linspace(-1.0, 2.0, inputs[k].numel()).reshape(inputs[k].shape)
-        if not linear:
+        if what == "embedding_bag" and k != 0:
             with pytest.raises(RuntimeError, match="not linear there"):
                 func.jvp(g, (inputs[k],), (tangent,))
             continue
@@ -394,7 +395,7 @@ def test_an_empty_batch_has_the_shape_of_its_elements():
 
 def test_forward_mode_levels_and_vmap():
     """A ``dual_level`` with no tangent does not stop ``vmap``; ``jvp`` around ``vmap``
-    batches the tangent's op; around ``vmap`` of a max it is refused in ndgather's words."""
+    batches the tangent's op, and a max's (routed) too, against PyTorch's own."""
     import torch.autograd.forward_ad as fwAD
     ids = torch.tensor([5, 0])
     batch = torch.stack([TABLE, TABLE * 2])
@@ -405,9 +406,55 @@ def test_forward_mode_levels_and_vmap():
                       (tangent,))
     assert torch.equal(out, batch[:, ids]) and torch.equal(t, tangent[:, ids])
     segments = torch.tensor([0, 1, 0, 1, 0, 1])
-    with pytest.raises(RuntimeError, match="forward-mode AD"):
-        func.jvp(lambda b: func.vmap(lambda x: ng.unsorted_segment_max(x, segments, 2))(b),
-                 (batch,), (tangent,))
+    out, t = func.jvp(lambda b: func.vmap(
+        lambda x: ng.unsorted_segment_max(x, segments, 2))(b), (batch,), (tangent,))
+    want, want_t = func.jvp(lambda b: torch.zeros(2, 2, 4).scatter_reduce(
+        1, segments[None, :, None].expand(2, 6, 4), b, "amax", include_self=False),
+        (batch,), (tangent,))
+    assert torch.equal(out, want) and torch.equal(t, want_t)
+
+
+def test_forward_mode_of_a_max_min_or_product_against_pytorchs_own():
+    """A routed op's tangent (``_core.op_routed``), through ``jvp`` and dual tensors:
+    ``scatter_reduce``'s ``amax`` and ``amin`` equal PyTorch's own bit for bit, ties of
+    three averaged and a loser's NaN tangent ignored; ``prod``, whose forward mode in
+    PyTorch 2.15 gives a zero tangent for ``src``, equals ``jacrev``'s Jacobian times the
+    tangent, with and without the input. Refused: a max without the input (PyTorch's
+    gradient, the core's, counts the input among the ties there, which its forward mode
+    does not), and a complex product."""
+    import torch.autograd.forward_ad as fwAD
+
+    def exact(a, b):  # (a winner's NaN tangent is the tangent's)
+        torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True)
+    index = torch.tensor([0, 1, 1, 0, 1])
+    src = torch.tensor([1.0, 5.0, 5.0, 2.0, 5.0], dtype=torch.float64)
+    src_t = torch.tensor([float("nan"), 1.0, 2.0, 8.0, 4.0], dtype=torch.float64)
+    base = torch.tensor([2.0, 5.0], dtype=torch.float64)
+    base_t = torch.tensor([16.0, 32.0], dtype=torch.float64)
+    for reduce, include_self in [("amax", True), ("amin", True), ("prod", True),
+                                 ("prod", False)]:
+        def ours(b, x):
+            return ng.scatter_reduce(b, 0, index, x, reduce, include_self=include_self)
+
+        def theirs(b, x):
+            return b.scatter_reduce(0, index, x, reduce, include_self=include_self)
+        t = src_t.nan_to_num(3.0) if reduce == "prod" else src_t
+        out, got = func.jvp(ours, (base, src), (base_t, t))
+        with fwAD.dual_level():
+            dual = ours(fwAD.make_dual(base, base_t), fwAD.make_dual(src, t))
+            exact(fwAD.unpack_dual(dual).tangent, got)
+        assert torch.equal(out, theirs(base, src))
+        if reduce == "prod":
+            jb, jx = func.jacrev(theirs, argnums=(0, 1))(base, src)
+            assert torch.allclose(got, jb @ base_t + jx @ t), include_self
+        else:
+            exact(got, func.jvp(theirs, (base, src), (base_t, t))[1])
+    with pytest.raises(RuntimeError, match="reaches input: .*amax or amin without its in"):
+        func.jvp(lambda b: ng.scatter_reduce(b, 0, index, src, "amax", include_self=False),
+                 (base,), (base_t,))
+    with pytest.raises(RuntimeError, match="not implemented for complex data"):
+        func.jvp(lambda x: ng.unsorted_segment_prod(x, index, 2),
+                 (src.to(torch.complex128),), (src.to(torch.complex128),))
 
 
 def test_what_the_transforms_refuse_says_why():

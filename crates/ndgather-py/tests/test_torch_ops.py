@@ -968,8 +968,8 @@ def test_views_are_read_as_their_values_on_every_path():
 
 def test_dual_tensors_carry_their_tangents_or_are_refused():
     """Forward AD's dual tensors: a linear op's tangent is the op on the tangents (a table's
-    shard's, the updates'); a max's, and a write into ``out``, which would leave its
-    tangent as it was, are refused, never dropped."""
+    shard's, the updates'), a max's its winner's; a ``max_norm``'s, and a write into
+    ``out``, which would leave its tangent as it was, are refused, never dropped."""
     import torch.autograd.forward_ad as fwAD
     with fwAD.dual_level():
         dual = fwAD.make_dual(TABLE.clone(), torch.ones_like(TABLE))
@@ -980,8 +980,12 @@ def test_dual_tensors_carry_their_tangents_or_are_refused():
         updates = fwAD.make_dual(TABLE[:1].clone(), torch.full((1, 4), 2.0))
         added = ng.tensor_scatter_nd_add(TABLE, torch.tensor([[1]]), updates)
         assert torch.equal(fwAD.unpack_dual(added).tangent[1], torch.full((4,), 2.0))
+        # A max's tangent is its winner's (routed: along the segment sum's routes).
+        top = ng.unsorted_segment_max(dual * torch.arange(6.0)[:, None],
+                                      torch.tensor([0, 1, 0, 1, 0, 1]), 2)
+        assert torch.equal(fwAD.unpack_dual(top).tangent, torch.tensor([[4.0] * 4, [5.0] * 4]))
         with pytest.raises(RuntimeError, match="not linear there"):
-            ng.unsorted_segment_max(dual, torch.tensor([0, 1, 0, 1, 0, 1]), 2)
+            ng.embedding_lookup(dual, torch.tensor([0, 1]), max_norm=1.0)
         with pytest.raises(RuntimeError, match=r"forward-mode AD \(jvp\) is not"):
             ng.gather(TABLE, IDS, out=fwAD.make_dual(torch.zeros(4, 4), torch.ones(4, 4)))
     assert torch.equal(ng.gather(TABLE, IDS), TABLE[IDS])  # outside a dual level, as before

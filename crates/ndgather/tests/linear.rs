@@ -2,7 +2,8 @@
 //! forward mode runs on: for every op that states it, the op run on its linear inputs'
 //! tangents, with its tangent attributes, is its derivative (`f(x + t) - f(x) = f_t(t)`,
 //! the other inputs held) and is linear in them; the ops that do not state it are those
-//! that are not linear.
+//! that are not linear. Of those, the routed ones (`OpDef::routed`: a max, a min, a
+//! product) have a derivative along a linear op's routes, which is the gradient's transpose.
 
 use ndgather::ndarray::{arr1, arr2, ArrayD, Axis};
 use ndgather::registry::{self, Attr, Attrs, Input, SparseGrad, Value};
@@ -314,6 +315,19 @@ fn with_linear(
         .collect()
 }
 
+/// Arrays of `a`'s shape of small integers from -8 to 8 (so that sums are exact), from a
+/// xorshift generator seeded with `seed` (not zero).
+fn small_integers(mut seed: u64) -> impl FnMut(&ArrayD<f64>) -> ArrayD<f64> {
+    move |a: &ArrayD<f64>| {
+        a.mapv(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % 17) as f64 - 8.0
+        })
+    }
+}
+
 fn close(got: &[ArrayD<f64>], want: &[ArrayD<f64>], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}");
     for (g, w) in got.iter().zip(want) {
@@ -334,15 +348,7 @@ proptest! {
     /// integers, so that sums are exact).
     #[test]
     fn the_tangent_op_is_the_derivative(seed in any::<u64>()) {
-        let mut rng = seed | 1;
-        let mut draw = move |a: &ArrayD<f64>| {
-            a.mapv(|_| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                (rng % 17) as f64 - 8.0
-            })
-        };
+        let mut draw = small_integers(seed | 1);
         for Case(name, attrs, inputs) in linear_cases() {
             let op = registry::find(name).unwrap().with_attrs(&attrs).unwrap();
             let linear = op.linear().unwrap_or_else(|| panic!("{name} {attrs:?} is linear"));
@@ -452,15 +458,7 @@ fn dot(a: &ArrayD<f64>, b: &ArrayD<f64>) -> f64 {
 /// a scatter update, which says it is not, breaks it where indices repeat.
 #[test]
 fn the_gradient_is_the_tangents_transpose_where_it_says_so() {
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut draw = |a: &ArrayD<f64>| {
-        a.mapv(|_| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % 17) as f64 - 8.0
-        })
-    };
+    let mut draw = small_integers(0x9e37_79b9_7f4a_7c15u64);
     let mut checked = 0;
     for Case(name, attrs, inputs) in linear_cases() {
         let op = registry::find(name).unwrap().with_attrs(&attrs).unwrap();
@@ -504,4 +502,185 @@ fn the_gradient_is_the_tangents_transpose_where_it_says_so() {
         checked += 1;
     }
     assert!(checked >= 15, "{checked} ops with a gradient checked");
+}
+
+/// A call of each routed op: ties, repeated indices, a dropped segment id, and each
+/// scatter_reduce with and without its input.
+fn routed_cases() -> Vec<Case> {
+    let data = || f(arr2(&[[3.0, -1.0], [3.0, 2.0], [-4.0, 2.0], [5.0, 0.5]]).into_dyn());
+    let sorted = || i(arr1(&[0i64, 0, 1, 1]).into_dyn());
+    let unsorted = || i(arr1(&[1i64, -1, 1, 0]).into_dyn());
+    let two = [("num_segments", Attr::Int(2))];
+    let mut cases = Vec::new();
+    for reduce in ["max", "min", "prod"] {
+        let sorted_name = ["segment_", reduce].concat().leak();
+        let unsorted_name = ["unsorted_segment_", reduce].concat().leak();
+        cases.push(Case(sorted_name, Attrs::new(), vec![data(), sorted()]));
+        cases.push(Case(unsorted_name, attrs(&two), vec![data(), unsorted()]));
+    }
+    let tensor = || f(arr2(&[[1.0, 2.0], [3.0, -1.0], [0.0, 0.0]]).into_dyn());
+    let at = || i(arr2(&[[1i64], [0], [1]]).into_dyn());
+    let updates = || f(arr2(&[[3.0, 4.0], [1.0, 2.0], [-2.0, -1.0]]).into_dyn());
+    for name in ["tensor_scatter_nd_max", "tensor_scatter_nd_min"] {
+        cases.push(Case(name, Attrs::new(), vec![tensor(), at(), updates()]));
+    }
+    let index = || i(arr2(&[[1i64, 0], [1, 2], [0, 0]]).into_dyn());
+    let reductions = [
+        ("amax", true),
+        ("amin", true),
+        ("prod", true),
+        ("prod", false),
+    ];
+    for (reduce, include_self) in reductions {
+        let a = attrs(&[
+            ("dim", Attr::Int(0)),
+            ("reduce", s(reduce)),
+            ("include_self", Attr::Bool(include_self)),
+        ]);
+        cases.push(Case(
+            "scatter_reduce",
+            a,
+            vec![tensor(), index(), updates()],
+        ));
+    }
+    cases
+}
+
+/// The routed op's tangent as a front end computes it from `registry::route`: the linear
+/// op, with the route's attributes, on each tangent times the gradient for ones.
+fn routed_tangent(name: &str, attrs: &Attrs, inputs: &[Given], t: &[Given]) -> ArrayD<f64> {
+    let op = registry::find(name).unwrap().with_attrs(attrs).unwrap();
+    let (routed, linear) = registry::route(name, attrs).unwrap().unwrap();
+    let output = Tensor::F64(run(name, attrs, inputs).remove(0));
+    let ones = Tensor::F64(ArrayD::ones(output.shape()));
+    let views: Vec<Input<'_>> = inputs.iter().map(Given::input).collect();
+    let mut factors = op
+        .grad(&views, Some(&output.view()), &ones.view())
+        .unwrap()
+        .into_iter();
+    let scaled: Vec<Given> = t
+        .iter()
+        .enumerate()
+        .map(
+            |(k, g)| match (factors.next().flatten(), linear.contains(&k), g) {
+                (Some(Tensor::F64(m)), true, Given::T(Tensor::F64(t))) => f(m * t),
+                _ => g.clone(),
+            },
+        )
+        .collect();
+    let mut along = attrs.clone();
+    for (k, v) in &routed.attrs {
+        along.insert(*k, v.clone());
+    }
+    run(routed.op, &along, &scaled).remove(0)
+}
+
+/// A routed op's tangent is its gradient's transpose, ties and all:
+/// `<f_t(t), u> = <t, grad(u)>` for random `t` and `u`.
+#[test]
+fn a_routed_tangent_is_the_gradients_transpose() {
+    let mut draw = small_integers(0x2545_f491_4f6c_dd1du64);
+    for Case(name, attrs, inputs) in routed_cases() {
+        let (_, linear) = registry::route(name, &attrs).unwrap().unwrap();
+        for _ in 0..8 {
+            let t = with_linear(&inputs, &linear, &mut draw);
+            let jvp = routed_tangent(name, &attrs, &inputs, &t);
+            let u = draw(&jvp);
+            let op = registry::find(name).unwrap().with_attrs(&attrs).unwrap();
+            let output = Tensor::F64(run(name, &attrs, &inputs).remove(0));
+            let views: Vec<Input<'_>> = inputs.iter().map(Given::input).collect();
+            let grads = op
+                .grad(&views, Some(&output.view()), &Tensor::F64(u.clone()).view())
+                .unwrap();
+            let rhs: f64 = grads
+                .iter()
+                .zip(flat(&t))
+                .map(|pair| match pair {
+                    (Some(Tensor::F64(g)), Some(Tensor::F64(t))) => dot(t, g),
+                    _ => 0.0,
+                })
+                .sum();
+            let lhs = dot(&jvp, &u);
+            assert!(
+                (lhs - rhs).abs() <= 1e-9 * (1.0 + lhs.abs()),
+                "{name} {attrs:?}: <f_t(t), u> = {lhs}, <t, grad(u)> = {rhs}"
+            );
+        }
+    }
+}
+
+/// Away from ties, a routed op's tangent is its derivative: `(f(x + e t) - f(x)) / e`
+/// for a small `e` (a power of two; a product's is exact to `e`).
+#[test]
+fn a_routed_tangent_is_the_derivative_away_from_ties() {
+    let mut draw = small_integers(0x9e37_79b9_7f4a_7c15u64);
+    let e = 2f64.powi(-20);
+    for Case(name, attrs, inputs) in routed_cases() {
+        let (_, linear) = registry::route(name, &attrs).unwrap().unwrap();
+        // Distinct values, a quarter apart, none zero: no ties, no crossing within e t.
+        let mut next = 0.0;
+        let distinct = with_linear(&inputs, &linear, |a| {
+            a.mapv(|_| {
+                next += 1.0;
+                (next * 0.25 + 0.125) * if next as i64 % 2 == 0 { 1.0 } else { -1.0 }
+            })
+        });
+        let t = with_linear(&inputs, &linear, &mut draw);
+        let jvp = routed_tangent(name, &attrs, &distinct, &t);
+        let mut ts = linear
+            .iter()
+            .flat_map(|&k| t[k].floats())
+            .cloned()
+            .collect::<Vec<_>>();
+        ts.reverse();
+        let moved = with_linear(&distinct, &linear, |a| a + &(e * ts.pop().unwrap()));
+        let diff =
+            (run(name, &attrs, &moved).remove(0) - run(name, &attrs, &distinct).remove(0)) / e;
+        for (a, b) in diff.iter().zip(&jvp) {
+            assert!(
+                (a - b).abs() <= 1e-4 * (1.0 + b.abs()),
+                "{name} {attrs:?}: {diff} != {jvp}"
+            );
+        }
+    }
+}
+
+/// Which of the ops that are not linear are routed: each max, min and product of the
+/// segment reductions and scatters; not a `max_norm`, a bag's max or a gathered segment's
+/// max, whose input elements move several outputs, nor `scatter_reduce`'s max without its
+/// input, whose gradient (PyTorch's) counts the input among the ties.
+#[test]
+fn every_routed_op_says_so() {
+    for Case(name, attrs, _) in routed_cases() {
+        let op = registry::find(name).unwrap().with_attrs(&attrs).unwrap();
+        assert!(
+            op.linear().is_none() && op.routed().is_some(),
+            "{name} {attrs:?}"
+        );
+    }
+    let not_routed = [
+        ("embedding_lookup", attrs(&[("max_norm", Attr::Float(1.0))])),
+        ("embedding_bag", attrs(&[("mode", s("max"))])),
+        (
+            "gather_segment",
+            attrs(&[("num_segments", Attr::Int(2)), ("reduce", s("max"))]),
+        ),
+        (
+            "scatter_reduce",
+            attrs(&[
+                ("dim", Attr::Int(0)),
+                ("reduce", s("amax")),
+                ("include_self", Attr::Bool(false)),
+            ]),
+        ),
+    ];
+    for (name, a) in &not_routed {
+        assert!(registry::route(name, a).unwrap().is_none(), "{name} {a:?}");
+    }
+    for Case(name, attrs, _) in linear_cases() {
+        assert!(
+            registry::route(name, &attrs).unwrap().is_none(),
+            "{name}: linear"
+        );
+    }
 }

@@ -12,7 +12,8 @@ compiled function never returns to Python for it.
   tangent is a primitive of its own, the Jacobian times the tangents, which reverse mode
   transposes into the core's gradient (``ndgather_grad``; integer inputs, indices, have
   none), and forward mode evaluates as the op on the tangents where the registry says the
-  op is linear in them (``_core.op_linear``). Where the op is linear in every input with a
+  op is linear in them (``_core.op_linear``), or the linear op along its routes where it is
+  routed (``_core.op_routed``). Where the op is linear in every input with a
   gradient, the gradient has a JVP and a transpose too: second derivatives.
 - ``jax.vmap`` of ``gather``, ``gather_nd`` and ``take_along_axis`` is one call with one more
   batch dimension (``_batching.plan``); the other ops map the call over the batch, one call
@@ -247,9 +248,9 @@ def _not_linear(name: str, position: int, what: str) -> NotImplementedError:
     return NotImplementedError(
         f"{name}: {what} is not implemented where a tangent reaches "
         f"{_staged_call.input_name(name, position)}: "
-        "the op is not linear there, jointly with its other inputs (a max, a min, a "
-        "product, a max_norm, per_sample_weights), and ndgather differentiates it in "
-        "reverse mode only (jax.grad, jax.vjp, jax.jacrev)")
+        f"{_staged_call.NOT_LINEAR if 'second' in what else _staged_call.NOT_ROUTED}, and "
+        "ndgather differentiates it there in reverse mode only (jax.grad, jax.vjp, "
+        "jax.jacrev)")
 
 
 def _tangent(name: str, arity: tuple, attrs: tuple, flat: Sequence[Any],
@@ -266,6 +267,43 @@ def _tangent(name: str, arity: tuple, attrs: tuple, flat: Sequence[Any],
     except _staged_call.NotLinear as e:
         raise _not_linear(name, e.position, what) from None
     return _call(name, arity, tangent_attrs, *given)
+
+
+@functools.lru_cache(maxsize=None)
+def _route(name: str, attrs: tuple) -> Optional[tuple]:
+    """Where the op with ``attrs`` is routed (the registry's fact, ``_core.op_routed``: a
+    max, a min, a product): the linear op, its attributes, and the positions of the inputs
+    whose tangents it takes."""
+    fact = _core.op_routed(name, {k: _plain(v) for k, v in attrs})
+    if fact is None:
+        return None
+    op, over, positions = fact
+    return op, _frozen({**dict(attrs), **over}), frozenset(positions)
+
+
+def _routed(grad_p: Any, name: str, arity: tuple, attrs: tuple, flat: Sequence[Any],
+            output: Any, tangents: dict) -> Any:
+    """A routed op's tangent: the linear op along its routes, on each tangent times the
+    op's gradient for an upstream of ones (zero where that is zero, whatever the tangent)."""
+    import jax.numpy as jnp
+    op, route_attrs, positions = _route(name, attrs)
+    factors = dict(zip(_wanted(flat), grad_p.bind(
+        *flat, output, jnp.ones_like(output), name=name, arity=arity, attrs=attrs)))
+    try:
+        given = _staged_call.routed_inputs(
+            positions, arity, flat, [tangents.get(j) for j in range(len(flat))],
+            [factors.get(j) for j in range(len(flat))], jnp.zeros_like,
+            lambda m, t: jnp.where(m == 0, jnp.zeros_like(t), m * t),
+            lambda x: jnp.issubdtype(x.dtype, jnp.complexfloating))
+    except _staged_call.NotLinear as e:
+        raise _not_linear(name, e.position, "forward mode (jvp)") from None
+    except _staged_call.Complex as e:
+        raise NotImplementedError(
+            f"{name}: forward mode (jvp) is not implemented for complex "
+            f"{_staged_call.input_name(name, e.position)}: ndgather computes a max's, a "
+            "min's or a product's forward derivative for real inputs; use reverse mode "
+            "(jax.grad, jax.vjp, jax.jacrev)") from None
+    return _call(op, arity, route_attrs, *given)
 
 
 def _check_grad_dtypes(name: str, flat: Sequence[Any], perturbed: Sequence[int]) -> None:
@@ -331,8 +369,9 @@ def _primitives() -> tuple:
       transpose (``jax.linear_transpose``), where it is linear, its gradient.
     - ``ndgather_lin``: the op's Jacobian times the tangents, the primal inputs held (no
       copy of a table). Transposed (reverse mode), it is the gradient, ``ndgather_grad``;
-      evaluated (forward mode), the op on the tangents where it is linear in them, else
-      refused.
+      evaluated (forward mode), the op on the tangents where it is linear in them, the
+      linear op along its routes on the tangents times its gradient for ones where it is
+      routed (``_core.op_routed``: a max, a min, a product), else refused.
     - ``ndgather_grad``: the gradient, a result per input with one. Where the op is linear
       in every such input, it is linear in the upstream gradient and reads none of their
       values: its JVP is itself on the upstream's tangent, and its transpose the op's
@@ -382,7 +421,10 @@ def _primitives() -> tuple:
         return args[:n], args[n], args[n + 1:]
 
     def lin_value(*args: Any, name: str, arity: tuple, attrs: tuple, perturbed: tuple) -> Any:
-        flat, _, tangents = split(args, arity)
+        flat, output, tangents = split(args, arity)
+        if _route(name, attrs) is not None:
+            return _routed(grad_p, name, arity, attrs, flat, output,
+                           dict(zip(perturbed, tangents)))
         return _tangent(name, arity, attrs, flat, dict(zip(perturbed, tangents)))
     lin_p.def_impl(lin_value)
     lin_p.def_abstract_eval(lambda *args, arity, **_: shaped(args[sum(arity)]))

@@ -80,6 +80,14 @@ def plain(name: str, attr: str, value: Any) -> Any:
     return value
 
 
+def texts_over(name: str, names: Sequence[str], texts: Sequence[str], over: dict) -> dict:
+    """Attributes as text by name (``names`` and ``texts``), with those of ``over``, Python
+    values the core gives (a tangent's, a route's), written over them as text."""
+    given = dict(zip(names, texts))
+    given.update((k, text(name, k, v)) for k, v in over.items())
+    return given
+
+
 def text(name: str, attr: str, value: Any) -> str:
     """An attribute as the text the core reads for its kind: integers, numbers, true or
     false, integers separated by commas, names, and a fill element's bytes in hex."""
@@ -135,6 +143,17 @@ def fill_bytes(bad_indices: str, fill_value: Any, dtype: Optional[np.dtype]) -> 
     return np.asarray(fill_value, dtype=dtype).tobytes()
 
 
+#: Why an op's forward derivative is refused at an input (forward mode; a second
+#: derivative, which needs the op linear there).
+NOT_ROUTED = ("the op is not linear there, jointly with its other inputs, nor does each of "
+              "its elements move at most one of the output's, as a max's, a min's or a "
+              "product's do (a max_norm, per_sample_weights, a bag's or a gathered "
+              "segment's max; scatter_reduce's amax or amin without its input, whose "
+              "gradient, PyTorch's, counts the input among the ties)")
+NOT_LINEAR = ("the op is not linear there, jointly with its other inputs (a max, a min, a "
+              "product, a max_norm, per_sample_weights)")
+
+
 class NotLinear(Exception):
     """A tangent reached an input the op is not linear in: ``position`` in its signature.
     Each front end raises its framework's refusal for it."""
@@ -162,4 +181,34 @@ def tangent_inputs(positions: Any, counts: Sequence[int], flat: Sequence[Any],
             raise NotLinear(owner[j])
     return [x if owner[j] not in positions else
             tangents[j] if tangents[j] is not None else zeros_like(x)
+            for j, x in enumerate(flat)]
+
+
+class Complex(Exception):
+    """A tangent reached a complex input of a routed op: ``position`` in its signature. Each
+    front end raises its framework's refusal for it."""
+
+    def __init__(self, position: int) -> None:
+        super().__init__(position)
+        self.position = position
+
+
+def routed_inputs(positions: Any, counts: Sequence[int], flat: Sequence[Any],
+                  tangents: Sequence[Any], factors: Sequence[Any], zeros_like: Any,
+                  scale: Any, is_complex: Any) -> list:
+    """The inputs of a routed op's tangent (forward mode of a max, a min, a product: the
+    registry's ``_core.op_routed``), flat: at the inputs of ``positions``, each tangent
+    scaled (``scale(factor, tangent)``) by its factor, the op's gradient for an upstream of
+    ones, one per flat tensor (zeros where none reached it); the others as they are.
+    :class:`NotLinear` where a tangent reaches another input; :class:`Complex` where it
+    reaches a complex one (a gradient of complex inputs is conjugated in some frameworks'
+    conventions and not in others, so its factor is not known here)."""
+    owner = owners(counts)
+    for j, t in enumerate(tangents):
+        if t is not None and owner[j] not in positions:
+            raise NotLinear(owner[j])
+        if t is not None and is_complex(flat[j]):
+            raise Complex(owner[j])
+    return [x if owner[j] not in positions else
+            scale(factors[j], tangents[j]) if tangents[j] is not None else zeros_like(x)
             for j, x in enumerate(flat)]

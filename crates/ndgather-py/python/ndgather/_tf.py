@@ -18,7 +18,8 @@ registry by name.
   with no ``max_norm``).
 - Where the op is linear (``_core.op_linear``), ``NdgatherGrad`` has a gradient and
   ``NdgatherOp`` a forward derivative, both the op run on tangents: second derivatives and
-  ``tf.autodiff.ForwardAccumulator``.
+  ``tf.autodiff.ForwardAccumulator``. Where it is routed (``_core.op_routed``: a max, a
+  min, a product), ``NdgatherOp`` has a forward derivative too.
 - An index policy is the op's attribute, so ``bad_indices="clamp"`` runs on TensorFlow's
   CPU, and ``"error"`` raises ``tf.errors.InvalidArgumentError`` with TensorFlow's message.
 
@@ -281,9 +282,10 @@ def _register_jvp() -> None:
 def _jvp(attr_tuple: tuple, inputs: Sequence[Any], outputs: Sequence[Any],
          tangents: Sequence[Any]) -> list:
     """The output's tangent: the op, with its tangent attributes, on the tangents of the
-    inputs it is linear in, the others as they are. TensorFlow gives every input a tangent
-    (zeros where none was watched), so the op must be linear in each float input; else
-    there is none, as for an op without a gradient."""
+    inputs it is linear in, the others as they are; where the op is routed (a max, a min,
+    a product), :func:`_routed`'s. TensorFlow gives every input a tangent (zeros where none
+    was watched), so the op must be linear or routed in each float input; else there is
+    none, as for an op without a gradient."""
     import tensorflow as tf
     attrs = dict(zip(attr_tuple[::2], attr_tuple[1::2]))
 
@@ -297,6 +299,9 @@ def _jvp(attr_tuple: tuple, inputs: Sequence[Any], outputs: Sequence[Any],
     # (Every float input's tangent counts, zeros included: TensorFlow's are all given.)
     given = [t if x.dtype.is_floating or x.dtype.is_complex else None
              for x, t in zip(inputs, tangents)]
+    route = _route(name, names, values)
+    if route is not None:
+        return [_routed(name, names, values, arity, inputs, outputs[0], given, route)]
     try:
         if linear is None:
             raise _staged_call.NotLinear(0)
@@ -306,11 +311,49 @@ def _jvp(attr_tuple: tuple, inputs: Sequence[Any], outputs: Sequence[Any],
         raise LookupError(
             f"No gradient defined for op type NdgatherOp: {name}: ndgather's forward mode "
             "needs the op linear in every float input (a gather in its table, a sum in its "
-            "data; not a max, a product, a max_norm, or per_sample_weights)") from None
+            "data), or each element moving at most one of the output's (a max, a min, a "
+            "product; not a max_norm or per_sample_weights)") from None
     return [library().ndgather_op(
         args=args, Tout=outputs[0].dtype, op=name, arity=arity,
         attr_names=list(tangent_attrs), attr_values=list(tangent_attrs.values()),
         **_shape_attrs(outputs[0].shape))]
+
+
+def _routed(name: str, names: list, values: list, arity: list, inputs: Sequence[Any],
+            output: Any, tangents: list, route: tuple) -> Any:
+    """A routed op's tangent: the linear op along its routes, on each tangent times the
+    op's gradient for an upstream of ones (zero where that is zero, whatever the tangent).
+    A derivative of it in turn is refused by the gradient's (``NdgatherGrad``'s)."""
+    import tensorflow as tf
+    op, attrs, positions = route
+    wrt = [k for k, a in enumerate(inputs) if a.dtype.name in _staged_call.grad_dtypes()]
+    factors = dict(zip(wrt, library().ndgather_grad(
+        args=[*inputs, output, tf.ones_like(output)], Tgrads=[inputs[k].dtype for k in wrt],
+        op=name, arity=arity, attr_names=names, attr_values=values, wrt=wrt)))
+    try:
+        args = _staged_call.routed_inputs(
+            positions, arity, inputs, tangents, [factors.get(j) for j in range(len(inputs))],
+            tf.zeros_like, lambda m, t: tf.where(m == 0, tf.zeros_like(t), m * t),
+            lambda x: x.dtype.is_complex)
+    except _staged_call.Complex as e:
+        raise LookupError(
+            f"No gradient defined for op type NdgatherOp: {name}: ndgather's forward mode of "
+            f"a max, a min or a product is for real inputs, not complex "
+            f"{_staged_call.input_name(name, e.position)}") from None
+    return library().ndgather_op(
+        args=args, Tout=output.dtype, op=op, arity=arity, attr_names=list(attrs),
+        attr_values=list(attrs.values()), **_shape_attrs(output.shape))
+
+
+def _route(name: str, names: list, values: list) -> Optional[tuple]:
+    """Where the op with these attributes is routed (``_core.op_routed``: a max, a min, a
+    product): the linear op, its attributes by name, as text, and the positions of the
+    inputs whose tangents it takes."""
+    fact = _core.op_routed(name, _core.text_attrs(name, names, values))
+    if fact is None:
+        return None
+    op, over, positions = fact
+    return op, _staged_call.texts_over(name, names, values, over), frozenset(positions)
 
 
 def _linear(name: str, names: list, values: list) -> Optional[tuple]:
@@ -321,6 +364,5 @@ def _linear(name: str, names: list, values: list) -> Optional[tuple]:
     if fact is None:
         return None
     positions, tangent_attrs, adjoint = fact
-    attrs = dict(zip(names, values))
-    attrs.update((k, _staged_call.text(name, k, v)) for k, v in tangent_attrs.items())
+    attrs = _staged_call.texts_over(name, names, values, tangent_attrs)
     return frozenset(positions), attrs, adjoint

@@ -14,8 +14,10 @@ that ``torch.func`` can transform, whose backward is the typed gradient op
   ``vmap(grad(f))``, batch the gradient op.
 - Forward mode (``jvp``, ``jacfwd``, and forward AD's dual tensors) runs the op on the
   tangents, where the registry says the op is linear in the inputs they reach
-  (``_core.op_linear``: a gather in its table, a sum in its data); elsewhere (a max, a
-  product, a ``max_norm``) the function's ``jvp`` raises. A backward that is
+  (``_core.op_linear``: a gather in its table, a sum in its data), or, where the op is
+  routed (``_core.op_routed``: a max, a min, a product), the linear op along its routes on
+  the tangents times the op's gradient for ones; elsewhere (a ``max_norm``,
+  ``per_sample_weights``) the function's ``jvp`` raises. A backward that is
   differentiated again (``hessian``, ``grad`` of ``grad``) runs the gradient through a
   function of its own, where the op is linear in every input with a gradient.
 """
@@ -108,9 +110,8 @@ def _regrouped(tensors: Sequence[Any], arity: str) -> list:
 _NO_FORWARD = ("ndgather: {}: forward-mode AD (jvp) is not implemented for its ops; use "
                "reverse mode (backward)")
 _NOT_LINEAR = ("ndgather: {}: forward-mode AD (jvp) is not implemented where a tangent "
-               "reaches {}: the op is not linear there, jointly with its other inputs (a "
-               "max, a min, a product, a max_norm, per_sample_weights), and ndgather "
-               "computes a forward derivative only where it is; use reverse mode (backward)")
+               "reaches {}: " + _staged_call.NOT_ROUTED + ", and ndgather computes a "
+               "forward derivative only where it is; use reverse mode (backward)")
 
 #: The ``autograd.Function`` that the transforms see, defined with the ops (not on a call,
 #: which ``torch.compile`` may trace, and a class definition it cannot): eagerly one with a
@@ -144,7 +145,8 @@ def _function(forward_mode: bool) -> Any:
             # The output only where the gradient reads it, as the eager formula keeps it.
             reads = _READS_OUTPUT[name]
             ctx.save_for_backward(*tensors, *([output] if reads else []))
-            ctx.save_for_forward(*tensors)
+            # (A max's, a min's or a product's forward derivative reads the output too.)
+            ctx.save_for_forward(*tensors, *([output] if reads else []))
             # (An input with no tangent then has None for one, not zeros, which jvp would
             # take for a tangent that reached it.)
             ctx.set_materialize_grads(False)
@@ -185,9 +187,13 @@ def _function(forward_mode: bool) -> Any:
     if forward_mode:
         def jvp(ctx: Any, *tangents: Any) -> Any:
             # (Called only where a tangent reaches the op.)
-            name, attrs, arity, _ = ctx.call
+            name, attrs, arity, reads = ctx.call
+            saved = ctx.saved_tensors
+            tensors = saved[:-1] if reads else saved
             with _forward_ad_on():
-                return _tangent(name, attrs, arity, ctx.saved_tensors, tangents[3:])
+                if _route(name, attrs) is not None:
+                    return _routed(name, attrs, arity, tensors, saved[-1], tangents[3:])
+                return _tangent(name, attrs, arity, tensors, tangents[3:])
         NdgatherOp.jvp = staticmethod(jvp)
     return NdgatherOp
 
@@ -241,6 +247,56 @@ def _tangent(name: str, attrs: str, arity: str, tensors: Sequence[Any],
     return _typed(name, "native")(*_regrouped(given, arity), tangent_attrs)
 
 
+@functools.lru_cache(maxsize=None)
+def _route(name: str, attrs: str) -> Optional[tuple]:
+    """Where the op with ``attrs`` is routed (the registry's fact, ``_core.op_routed``: a
+    max, a min, a product): the linear op, its attributes' string, and the positions of the
+    inputs whose tangents it takes."""
+    names, texts = _split(attrs)
+    fact = _core.op_routed(name, _core.text_attrs(name, names, texts))
+    if fact is None:
+        return None
+    op, over, positions = fact
+    given = _staged_call.texts_over(name, names, texts, over)
+    return op, ";".join(f"{k}={v}" for k, v in given.items()), frozenset(positions)
+
+
+def _routed(name: str, attrs: str, arity: str, tensors: Sequence[Any], output: Any,
+            tangents: Sequence[Any]) -> Any:
+    """A routed op's tangent: the linear op along its routes, on each tangent times the
+    op's gradient for an upstream of ones (zero where that is zero, whatever the tangent).
+    The factors are read with forward AD off, as the tangents are not theirs: a second
+    derivative through them is refused, an outer level of forward mode here and a gradient
+    by the gradient op's autograd kernel (or the Python kernels' function)."""
+    import torch
+    from torch._C._functorch import TransformType
+    from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
+    if [i.key() for i in retrieve_all_functorch_interpreters()].count(TransformType.Jvp) > 1:
+        raise RuntimeError(_NOT_LINEAR_GRAD.format(name))
+    op, route_attrs, positions = _route(name, attrs)
+    with torch.autograd.forward_ad._set_fwd_grad_enabled(False):
+        factors = iter(_gradient(name, [*_regrouped(tensors, arity), output,
+                                        torch.ones_like(output)], attrs))
+    per_tensor = [next(factors) if t.dtype in _GRAD_DTYPES else None for t in tensors]
+    try:
+        given = _staged_call.routed_inputs(
+            positions, [n for _, n in _arities(arity)], tensors, tangents, per_tensor,
+            torch.zeros_like, lambda m, t: torch.where(m == 0, torch.zeros_like(t), m * t),
+            lambda x: x.is_complex())
+    except _staged_call.NotLinear as e:
+        where = _staged_call.input_name(name, e.position)
+        raise RuntimeError(_NOT_LINEAR.format(name, where)) from None
+    except _staged_call.Complex as e:
+        where = _staged_call.input_name(name, e.position)
+        raise RuntimeError(f"ndgather: {name}: forward-mode AD (jvp) is not implemented for "
+                           f"complex {where}: ndgather computes a max's, a min's or a "
+                           "product's forward derivative for real inputs; use reverse mode "
+                           "(backward)") from None
+    if _differentiated_again(given):
+        return _FUNCTION[0].apply(op, route_attrs, arity, *given)
+    return _typed(op, "native")(*_regrouped(given, arity), route_attrs)
+
+
 def _differentiated_again(tensors: Sequence[Any]) -> bool:
     """Whether an op on ``tensors`` inside a ``jvp`` or a backward is differentiated in turn:
     two levels of forward mode, a gradient's level, or a tensor that requires grad."""
@@ -263,8 +319,7 @@ def _linear(name: str, attrs: str) -> tuple:
     if fact is None:
         return frozenset(), attrs, False
     positions, tangent_attrs, adjoint = fact
-    given = dict(zip(names, texts))
-    given.update((k, _staged_call.text(name, k, v)) for k, v in tangent_attrs.items())
+    given = _staged_call.texts_over(name, names, texts, tangent_attrs)
     return frozenset(positions), ";".join(f"{k}={v}" for k, v in given.items()), adjoint
 
 

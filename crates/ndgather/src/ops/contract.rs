@@ -1178,6 +1178,25 @@ pub trait OpDef: fmt::Debug + Send + Sync {
         None
     }
 
+    /// Where the op is not linear but each element of its inputs with a gradient moves at
+    /// most one element of its output (a segment max, a scatter's min, a product): along the
+    /// routes of a linear op with the same signature ([`Routed`]: the segment sum, the
+    /// scatter add). Its derivative in forward mode is then that op's tangent, run on each
+    /// tangent times the op's gradient for an upstream of ones (each element's factor: one
+    /// over the count of those tied at a max, the product of the others); a front end
+    /// reads the whole fact from [`crate::registry::route`].
+    ///
+    /// ```
+    /// use ndgather::registry::{self, Attr, Attrs};
+    /// let max = registry::find("unsorted_segment_max")?
+    ///     .with_attrs(&Attrs::new().with("num_segments", Attr::Int(2)))?;
+    /// assert_eq!(max.routed().unwrap().op, "unsorted_segment_sum");
+    /// # Ok::<(), ndgather::Error>(())
+    /// ```
+    fn routed(&self) -> Option<Routed> {
+        None
+    }
+
     /// The gradients of the op's output with respect to each input (`None` for an input that
     /// has none, such as indices, or is left out; a list input, such as a table's shards,
     /// one entry per tensor, in order), for the upstream gradient `upstream` of the output
@@ -1213,6 +1232,25 @@ pub struct Linear {
     /// TensorFlow's gradient gives each of repeated indices the slice's gradient, where the
     /// result keeps one write.
     pub adjoint: bool,
+}
+
+/// The linear op along whose routes an op moves its output ([`OpDef::routed`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Routed {
+    /// The linear op's registered name; its signature is the op's.
+    pub op: &'static str,
+    /// Its attributes that differ from the op's (a reduction's name).
+    pub attrs: Vec<(&'static str, Attr)>,
+}
+
+impl Routed {
+    /// Along `op`'s routes, with the same attributes.
+    pub(crate) fn to(op: &'static str) -> Option<Routed> {
+        Some(Routed {
+            op,
+            attrs: Vec::new(),
+        })
+    }
 }
 
 impl Linear {

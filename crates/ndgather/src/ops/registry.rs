@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 
 pub use crate::ops::contract::{
     kind_name, Attr, AttrDef, AttrKind, Attrs, Fact, Host, Input, InputDef, InputKind, Linear,
-    Signature, SparseGrad, Value,
+    Routed, Signature, SparseGrad, Value,
 };
 
 /// Every registered op, in a fixed order (the read ops, their gradients, the write ops, the
@@ -87,4 +87,42 @@ pub fn find(name: &str) -> Result<&'static dyn OpDef> {
         name: name.to_string(),
         known: names().collect::<Vec<_>>().join(", "),
     })
+}
+
+/// The forward derivative of the op `name` with `attrs` where it is routed
+/// ([`OpDef::routed`]): the linear op to run, with the attributes that differ from `attrs`
+/// (the route's, then its tangent's), and the inputs it is linear in, whose tangents, each
+/// times the op's gradient for an upstream of ones, it takes. `None` where the op is linear
+/// or not routed.
+///
+/// ```
+/// use ndgather::registry::{self, Attr, Attrs};
+/// let amax = Attrs::new().with("dim", Attr::Int(0)).with("reduce", Attr::Str("amax".into()));
+/// let (sum, inputs) = registry::route("scatter_reduce", &amax)?.unwrap();
+/// assert_eq!((sum.op, inputs), ("scatter_reduce", vec![0, 2])); // input and src
+/// assert_eq!(sum.attrs, [("reduce", Attr::Str("sum".into()))]);
+/// assert!(registry::route("gather", &Attrs::new())?.is_none()); // linear itself
+/// # Ok::<(), ndgather::Error>(())
+/// ```
+///
+/// # Errors
+/// The registry's, for an unknown op or attributes it refuses.
+pub fn route(name: &str, attrs: &Attrs) -> Result<Option<(Routed, Vec<usize>)>> {
+    let Some(mut routed) = find(name)?.with_attrs(attrs)?.routed() else {
+        return Ok(None);
+    };
+    let mut along = attrs.clone();
+    for (k, v) in &routed.attrs {
+        along.insert(*k, v.clone());
+    }
+    // The route's op is linear, and its gradient its tangent's transpose (tests/routed.rs).
+    let linear = find(routed.op)?
+        .with_attrs(&along)?
+        .linear()
+        .filter(|l| l.adjoint)
+        .ok_or(Error::Internal(
+            "a route's op is linear, its gradient the transpose",
+        ))?;
+    routed.attrs.extend(linear.tangent_attrs);
+    Ok(Some((routed, linear.inputs)))
 }

@@ -30,7 +30,7 @@ use crate::engine::layout::{into_array, row_major};
 use crate::mem::output;
 use crate::ops::contract::{
     deliver, not_in_place, AttrDef, AttrKind, Attrs, Fact, Input, InputDef, InputKind, Inputs,
-    Linear, OpDef, Parsed, Signature, Value,
+    Linear, OpDef, Parsed, Routed, Signature, Value,
 };
 use crate::ops::scatter::combine_rows;
 use crate::ops::Out;
@@ -695,6 +695,15 @@ impl OpDef for Segment {
     /// A sum, a mean or a sum over the square root of the count is linear in data.
     fn linear(&self) -> Option<Linear> {
         self.reduce.is_linear().then(|| Linear::of(&[0])).flatten()
+    }
+
+    /// A max, a min or a product moves its segment's row along the sum's routes.
+    fn routed(&self) -> Option<Routed> {
+        match (self.reduce, self.sorted) {
+            (Reduce::Max | Reduce::Min | Reduce::Prod, true) => Routed::to("segment_sum"),
+            (Reduce::Max | Reduce::Min | Reduce::Prod, false) => Routed::to("unsorted_segment_sum"),
+            _ => None,
+        }
     }
 
     fn type_name(&self) -> &'static str {

@@ -3,8 +3,8 @@
 //! into a copy for [`Out::New`], or into the tensor itself for [`Out::InPlace`].
 
 use crate::ops::contract::{
-    self, check_written, count_error, deliver, AttrDef, AttrKind, Attrs, Fact, Host, Input,
-    InputDef, InputKind, Inputs, Linear, OpDef, Parsed, Signature, Value, BAD_INDICES,
+    self, check_written, count_error, deliver, Attr, AttrDef, AttrKind, Attrs, Fact, Host, Input,
+    InputDef, InputKind, Inputs, Linear, OpDef, Parsed, Routed, Signature, Value, BAD_INDICES,
 };
 use crate::ops::scatter_reduce::{Reduction, ScatterReduce};
 use crate::ops::take_along_axis::TakeAlongAxisOptions;
@@ -98,6 +98,14 @@ impl OpDef for TensorScatter {
         };
         linear.adjoint = self.kind != ScatterKind::Update;
         Some(linear)
+    }
+
+    /// A min or max moves each element along the scatter add's routes.
+    fn routed(&self) -> Option<Routed> {
+        match self.kind {
+            ScatterKind::Min | ScatterKind::Max => Routed::to("tensor_scatter_nd_add"),
+            _ => None,
+        }
     }
 
     fn name(&self) -> &'static str {
@@ -219,6 +227,22 @@ impl OpDef for ScatterReduce {
         match self.reduce {
             Reduction::Sum | Reduction::Mean => Linear::of(&[0, 2]),
             Reduction::Prod | Reduction::Amax | Reduction::Amin => None,
+        }
+    }
+
+    /// A product, max or min moves each element along the sum's routes. Not a max or min
+    /// without the input: PyTorch's gradient, which this op's is, counts the input's value
+    /// among the ties even there, so it is not the Jacobian's transpose (PyTorch's own
+    /// forward mode does not count it).
+    fn routed(&self) -> Option<Routed> {
+        match (self.reduce, self.include_self) {
+            (Reduction::Sum | Reduction::Mean, _) | (Reduction::Amax | Reduction::Amin, false) => {
+                None
+            }
+            (Reduction::Prod, _) | (Reduction::Amax | Reduction::Amin, true) => Some(Routed {
+                op: "scatter_reduce",
+                attrs: vec![("reduce", Attr::Str("sum".into()))],
+            }),
         }
     }
 
