@@ -215,14 +215,45 @@ fn py_attrs<'py>(
     Ok(dict)
 }
 
-/// `op_routed`'s answer: the linear op, the attributes that differ, its linear inputs.
-type RouteFact<'py> = (&'static str, Bound<'py, pyo3::types::PyDict>, Vec<usize>);
+/// Where the registered op `name` with `attrs` (as `run_op` takes them) is linear in each
+/// of several groups of inputs apart (`OpDef::multilinear`: a weighted bag's table and
+/// weights): each group's positions and its tangent's attributes, whose tangents the front
+/// ends' forward mode sums; empty where it is not.
+///
+/// # Errors
+/// The registry's error for an unknown op or attributes it refuses.
+#[pyfunction]
+#[pyo3(signature = (name, attrs=None))]
+pub(crate) fn op_multilinear<'py>(
+    py: Python<'py>,
+    name: &str,
+    attrs: Option<&Bound<'py, pyo3::types::PyDict>>,
+) -> PyResult<Vec<(Vec<usize>, Bound<'py, pyo3::types::PyDict>)>> {
+    let def = registry::find(name).map_err(to_py)?;
+    let attrs = crate::door::attrs(name, def.signature().attrs, attrs)?;
+    let groups = def.with_attrs(&attrs).map_err(to_py)?.multilinear();
+    groups
+        .into_iter()
+        .map(|g| Ok((g.inputs, py_attrs(py, &g.tangent_attrs)?)))
+        .collect()
+}
+
+/// `op_routed`'s answer: the linear op, the attributes that differ, its linear inputs,
+/// whether the factors are constant.
+type RouteFact<'py> = (
+    &'static str,
+    Bound<'py, pyo3::types::PyDict>,
+    Vec<usize>,
+    bool,
+);
 
 /// Where the registered op `name` with `attrs` (as `run_op` takes them) is routed
 /// (`registry::route`: a max, a min, a product): the linear op whose tangent, on each
 /// input's tangent times the op's gradient for an upstream of ones, is the op's forward
-/// derivative; the attributes to set over `attrs` for it; and the positions of the inputs
-/// it takes tangents of. `None` where the op is linear or not routed.
+/// derivative; the attributes to set over `attrs` for it; the positions of the inputs it
+/// takes tangents of; and whether the factors are constant wherever the op is
+/// differentiable (a max's, a min's; not a product's), so that their derivative is zero.
+/// `None` where the op is linear or not routed.
 ///
 /// # Errors
 /// The registry's error for an unknown op or attributes it refuses.
@@ -238,7 +269,8 @@ pub(crate) fn op_routed<'py>(
     let Some((routed, inputs)) = registry::route(name, &attrs).map_err(to_py)? else {
         return Ok(None);
     };
-    Ok(Some((routed.op, py_attrs(py, &routed.attrs)?, inputs)))
+    let attrs = py_attrs(py, &routed.attrs)?;
+    Ok(Some((routed.op, attrs, inputs, routed.constant_factors)))
 }
 
 /// Whether the registered op `name`'s gradient reads its output (a max compares with it; a

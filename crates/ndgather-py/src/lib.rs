@@ -297,6 +297,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grad_door::grad_reads_output, m)?)?;
     m.add_function(wrap_pyfunction!(grad_door::op_linear, m)?)?;
     m.add_function(wrap_pyfunction!(grad_door::op_routed, m)?)?;
+    m.add_function(wrap_pyfunction!(grad_door::op_multilinear, m)?)?;
     m.add_function(wrap_pyfunction!(door::op_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(ragged::ragged_check, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_gather, m)?)?;

@@ -520,12 +520,39 @@ def test_forward_mode_equals_jaxs_own_where_the_op_is_linear():
         jax.jvp(lambda x: ng.embedding_lookup(x, IDS, max_norm=1.0), (p,), (tangent,))
 
 
+def test_forward_mode_of_a_weighted_bag_by_the_product_rule():
+    """``embedding_bag`` with ``per_sample_weights`` is linear in its table and, apart, in
+    its weights (``_core.op_multilinear``): ``jax.jvp`` in both, eagerly and in ``jit``,
+    and ``jax.jacfwd`` of each, equal the same sums written in ``jnp`` (small integers, so
+    that sums are exact); ``jacfwd`` of ``jacfwd`` across the two, the cross term."""
+    table = jnp.arange(12.0).reshape(4, 3)
+    ids, offsets = jnp.array([0, 2, 3, 1]), jnp.array([0, 2])
+    weights = jnp.array([1.0, 2.0, 0.5, 3.0])
+
+    def ours(w, p):
+        return ng.embedding_bag(w, ids, offsets, mode="sum", per_sample_weights=p)
+
+    def theirs(w, p):
+        return jax.ops.segment_sum(w[ids] * p[:, None], jnp.array([0, 0, 1, 1]), 2)
+    tangents = (jnp.full((4, 3), 0.5), jnp.array([1.0, -1.0, 2.0, 0.25]))
+    for wrap in (lambda f: f, jax.jit):
+        out, got = wrap(lambda *a: jax.jvp(ours, a[:2], a[2:]))(table, weights, *tangents)
+        want_out, want = jax.jvp(theirs, (table, weights), tangents)
+        same(out, np.asarray(want_out))
+        same(got, np.asarray(want))
+    for k in (0, 1):
+        same(jax.jacfwd(ours, argnums=k)(table, weights),
+             np.asarray(jax.jacfwd(theirs, argnums=k)(table, weights)))
+    same(jax.jacfwd(jax.jacfwd(ours, argnums=1))(table, weights),
+         np.asarray(jax.jacfwd(jax.jacfwd(theirs, argnums=1))(table, weights)))
+
+
 def test_forward_mode_of_a_max_min_or_product_is_along_its_sums_routes():
     """Where each element moves at most one of the output's (``_core.op_routed``: a segment
     max, min or product, a scatter's min or max), ``jax.jvp`` and ``jax.jacfwd``, eagerly
     and in ``jit``, equal JAX's own ops bit for bit, a tie of two averaged as JAX's is; a
     product, whose forward mode JAX lacks, equals its reverse mode's Jacobian times the
-    tangent. A complex product is refused."""
+    tangent. Forward over forward of a max too. A complex product is refused."""
     p = jnp.asarray(P).at[2].set(jnp.asarray(P)[0])  # rows 0 and 2 tie in segment 2
     segments = jnp.asarray([2, 0, 2, 1, -1, 0])      # a negative id: dropped
     tangent = jnp.arange(24.0, dtype=jnp.float32).reshape(6, 4) - 7.0
@@ -541,6 +568,9 @@ def test_forward_mode_of_a_max_min_or_product_is_along_its_sums_routes():
          lambda x: x.at[where[:, 0]].min(x[3:] - 1.5)),
     ]
     _forward_mode_equals(cases, p, tangent)
+    # Forward over forward: a max's factors are constant, its second derivative JAX's zero.
+    ours, theirs = cases[0]
+    same(jax.jacfwd(jax.jacfwd(ours))(p), np.asarray(jax.jacfwd(jax.jacfwd(theirs))(p)))
     prod = lambda x: ng.unsorted_segment_prod(x, segments, 3)  # noqa: E731
     _, got = jax.jit(lambda x, t: jax.jvp(prod, (x,), (t,)))(p, tangent)
     want = jnp.einsum("abij,ij->ab", jax.jacrev(prod)(p), tangent)
@@ -552,7 +582,8 @@ def test_forward_mode_of_a_max_min_or_product_is_along_its_sums_routes():
 def test_second_derivatives_equal_jaxs_own_where_the_op_is_linear():
     """``jax.hessian`` (forward over reverse) and ``grad`` of ``grad`` (reverse over
     reverse) through the gradient's own primitive: its JVP is itself on the upstream's
-    tangent, its transpose the op's tangent. A max has none, and says so."""
+    tangent, its transpose the op's tangent; a max's or a min's (constant factors), the
+    routed tangent, a tie included. A product has none, and says so."""
     p = jnp.asarray(P, dtype=jnp.float32)
     segments = jnp.asarray([2, 0, 2, 1, 1, 0])
     cases = [
@@ -562,6 +593,10 @@ def test_second_derivatives_equal_jaxs_own_where_the_op_is_linear():
         (lambda x: ng.unsorted_segment_mean(x, segments, 3),
          lambda x: jax.ops.segment_sum(x, segments, 3)
          / jnp.maximum(jax.ops.segment_sum(jnp.ones(6), segments, 3), 1)[:, None]),
+        (lambda x: ng.unsorted_segment_max(x.at[2].set(x[0]), segments, 3),
+         lambda x: jax.ops.segment_max(x.at[2].set(x[0]), segments, 3)),
+        (lambda x: ng.tensor_scatter_nd_min(x, np.array([[1], [1]]), x[3:5] - 4.0),
+         lambda x: x.at[np.array([1, 1])].min(x[3:5] - 4.0)),
     ]
     for ours, theirs in cases:
         def loss(f):
@@ -570,12 +605,12 @@ def test_second_derivatives_equal_jaxs_own_where_the_op_is_linear():
              np.asarray(jax.hessian(loss(theirs))(p)))
         twice = [jax.grad(lambda x: jax.grad(loss(f))(x).sum()) for f in (ours, theirs)]
         np.testing.assert_allclose(twice[0](p), twice[1](p), rtol=1e-6, atol=1e-6)
-    def max_loss(x):
-        return (ng.unsorted_segment_max(x, segments, 3) ** 2).sum()
-    with pytest.raises(NotImplementedError, match="unsorted_segment_max: .*not linear"):
-        jax.hessian(max_loss)(p)
-    with pytest.raises(NotImplementedError, match="unsorted_segment_max: .*not linear"):
-        jax.grad(lambda x: jax.grad(max_loss)(x).sum())(p)
+    def prod_loss(x):
+        return (ng.unsorted_segment_prod(x, segments, 3) ** 2).sum()
+    with pytest.raises(NotImplementedError, match="unsorted_segment_prod: .*not linear"):
+        jax.hessian(prod_loss)(p)
+    with pytest.raises(NotImplementedError, match="unsorted_segment_prod: .*not linear"):
+        jax.grad(lambda x: jax.grad(prod_loss)(x).sum())(p)
 
 
 def test_vmap_of_an_empty_batch_has_its_elements_shape():

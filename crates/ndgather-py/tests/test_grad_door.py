@@ -133,17 +133,20 @@ def test_where_an_op_is_linear_the_frameworks_forward_mode_reads():
 def test_op_routed_is_the_registrys_fact():
     """``_core.op_routed``: where an op is not linear but each element moves at most one of
     the output's (a max, a min, a product), the linear op along the same routes, the
-    attributes that differ, and the inputs whose tangents it takes; ``None`` for a linear
-    op and for one that is neither, under the attributes given."""
+    attributes that differ, the inputs whose tangents it takes, and whether the factors are
+    constant (a max's, not a product's); ``None`` for a linear op and for one that is
+    neither, under the attributes given. ``_core.op_multilinear``: the groups of inputs a
+    weighted sum is linear in apart."""
     assert _core.op_routed("unsorted_segment_max", {"num_segments": 2}) == (
-        "unsorted_segment_sum", {}, [0])
-    assert _core.op_routed("segment_prod") == ("segment_sum", {}, [0])
-    assert _core.op_routed("tensor_scatter_nd_min") == ("tensor_scatter_nd_add", {}, [0, 2])
+        "unsorted_segment_sum", {}, [0], True)
+    assert _core.op_routed("segment_prod") == ("segment_sum", {}, [0], False)
+    assert _core.op_routed("tensor_scatter_nd_min") == (
+        "tensor_scatter_nd_add", {}, [0, 2], True)
     assert _core.op_routed("scatter_reduce", {"dim": 0, "reduce": "amax"}) == (
-        "scatter_reduce", {"reduce": "sum"}, [0, 2])
+        "scatter_reduce", {"reduce": "sum"}, [0, 2], True)
     assert _core.op_routed("scatter_reduce", {"dim": 0, "reduce": "prod",
                                               "include_self": False}) == (
-        "scatter_reduce", {"reduce": "sum"}, [0, 2])
+        "scatter_reduce", {"reduce": "sum"}, [0, 2], False)
     for name, attrs in [("gather", {}), ("embedding_bag", {"mode": "max"}),
                         ("embedding_lookup", {"max_norm": 1.0}),
                         ("scatter_reduce", {"dim": 0, "reduce": "amax",
@@ -154,3 +157,10 @@ def test_op_routed_is_the_registrys_fact():
         _core.op_routed("gahter")
     with pytest.raises(TypeError, match='"dim" expected an integer'):
         _core.op_routed("scatter_reduce", {"dim": "one", "reduce": "amax"})
+    assert _core.op_multilinear("embedding_bag", {"mode": "sum"}) == [([0], {}), ([3], {})]
+    assert _core.op_multilinear("embedding_lookup_sparse", {"combiner": "sum"}) == [
+        ([0], {}), ([4], {})]
+    for name, attrs in [("gather", {}), ("embedding_bag", {"mode": "mean"}),
+                        ("embedding_bag", {"mode": "sum", "max_norm": 1.0}),
+                        ("embedding_lookup_sparse", {"combiner": "mean"})]:
+        assert _core.op_multilinear(name, attrs) == [], name

@@ -548,11 +548,44 @@ def test_forward_mode_of_a_max_min_or_product_equals_tensorflows_own():
             want_out, want = _jvp(theirs, table, tangent)
             np.testing.assert_array_equal(out, want_out)
             np.testing.assert_array_equal(got, want)
+    # An accumulator around a tf.function: TensorFlow transposes the function's gradient,
+    # whose gradient a max's has (its factors constant) and a product's not.
+    ours, theirs = cases[0]
+    got = _jvp(tf.function(ours), table, tangent)[1]
+    np.testing.assert_array_equal(got, _jvp(tf.function(theirs), table, tangent)[1])
+    with pytest.raises(LookupError, match="NdgatherGrad: unsorted_segment_prod"):
+        _jvp(tf.function(cases[2][0]), table, tangent)
+
+
+def test_forward_mode_of_a_weighted_bag_by_the_product_rule():
+    """A bag with ``per_sample_weights``, linear in its table and, apart, in its weights
+    (``_core.op_multilinear``): the accumulator's tangent in both, eagerly and inside
+    ``tf.function``, equals the same sums written with TensorFlow's ops."""
+    table = tf.reshape(tf.range(12.0), (4, 3))
+    ids, offsets = tf.constant([0, 2, 3, 1]), tf.constant([0, 2])
+    weights = tf.constant([1.0, 2.0, 0.5, 3.0])
+    tangents = [tf.fill((4, 3), 0.5), tf.constant([1.0, -1.0, 2.0, 0.25])]
+
+    def ours(w, p):
+        return ng.embedding_bag(w, ids, offsets, mode="sum", per_sample_weights=p)
+
+    def theirs(w, p):
+        return tf.math.segment_sum(tf.gather(w, ids) * p[:, None], [0, 0, 1, 1])
+
+    def jvp(f, w, p, tw, tp):
+        with tf.autodiff.ForwardAccumulator([w, p], [tw, tp]) as acc:
+            out = f(w, p)
+        return acc.jvp(out)
+    want = tf.convert_to_tensor(jvp(theirs, table, weights, *tangents))
+    for wrap in (lambda f: f, tf.function):
+        got = wrap(lambda *a: jvp(ours, *a))(table, weights, *tangents)
+        np.testing.assert_array_equal(got, want)
 
 
 def test_second_derivatives_equal_tensorflows_own_where_the_op_is_linear():
     """A tape over a tape, and an accumulator over a tape, of ``sum(f(x)²)``: the gradient's
-    gradient of a linear op is the op's tangent on the cotangents; a max has none."""
+    gradient of a linear op is the op's tangent on the cotangents, a max's the routed
+    tangent; a product has none."""
     def hessian_rows(f, x):
         with tf.GradientTape() as outer:
             outer.watch(x)
@@ -567,8 +600,11 @@ def test_second_derivatives_equal_tensorflows_own_where_the_op_is_linear():
             (lambda x: ng.gather(x, tf.constant([[3, 0]] * 6), axis=1, batch_dims=1),
              lambda x: tf.gather(x, tf.constant([[3, 0]] * 6), axis=1, batch_dims=1)),
             (lambda x: ng.tensor_scatter_nd_add(x, tf.constant([[5], [5]]), x[:2] * 2.0),
-             lambda x: tf.tensor_scatter_nd_add(x, tf.constant([[5], [5]]), x[:2] * 2.0))]:
+             lambda x: tf.tensor_scatter_nd_add(x, tf.constant([[5], [5]]), x[:2] * 2.0)),
+            # A max's gradient: the routed tangent, its factors constant.
+            (lambda x: ng.unsorted_segment_max(x, segments, 3),
+             lambda x: tf.math.unsorted_segment_max(x, segments, 3))]:
         np.testing.assert_allclose(hessian_rows(ours, TABLE), hessian_rows(theirs, TABLE),
                                    rtol=1e-6)
-    with pytest.raises(LookupError, match="NdgatherGrad: unsorted_segment_max"):
-        hessian_rows(lambda x: ng.unsorted_segment_max(x, segments, 3), TABLE)
+    with pytest.raises(LookupError, match="NdgatherGrad: unsorted_segment_prod"):
+        hessian_rows(lambda x: ng.unsorted_segment_prod(x, segments, 3), TABLE)

@@ -237,9 +237,9 @@ def test_errors_under_the_transforms():
 
 
 #: The cases whose op is not linear in its float inputs: second derivatives are refused
-#: there. Each but ``embedding_bag`` is routed (``_core.op_routed``: a max, a min, a
-#: product), with forward mode; ``embedding_bag`` is linear in its table, neither in its
-#: ``per_sample_weights``, where forward mode is refused.
+#: there. Each has forward mode: routed (``_core.op_routed``: a max, a min, a product),
+#: or, ``embedding_bag`` with ``per_sample_weights``, linear in its table and its weights
+#: apart (``_core.op_multilinear``).
 NOT_LINEAR = {"unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod",
               "segment_max", "tensor_scatter_nd_min", "tensor_scatter_nd_max",
               "scatter_reduce amax", "embedding_bag"}
@@ -252,17 +252,23 @@ def _of(f, inputs, k):
 
 @pytest.mark.parametrize("what, f, inputs", CASES, ids=IDS)
 def test_forward_mode_where_the_op_is_linear_or_routed(what, f, inputs):
-    """``jvp`` and ``jacfwd`` of each float input where the op is linear or routed in it
-    give ``jacrev``'s Jacobian (which the test above checks against eager autograd); where
-    it is neither, they are refused in ndgather's words, never given a wrong or zero
-    tangent."""
-    for k in _floats(inputs):
+    """``jvp`` and ``jacfwd`` of each float input, where the op is linear, routed or
+    linear in groups apart, give ``jacrev``'s Jacobian (which the test above checks against
+    eager autograd); so does ``jvp`` in all float inputs at once (the product rule, where a
+    bag's table and weights both have tangents)."""
+    floats = _floats(inputs)
+    tangents = [torch.linspace(-1.0, 2.0, inputs[k].numel()).reshape(inputs[k].shape)
+                for k in floats]
+    def joint(*xs):
+        return f(*[xs[floats.index(j)] if j in floats else v for j, v in enumerate(inputs)])
+    out, t = func.jvp(joint, tuple(inputs[k] for k in floats), tuple(tangents))
+    jacs = func.jacrev(joint, argnums=tuple(range(len(floats))))(*[inputs[k] for k in floats])
+    want = sum((j.reshape(out.numel(), -1) @ d.reshape(-1)).reshape(out.shape)
+               for j, d in zip(jacs, tangents))
+    assert torch.allclose(t, want, atol=1e-5), what
+    for k in floats:
         g = _of(f, inputs, k)
         tangent = torch.linspace(-1.0, 2.0, inputs[k].numel()).reshape(inputs[k].shape)
-        if what == "embedding_bag" and k != 0:
-            with pytest.raises(RuntimeError, match="not linear there"):
-                func.jvp(g, (inputs[k],), (tangent,))
-            continue
         jac = func.jacrev(g)(inputs[k])
         assert torch.allclose(func.jacfwd(g)(inputs[k]), jac), (what, k)
         out, t = func.jvp(g, (inputs[k],), (tangent,))
@@ -455,6 +461,43 @@ def test_forward_mode_of_a_max_min_or_product_against_pytorchs_own():
     with pytest.raises(RuntimeError, match="not implemented for complex data"):
         func.jvp(lambda x: ng.unsorted_segment_prod(x, index, 2),
                  (src.to(torch.complex128),), (src.to(torch.complex128),))
+
+
+def test_forward_mode_of_a_weighted_bag_and_forward_over_forward():
+    """A bag with ``per_sample_weights`` (``_core.op_multilinear``: linear in its table and,
+    apart, in its weights), which PyTorch's own ``embedding_bag`` has no forward mode for:
+    ``jvp`` in both equals the same sum written with ``index_select``, and dual tensors the
+    same, a table that requires grad getting its gradient through the tangent. Forward over
+    forward of a max (constant factors): its tangent's tangent; of a product, refused."""
+    import torch.autograd.forward_ad as fwAD
+    table = torch.arange(12.0).reshape(4, 3)
+    ids, offsets = torch.tensor([0, 2, 3, 1]), torch.tensor([0, 2])
+    weights = torch.tensor([1.0, 2.0, 0.5, 3.0])
+    tangents = (torch.full((4, 3), 0.5), torch.tensor([1.0, -1.0, 2.0, 0.25]))
+
+    def ours(w, p):
+        return ng.embedding_bag(w, ids, offsets, mode="sum", per_sample_weights=p)
+
+    def theirs(w, p):
+        rows = w.index_select(0, ids) * p[:, None]
+        return torch.stack([rows[:2].sum(0), rows[2:].sum(0)])
+    got = func.jvp(ours, (table, weights), tangents)[1]
+    assert torch.equal(got, func.jvp(theirs, (table, weights), tangents)[1])
+    w = table.clone().requires_grad_()
+    with fwAD.dual_level():
+        dual = ours(fwAD.make_dual(w, tangents[0]), fwAD.make_dual(weights, tangents[1]))
+        tangent = fwAD.unpack_dual(dual).tangent
+    assert torch.equal(tangent, got)
+    tangent.sum().backward()
+    assert torch.equal(w.grad, torch.tensor([1.0, 0.25, -1.0, 2.0])[:, None].expand(4, 3))
+    x, segments, ones = torch.tensor([1.0, 3.0, 2.0]), torch.tensor([0, 0, 1]), torch.ones(3)
+
+    def twice(f):
+        return func.jvp(lambda t: func.jvp(f, (x,), (t,))[1], (ones,), (ones,))[1]
+    assert torch.equal(twice(lambda y: ng.unsorted_segment_max(y, segments, 2)),
+                       torch.ones(2))
+    with pytest.raises(RuntimeError, match="derivative for ndgather::unsorted_segment_prod"):
+        twice(lambda y: ng.unsorted_segment_prod(y, segments, 2))
 
 
 def test_what_the_transforms_refuse_says_why():

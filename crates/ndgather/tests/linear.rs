@@ -157,6 +157,16 @@ fn linear_cases() -> Vec<Case> {
             .concat(),
         ),
         Case(
+            "embedding_lookup_sparse",
+            attrs(&[("combiner", s("sum"))]),
+            [
+                vec![Given::List(vec![Tensor::F64(table(4))])],
+                sparse(),
+                sp_weights(),
+            ]
+            .concat(),
+        ),
+        Case(
             "gather_grad",
             attrs(&[("params_shape", Attr::Ints(vec![4, 2]))]),
             vec![ids(), up(3), Given::None],
@@ -653,6 +663,10 @@ fn a_routed_tangent_is_the_derivative_away_from_ties() {
 fn every_routed_op_says_so() {
     for Case(name, attrs, _) in routed_cases() {
         let op = registry::find(name).unwrap().with_attrs(&attrs).unwrap();
+        // A max's and a min's factors (one over the ties) are constant; a product's not.
+        let product = name.ends_with("prod") || attrs.get("reduce") == Some(&s("prod"));
+        let (routed, _) = registry::route(name, &attrs).unwrap().unwrap();
+        assert_eq!(routed.constant_factors, !product, "{name} {attrs:?}");
         assert!(
             op.linear().is_none() && op.routed().is_some(),
             "{name} {attrs:?}"
@@ -683,4 +697,53 @@ fn every_routed_op_says_so() {
             "{name}: linear"
         );
     }
+}
+
+/// Where an op is linear in two groups of inputs apart (`OpDef::multilinear`: a weighted
+/// bag's table and weights), the sum of its tangents on each group's tangents is its
+/// derivative: `f(x + t) - f(x) - f(t) = f_t(t_a, x_b) + f_t(x_a, t_b)`, exactly, for
+/// small integer tangents. Each op says so only where it is not linear jointly.
+#[test]
+fn a_bilinear_ops_tangent_is_the_sum_of_its_groups() {
+    let mut draw = small_integers(0x5851_f42d_4c95_7f2d);
+    let mut checked = 0;
+    for Case(name, attrs, inputs) in linear_cases() {
+        let op = registry::find(name).unwrap().with_attrs(&attrs).unwrap();
+        let groups = op.multilinear();
+        if groups.is_empty() || matches!(inputs[groups[1].inputs[0]], Given::None) {
+            continue;
+        }
+        assert_eq!(groups.len(), 2, "{name}: two groups");
+        let all: Vec<usize> = groups.iter().flat_map(|g| g.inputs.clone()).collect();
+        let t = with_linear(&inputs, &all, &mut draw);
+        let mut ts = all
+            .iter()
+            .flat_map(|&k| t[k].floats())
+            .cloned()
+            .collect::<Vec<_>>();
+        ts.reverse();
+        let moved = with_linear(&inputs, &all, |a| a + &ts.pop().unwrap());
+        let product = run(name, &attrs, &t).remove(0);
+        let diff = run(name, &attrs, &moved).remove(0) - run(name, &attrs, &inputs).remove(0);
+        let mut jvp = ArrayD::zeros(diff.shape());
+        for g in &groups {
+            let mut tangent_attrs = attrs.clone();
+            for (k, v) in &g.tangent_attrs {
+                tangent_attrs.insert(*k, v.clone());
+            }
+            let given: Vec<Given> = (0..inputs.len())
+                .map(|k| {
+                    if g.inputs.contains(&k) {
+                        t[k].clone()
+                    } else {
+                        inputs[k].clone()
+                    }
+                })
+                .collect();
+            jvp = jvp + run(name, &tangent_attrs, &given).remove(0);
+        }
+        close(&[diff - product], &[jvp], &format!("{name} {attrs:?}"));
+        checked += 1;
+    }
+    assert_eq!(checked, 2, "a weighted bag and a weighted sparse sum");
 }

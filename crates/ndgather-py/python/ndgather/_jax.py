@@ -260,7 +260,15 @@ def _tangent(name: str, arity: tuple, attrs: tuple, flat: Sequence[Any],
     are; refused where a tangent reaches an input it is not linear in."""
     import jax.numpy as jnp
     positions, tangent_attrs, _ = _linear(name, attrs)
+    groups = _multilinear(name, attrs)
     try:
+        if groups and what == "forward mode (jvp)":
+            # By the product rule: the op's tangent on each group's tangents, summed.
+            terms = _staged_call.multilinear_terms(
+                groups, arity, flat, [tangents.get(j) for j in range(len(flat))],
+                jnp.zeros_like)
+            return functools.reduce(operator.add, [
+                _call(name, arity, group_attrs, *given) for group_attrs, given in terms])
         given = _staged_call.tangent_inputs(
             positions, arity, flat, [tangents.get(j) for j in range(len(flat))],
             jnp.zeros_like)
@@ -277,8 +285,17 @@ def _route(name: str, attrs: tuple) -> Optional[tuple]:
     fact = _core.op_routed(name, {k: _plain(v) for k, v in attrs})
     if fact is None:
         return None
-    op, over, positions = fact
-    return op, _frozen({**dict(attrs), **over}), frozenset(positions)
+    op, over, positions, constant = fact
+    return op, _frozen({**dict(attrs), **over}), frozenset(positions), constant
+
+
+@functools.lru_cache(maxsize=None)
+def _multilinear(name: str, attrs: tuple) -> tuple:
+    """Where the op with ``attrs`` is linear in groups of inputs apart (the registry's fact,
+    ``_core.op_multilinear``: a weighted bag's table and weights): each group's positions
+    and its tangent's attributes; none where it is not."""
+    groups = _core.op_multilinear(name, {k: _plain(v) for k, v in attrs})
+    return tuple((frozenset(p), _frozen({**dict(attrs), **over})) for p, over in groups)
 
 
 def _routed(grad_p: Any, name: str, arity: tuple, attrs: tuple, flat: Sequence[Any],
@@ -286,7 +303,7 @@ def _routed(grad_p: Any, name: str, arity: tuple, attrs: tuple, flat: Sequence[A
     """A routed op's tangent: the linear op along its routes, on each tangent times the
     op's gradient for an upstream of ones (zero where that is zero, whatever the tangent)."""
     import jax.numpy as jnp
-    op, route_attrs, positions = _route(name, attrs)
+    op, route_attrs, positions, _ = _route(name, attrs)
     factors = dict(zip(_wanted(flat), grad_p.bind(
         *flat, output, jnp.ones_like(output), name=name, arity=arity, attrs=attrs)))
     try:
@@ -375,7 +392,8 @@ def _primitives() -> tuple:
     - ``ndgather_grad``: the gradient, a result per input with one. Where the op is linear
       in every such input, it is linear in the upstream gradient and reads none of their
       values: its JVP is itself on the upstream's tangent, and its transpose the op's
-      tangent on the cotangents (second derivatives)."""
+      tangent on the cotangents (second derivatives). A max's or a min's is linear in the
+      upstream too, with constant factors: its transpose the routed tangent."""
     import jax
     import jax.numpy  # noqa: F401 (the transpose's zeros)
     from jax.extend.core import Primitive
@@ -443,11 +461,17 @@ def _primitives() -> tuple:
         flat, output, _ = split(primals, arity)
         n = len(flat) + 1
         # Linear in its tangents; in the primal inputs too little is known: refused where
-        # a tangent reaches one the op is not linear in (a linear op's Jacobian reads none).
+        # a tangent reaches one the op is not jointly linear in with the perturbed ones (a
+        # linear op's Jacobian reads none; a weighted bag's, along its weights, reads its
+        # table). A max's or min's Jacobian is constant: their tangents add nothing.
         positions = _linear(name, attrs)[0]
         owners = _staged_call.owners(arity)
+        route = _route(name, attrs)
+        jointly = all(owners[j] in positions for j in perturbed)
         for j, t in enumerate(tangents[:len(flat)]):
-            if not _is_zero(t) and owners[j] not in positions:
+            if _is_zero(t) or route is not None and route[3]:
+                continue
+            if owners[j] not in positions or not jointly:
                 raise _not_linear(name, owners[j], "a second derivative")
         dt = tangents[n:]
         if all(_is_zero(t) for t in dt):
@@ -509,9 +533,13 @@ def _primitives() -> tuple:
     batching.primitive_batchers[grad_p] = functools.partial(_mapped, grad_p)
 
     def grads_linear(name: str, arity: tuple, attrs: tuple, flat: Sequence[Any]) -> bool:
+        # Linear in the upstream gradient, the other inputs' derivatives zero: where the op
+        # is linear in each input with one, or a max or a min (constant factors).
         positions, _, adjoint = _linear(name, attrs)
         owners = _staged_call.owners(arity)
-        return adjoint and all(owners[k] in positions for k in _wanted(flat))
+        route = _route(name, attrs)
+        return (adjoint and all(owners[k] in positions for k in _wanted(flat))) or (
+            route is not None and route[3])
 
     def grad_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, name: str, arity: tuple,
                  attrs: tuple) -> tuple:
@@ -521,8 +549,8 @@ def _primitives() -> tuple:
         if not grads_linear(name, arity, attrs, flat):
             raise NotImplementedError(
                 f"{name}: a second derivative is not implemented: the op is not linear in "
-                "every input with a gradient (a max, a min, a product, a max_norm, "
-                "per_sample_weights), or its gradient is not its tangent's transpose (a "
+                "every input with a gradient (a product, a max_norm, per_sample_weights), "
+                "nor a max or a min, or its gradient is not its tangent's transpose (a "
                 "scatter update's gives each repeated index the slice's gradient), and "
                 "its gradient has no derivative of its own")
         # Linear in the upstream gradient; the inputs' values it does not read.
@@ -539,6 +567,8 @@ def _primitives() -> tuple:
         none = [None] * (len(flat) + 1)
         if not given:
             return none + [None]
+        if _route(name, attrs) is not None:  # (a max's or a min's: grad_jvp lets no other)
+            return none + [_routed(grad_p, name, arity, attrs, flat, args[-2], given)]
         return none + [_tangent(name, arity, attrs, flat, given, "a second derivative")]
     ad.primitive_transposes[grad_p] = grad_transpose
     return op_p, lin_p, grad_p

@@ -145,11 +145,11 @@ def fill_bytes(bad_indices: str, fill_value: Any, dtype: Optional[np.dtype]) -> 
 
 #: Why an op's forward derivative is refused at an input (forward mode; a second
 #: derivative, which needs the op linear there).
-NOT_ROUTED = ("the op is not linear there, jointly with its other inputs, nor does each of "
-              "its elements move at most one of the output's, as a max's, a min's or a "
-              "product's do (a max_norm, per_sample_weights, a bag's or a gathered "
-              "segment's max; scatter_reduce's amax or amin without its input, whose "
-              "gradient, PyTorch's, counts the input among the ties)")
+NOT_ROUTED = ("the op is not linear there, jointly with its other inputs or apart from them "
+              "as a weighted bag is, nor does each of its elements move at most one of the "
+              "output's, as a max's, a min's or a product's do (a max_norm, a bag's or a "
+              "gathered segment's max; scatter_reduce's amax or amin without its input, "
+              "whose gradient, PyTorch's, counts the input among the ties)")
 NOT_LINEAR = ("the op is not linear there, jointly with its other inputs (a max, a min, a "
               "product, a max_norm, per_sample_weights)")
 
@@ -212,3 +212,23 @@ def routed_inputs(positions: Any, counts: Sequence[int], flat: Sequence[Any],
     return [x if owner[j] not in positions else
             scale(factors[j], tangents[j]) if tangents[j] is not None else zeros_like(x)
             for j, x in enumerate(flat)]
+
+
+def multilinear_terms(groups: Sequence[tuple], counts: Sequence[int], flat: Sequence[Any],
+                      tangents: Sequence[Any], zeros_like: Any) -> list:
+    """The terms of a multilinear op's tangent (forward mode of a weighted bag: the
+    registry's ``_core.op_multilinear``), which the front end sums, by the product rule:
+    for each group (``(positions, tangent_attrs)``) that a tangent reaches, its tangent
+    attributes and the inputs flat, that group's tangents (``zeros_like`` where one has
+    none), the others as they are. :class:`NotLinear` where a tangent reaches an input in
+    no group."""
+    owner = owners(counts)
+    within = {k for positions, _ in groups for k in positions}
+    for j, t in enumerate(tangents):
+        if t is not None and owner[j] not in within:
+            raise NotLinear(owner[j])
+    return [(attrs, tangent_inputs(positions, counts, flat,
+                                   [t if owner[j] in positions else None
+                                    for j, t in enumerate(tangents)], zeros_like))
+            for positions, attrs in groups
+            if any(t is not None and owner[j] in positions for j, t in enumerate(tangents))]

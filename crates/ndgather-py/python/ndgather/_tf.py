@@ -235,8 +235,9 @@ def _gradient_of_gradient(op: Any, *cotangents: Any) -> list:
     (the registry's fact, ``_core.op_linear``: a gather in its table, a sum in its data):
     the gradient is then linear in the upstream gradient and reads none of those inputs'
     values, so its own gradient is the op's tangent on the cotangents, and none for the
-    rest. TensorFlow's second derivatives (a tape over a tape) and its forward mode
-    (``ForwardAccumulator``, which differentiates a gradient) take it. Elsewhere (a max, a
+    rest; a max's or a min's, the routed tangent (:func:`_routed`) on the cotangents.
+    TensorFlow's second derivatives (a tape over a tape) and its forward mode
+    (``ForwardAccumulator``, which differentiates a gradient) take it. Elsewhere (a
     product, a ``max_norm``) there is none, in TensorFlow's words."""
     import tensorflow as tf
     name = op.get_attr("op").decode()
@@ -244,16 +245,27 @@ def _gradient_of_gradient(op: Any, *cotangents: Any) -> list:
     values = [v.decode() for v in op.get_attr("attr_values")]
     arity = list(op.get_attr("arity"))
     wrt = list(op.get_attr("wrt"))
-    *inputs, _, upstream = op.inputs
+    *inputs, output, upstream = op.inputs
     linear = _linear(name, names, values)
     owners = _staged_call.owners(arity)
+    route = _route(name, names, values)
+    if route is not None and route[3]:
+        # A max's or min's gradient: linear in the upstream gradient, its factors constant
+        # wherever the op is differentiable, so zero in the rest; its transpose the routed
+        # tangent. (A ForwardAccumulator around a tf.function takes the tangent so.)
+        given: list = [None] * len(inputs)
+        for k, c in zip(wrt, cotangents):
+            given[k] = None if c is None else tf.convert_to_tensor(c)
+        return [None] * (len(op.inputs) - 1) + [
+            _routed(name, names, values, arity, inputs, output, given, route)]
     if linear is None or not linear[2] or any(owners[k] not in linear[0] for k in wrt):
         raise LookupError(
             f"No gradient defined for op type NdgatherGrad: {name}: the gradient of "
             f"ndgather's op has a derivative only where the op is linear in every input "
             "with a gradient and the gradient is its tangent's transpose (a gather in its "
-            "table, a sum in its data; not a max, a product, a max_norm, per_sample_weights, "
-            "or a scatter update, whose gradient gives each repeated index the slice's)")
+            "table, a sum in its data), or where it is a max or a min; not a product, a "
+            "max_norm, per_sample_weights, or a scatter update, whose gradient gives each "
+            "repeated index the slice's)")
     tangents: list = [None] * len(inputs)
     for k, c in zip(wrt, cotangents):
         tangents[k] = None if c is None else tf.convert_to_tensor(c)
@@ -302,7 +314,15 @@ def _jvp(attr_tuple: tuple, inputs: Sequence[Any], outputs: Sequence[Any],
     route = _route(name, names, values)
     if route is not None:
         return [_routed(name, names, values, arity, inputs, outputs[0], given, route)]
+    groups = _multilinear(name, names, values)
     try:
+        if groups:
+            # By the product rule: the op's tangent on each group's tangents, summed.
+            terms = _staged_call.multilinear_terms(groups, arity, inputs, given, tf.zeros_like)
+            return [tf.add_n([library().ndgather_op(
+                args=args, Tout=outputs[0].dtype, op=name, arity=arity,
+                attr_names=list(attrs), attr_values=list(attrs.values()),
+                **_shape_attrs(outputs[0].shape)) for attrs, args in terms])]
         if linear is None:
             raise _staged_call.NotLinear(0)
         positions, tangent_attrs, _ = linear
@@ -312,7 +332,8 @@ def _jvp(attr_tuple: tuple, inputs: Sequence[Any], outputs: Sequence[Any],
             f"No gradient defined for op type NdgatherOp: {name}: ndgather's forward mode "
             "needs the op linear in every float input (a gather in its table, a sum in its "
             "data), or each element moving at most one of the output's (a max, a min, a "
-            "product; not a max_norm or per_sample_weights)") from None
+            "product), or linear in groups apart (a bag's table and weights); not a "
+            "max_norm") from None
     return [library().ndgather_op(
         args=args, Tout=outputs[0].dtype, op=name, arity=arity,
         attr_names=list(tangent_attrs), attr_values=list(tangent_attrs.values()),
@@ -323,13 +344,18 @@ def _routed(name: str, names: list, values: list, arity: list, inputs: Sequence[
             output: Any, tangents: list, route: tuple) -> Any:
     """A routed op's tangent: the linear op along its routes, on each tangent times the
     op's gradient for an upstream of ones (zero where that is zero, whatever the tangent).
-    A derivative of it in turn is refused by the gradient's (``NdgatherGrad``'s)."""
+    A max's and a min's factors are constant, their derivative zero (``stop_gradient``, so
+    that TensorFlow's backward of a function that holds them, which a ``ForwardAccumulator``
+    around a ``tf.function`` builds, has none to ask for); a derivative of a product's is
+    refused by the gradient's (``NdgatherGrad``'s)."""
     import tensorflow as tf
-    op, attrs, positions = route
+    op, attrs, positions, constant = route
     wrt = [k for k, a in enumerate(inputs) if a.dtype.name in _staged_call.grad_dtypes()]
     factors = dict(zip(wrt, library().ndgather_grad(
         args=[*inputs, output, tf.ones_like(output)], Tgrads=[inputs[k].dtype for k in wrt],
         op=name, arity=arity, attr_names=names, attr_values=values, wrt=wrt)))
+    if constant:
+        factors = {k: tf.stop_gradient(f) for k, f in factors.items()}
     try:
         args = _staged_call.routed_inputs(
             positions, arity, inputs, tangents, [factors.get(j) for j in range(len(inputs))],
@@ -352,8 +378,18 @@ def _route(name: str, names: list, values: list) -> Optional[tuple]:
     fact = _core.op_routed(name, _core.text_attrs(name, names, values))
     if fact is None:
         return None
-    op, over, positions = fact
-    return op, _staged_call.texts_over(name, names, values, over), frozenset(positions)
+    op, over, positions, constant = fact
+    return (op, _staged_call.texts_over(name, names, values, over), frozenset(positions),
+            constant)
+
+
+def _multilinear(name: str, names: list, values: list) -> list:
+    """Where the op is linear in groups of inputs apart (``_core.op_multilinear``: a
+    weighted bag's table and weights): each group's positions and its tangent's attributes
+    by name, as text; none where it is not."""
+    groups = _core.op_multilinear(name, _core.text_attrs(name, names, values))
+    return [(frozenset(p), _staged_call.texts_over(name, names, values, over))
+            for p, over in groups]
 
 
 def _linear(name: str, names: list, values: list) -> Optional[tuple]:

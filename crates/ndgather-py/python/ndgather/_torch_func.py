@@ -16,8 +16,10 @@ that ``torch.func`` can transform, whose backward is the typed gradient op
   tangents, where the registry says the op is linear in the inputs they reach
   (``_core.op_linear``: a gather in its table, a sum in its data), or, where the op is
   routed (``_core.op_routed``: a max, a min, a product), the linear op along its routes on
-  the tangents times the op's gradient for ones; elsewhere (a ``max_norm``,
-  ``per_sample_weights``) the function's ``jvp`` raises. A backward that is
+  the tangents times the op's gradient for ones, or, where it is linear in groups apart
+  (``_core.op_multilinear``: a bag's table and ``per_sample_weights``), the sum of the
+  op's tangent on each; elsewhere (a ``max_norm``) the function's ``jvp`` raises. A
+  backward that is
   differentiated again (``hessian``, ``grad`` of ``grad``) runs the gradient through a
   function of its own, where the op is linear in every input with a gradient.
 """
@@ -234,17 +236,46 @@ def _tangent(name: str, attrs: str, arity: str, tensors: Sequence[Any],
     where a tangent reaches an input that it is not linear in."""
     import torch
     positions, tangent_attrs, _ = _linear(name, attrs)
+    counts = [n for _, n in _arities(arity)]
+    groups = _multilinear(name, attrs)
     try:
-        given = _staged_call.tangent_inputs(positions, [n for _, n in _arities(arity)],
-                                            tensors, tangents, torch.zeros_like)
+        # By the product rule where the op is linear in groups apart: each group's term.
+        terms = _staged_call.multilinear_terms(groups, counts, tensors, tangents,
+                                               torch.zeros_like) if groups else [
+            (tangent_attrs, _staged_call.tangent_inputs(positions, counts, tensors, tangents,
+                                                        torch.zeros_like))]
     except _staged_call.NotLinear as e:
         where = _staged_call.input_name(name, e.position)
         raise RuntimeError(_NOT_LINEAR.format(name, where)) from None
+    if len(terms) > 1:
+        return _product_rule(name, arity, terms)
+    (term_attrs, given), = terms
     if _differentiated_again(given):
         # Through the function: an outer level of forward mode, or a gradient,
         # differentiates it in turn.
-        return _FUNCTION[0].apply(name, tangent_attrs, arity, *given)
-    return _typed(name, "native")(*_regrouped(given, arity), tangent_attrs)
+        return _FUNCTION[0].apply(name, term_attrs, arity, *given)
+    return _typed(name, "native")(*_regrouped(given, arity), term_attrs)
+
+
+def _product_rule(name: str, arity: str, terms: Sequence[tuple]) -> Any:
+    """The sum of a multilinear op's terms where tangents reach two groups: each holds the
+    other group's inputs, which carry this level's tangents too, so it runs with forward AD
+    off (their values, not their tangents). An outer level of forward mode would be dropped
+    with them: refused. A gradient still records each term, through the function."""
+    import torch
+    from torch._C._functorch import TransformType
+    from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
+    if [i.key() for i in retrieve_all_functorch_interpreters()].count(TransformType.Jvp) > 1:
+        raise RuntimeError(_NOT_LINEAR_GRAD.format(name))
+    out = None
+    with torch.autograd.forward_ad._set_fwd_grad_enabled(False):
+        for term_attrs, given in terms:
+            if any(requires_grad(torch, t) for t in given):
+                term = _FUNCTION[0].apply(name, term_attrs, arity, *given)
+            else:
+                term = _typed(name, "native")(*_regrouped(given, arity), term_attrs)
+            out = term if out is None else out + term
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -256,28 +287,44 @@ def _route(name: str, attrs: str) -> Optional[tuple]:
     fact = _core.op_routed(name, _core.text_attrs(name, names, texts))
     if fact is None:
         return None
-    op, over, positions = fact
+    op, over, positions, constant = fact
     given = _staged_call.texts_over(name, names, texts, over)
-    return op, ";".join(f"{k}={v}" for k, v in given.items()), frozenset(positions)
+    return op, ";".join(f"{k}={v}" for k, v in given.items()), frozenset(positions), constant
+
+
+@functools.lru_cache(maxsize=None)
+def _multilinear(name: str, attrs: str) -> tuple:
+    """Where the op with ``attrs`` is linear in groups of inputs apart (the registry's fact,
+    ``_core.op_multilinear``: a weighted bag's table and weights): each group's positions
+    and its tangent's attributes' string; none where it is not."""
+    names, texts = _split(attrs)
+    groups = _core.op_multilinear(name, _core.text_attrs(name, names, texts))
+    return tuple((frozenset(p), ";".join(
+        f"{k}={v}" for k, v in _staged_call.texts_over(name, names, texts, over).items()))
+        for p, over in groups)
 
 
 def _routed(name: str, attrs: str, arity: str, tensors: Sequence[Any], output: Any,
             tangents: Sequence[Any]) -> Any:
     """A routed op's tangent: the linear op along its routes, on each tangent times the
     op's gradient for an upstream of ones (zero where that is zero, whatever the tangent).
-    The factors are read with forward AD off, as the tangents are not theirs: a second
-    derivative through them is refused, an outer level of forward mode here and a gradient
-    by the gradient op's autograd kernel (or the Python kernels' function)."""
+    The factors are read with forward AD off, as the tangents are not theirs. A max's and a
+    min's are constant, their derivative zero: detached. A product's derivative through
+    them is refused, an outer level of forward mode here and a gradient by the gradient
+    op's autograd kernel (or the Python kernels' function)."""
     import torch
     from torch._C._functorch import TransformType
     from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
-    if [i.key() for i in retrieve_all_functorch_interpreters()].count(TransformType.Jvp) > 1:
+    op, route_attrs, positions, constant = _route(name, attrs)
+    levels = [i.key() for i in retrieve_all_functorch_interpreters()]
+    if not constant and levels.count(TransformType.Jvp) > 1:
         raise RuntimeError(_NOT_LINEAR_GRAD.format(name))
-    op, route_attrs, positions = _route(name, attrs)
     with torch.autograd.forward_ad._set_fwd_grad_enabled(False):
         factors = iter(_gradient(name, [*_regrouped(tensors, arity), output,
                                         torch.ones_like(output)], attrs))
     per_tensor = [next(factors) if t.dtype in _GRAD_DTYPES else None for t in tensors]
+    if constant:
+        per_tensor = [None if f is None else f.detach() for f in per_tensor]
     try:
         given = _staged_call.routed_inputs(
             positions, [n for _, n in _arities(arity)], tensors, tangents, per_tensor,

@@ -1197,6 +1197,24 @@ pub trait OpDef: fmt::Debug + Send + Sync {
         None
     }
 
+    /// Where the op is linear in each of several groups of inputs apart, the others held,
+    /// and not jointly (a bag in its table and in its `per_sample_weights`): its derivative
+    /// in forward mode is then, by the product rule, the sum over the groups that tangents
+    /// reach of the op's tangent ([`Linear::tangent_attrs`]) on that group's tangents, the
+    /// other inputs at their values. Empty where it is not.
+    ///
+    /// ```
+    /// use ndgather::registry::{self, Attr, Attrs};
+    /// let bag = registry::find("embedding_bag")?
+    ///     .with_attrs(&Attrs::new().with("mode", Attr::Str("sum".into())))?;
+    /// let groups: Vec<_> = bag.multilinear().into_iter().map(|l| l.inputs).collect();
+    /// assert_eq!(groups, [[0], [3]]); // the table; per_sample_weights
+    /// # Ok::<(), ndgather::Error>(())
+    /// ```
+    fn multilinear(&self) -> Vec<Linear> {
+        Vec::new()
+    }
+
     /// The gradients of the op's output with respect to each input (`None` for an input that
     /// has none, such as indices, or is left out; a list input, such as a table's shards,
     /// one entry per tensor, in order), for the upstream gradient `upstream` of the output
@@ -1241,14 +1259,19 @@ pub struct Routed {
     pub op: &'static str,
     /// Its attributes that differ from the op's (a reduction's name).
     pub attrs: Vec<(&'static str, Attr)>,
+    /// Whether the factors (the gradient for ones) are constant wherever the op is
+    /// differentiable, so that their own derivative is zero: a max's and a min's (one over
+    /// the count of ties), not a product's (the product of the others).
+    pub constant_factors: bool,
 }
 
 impl Routed {
-    /// Along `op`'s routes, with the same attributes.
-    pub(crate) fn to(op: &'static str) -> Option<Routed> {
+    /// Along `op`'s routes, with the same attributes; constant factors or not.
+    pub(crate) fn to(op: &'static str, constant_factors: bool) -> Option<Routed> {
         Some(Routed {
             op,
             attrs: Vec::new(),
+            constant_factors,
         })
     }
 }

@@ -141,6 +141,12 @@ impl EmbeddingBag {
         self.mode != BagMode::Max && self.lookup.bag_max_norm().is_none()
     }
 
+    /// Whether the bag is a sum with no `max_norm`: linear in the table and, apart, in
+    /// `per_sample_weights` (which only a sum takes).
+    pub(crate) fn weighted_sum(&self) -> bool {
+        self.mode == BagMode::Sum && self.sums()
+    }
+
     /// Whether `offsets` ends with the end of the last bag.
     pub fn includes_last_offset(&self) -> bool {
         self.include_last_offset

@@ -257,6 +257,14 @@ impl OpDef for LookupSparse {
         self.lookup.linear()
     }
 
+    /// A sum is linear in the shards and, apart, in the weights' values.
+    fn multilinear(&self) -> Vec<Linear> {
+        match (self.combiner, self.lookup.linear()) {
+            (Combiner::Sum, Some(_)) => [0, 4].iter().filter_map(|&k| Linear::of(&[k])).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     fn type_name(&self) -> &'static str {
         "EmbeddingLookupSparse"
     }
@@ -362,6 +370,14 @@ impl OpDef for EmbeddingBag {
     /// `max_norm` scales a row by its norm; a max is not.
     fn linear(&self) -> Option<Linear> {
         self.sums().then(|| Linear::of(&[0])).flatten()
+    }
+
+    /// A sum is linear in the shards and, apart, in `per_sample_weights`.
+    fn multilinear(&self) -> Vec<Linear> {
+        match self.weighted_sum() {
+            true => [0, 3].iter().filter_map(|&k| Linear::of(&[k])).collect(),
+            false => Vec::new(),
+        }
     }
 
     fn name(&self) -> &'static str {

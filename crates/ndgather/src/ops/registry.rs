@@ -115,7 +115,7 @@ pub fn route(name: &str, attrs: &Attrs) -> Result<Option<(Routed, Vec<usize>)>> 
     for (k, v) in &routed.attrs {
         along.insert(*k, v.clone());
     }
-    // The route's op is linear, and its gradient its tangent's transpose (tests/routed.rs).
+    // The route's op is linear, and its gradient its tangent's transpose (tests/linear.rs).
     let linear = find(routed.op)?
         .with_attrs(&along)?
         .linear()

@@ -699,9 +699,13 @@ impl OpDef for Segment {
 
     /// A max, a min or a product moves its segment's row along the sum's routes.
     fn routed(&self) -> Option<Routed> {
-        match (self.reduce, self.sorted) {
-            (Reduce::Max | Reduce::Min | Reduce::Prod, true) => Routed::to("segment_sum"),
-            (Reduce::Max | Reduce::Min | Reduce::Prod, false) => Routed::to("unsorted_segment_sum"),
+        let sum = match self.sorted {
+            true => "segment_sum",
+            false => "unsorted_segment_sum",
+        };
+        match self.reduce {
+            Reduce::Max | Reduce::Min => Routed::to(sum, true),
+            Reduce::Prod => Routed::to(sum, false),
             _ => None,
         }
     }

@@ -103,7 +103,7 @@ impl OpDef for TensorScatter {
     /// A min or max moves each element along the scatter add's routes.
     fn routed(&self) -> Option<Routed> {
         match self.kind {
-            ScatterKind::Min | ScatterKind::Max => Routed::to("tensor_scatter_nd_add"),
+            ScatterKind::Min | ScatterKind::Max => Routed::to("tensor_scatter_nd_add", true),
             _ => None,
         }
     }
@@ -242,6 +242,7 @@ impl OpDef for ScatterReduce {
             (Reduction::Prod, _) | (Reduction::Amax | Reduction::Amin, true) => Some(Routed {
                 op: "scatter_reduce",
                 attrs: vec![("reduce", Attr::Str("sum".into()))],
+                constant_factors: self.reduce != Reduction::Prod,
             }),
         }
     }
