@@ -553,7 +553,7 @@ def test_forward_mode_of_a_max_min_or_product_equals_tensorflows_own():
     ours, theirs = cases[0]
     got = _jvp(tf.function(ours), table, tangent)[1]
     np.testing.assert_array_equal(got, _jvp(tf.function(theirs), table, tangent)[1])
-    with pytest.raises(LookupError, match="NdgatherGrad: unsorted_segment_prod"):
+    with pytest.raises(LookupError, match="NdgatherGrad: unsorted_segment_prod.*inside the"):
         _jvp(tf.function(cases[2][0]), table, tangent)
 
 

@@ -490,6 +490,9 @@ def test_forward_mode_of_a_weighted_bag_and_forward_over_forward():
     assert torch.equal(tangent, got)
     tangent.sum().backward()
     assert torch.equal(w.grad, torch.tensor([1.0, 0.25, -1.0, 2.0])[:, None].expand(4, 3))
+    with pytest.raises(RuntimeError, match="inside another level of forward mode"):
+        func.jvp(lambda s: func.jvp(ours, (table, weights), tangents)[1] * s,
+                 (torch.ones(()),), (torch.ones(()),))
     x, segments, ones = torch.tensor([1.0, 3.0, 2.0]), torch.tensor([0, 0, 1]), torch.ones(3)
 
     def twice(f):

@@ -144,14 +144,15 @@ def fill_bytes(bad_indices: str, fill_value: Any, dtype: Optional[np.dtype]) -> 
 
 
 #: Why an op's forward derivative is refused at an input (forward mode; a second
-#: derivative, which needs the op linear there).
+#: derivative through the tangent, which needs the op's derivative constant there).
 NOT_ROUTED = ("the op is not linear there, jointly with its other inputs or apart from them "
               "as a weighted bag is, nor does each of its elements move at most one of the "
               "output's, as a max's, a min's or a product's do (a max_norm, a bag's or a "
               "gathered segment's max; scatter_reduce's amax or amin without its input, "
               "whose gradient, PyTorch's, counts the input among the ties)")
-NOT_LINEAR = ("the op is not linear there, jointly with its other inputs (a max, a min, a "
-              "product, a max_norm, per_sample_weights)")
+NOT_LINEAR = ("the op's derivative reads that input's value, which forward mode holds "
+              "fixed (a product's factors, a max_norm, a weighted bag's table along its "
+              "weights and its weights along its table)")
 
 
 class NotLinear(Exception):

@@ -265,7 +265,9 @@ def _gradient_of_gradient(op: Any, *cotangents: Any) -> list:
             "with a gradient and the gradient is its tangent's transpose (a gather in its "
             "table, a sum in its data), or where it is a max or a min; not a product, a "
             "max_norm, per_sample_weights, or a scatter update, whose gradient gives each "
-            "repeated index the slice's)")
+            "repeated index the slice's). A ForwardAccumulator around a tf.function asks "
+            "for it too (TensorFlow transposes the function's gradient there): put the "
+            "accumulator inside the function instead")
     tangents: list = [None] * len(inputs)
     for k, c in zip(wrt, cotangents):
         tangents[k] = None if c is None else tf.convert_to_tensor(c)

@@ -208,6 +208,15 @@ _NOT_LINEAR_GRAD = ("derivative for ndgather::{} is not implemented: ndgather di
                     "update or weighted bags")
 
 
+#: The refusal of a second level of forward mode around a weighted bag's tangent in both
+#: its table and its weights: each term runs with forward AD off.
+_OUTER_FORWARD = ("ndgather: {}: forward-mode AD (jvp) with tangents in both the table and "
+                  "per_sample_weights is not implemented inside another level of forward "
+                  "mode (jvp of jvp, jacfwd of jacfwd): each term reads the other's values "
+                  "with this level's tangents set aside, and would set aside the outer "
+                  "level's too; give one of them a tangent at a time, or use reverse mode")
+
+
 def _forward_ad_on() -> Any:
     """A context with forward AD on: PyTorch runs a function's ``jvp`` with it off, so that
     the op on a tangent that has a tangent of its own, at an outer level of forward mode
@@ -266,7 +275,7 @@ def _product_rule(name: str, arity: str, terms: Sequence[tuple]) -> Any:
     from torch._C._functorch import TransformType
     from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
     if [i.key() for i in retrieve_all_functorch_interpreters()].count(TransformType.Jvp) > 1:
-        raise RuntimeError(_NOT_LINEAR_GRAD.format(name))
+        raise RuntimeError(_OUTER_FORWARD.format(name))
     out = None
     with torch.autograd.forward_ad._set_fwd_grad_enabled(False):
         for term_attrs, given in terms:
