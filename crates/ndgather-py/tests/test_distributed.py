@@ -391,6 +391,30 @@ def stream_through_a_kill(client, count):
     assert after[0] - killed < 15, f"recovery took {after[0] - killed:.1f} s"
 
 
+def test_a_call_to_a_server_whose_worker_is_gone_fails_at_once(client):
+    """A server's call (Dask's channel, which large lookups take) to a worker that was
+    killed, once the scheduler knows: ``ConnectionResetError`` within seconds, so that the
+    lookup makes the server again. Dask's own connection to the dead address retries for
+    its connect timeout (30 s), which stalled a lookup as long (a flaky
+    ``test_a_worker_killed_mid_stream_is_recovered_with_nothing_wrong``)."""
+    table = np.arange(80, dtype=np.float32).reshape(40, 2)
+    sharded = ShardedTable.from_array(client, table, num_shards=2)
+    sharded.lookup(np.arange(40))  # the servers exist
+    victim, pid = killable_worker(client, sharded)
+    server = next(s for s in sharded._servers._actors.values() if s.address == victim)
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while victim in client.scheduler_info()["workers"]:
+        assert time.monotonic() < deadline, "the scheduler never saw the worker go"
+        time.sleep(0.05)
+    start = time.monotonic()
+    with pytest.raises(ConnectionResetError, match=f"its worker {victim} is gone"):
+        server.call_sync("take", np.array([0]), "error")
+    assert time.monotonic() - start < 10
+    client.wait_for_workers(2, timeout=60)
+    assert np.array_equal(sharded.lookup(np.arange(40)), table)
+
+
 def test_large_lookups_come_back_through_shared_memory(client):
     """Rows of 1 MiB or more are written by the servers (worker processes on this host) into
     a memory file of the client's, reused by later lookups, and put in place by one gather:

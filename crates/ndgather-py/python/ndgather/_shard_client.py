@@ -7,6 +7,7 @@ Dask's channel, called on the server's worker directly.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Optional
 
 import numpy as np
@@ -15,6 +16,10 @@ from distributed.protocol import to_serialize
 from ._deadlines import _CALL_SECONDS, _on_loop
 from ._shard_server import _close_on_loop
 from ._shard_socket import Connection, ServerBusy
+
+
+# How often a call that has not answered asks whether its server's worker is gone.
+_WATCH_SECONDS = 0.5
 
 
 class _Server:
@@ -54,11 +59,43 @@ class _Server:
             self._idle.append(connection)
             return rows
 
+    async def gone(self) -> bool:
+        """Whether the server's worker is gone: the client has heard that the actor is lost
+        (its future no longer finished), or the scheduler no longer has the worker (the
+        actor may be made again elsewhere under the same key). A scheduler that does not
+        answer in time says nothing."""
+        state = self._client.futures.get(self.key)
+        if state is None or state.status != "finished":
+            return True
+        try:
+            known = await asyncio.wait_for(
+                self._client.scheduler.ncores(workers=[self.address]), _WATCH_SECONDS)
+        except (asyncio.TimeoutError, OSError):
+            return False
+        return self.address not in known
+
     async def call(self, method, *args):
         """On the client's event loop: ``method`` of the server, called on its worker
         directly, as a Dask ``Actor`` calls it for a client made with
         ``direct_to_workers=True``; by default an actor's calls hop through the scheduler,
-        both ways. The caller bounds it in time."""
+        both ways. The caller bounds it in time.
+
+        ``ConnectionResetError`` as soon as the client hears the worker is gone: Dask's own
+        connection to a dead worker's address retries for its connect timeout (30 s) before
+        it fails, which stalled a lookup that met a worker killed between two calls."""
+        call = asyncio.ensure_future(self._call(method, *args))
+        try:
+            while True:
+                done, _ = await asyncio.wait({call}, timeout=_WATCH_SECONDS)
+                if done:
+                    return call.result()
+                if await self.gone():
+                    raise ConnectionResetError(
+                        f"shard server {self.key}: its worker {self.address} is gone")
+        finally:
+            call.cancel()
+
+    async def _call(self, method, *args):
         try:
             reply = await self._client.rpc(self.address).actor_execute(
                 function=method, actor=self.key, args=[to_serialize(a) for a in args],
