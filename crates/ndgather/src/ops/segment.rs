@@ -438,15 +438,27 @@ impl Segment {
             return Ok(out);
         }
         out.iter_mut().for_each(|o| *o = steps.identity);
-        let targets = &plan.targets;
-        combine_rows(
-            &mut out,
-            row_len,
-            plan.rows,
-            row,
-            |k| targets[k],
-            |d, s| *d = (steps.scalar)(*d, *s),
-        );
+        let (targets, rows) = (&plan.targets, plan.rows);
+        let target = |k: usize| targets[k];
+        // Each reduction's step named here, not through `steps.scalar`'s pointer: called
+        // per element, the pointer could be neither inlined nor vectorised, about 1 ns an
+        // element (bench/LOG.md, "Forward mode of a max; the segment reductions...").
+        match self.reduce {
+            Reduce::Sum | Reduce::Mean | Reduce::SqrtN => {
+                combine_rows(&mut out, row_len, rows, row, target, |d, s| {
+                    *d = T::plus(*d, *s)
+                })
+            }
+            Reduce::Prod => combine_rows(&mut out, row_len, rows, row, target, |d, s| {
+                *d = T::times(*d, *s)
+            }),
+            Reduce::Max => combine_rows(&mut out, row_len, rows, row, target, |d, s| {
+                *d = segment_arith::tf_max(*d, *s)
+            }),
+            Reduce::Min => combine_rows(&mut out, row_len, rows, row, target, |d, s| {
+                *d = segment_arith::tf_min(*d, *s)
+            }),
+        }
         if matches!(self.reduce, Reduce::Mean | Reduce::SqrtN) && T::true_div().is_none() {
             let counts = self.counts::<T>(plan)?;
             for (row, &n) in out.chunks_mut(row_len).zip(&counts) {

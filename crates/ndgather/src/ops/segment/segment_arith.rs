@@ -22,7 +22,7 @@ pub(crate) fn min_steps<T: Arith>() -> Option<StepPair<T>> {
     T::ORDERED.then_some([tf_min, packet_min])
 }
 
-fn tf_max<T: Arith>(acc: T, v: T) -> T {
+pub(crate) fn tf_max<T: Arith>(acc: T, v: T) -> T {
     if v.below(acc) {
         acc
     } else {
@@ -30,7 +30,7 @@ fn tf_max<T: Arith>(acc: T, v: T) -> T {
     }
 }
 
-fn tf_min<T: Arith>(acc: T, v: T) -> T {
+pub(crate) fn tf_min<T: Arith>(acc: T, v: T) -> T {
     if acc.below(v) {
         acc
     } else {
